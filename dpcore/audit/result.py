@@ -1,0 +1,85 @@
+"""The record one audit cell produces: parameters, seed, estimates, bounds and a verdict."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from dpcore.jsonutil import to_jsonable
+
+__all__ = ["VERDICT_TEXT", "AuditResult"]
+
+VERDICT_TEXT: dict[str, str] = {
+    "violates": "violates its claimed ε",
+    "within-claim": "within its claimed ε (exact)",
+    "not-detected": "no violation detected at this confidence",
+    "no-claim": "claims no privacy",
+}
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """One (mechanism, n, ε) cell of the sanity check.
+
+    ``empirical_epsilon`` is the majority-vote loss of Habernal (2022) §4 (exact value for
+    ``method="exact"``, estimate for ``"mc"``); ``lr_epsilon`` the loss of the optimal
+    likelihood-ratio attack on the same thresholded output. For ``"mc"`` each attack's bounds
+    hold with probability ``confidence``.
+
+    ``verdict`` is ``"violates"`` only when the exact loss of either attack (exact) or
+    ``verdict_lower_bound`` (mc) exceeds the claim. ``verdict_lower_bound`` is the larger of the
+    two attacks' Clopper–Pearson lower bounds, each taken at ``1 − (1 − confidence)/2``
+    (Bonferroni), so it is a lower bound on the mechanism's true ε at ``confidence``.
+    """
+
+    mechanism: str
+    flawed: bool
+    dim: int
+    epsilon: float
+    delta: float
+    method: str
+    trials: int | None
+    seed: int | None
+    blackbox: bool
+    confidence: float | None
+    empirical_epsilon: float
+    lower_bound: float | None
+    upper_bound: float | None
+    lr_epsilon: float
+    lr_lower_bound: float | None
+    lr_cut: int
+    claimed_epsilon: float
+    true_epsilon: float | None
+    verdict_lower_bound: float | None
+    verdict: str
+    guess1_d: int | None
+    guess1_dprime: int | None
+    elapsed_s: float
+
+    @property
+    def verdict_text(self) -> str:
+        return VERDICT_TEXT[self.verdict]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict, JSON-safe: ±∞ become ``"inf"``/``"-inf"``."""
+        d = asdict(self)
+        d["verdict_text"] = self.verdict_text
+        return to_jsonable(d)
+
+    def to_row(self) -> dict[str, Any]:
+        """Flat dict with raw floats (∞ kept) for tables and CSV."""
+        d = asdict(self)
+        d["verdict_text"] = self.verdict_text
+        return d
+
+
+def verdict_for(value: float | None, claimed: float, *, exact: bool) -> str:
+    """``violates`` if ``value`` exceeds the claim (with a float tolerance for exact values)."""
+    if math.isinf(claimed):
+        return "no-claim"
+    if value is None:
+        return "not-detected"
+    if value > claimed * (1.0 + 1e-9) + 1e-12:
+        return "violates"
+    return "within-claim" if exact else "not-detected"

@@ -1,0 +1,60 @@
+"""Command-line interface: ``python -m dpcore <command> ...``.
+
+Each command lives in its own module under :mod:`dpcore.commands` and exposes
+``register(subparsers)``; adding a command means adding a module name to
+:data:`dpcore.commands.COMMAND_MODULES`. Bad arguments exit with status 2 and one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from dpcore import __version__
+from dpcore.validation import DPCoreError
+
+__all__ = ["build_parser", "main"]
+
+
+class UsageError(Exception):
+    """Raised instead of argparse's multi-line usage dump."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser, with one sub-command per module in :data:`COMMAND_MODULES`."""
+    from dpcore.commands import COMMAND_MODULES
+
+    parser = _Parser(
+        prog="python -m dpcore",
+        description="dpcore: audit, explain and apply differential privacy for NLP.",
+    )
+    parser.add_argument("--version", action="version", version=f"dpcore {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for mod in COMMAND_MODULES:
+        importlib.import_module(f"dpcore.commands.{mod}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit status (0 ok, 2 bad input, 130 interrupted)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return int(args.func(args) or 0)
+    except (UsageError, DPCoreError) as exc:
+        msg = str(exc).replace("\n", " ")
+        print(f"dpcore: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dpcore: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

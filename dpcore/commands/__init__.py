@@ -1,0 +1,8 @@
+"""CLI sub-commands: one module each, exposing ``register(subparsers)``.
+
+Each ``register`` adds a parser and sets ``func`` (a callable taking the parsed namespace and
+returning an exit status). Keep command modules thin: parse, call dpcore, print.
+"""
+
+#: Modules under ``dpcore.commands``, in the order ``--help`` lists them.
+COMMAND_MODULES: tuple[str, ...] = ("listing", "audit")

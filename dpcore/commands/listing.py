@@ -1,0 +1,42 @@
+"""``python -m dpcore list``: print the mechanism registry."""
+
+from __future__ import annotations
+
+import argparse
+
+from dpcore.commands.common import emit_json
+from dpcore.mechanisms import VECTOR_MECHANISMS
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("list", help="list the registered mechanisms")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def rows() -> list[dict[str, object]]:
+    """One dict per registered mechanism (every registry dpcore has)."""
+    out: list[dict[str, object]] = []
+    for e in VECTOR_MECHANISMS:
+        out.append(
+            {
+                "name": e.name,
+                "family": "vector",
+                "flawed": e.flawed,
+                "summary": e.summary,
+                "citation": e.citation,
+            }
+        )
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    data = rows()
+    if args.json:
+        emit_json(data)
+        return 0
+    width = max(len(str(r["name"])) for r in data)
+    for r in data:
+        flag = "FLAWED " if r["flawed"] else "       "
+        print(f"{r['name']!s:<{width}}  {r['family']!s:<7} {flag}{r['summary']}")
+    return 0

@@ -1,0 +1,38 @@
+"""Mechanisms on real vectors and their registry.
+
+>>> from dpcore.mechanisms import VECTOR_MECHANISMS
+>>> mech = VECTOR_MECHANISMS.create("laplace", epsilon=1.0, dim=8)
+>>> mech.claimed_epsilon, mech.true_epsilon
+(1.0, 1.0)
+
+Importing this package registers the correct mechanisms (:mod:`dpcore.mechanisms.vector`) and
+the fenced flawed reproductions (:mod:`dpcore.flawed`), which carry ``flawed=True``.
+"""
+
+from dpcore.mechanisms import vector as _vector  # noqa: F401  (registers correct mechanisms)
+from dpcore.mechanisms.base import MAX_DIM, IIDAuditable, VectorMechanism
+from dpcore.mechanisms.registry import PAPER_FIG2, VECTOR_MECHANISMS
+from dpcore.mechanisms.vector import ADePTCorrected, Copy, Gaussian, Laplace, RandomBits
+
+__all__ = [
+    "MAX_DIM",
+    "PAPER_FIG2",
+    "VECTOR_MECHANISMS",
+    "ADePTCorrected",
+    "Copy",
+    "Gaussian",
+    "IIDAuditable",
+    "Laplace",
+    "RandomBits",
+    "VectorMechanism",
+    "create_mechanism",
+]
+
+
+def create_mechanism(name: str, **kwargs: object) -> VectorMechanism:
+    """Build the registered mechanism ``name`` (keyword-only arguments, e.g. ``epsilon``, ``dim``)."""
+    return VECTOR_MECHANISMS.create(name, **kwargs)
+
+
+# Registered last so that listings show correct mechanisms first.
+from dpcore import flawed as _flawed  # noqa: E402, F401

@@ -1,0 +1,1 @@
+"""Plotly figures built from dpcore results (no Streamlit here; pages only display them)."""

@@ -1,0 +1,174 @@
+"""Helpers shared by the dashboard pages (Streamlit-side only; dpcore never imports this).
+
+- :data:`PAGES` — the page list read by ``app.py`` and the landing page.
+- Query-parameter binding so a URL reproduces a page's configuration
+  (:func:`init_query_state`, :func:`sync_query_params`).
+- :func:`show_errors` — bad input becomes one clear message, never a traceback.
+- :func:`download_buttons` — CSV and JSON downloads that carry parameters and seed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dpcore.jsonutil import dumps
+from dpcore.validation import DPCoreError
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    path: str
+    title: str
+    icon: str
+    url_path: str
+    blurb: str
+    default: bool = False
+
+
+#: Every page of the dashboard, in navigation order. Add a page by adding one entry here.
+PAGES: list[PageInfo] = [
+    PageInfo("pages/home.py", "Home", ":material/home:", "home", "The lab in a few sentences.", True),
+    PageInfo(
+        "pages/audit.py",
+        "Privacy-loss audit",
+        ":material/query_stats:",
+        "audit",
+        "Habernal's reconstruction sanity check: empirical ε against the claimed ε for any "
+        "registered mechanism, exact where coordinates are i.i.d., Monte-Carlo with "
+        "Clopper–Pearson bounds otherwise.",
+    ),
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Query parameters
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Param:
+    """How one widget value travels through the URL."""
+
+    default: Any
+    parse: Callable[[str], Any]
+    fmt: Callable[[Any], str] = str
+
+
+def float_param(default: float, lo: float, hi: float) -> Param:
+    def parse(text: str) -> float:
+        x = float(text)
+        if not math.isfinite(x) or not lo <= x <= hi:
+            raise ValueError(f"must be a number in [{lo:g}, {hi:g}]")
+        return x
+
+    return Param(default, parse, lambda v: f"{v:g}")
+
+
+def int_param(default: int, lo: int, hi: int) -> Param:
+    def parse(text: str) -> int:
+        x = float(text)
+        if not math.isfinite(x) or x != int(x) or not lo <= int(x) <= hi:
+            raise ValueError(f"must be a whole number in [{lo:,}, {hi:,}]")
+        return int(x)
+
+    return Param(default, parse, str)
+
+
+def choice_param(default: Any, options: Sequence[Any]) -> Param:
+    lookup = {str(o): o for o in options}
+
+    def parse(text: str) -> Any:
+        if text not in lookup:
+            raise ValueError(f"must be one of {', '.join(lookup)}")
+        return lookup[text]
+
+    return Param(default, parse, str)
+
+
+def multi_param(default: Sequence[str], options: Sequence[str], max_items: int = 16) -> Param:
+    def parse(text: str) -> list[str]:
+        items = [t for t in text.split(",") if t]
+        bad = [t for t in items if t not in options]
+        if bad or not items or len(items) > max_items:
+            raise ValueError(f"must be a comma-separated list from {', '.join(options)}")
+        return list(dict.fromkeys(items))
+
+    return Param(list(default), parse, lambda v: ",".join(v))
+
+
+def bool_param(default: bool) -> Param:
+    def parse(text: str) -> bool:
+        if text.lower() in {"1", "true", "yes"}:
+            return True
+        if text.lower() in {"0", "false", "no"}:
+            return False
+        raise ValueError("must be true or false")
+
+    return Param(default, parse, lambda v: "true" if v else "false")
+
+
+def init_query_state(specs: dict[str, Param]) -> list[str]:
+    """Seed ``st.session_state`` from the URL once per session; return warnings for bad params.
+
+    Keys already in the session (the user changed a widget) win over the URL.
+    """
+    warnings: list[str] = []
+    for key, spec in specs.items():
+        if key in st.session_state:
+            continue
+        raw = st.query_params.get(key)
+        value = spec.default
+        if raw is not None:
+            try:
+                value = spec.parse(str(raw)[:2000])
+            except (ValueError, TypeError, OverflowError) as exc:
+                warnings.append(f"URL parameter `{key}` ignored: {exc}.")
+        st.session_state[key] = value
+    return warnings
+
+
+def sync_query_params(specs: dict[str, Param]) -> None:
+    """Write the current widget values into the URL, so it reproduces this configuration."""
+    st.query_params.from_dict({k: spec.fmt(st.session_state[k]) for k, spec in specs.items()})
+
+
+# --------------------------------------------------------------------------------------------
+# Errors and downloads
+# --------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def show_errors() -> Iterator[None]:
+    """Turn dpcore's input errors into ``st.error`` and stop the page; never show a traceback."""
+    try:
+        yield
+    except DPCoreError as exc:
+        st.error(str(exc), icon=":material/error:")
+        st.stop()
+    except MemoryError:
+        st.error("This request needs more memory than the server allows; reduce its size.")
+        st.stop()
+
+
+def download_buttons(
+    df: pd.DataFrame, parameters: dict[str, Any], basename: str, *, key: str
+) -> None:
+    """CSV (parameters as leading ``#`` lines) and JSON (``{"parameters", "results"}``)."""
+    header = "".join(f"# {k}: {json.dumps(v, default=str)}\n" for k, v in parameters.items())
+    csv = header + df.to_csv(index=False)
+    payload = dumps({"parameters": parameters, "results": df.to_dict(orient="records")}, indent=2)
+    c1, c2 = st.columns(2)
+    c1.download_button(
+        "Download CSV", csv, file_name=f"{basename}.csv", mime="text/csv", key=f"{key}-csv"
+    )
+    c2.download_button(
+        "Download JSON",
+        payload,
+        file_name=f"{basename}.json",
+        mime="application/json",
+        key=f"{key}-json",
+    )
