@@ -5,8 +5,9 @@ Pages are listed once, in :data:`pages._shared.PAGES`; this file only wires navi
 
 import streamlit as st
 
-from pages._shared import PAGES
+from pages._shared import PAGES, ensure_navigation
 
+ensure_navigation()
 st.set_page_config(page_title="dpcore: a DP-for-NLP lab", page_icon="🔐", layout="wide")
 
 navigation = st.navigation(

@@ -48,6 +48,23 @@ PAGES: list[PageInfo] = [
 ]
 
 
+def ensure_navigation() -> None:
+    """Keep Streamlit in ``st.navigation`` mode although a ``pages/`` folder sits beside app.py.
+
+    Streamlit 1.67 starts a server whose script folder holds ``pages/`` in legacy (v1)
+    multipage mode and leaves it only when ``st.navigation`` runs; a first visit through a deep
+    link (``/audit``) would otherwise keep the whole server in v1 mode, with file names as page
+    titles and no ``app.py``. Call this first in ``app.py`` and in every page.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a future Streamlit without the legacy mode
+        return
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 # --------------------------------------------------------------------------------------------
 # Query parameters
 # --------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from pages._shared import (
     bool_param,
     choice_param,
     download_buttons,
+    ensure_navigation,
     float_param,
     init_query_state,
     int_param,
@@ -25,6 +26,8 @@ from pages._shared import (
     show_errors,
     sync_query_params,
 )
+
+ensure_navigation()
 
 # ---- work caps for a shared server ----------------------------------------------------------
 DIMS = [2**k for k in range(13)]  # 1 .. 4096
@@ -169,7 +172,7 @@ with show_errors():
             row["exact_verdict"] = ex["verdict"]
         if run_mc:
 
-            def tick(done: int, total: int, i: int = i) -> None:
+            def tick(done: int, total: int, i: int = i, m: str = m, d: int = d) -> None:
                 frac = (i + done / max(total, 1)) / len(cells)
                 bar.progress(min(frac, 1.0), text=f"Monte-Carlo {m}, n={d}")
 
@@ -219,7 +222,7 @@ def _fmt(v: object) -> str:
     return str(v)
 
 
-st.subheader("Exact values")
+st.subheader("Values")
 show = df.drop(columns=["flawed"]).map(_fmt)
 st.dataframe(show, hide_index=True, width="stretch")
 

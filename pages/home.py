@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from pages._shared import PAGES
+from pages._shared import PAGES, ensure_navigation
+
+ensure_navigation()
 
 st.title("dpcore: an open laboratory for differential privacy in NLP")
 st.markdown(
