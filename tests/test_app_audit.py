@@ -1,0 +1,137 @@
+"""AppTest: the audit page and the landing page, including bad input through the URL."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+AUDIT = str(ROOT / "pages" / "audit.py")
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches() -> None:
+    st.cache_data.clear()
+
+
+def _spec(at: AppTest) -> dict:
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1
+    return json.loads(charts[0].proto.spec)
+
+
+def _traces(spec: dict) -> list[str]:
+    return [t.get("name", "") for t in spec["data"]]
+
+
+def _claim_line(spec: dict) -> float:
+    shapes = spec["layout"]["shapes"]
+    return shapes[0]["y0"]
+
+
+def test_landing_page_links_every_page() -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    assert not at.exception
+    from pages._shared import PAGES
+
+    text = " ".join(m.value for m in at.markdown)
+    assert "differential privacy" in text.lower()
+    assert len(PAGES) >= 2
+
+
+def test_default_shows_the_paper_mechanisms() -> None:
+    at = AppTest.from_file(AUDIT, default_timeout=60).run()
+    assert not at.exception
+    names = _traces(_spec(at))
+    for m in ("copy", "random", "laplace", "adept", "dptext"):
+        assert f"{m} (exact)" in names
+        assert f"{m} (Monte-Carlo)" in names
+    assert any("adept" in e.value for e in at.error)  # the violation banner
+    assert at.query_params["eps"] == "1"
+
+
+def test_changing_epsilon_changes_the_figure() -> None:
+    at = AppTest.from_file(AUDIT, default_timeout=60).run()
+    before = _spec(at)
+    at.number_input(key="eps").set_value(3.0).run()
+    assert not at.exception
+    after = _spec(at)
+    assert _claim_line(before) == 1.0 and _claim_line(after) == 3.0
+    lap_before = next(t for t in before["data"] if t["name"] == "laplace (exact)")["y"]
+    lap_after = next(t for t in after["data"] if t["name"] == "laplace (exact)")["y"]
+    assert lap_before != lap_after
+    assert at.query_params["eps"] == "3"
+
+
+def test_changing_mechanisms_and_turning_off_mc() -> None:
+    at = AppTest.from_file(AUDIT, default_timeout=60).run()
+    at.multiselect(key="mechs").set_value(["laplace", "gaussian"])
+    at.toggle(key="mc").set_value(False).run()
+    assert not at.exception
+    names = _traces(_spec(at))
+    assert "gaussian (exact)" in names and "dptext (exact)" not in names
+    assert not any("Monte-Carlo" in n for n in names)
+    assert any("No mechanism shown exceeds" in s.value for s in at.success)
+
+
+def test_deep_link_reproduces_configuration() -> None:
+    at = AppTest.from_file(AUDIT, default_timeout=60)
+    at.query_params.update(
+        {"mechs": "dpnr,laplace", "eps": "0.5", "nmin": "4", "nmax": "16", "mc": "false"}
+    )
+    at.run()
+    assert not at.exception and not at.warning
+    spec = _spec(at)
+    dpnr = next(t for t in spec["data"] if t["name"] == "dpnr (exact)")
+    assert dpnr["x"] == [4, 8, 16]
+    assert _claim_line(spec) == 0.5
+
+
+@pytest.mark.parametrize(
+    ("params", "bad_key"),
+    [
+        ({"eps": "nan"}, "eps"),
+        ({"eps": "-1"}, "eps"),
+        ({"eps": "1e308"}, "eps"),
+        ({"nmax": "5000"}, "nmax"),
+        ({"trials": "1000000000000"}, "trials"),
+        ({"mechs": "laplace,<script>alert(1)</script>"}, "mechs"),
+        ({"seed": "-3"}, "seed"),
+        ({"conf": "2"}, "conf"),
+    ],
+)
+def test_malformed_query_params_warn_and_fall_back(params: dict, bad_key: str) -> None:
+    at = AppTest.from_file(AUDIT, default_timeout=60)
+    at.query_params.update(params)
+    at.run()
+    assert not at.exception
+    assert any(f"`{bad_key}` ignored" in w.value for w in at.warning)
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_inverted_dimension_range_is_an_error_not_a_traceback() -> None:
+    at = AppTest.from_file(AUDIT, default_timeout=60)
+    at.query_params.update({"nmin": "64", "nmax": "8"})
+    at.run()
+    assert not at.exception
+    assert any("must not exceed" in e.value for e in at.error)
+
+
+def test_blackbox_work_cap_message() -> None:
+    at = AppTest.from_file(AUDIT, default_timeout=60)
+    at.query_params.update({"blackbox": "true", "trials": "100000000", "nmax": "4096"})
+    at.run()
+    assert not at.exception
+    assert any("this server allows" in e.value for e in at.error)
+    assert not at.get("plotly_chart")
+
+
+def test_no_mechanism_selected_is_explained() -> None:
+    at = AppTest.from_file(AUDIT, default_timeout=60).run()
+    at.multiselect(key="mechs").set_value([]).run()
+    assert not at.exception
+    assert any("at least one mechanism" in i.value for i in at.info)
