@@ -26,8 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a fresh clone
 
-from dpcore.audit import audit  # noqa: E402
-from dpcore.mechanisms import PAPER_FIG2, create_mechanism  # noqa: E402
+from dpcore.audit import audit
+from dpcore.mechanisms import PAPER_FIG2, create_mechanism
 
 TRIALS = 10_000_000
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)

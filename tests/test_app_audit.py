@@ -80,9 +80,7 @@ def test_changing_mechanisms_and_turning_off_mc() -> None:
 
 def test_deep_link_reproduces_configuration() -> None:
     at = AppTest.from_file(AUDIT, default_timeout=60)
-    at.query_params.update(
-        {"mechs": "dpnr,laplace", "eps": "0.5", "nmin": "4", "nmax": "16", "mc": "false"}
-    )
+    at.query_params.update({"mechs": "dpnr,laplace", "eps": "0.5", "nmin": "4", "nmax": "16", "mc": "false"})
     at.run()
     assert not at.exception and not at.warning
     spec = _spec(at)

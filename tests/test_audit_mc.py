@@ -31,7 +31,13 @@ def test_exact_inside_blackbox_mc_interval(name: str, dim: int, eps: float) -> N
     """Full-vector sampling (independent of the i.i.d. declaration) brackets the exact value."""
     ex = audit(name, dim=dim, epsilon=eps, method="exact")
     r = audit(
-        name, dim=dim, epsilon=eps, method="mc", trials=100_000, seed=17, confidence=0.999,
+        name,
+        dim=dim,
+        epsilon=eps,
+        method="mc",
+        trials=100_000,
+        seed=17,
+        confidence=0.999,
         blackbox=True,
     )
     assert r.blackbox
@@ -98,8 +104,9 @@ def test_reproducible_and_cell_independent() -> None:
     c = audit("adept", dim=32, epsilon=1.0, method="mc", trials=100_000, seed=43)
     assert a.empirical_epsilon == b.empirical_epsilon and a.guess1_d == b.guess1_d
     assert a.guess1_d != c.guess1_d
-    grid = audit_grid(["laplace", "adept"], dims=[8, 32], epsilons=[1.0], method="mc",
-                      trials=100_000, seed=42)
+    grid = audit_grid(
+        ["laplace", "adept"], dims=[8, 32], epsilons=[1.0], method="mc", trials=100_000, seed=42
+    )
     cell = next(r for r in grid if r.mechanism == "adept" and r.dim == 32)
     assert cell.seed == 42 and cell.guess1_d == a.guess1_d
 

@@ -21,8 +21,17 @@ def test_list_prints_registry(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "list", "--json")
     assert code == 0
     names = {r["name"]: r for r in json.loads(out)}
-    for required in ("copy", "random", "laplace", "gaussian", "adept", "adept-corrected",
-                     "dptext", "dptext-resample", "dpnr"):
+    for required in (
+        "copy",
+        "random",
+        "laplace",
+        "gaussian",
+        "adept",
+        "adept-corrected",
+        "dptext",
+        "dptext-resample",
+        "dpnr",
+    ):
         assert required in names
     assert names["dptext"]["flawed"] and not names["laplace"]["flawed"]
     code, out, _ = run(capsys, "list")
@@ -30,20 +39,44 @@ def test_list_prints_registry(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_audit_json_object(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "audit", "--mechanism", "adept", "--dim", "128",
-                         "--epsilon", "1", "--json")
+    code, out, err = run(capsys, "audit", "--mechanism", "adept", "--dim", "128", "--epsilon", "1", "--json")
     assert code == 0, err
     d = json.loads(out)
-    for key in ("mechanism", "dim", "epsilon", "method", "trials", "seed", "empirical_epsilon",
-                "lower_bound", "claimed_epsilon", "verdict"):
+    for key in (
+        "mechanism",
+        "dim",
+        "epsilon",
+        "method",
+        "trials",
+        "seed",
+        "empirical_epsilon",
+        "lower_bound",
+        "claimed_epsilon",
+        "verdict",
+    ):
         assert key in d
     assert d["method"] == "exact" and abs(d["empirical_epsilon"] - 13.7432) < 1e-3
     assert d["verdict"] == "violates"
 
 
 def test_audit_mc_json_with_inf_as_string(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "audit", "--mechanism", "dptext", "--dim", "4", "--epsilon", "1",
-                       "--method", "mc", "--trials", "1e5", "--seed", "7", "--json")
+    code, out, _ = run(
+        capsys,
+        "audit",
+        "--mechanism",
+        "dptext",
+        "--dim",
+        "4",
+        "--epsilon",
+        "1",
+        "--method",
+        "mc",
+        "--trials",
+        "1e5",
+        "--seed",
+        "7",
+        "--json",
+    )
     assert code == 0
     d = json.loads(out)
     assert d["empirical_epsilon"] == "inf" and d["upper_bound"] == "inf"
@@ -53,8 +86,9 @@ def test_audit_mc_json_with_inf_as_string(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_audit_dims_prints_list(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "audit", "--mechanism", "laplace", "--dims", "1,2,8,32",
-                       "--epsilon", "0.5", "--json")
+    code, out, _ = run(
+        capsys, "audit", "--mechanism", "laplace", "--dims", "1,2,8,32", "--epsilon", "0.5", "--json"
+    )
     assert code == 0
     rows = json.loads(out)
     assert [r["dim"] for r in rows] == [1, 2, 8, 32]
@@ -78,14 +112,25 @@ def test_audit_human_output(capsys: pytest.CaptureFixture[str]) -> None:
         (["audit", "--mechanism", "laplace", "--dim", "5000", "--epsilon", "1"], "dim"),
         (["audit", "--mechanism", "laplace", "--dims", "1,x", "--epsilon", "1"], "dims"),
         (["audit", "--mechanism", "nope", "--dim", "8", "--epsilon", "1"], "unknown mechanism"),
-        (["audit", "--mechanism", "laplace", "--dim", "8", "--epsilon", "1", "--method", "mc",
-          "--trials", "1e12"], "trials"),
-        (["audit", "--mechanism", "laplace", "--dim", "8", "--epsilon", "1", "--delta", "0.1"],
-         "gaussian"),
-        (["audit", "--mechanism", "gaussian", "--dim", "8", "--epsilon", "1", "--delta", "2"],
-         "delta"),
-        (["audit", "--mechanism", "laplace", "--dim", "8", "--epsilon", "1", "--method", "x"],
-         "method"),
+        (
+            [
+                "audit",
+                "--mechanism",
+                "laplace",
+                "--dim",
+                "8",
+                "--epsilon",
+                "1",
+                "--method",
+                "mc",
+                "--trials",
+                "1e12",
+            ],
+            "trials",
+        ),
+        (["audit", "--mechanism", "laplace", "--dim", "8", "--epsilon", "1", "--delta", "0.1"], "gaussian"),
+        (["audit", "--mechanism", "gaussian", "--dim", "8", "--epsilon", "1", "--delta", "2"], "delta"),
+        (["audit", "--mechanism", "laplace", "--dim", "8", "--epsilon", "1", "--method", "x"], "method"),
         (["audit", "--dim", "8"], "required"),
         (["frobnicate"], "invalid choice"),
     ],
@@ -103,12 +148,27 @@ def test_bad_arguments_exit_2_with_one_line(
 
 def test_python_dash_m_entry_point() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "dpcore", "audit", "--mechanism", "dpnr", "--dim", "32",
-         "--epsilon", "1", "--json"],
-        capture_output=True, text=True, timeout=60, check=False,
+        [
+            sys.executable,
+            "-m",
+            "dpcore",
+            "audit",
+            "--mechanism",
+            "dpnr",
+            "--dim",
+            "32",
+            "--epsilon",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["true_epsilon"] == 32.0
-    bad = subprocess.run([sys.executable, "-m", "dpcore", "audit"], capture_output=True,
-                         text=True, timeout=60, check=False)
+    bad = subprocess.run(
+        [sys.executable, "-m", "dpcore", "audit"], capture_output=True, text=True, timeout=60, check=False
+    )
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
