@@ -11,9 +11,6 @@ ensure_navigation()
 st.set_page_config(page_title="dpcore: a DP-for-NLP lab", page_icon="🔐", layout="wide")
 
 navigation = st.navigation(
-    [
-        st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=p.default)
-        for p in PAGES
-    ]
+    [st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=p.default) for p in PAGES]
 )
 navigation.run()

@@ -171,17 +171,13 @@ def show_errors() -> Iterator[None]:
         st.stop()
 
 
-def download_buttons(
-    df: pd.DataFrame, parameters: dict[str, Any], basename: str, *, key: str
-) -> None:
+def download_buttons(df: pd.DataFrame, parameters: dict[str, Any], basename: str, *, key: str) -> None:
     """CSV (parameters as leading ``#`` lines) and JSON (``{"parameters", "results"}``)."""
     header = "".join(f"# {k}: {json.dumps(v, default=str)}\n" for k, v in parameters.items())
     csv = header + df.to_csv(index=False)
     payload = dumps({"parameters": parameters, "results": df.to_dict(orient="records")}, indent=2)
     c1, c2 = st.columns(2)
-    c1.download_button(
-        "Download CSV", csv, file_name=f"{basename}.csv", mime="text/csv", key=f"{key}-csv"
-    )
+    c1.download_button("Download CSV", csv, file_name=f"{basename}.csv", mime="text/csv", key=f"{key}-csv")
     c2.download_button(
         "Download JSON",
         payload,
