@@ -1,0 +1,35 @@
+"""Text sanitization: SanText, SanText+ and baselines over real word embeddings.
+
+- :mod:`dpcore.text.embeddings` — GloVe 6B 50d and BERT WordPiece embeddings, offline.
+- :mod:`dpcore.text.vocab` — vocabularies V and sensitive sets V_S.
+- :mod:`dpcore.text.mechanisms` — ``santext``, ``santext+``, ``feyisetan``, ``random``
+  (registered in :data:`TEXT_MECHANISMS`).
+- :mod:`dpcore.text.metrics` — N_x, S_x, S_y*, entropies and the exact bound check.
+- :mod:`dpcore.text.sanitize` — text in, sanitized text out (tokenize, map, detokenize).
+- :mod:`dpcore.text.corpora` — corpora that ship inside installed packages.
+
+Importing this package is cheap: embeddings load on first use.
+"""
+
+from dpcore.text import mechanisms as _mechanisms  # noqa: F401  (registers the mechanisms)
+from dpcore.text.mechanisms import (
+    Feyisetan,
+    RandomReplacement,
+    SanText,
+    SanTextPlus,
+    TextMechanism,
+    TextPrivacy,
+    create_text_mechanism,
+)
+from dpcore.text.registry import TEXT_MECHANISMS
+
+__all__ = [
+    "TEXT_MECHANISMS",
+    "Feyisetan",
+    "RandomReplacement",
+    "SanText",
+    "SanTextPlus",
+    "TextMechanism",
+    "TextPrivacy",
+    "create_text_mechanism",
+]

