@@ -214,7 +214,8 @@ class ExponentialTokenMechanism(TextMechanism):
         vec = self.vocab.vectors
         d = np.sqrt(np.einsum("ij,ij->i", vec[x] - vec[y], vec[x] - vec[y]))
         in_c = np.isin(y, self._candidates)
-        em = np.where(in_c, -0.5 * self._em_epsilon * d - self.log_normalizers(x, max_elements=max_elements), -np.inf)
+        log_z = self.log_normalizers(x, max_elements=max_elements)
+        em = np.where(in_c, -0.5 * self._em_epsilon * d - log_z, -np.inf)
         q = self._replace_prob[x]
         with np.errstate(divide="ignore"):
             log_q = np.log(q)
@@ -344,8 +345,12 @@ class SanTextPlus(ExponentialTokenMechanism):
 
     def params(self) -> dict[str, Any]:
         out = super().params()
-        out.update(p=self.p, w=self.w, sensitive_size=int(self.sensitive.sum()),
-                   frequency_source=self.vocab.frequency_source)
+        out.update(
+            p=self.p,
+            w=self.w,
+            sensitive_size=int(self.sensitive.sum()),
+            frequency_source=self.vocab.frequency_source,
+        )
         return out
 
 
@@ -402,7 +407,11 @@ class Feyisetan(TextMechanism):
     @property
     def privacy(self) -> TextPrivacy:
         return TextPrivacy(
-            "metric DP", self.epsilon, 0.0, f"Euclidean {self.vocab.embedding} distance", "Feyisetan et al. 2020"
+            "metric DP",
+            self.epsilon,
+            0.0,
+            f"Euclidean {self.vocab.embedding} distance",
+            "Feyisetan et al. 2020",
         )
 
     def sample_ids(

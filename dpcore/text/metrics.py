@@ -300,7 +300,9 @@ def bound_check(
         For mechanisms without a closed-form distribution (feyisetan).
     """
     if not isinstance(mech, ExponentialTokenMechanism):
-        raise DPCoreError(f"{mech.name} has no closed-form output distribution; the exact bound check needs one")
+        raise DPCoreError(
+            f"{mech.name} has no closed-form output distribution; the exact bound check needs one"
+        )
     triples = check_int(triples, name="triples", min_value=1, max_value=1_000_000)
     tolerance = check_finite_float(tolerance, name="tolerance", min_value=0.0)
     priv = mech.privacy

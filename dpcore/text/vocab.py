@@ -193,7 +193,9 @@ def _build_cached(embedding: str, size: int | None, words: tuple[str, ...] | Non
         if bad:
             shown = ", ".join(repr(b) for b in bad[:5])
             more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
-            raise DPCoreError(f"{len(bad)} vocabulary word(s) are not in the {embedding} embedding: {shown}{more}")
+            raise DPCoreError(
+                f"{len(bad)} vocabulary word(s) are not in the {embedding} embedding: {shown}{more}"
+            )
     else:
         eligible = np.flatnonzero(~emb.reserved)
         order = eligible[np.lexsort((eligible, -freq_all[eligible]))]  # frequency desc, then rank
