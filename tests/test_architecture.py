@@ -1,0 +1,64 @@
+"""Structural rules: dpcore never imports Streamlit; heavy libraries load lazily."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import dpcore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _all_modules() -> list[str]:
+    return [m.name for m in pkgutil.walk_packages(dpcore.__path__, "dpcore.")]
+
+
+def test_dpcore_source_never_mentions_streamlit_imports() -> None:
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "dpcore").rglob("*.py")
+        if "import streamlit" in p.read_text(encoding="utf-8")
+        or "from streamlit" in p.read_text(encoding="utf-8")
+    ]
+    assert offenders == []
+
+
+def test_importing_every_dpcore_module_loads_neither_streamlit_nor_torch() -> None:
+    mods = _all_modules()
+    code = (
+        "import importlib, sys\n"
+        f"for m in {mods!r}:\n"
+        "    importlib.import_module(m)\n"
+        "bad = sorted(k for k in ('streamlit', 'torch', 'transformers') if k in sys.modules)\n"
+        "print(','.join(bad))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "", f"imported at module level: {proc.stdout.strip()}"
+
+
+def test_cli_starts_without_heavy_imports() -> None:
+    code = (
+        "import sys\nfrom dpcore.cli import build_parser\nbuild_parser()\n"
+        "print(','.join(k for k in ('streamlit', 'torch', 'transformers') if k in sys.modules))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""
