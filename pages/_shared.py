@@ -45,6 +45,22 @@ PAGES: list[PageInfo] = [
         "registered mechanism, exact where coordinates are i.i.d., Monte-Carlo with "
         "Clopper–Pearson bounds otherwise.",
     ),
+    PageInfo(
+        "pages/sensitivity.py",
+        "Sensitivity",
+        ":material/open_in_full:",
+        "sensitivity",
+        "Why ADePT broke: L2 clipping has L1 sensitivity 2C√n, not 2C (Habernal 2021, Thm 5.1), "
+        "and how many random pairs exceed the claimed bound as n grows (§6, Fig. 1).",
+    ),
+    PageInfo(
+        "pages/accounting.py",
+        "Accounting & samplers",
+        ":material/calculate:",
+        "accounting",
+        "DPNR's true kε and its dropout bound, the per-bit cost of binary-encoding randomized "
+        "response, and DPText's never-negative 'Laplace' sampler with its infinite loss.",
+    ),
 ]
 
 

@@ -1,0 +1,211 @@
+"""Accounting & samplers: DPNR's kε, binary-encoding RR's per-bit budgets, DPText's sampler.
+
+Three tabs, each widgets → dpcore (accounting, samplers_inspect) → dpcore.viz. The URL carries
+the configuration of all three.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from dpcore.accounting import MAX_BITS, MAX_K, binary_encoding_costs, dpnr_dropout_curve, dpnr_report
+from dpcore.samplers_inspect import SamplerInspection, infinite_loss_example, inspect_samplers
+from dpcore.viz.accounting_figure import binary_bits_figure, dpnr_dropout_figure
+from dpcore.viz.sampler_figure import sampler_histogram_figure
+from pages._shared import (
+    choice_param,
+    download_buttons,
+    ensure_navigation,
+    float_param,
+    init_query_state,
+    int_param,
+    show_errors,
+    sync_query_params,
+)
+
+ensure_navigation()
+
+# ---- work caps -------------------------------------------------------------------------------
+SIZES = [1_000, 10_000, 100_000, 1_000_000]  # draws per sampler
+
+SPECS = {
+    # DPNR
+    "k": int_param(768, 1, MAX_K),
+    "eps": float_param(0.05, 0.001, 100.0),
+    "mu": float_param(0.3, 0.0, 1.0),
+    # binary encoding
+    "sign": choice_param(1, [0, 1]),
+    "m": int_param(4, 0, MAX_BITS),
+    "f": int_param(5, 0, MAX_BITS),
+    "beps": float_param(0.1, 0.001, 100.0),
+    "r": int_param(1, 1, 100_000),
+    # samplers
+    "b": float_param(1.0, 0.01, 100.0),
+    "size": choice_param(100_000, SIZES),
+    "sseed": int_param(0, 0, 2**31 - 1),
+    "z": float_param(0.1, -10.0, 10.0),
+}
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def sampler_inspection(scale: float, size: int, seed: int) -> SamplerInspection:
+    return inspect_samplers(scale, size, seed=seed)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def loss_example(scale: float, z: float, size: int, seed: int) -> dict:
+    return infinite_loss_example(scale, z=z, size=size, seed=seed).to_dict()
+
+
+def _fmt(v: object) -> str:
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "∞" if v > 0 else "−∞"
+        if math.isnan(v):
+            return "undefined"
+        return f"{v:.6g}"
+    return str(v)
+
+
+st.title("Accounting & samplers")
+st.caption(
+    "Two published accountings that understate the privacy spent (Lyu et al. 2020a, b, corrected "
+    "in paper 002), and the sampler that made DPText's noise never negative (Habernal 2022, §3)."
+)
+
+for w in init_query_state(SPECS):
+    st.warning(w, icon=":material/link_off:")
+sync_query_params(SPECS)  # session state already holds every widget's current value
+
+tab_dpnr, tab_bin, tab_samp = st.tabs(["DPNR (word dropout)", "Binary encoding + RR", "Sampler inspector"])
+
+# ---- DPNR ------------------------------------------------------------------------------------
+with tab_dpnr:
+    st.markdown(
+        "DPNR adds Lap(1/ε) to each of the k coordinates of a min-max normalised embedding and "
+        "claims ε-DP per word. All k coordinates come from the same input, so the budget composes "
+        "to **kε** (corrected Theorem 1); word dropout at rate μ gives "
+        "**ε′ = ln((1 − μ)·e^{kε} + μ)** (corrected Theorem 2, eq. 11)."
+    )
+    c1, c2, c3 = st.columns(3)
+    c1.number_input("Embedding dimension k", min_value=1, max_value=MAX_K, step=1, key="k")
+    c2.number_input("Claimed ε", min_value=0.001, max_value=100.0, step=0.01, format="%.3f", key="eps")
+    c3.slider("Dropout rate μ", min_value=0.0, max_value=1.0, step=0.01, key="mu")
+    k, eps, mu = int(st.session_state["k"]), float(st.session_state["eps"]), float(st.session_state["mu"])
+    with show_errors():
+        rep = dpnr_report(k, eps, mu)
+        mus, curve = dpnr_dropout_curve(k, eps, points=201)
+    m1, m2, m3 = st.columns(3)
+    m1.metric("Claimed ε", f"{rep.claimed_epsilon:g}")
+    m2.metric("True ε = kε", f"{rep.true_epsilon:.4g}")
+    m3.metric(
+        "True ε′ with dropout",
+        f"{rep.true_epsilon_dropout:.4g}",
+        f"×{rep.understatement:.3g} the claim",
+        delta_color="inverse",
+    )
+    st.plotly_chart(
+        dpnr_dropout_figure(mus, curve, k=k, epsilon=eps, selected_mu=mu, selected=rep.true_epsilon_dropout),
+        width="stretch",
+        key="dpnr",
+    )
+    df_dpnr = pd.DataFrame({"dropout_mu": mus, "true_epsilon_dropout": curve})
+    download_buttons(df_dpnr, rep.to_dict(), f"dpcore-dpnr-k{k}-eps{eps:g}", key="dpnr")
+
+# ---- binary encoding ---------------------------------------------------------------------------
+with tab_bin:
+    st.markdown(
+        "Lyu et al. (2020b) encode each feature with a sign bit, m integer bits and f fraction "
+        "bits, flip each bit by randomized response with budget ε_i and claim Σ ε_i "
+        "(every bit treated as sensitivity 1, eqs. 13–14). Flipping a bit moves the value by its "
+        "place value: integer bit i costs **2^{i−1}·ε_i** (eqs. 16–17), the sign bit "
+        "**2^{m+1}·ε_i** (eq. 18), fraction bit i only **2^{−i}·ε_i** (eq. 19)."
+    )
+    c1, c2, c3, c4, c5 = st.columns(5)
+    c1.selectbox("Sign bits", [0, 1], key="sign")
+    c2.number_input("Integer bits m", min_value=0, max_value=MAX_BITS, step=1, key="m")
+    c3.number_input("Fraction bits f", min_value=0, max_value=MAX_BITS, step=1, key="f")
+    c4.number_input("ε_i per bit", min_value=0.001, max_value=100.0, step=0.01, format="%.3f", key="beps")
+    c5.number_input("Features r", min_value=1, max_value=100_000, step=1, key="r")
+    with show_errors():
+        brep = binary_encoding_costs(
+            sign_bits=int(st.session_state["sign"]),
+            int_bits=int(st.session_state["m"]),
+            frac_bits=int(st.session_state["f"]),
+            bit_epsilon=float(st.session_state["beps"]),
+            features=int(st.session_state["r"]),
+        )
+    m1, m2, m3 = st.columns(3)
+    m1.metric("Claimed ε (all r features)", f"{brep.claimed_total:.4g}")
+    m2.metric("True ε (all r features)", f"{brep.true_total:.4g}")
+    m3.metric("True / claimed", f"{brep.true_total / brep.claimed_total:.4g}")
+    st.plotly_chart(binary_bits_figure(brep), width="stretch", key="binary")
+    df_bin = pd.DataFrame(brep.rows())
+    st.dataframe(df_bin, hide_index=True, width="stretch")
+    bparams = {k_: v for k_, v in brep.to_dict().items() if k_ != "bits"}
+    download_buttons(df_bin, bparams, "dpcore-binary-rr", key="binary")
+
+# ---- samplers ------------------------------------------------------------------------------------
+with tab_samp:
+    st.markdown(
+        "DPText draws v ~ Uni(0, 1) (eq. 8) but applies the transform meant for "
+        "v ~ Uni(−½, ½) (eq. 9 = eq. 7). For v ≥ ½ the logarithm's argument is negative (NaN), "
+        "and what remains is never negative (Theorem 3.1). Correct samplers: eqs. 4/5 and eq. 7."
+    )
+    c1, c2, c3, c4 = st.columns(4)
+    c1.number_input("Laplace scale b", min_value=0.01, max_value=100.0, step=0.1, key="b")
+    c2.select_slider("Draws per sampler", SIZES, key="size", format_func=lambda s: f"{s:,}")
+    c3.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="sseed")
+    c4.number_input("Output z for eq. 11", min_value=-10.0, max_value=10.0, step=0.05, key="z")
+    b = float(st.session_state["b"])
+    size = int(st.session_state["size"])
+    sseed = int(st.session_state["sseed"])
+    z = float(st.session_state["z"])
+    with show_errors(), st.spinner("Sampling…"):
+        ins = sampler_inspection(b, size, sseed)
+        ex = loss_example(b, z, min(size, 100_000), sseed)
+    st.plotly_chart(sampler_histogram_figure(ins), width="stretch", key="samplers")
+    summ = pd.DataFrame(ins.summary_rows()).drop(columns=["citation"])
+    st.dataframe(summ, hide_index=True, width="stretch")
+
+    st.subheader("The infinite privacy loss (eq. 11)")
+    st.markdown(
+        f"Neighbours X = 0 and X′ = 1, identity query (sensitivity 1), noise scale b = {b:g}, so "
+        f"Laplace noise gives ε = 1/b = {1 / b:.4g}. Loss at output z = {z:g}: "
+        "ln p(M(0) = z) − ln p(M(1) = z). Counts: draws of M(0) and M(1) within "
+        f"±{ex['window']:g} of z, out of {ex['size']:,} each."
+    )
+    loss_df = pd.DataFrame(ex["rows"])
+    show = loss_df[
+        ["label", "density_d", "density_dprime", "log_ratio", "count_d", "count_dprime", "min_output_dprime"]
+    ].rename(
+        columns={
+            "label": "sampler",
+            "density_d": "p(M(0)=z)",
+            "density_dprime": "p(M(1)=z)",
+            "log_ratio": "privacy loss at z",
+            "count_d": "M(0) near z",
+            "count_dprime": "M(1) near z",
+            "min_output_dprime": "smallest M(1)",
+        }
+    )
+    st.dataframe(show.map(_fmt), hide_index=True, width="stretch")
+    flawed_inf = [r["label"] for r in ex["rows"] if r["flawed"] and r["log_ratio"] == math.inf]
+    if flawed_inf:
+        st.error(
+            f"At z = {z:g}: P(M(1) = z) = 0 while P(M(0) = z) > 0, so the ratio in eq. (10) is "
+            f"unbounded — infinite privacy loss for {', '.join(flawed_inf)}.",
+            icon=":material/gpp_bad:",
+        )
+    elif 0 < z < 1:
+        st.info("No sampler shows an infinite loss here.")
+    else:
+        st.info(
+            "For z outside (0, 1) both inputs can reach z with DPText too; the theorem's witness is "
+            "any z in (0, 1), e.g. z = 0.1."
+        )
+    sparams = {**ins.parameters(), "z": z, "window": ex["window"], "loss_example_size": ex["size"]}
+    download_buttons(pd.DataFrame(ins.rows()), sparams, f"dpcore-samplers-b{b:g}-seed{sseed}", key="samplers")
