@@ -5,4 +5,13 @@ returning an exit status). Keep command modules thin: parse, call dpcore, print.
 """
 
 #: Modules under ``dpcore.commands``, in the order ``--help`` lists them.
-COMMAND_MODULES: tuple[str, ...] = ("listing", "audit", "sensitivity", "adept_sim", "accounting")
+COMMAND_MODULES: tuple[str, ...] = (
+    "listing",
+    "audit",
+    "sensitivity",
+    "adept_sim",
+    "accounting",
+    "train_attacker",
+    "sanitize",
+    "text_metrics",
+)

@@ -27,6 +27,18 @@ def rows() -> list[dict[str, object]]:
                 "citation": e.citation,
             }
         )
+    from dpcore.text import TEXT_MECHANISMS
+
+    for e in TEXT_MECHANISMS:
+        out.append(
+            {
+                "name": e.name,
+                "family": "text",
+                "flawed": e.flawed,
+                "summary": e.summary,
+                "citation": e.citation,
+            }
+        )
     return out
 
 
