@@ -64,7 +64,8 @@ def sampler_histogram_figure(ins: SamplerInspection) -> go.Figure:
             row=r,
             col=c,
         )
-        note = f"negative: {100 * s.fraction_negative:.1f}%  KS p = {s.ks_pvalue:.2g}"
+        p = "< 1e-16" if s.ks_pvalue < 1e-16 else f"= {s.ks_pvalue:.2g}"
+        note = f"negative: {100 * s.fraction_negative:.1f}%  KS p {p}"
         if max(s.density) > top:
             note += f"<br>atom at 0: {100 * s.fraction_zero:.1f}% (off scale)"
         xref = "x domain" if i == 0 else f"x{i + 1} domain"
