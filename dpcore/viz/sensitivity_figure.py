@@ -53,6 +53,16 @@ def violation_figure(results: Sequence[ViolationResult], *, log_x: bool = False)
     return fig
 
 
+def _nice_ticks(lo: float, hi: float) -> list[float]:
+    """1-2-5 values covering [lo, hi] on a log axis."""
+    out: list[float] = []
+    e = math.floor(math.log10(lo)) - 1
+    while 10.0**e <= hi * 10:
+        out.extend(m * 10.0**e for m in (1, 2, 5) if lo / 2 <= m * 10.0**e <= hi * 2)
+        e += 1
+    return out
+
+
 def sensitivity_curve_figure(clip: float, n_max: int, *, highlight: int | None = None) -> go.Figure:
     """True L1 sensitivity 2C√n of L2 clipping against the claimed 2C (and L1 clipping's 2C)."""
     n = (
@@ -98,7 +108,12 @@ def sensitivity_curve_figure(clip: float, n_max: int, *, highlight: int | None =
     fig.update_layout(
         title="Maximum L1 distance between two points of the L2 ball of radius C",
         xaxis={"title": "dimension n", "type": "log"},
-        yaxis={"title": "L1 distance", "type": "log"},
+        # Explicit 1-2-5 ticks: Plotly abbreviates minor log ticks to their leading digit.
+        yaxis={
+            "title": "L1 distance",
+            "type": "log",
+            "tickvals": _nice_ticks(2.0 * clip, 2.0 * clip * math.sqrt(n_max)),
+        },
         template="plotly_white",
         legend={"orientation": "h", "y": -0.2},
         height=420,
