@@ -8,7 +8,7 @@ output space depend on the data; dpcore never does that.
 Frequencies
 -----------
 Public frequencies come from ``wordfreq`` (``get_frequency_dict("en")``). Tokens wordfreq does
-not list (punctuation, symbols, clitics such as ``'s`` and ``n't``) get a *rank-matched*
+not list (punctuation, symbols) and PTB clitics such as ``'s`` and ``n't`` get a *rank-matched*
 frequency when the embedding lists words by corpus frequency (GloVe does): the token at
 embedding rank r gets the r-th largest wordfreq frequency. Otherwise they get frequency 0. Ties
 are broken by embedding order (earlier = more frequent).
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -147,6 +148,9 @@ class Vocabulary:
         return replace(self, frequency=freq, frequency_source=source)
 
 
+_CLITIC = re.compile(r"^(?:n't|'\w+)$")
+
+
 @functools.lru_cache(maxsize=1)
 def _wordfreq_dict() -> dict[str, float]:
     from wordfreq import get_frequency_dict
@@ -168,6 +172,9 @@ def public_frequencies(words: Sequence[str], *, rank_matched: bool) -> np.ndarra
     table = _wordfreq_dict()
     freq = pd.Series(np.asarray(words, dtype=object)).map(table).to_numpy(dtype=np.float64, copy=True)
     missing = np.isnan(freq)
+    # PTB clitics ('s, n't, 're, …) are GloVe tokens, but wordfreq keeps "don't" whole and lists
+    # "n't" as a rare word: treat them as unlisted too.
+    missing |= np.fromiter((bool(_CLITIC.match(str(w))) for w in words), dtype=bool, count=len(words))
     if rank_matched and missing.any():
         ranked = np.sort(np.fromiter(table.values(), dtype=np.float64))[::-1]
         ranks = np.flatnonzero(missing)
