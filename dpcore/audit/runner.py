@@ -99,6 +99,15 @@ def audit(
     claimed = float(mech.claimed_epsilon)
     true_eps = None if mech.true_epsilon is None else float(mech.true_epsilon)
     n = int(mech.dim)
+    common = {
+        "mechanism": name,
+        "flawed": bool(flawed),
+        "dim": n,
+        "epsilon": float(mech.epsilon),
+        "delta": delta,
+        "claimed_epsilon": claimed,
+        "true_epsilon": true_eps,
+    }
 
     if method == "exact":
         if not isinstance(mech, IIDAuditable):
@@ -111,11 +120,7 @@ def audit(
         emp = exact_majority_loss(pmf_d, pmf_p, delta)
         lr, cut = exact_lr_loss(pmf_d, pmf_p, delta)
         return AuditResult(
-            mechanism=name,
-            flawed=bool(flawed),
-            dim=n,
-            epsilon=float(mech.epsilon),
-            delta=delta,
+            **common,
             method="exact",
             trials=None,
             seed=None,
@@ -127,8 +132,6 @@ def audit(
             lr_epsilon=lr,
             lr_lower_bound=None,
             lr_cut=cut,
-            claimed_epsilon=claimed,
-            true_epsilon=true_eps,
             verdict_lower_bound=None,
             verdict=verdict_for(max(emp, lr), claimed, exact=True),
             guess1_d=None,
@@ -155,11 +158,7 @@ def audit(
         lr_from_counts(counts, confidence=conf2, delta=delta)["lower"],
     )
     return AuditResult(
-        mechanism=name,
-        flawed=bool(flawed),
-        dim=n,
-        epsilon=float(mech.epsilon),
-        delta=delta,
+        **common,
         method="mc",
         trials=trials,
         seed=seed,
@@ -171,8 +170,6 @@ def audit(
         lr_epsilon=lr["point"],
         lr_lower_bound=lr["lower"],
         lr_cut=lr["cut"],
-        claimed_epsilon=claimed,
-        true_epsilon=true_eps,
         verdict_lower_bound=verdict_lb,
         verdict=verdict_for(verdict_lb, claimed, exact=False),
         guess1_d=mv["guess1_d"],

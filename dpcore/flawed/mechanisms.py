@@ -11,15 +11,14 @@ import math
 import numpy as np
 
 from dpcore.flawed.samplers import dptext_noise, dptext_noise_resample
-from dpcore.mechanisms.base import AdditiveNoiseMechanism
+from dpcore.mechanisms.base import AdditiveNoiseMechanism, LaplaceNoiseMechanism
 from dpcore.mechanisms.registry import VECTOR_MECHANISMS
-from dpcore.mechanisms.samplers import laplace_log_cdf, laplace_log_sf, laplace_sample_eq7
 from dpcore.validation import check_finite_float
 
 __all__ = ["DPNR", "ADePTFig2", "DPText", "DPTextResample"]
 
 
-class _UnitScaleLaplace(AdditiveNoiseMechanism):
+class _UnitScaleLaplace(LaplaceNoiseMechanism):
     """Lap(0, 1/ε) per coordinate whatever the dimension (sensitivity taken as 1)."""
 
     @property
@@ -30,15 +29,6 @@ class _UnitScaleLaplace(AdditiveNoiseMechanism):
     def true_epsilon(self) -> float:
         # The identity on [0,1]^n has L1 sensitivity n; noise calibrated to 1 gives n·ε.
         return self.dim * self.epsilon
-
-    def noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-        return laplace_sample_eq7(self.scale, shape, rng)
-
-    def noise_log_sf(self, t: float) -> float:
-        return laplace_log_sf(t, self.scale)
-
-    def noise_log_cdf(self, t: float) -> float:
-        return laplace_log_cdf(t, self.scale)
 
 
 @VECTOR_MECHANISMS.register(

@@ -23,12 +23,14 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from dpcore.mechanisms.samplers import laplace_log_cdf, laplace_log_sf, laplace_sample_eq7
 from dpcore.validation import DPCoreError, check_epsilon, check_int
 
 __all__ = [
     "MAX_DIM",
     "AdditiveNoiseMechanism",
     "IIDAuditable",
+    "LaplaceNoiseMechanism",
     "VectorMechanism",
     "check_batch",
 ]
@@ -151,3 +153,18 @@ class AdditiveNoiseMechanism(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon:g}, dim={self.dim})"
+
+
+class LaplaceNoiseMechanism(AdditiveNoiseMechanism):
+    """Additive Lap(0, b) noise with ``b = self.scale``, drawn by Habernal 2022 eq. (7)."""
+
+    scale: float
+
+    def noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        return laplace_sample_eq7(self.scale, shape, rng)
+
+    def noise_log_sf(self, t: float) -> float:
+        return laplace_log_sf(t, self.scale)
+
+    def noise_log_cdf(self, t: float) -> float:
+        return laplace_log_cdf(t, self.scale)

@@ -11,10 +11,9 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
-from dpcore.mechanisms.base import MAX_DIM, AdditiveNoiseMechanism, check_batch
+from dpcore.mechanisms.base import MAX_DIM, AdditiveNoiseMechanism, LaplaceNoiseMechanism, check_batch
 from dpcore.mechanisms.gaussian_calibration import analytic_gaussian_sigma
 from dpcore.mechanisms.registry import VECTOR_MECHANISMS
-from dpcore.mechanisms.samplers import laplace_log_cdf, laplace_log_sf, laplace_sample_eq7
 from dpcore.validation import (
     DPCoreError,
     check_epsilon,
@@ -26,21 +25,6 @@ from dpcore.validation import (
 __all__ = ["ADePTCorrected", "Copy", "Gaussian", "Laplace", "RandomBits"]
 
 _LOG_HALF = math.log(0.5)
-
-
-class _LaplaceNoise(AdditiveNoiseMechanism):
-    """Shared Lap(0, b) noise with ``b = self.scale``, sampled by Habernal 2022 eq. (7)."""
-
-    scale: float
-
-    def noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-        return laplace_sample_eq7(self.scale, shape, rng)
-
-    def noise_log_sf(self, t: float) -> float:
-        return laplace_log_sf(t, self.scale)
-
-    def noise_log_cdf(self, t: float) -> float:
-        return laplace_log_cdf(t, self.scale)
 
 
 @VECTOR_MECHANISMS.register(
@@ -118,7 +102,7 @@ class RandomBits:
     citation="Dwork & Roth 2014, Def. 3.3; Habernal 2021, eqs. 4–5",
     tags=("paper-fig2",),
 )
-class Laplace(_LaplaceNoise):
+class Laplace(LaplaceNoiseMechanism):
     """The Laplace mechanism: ``z = x + Y``, ``Y_i ~ Lap(0, b)`` i.i.d., ``b = Δ₁/ε``.
 
     Habernal (2021) eqs. (4)–(5); Dwork & Roth (2014) Def. 3.3. On ``[0, 1]^dim`` the identity
@@ -185,7 +169,7 @@ class Gaussian(AdditiveNoiseMechanism):
     summary="ADePT with its true L1 sensitivity: clip₂ to C, then Lap(2C√n/ε) (ε-DP).",
     citation="Habernal 2021, Thm. 5.1 and §5 (corrected ADePT)",
 )
-class ADePTCorrected(_LaplaceNoise):
+class ADePTCorrected(LaplaceNoiseMechanism):
     """ADePT with the correct sensitivity: ``z = clip₂(x, C) + Y``, ``Y_i ~ Lap(0, 2C√n/ε)``.
 
     Habernal (2021) Theorem 5.1: the L1 sensitivity of L2 clipping at radius C in n dimensions
