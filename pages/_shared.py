@@ -61,6 +61,14 @@ PAGES: list[PageInfo] = [
         "DPNR's true kε and its dropout bound, the per-bit cost of binary-encoding randomized "
         "response, and DPText's never-negative 'Laplace' sampler with its infinite loss.",
     ),
+    PageInfo(
+        "pages/sanitize.py",
+        "Sanitize text",
+        ":material/edit_note:",
+        "sanitize",
+        "SanText, SanText+ and baselines over GloVe or BERT embeddings: sanitized text side by "
+        "side with the original, per-token privacy metrics (N_x, S_x, S_y*) and their curves in ε.",
+    ),
 ]
 
 

@@ -1,0 +1,308 @@
+"""Sanitize text: SanText, SanText+ and baselines over real word embeddings (Yue et al. 2021).
+
+Widgets → dpcore.text (mechanisms, sanitize, metrics) → dpcore.viz.sanitize_figure. Embeddings
+and vocabularies are cached per process (st.cache_resource), results per input (st.cache_data).
+The URL carries every setting except the text itself.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import streamlit as st
+
+from dpcore.jsonutil import dumps
+from dpcore.rng import spawn_rngs
+from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
+from dpcore.text.corpora import CORPORA, sample_sentences
+from dpcore.text.embeddings import EMBEDDINGS
+from dpcore.text.metrics import metrics_over_epsilons, token_metrics
+from dpcore.text.sanitize import MAX_PAGE_CHARS, check_text, decode_text, sanitize_lines
+from dpcore.text.vocab import build_vocabulary
+from dpcore.viz.sanitize_figure import sanitize_figure
+from pages._shared import (
+    choice_param,
+    download_buttons,
+    float_param,
+    init_query_state,
+    int_param,
+    show_errors,
+    sync_query_params,
+)
+
+# ---- work caps for a shared server ----------------------------------------------------------
+VOCAB_SIZES = [2_000, 5_000, 10_000, 15_000]
+MAX_METRIC_WORDS = 25
+MAX_PLOT_WORDS = 4
+POPULATION = 2_000  # inputs sampled for S_y*
+EPS_GRID = {"glove": [0.5, 1, 2, 3, 5, 8, 12, 20], "bert": [1, 2, 4, 8, 12, 16, 24, 32]}
+SOURCES = ["sample", "paste", "upload"]
+DEFAULT_TEXT = (
+    "The patient was diagnosed with cancer in Boston last week.\nIt's a charming and often affecting journey."
+)
+SOURCE_LABELS = {"sample": "Sample sentences", "paste": "Paste text", "upload": "Upload a file"}
+
+SPECS = {
+    "mech": choice_param("santext+", TEXT_MECHANISMS.names()),
+    "emb": choice_param("glove", list(EMBEDDINGS)),
+    "eps": float_param(3.0, 0.01, 1000.0),
+    "p": float_param(0.3, 0.0, 1.0),
+    "w": float_param(0.9, 0.0, 1.0),
+    "vsize": choice_param(10_000, VOCAB_SIZES),
+    "seed": int_param(0, 0, 2**31 - 1),
+    "draws": int_param(5, 1, 10),
+    "source": choice_param("sample", SOURCES),
+    "corpus": choice_param("tweets", list(CORPORA)),
+    "oov": choice_param("mask", ["mask", "keep"]),
+}
+
+
+@st.cache_resource(show_spinner="Loading the embedding…")
+def get_vocab(emb: str, vsize: int):
+    return build_vocabulary(emb, size=vsize if emb == "glove" else None)
+
+
+def _mechanism(mech: str, emb: str, eps: float, p: float, w: float, vsize: int):
+    extra = {"p": p, "w": w} if mech == "santext+" else {}
+    return create_text_mechanism(mech, vocab=get_vocab(emb, vsize), epsilon=eps, **extra)
+
+
+@st.cache_data(max_entries=64, show_spinner="Sanitizing…")
+def run_sanitize(
+    text: str,
+    mech: str,
+    emb: str,
+    eps: float,
+    p: float,
+    w: float,
+    vsize: int,
+    seed: int,
+    draws: int,
+    oov: str,
+) -> dict:
+    m = _mechanism(mech, emb, eps, p, w, vsize)
+    lines = text.splitlines()
+    results = [sanitize_lines(lines, m, seed=rng, oov=oov) for rng in spawn_rngs(seed, draws)]
+    first = results[0]
+    return {
+        "original_tokens": first.original_tokens,
+        "oov": [o.tolist() for o in first.oov],
+        "draws": [{"lines": r.lines, "tokens": r.sanitized_tokens, "summary": r.summary()} for r in results],
+        "parameters": {
+            **first.parameters,
+            "seed": seed,
+            "draws": draws,
+            "draw_seeds": "SeedSequence(seed).spawn(draws)",
+        },
+    }
+
+
+@st.cache_data(max_entries=64, show_spinner="Computing privacy metrics…")
+def run_metrics(
+    words: tuple[str, ...], mech: str, emb: str, eps: float, p: float, w: float, vsize: int, seed: int
+) -> list[dict]:
+    m = _mechanism(mech, emb, eps, p, w, vsize)
+    return token_metrics(m, list(words), seed=seed, population=POPULATION)
+
+
+@st.cache_data(max_entries=32, show_spinner="Computing N_x and S_x across ε…")
+def run_curves(
+    words: tuple[str, ...], mech: str, emb: str, p: float, w: float, vsize: int, seed: int
+) -> list[dict]:
+    return metrics_over_epsilons(
+        lambda e: _mechanism(mech, emb, e, p, w, vsize), list(words), EPS_GRID[emb], seed=seed, trials=200
+    )
+
+
+def highlight(tokens: list[str], changed: list[bool], oov: list[bool]) -> str:
+    """HTML for one line: every token escaped; replaced tokens marked, OOV tokens greyed."""
+    parts = []
+    for tok, ch, unk in zip(tokens, changed, oov, strict=True):
+        t = html.escape(tok)
+        if unk:
+            parts.append(f'<span style="color:#888" title="out of vocabulary">{t}</span>')
+        elif ch:
+            parts.append(f'<mark style="background:#ffe08a;padding:0 2px">{t}</mark>')
+        else:
+            parts.append(t)
+    return " ".join(parts) or "&nbsp;"
+
+
+st.title("Sanitize text")
+st.caption(
+    "Yue et al. (2021): every token x is replaced by a word y sampled with probability ∝ "
+    "exp(−½·ε·d(x, y)), d the Euclidean distance of their embeddings (SanText, eq. 1, ε·d-MLDP). "
+    "SanText+ (Algorithm 2) protects only the rarest w·|V| words and keeps the others with "
+    "probability 1 − p (UMLDP, ε₀ = ln 1/p). Baselines: Feyisetan et al. (2020) and uniform "
+    "random replacement."
+)
+
+for warning in init_query_state(SPECS):
+    st.warning(warning, icon=":material/link_off:")
+
+with st.sidebar:
+    st.header("Mechanism")
+    st.selectbox("Mechanism", TEXT_MECHANISMS.names(), key="mech")
+    st.selectbox("Embedding", list(EMBEDDINGS), key="emb", format_func=lambda e: EMBEDDINGS[e].title)
+    st.number_input("ε", min_value=0.01, max_value=1000.0, step=0.5, key="eps")
+    plus = st.session_state["mech"] == "santext+"
+    st.slider("p (replace a non-sensitive word)", 0.0, 1.0, step=0.05, key="p", disabled=not plus)
+    st.slider("w (fraction of V that is sensitive)", 0.0, 1.0, step=0.05, key="w", disabled=not plus)
+    st.select_slider(
+        "Vocabulary size (GloVe)",
+        VOCAB_SIZES,
+        key="vsize",
+        format_func=lambda v: f"{v:,}",
+        disabled=st.session_state["emb"] != "glove",
+        help="The most frequent GloVe words by public frequency (wordfreq). BERT uses its whole "
+        "WordPiece vocabulary.",
+    )
+    st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="seed")
+    st.number_input("Draws (repeat the sampling)", min_value=1, max_value=10, step=1, key="draws")
+    st.radio(
+        "Out-of-vocabulary tokens",
+        ["mask", "keep"],
+        key="oov",
+        format_func=lambda o: "mask as [UNK] (private)" if o == "mask" else "keep (not private)",
+    )
+
+sync_query_params(SPECS)
+mech, emb = st.session_state["mech"], st.session_state["emb"]
+eps, p, w = float(st.session_state["eps"]), float(st.session_state["p"]), float(st.session_state["w"])
+vsize, seed = int(st.session_state["vsize"]), int(st.session_state["seed"])
+draws, oov = int(st.session_state["draws"]), st.session_state["oov"]
+
+st.radio("Input", SOURCES, key="source", horizontal=True, format_func=SOURCE_LABELS.get)
+source = st.session_state["source"]
+text = ""
+with show_errors():
+    if source == "sample":
+        c1, c2 = st.columns([2, 1])
+        c1.selectbox("Corpus", list(CORPORA), key="corpus", format_func=lambda c: CORPORA[c].title)
+        n_sent = c2.number_input("Sentences", 1, 20, 3, key="n_sentences")
+        text = "\n".join(sample_sentences(st.session_state["corpus"], int(n_sent), seed=seed))
+        info = CORPORA[st.session_state["corpus"]]
+        st.caption(f"Source: {info.source}. Package: {info.package}. Licence: {info.licence}.")
+    elif source == "paste":
+        text = st.text_area(
+            f"Text (one sentence per line, at most {MAX_PAGE_CHARS:,} characters)",
+            DEFAULT_TEXT,
+            key="text",
+            height=150,
+        )
+    else:
+        up = st.file_uploader("UTF-8 text file", type=["txt"], key="upload")
+        if up is None:
+            st.info("Choose a text file to sanitize.")
+            st.stop()
+        text = decode_text(up.getvalue(), what="the uploaded file", max_bytes=4 * MAX_PAGE_CHARS)
+    text = check_text(text, max_chars=MAX_PAGE_CHARS)
+    res = run_sanitize(text, mech, emb, eps, p, w, vsize, seed, draws, oov)
+
+params = res["parameters"]
+st.caption(f"Guarantee: {params['privacy']}. |V| = {params['vocab_size']:,}.")
+orig = res["original_tokens"]
+first = res["draws"][0]
+changed = [[a != b for a, b in zip(o, s, strict=True)] for o, s in zip(orig, first["tokens"], strict=True)]
+left, right = st.columns(2)
+left.markdown("**Original** (tokenized)")
+right.markdown(f"**Sanitized** (draw 1; replaced tokens highlighted, seed {seed})")
+orig_html = "<br>".join(highlight(o, [False] * len(o), u) for o, u in zip(orig, res["oov"], strict=True))
+san_html = "<br>".join(
+    highlight(s, c, u) for s, c, u in zip(first["tokens"], changed, res["oov"], strict=True)
+)
+left.markdown(f'<div class="dp-orig">{orig_html}</div>', unsafe_allow_html=True)
+right.markdown(f'<div class="dp-sanitized">{san_html}</div>', unsafe_allow_html=True)
+summary = first["summary"]
+st.caption(
+    f"{summary['tokens']} tokens, {summary['replaced']} replaced, {summary['oov']} out of vocabulary "
+    f"({'masked as [UNK]' if oov == 'mask' else 'kept as written — not private'})."
+)
+
+st.subheader(f"Variability over {draws} draws")
+st.dataframe(
+    pd.DataFrame(
+        {
+            "draw": [i + 1 for i in range(draws)],
+            "sanitized (first line)": [d["lines"][0] if d["lines"] else "" for d in res["draws"]],
+            "replaced": [d["summary"]["replaced"] for d in res["draws"]],
+        }
+    ),
+    hide_index=True,
+    width="stretch",
+)
+
+payload = dumps({"parameters": params, "draws": [d["lines"] for d in res["draws"]]}, indent=2)
+c1, c2 = st.columns(2)
+c1.download_button(
+    "Download sanitized text (draw 1)",
+    "\n".join(first["lines"]) + "\n",
+    file_name=f"sanitized-{mech}-eps{eps:g}-seed{seed}.txt",
+    mime="text/plain",
+    key="dl-text",
+)
+c2.download_button(
+    "Download all draws + parameters (JSON)",
+    payload,
+    file_name=f"sanitized-{mech}-eps{eps:g}-seed{seed}.json",
+    mime="application/json",
+    key="dl-json",
+)
+
+st.subheader("Per-token privacy metrics")
+vocab = get_vocab(emb, vsize)
+flat = [
+    t for line, u in zip(orig, res["oov"], strict=True) for t, unk in zip(line, u, strict=True) if not unk
+]
+words = tuple(dict.fromkeys(flat))[:MAX_METRIC_WORDS]
+if not words:
+    st.info("No token of this text is in the vocabulary.")
+    st.stop()
+with show_errors():
+    metrics = run_metrics(words, mech, emb, eps, p, w, vsize, seed)
+mdf = pd.DataFrame(metrics)
+cols = [
+    "word",
+    "sensitive",
+    "method",
+    "N_x",
+    "S_x",
+    "S_x_mc",
+    "S_y_star_mc",
+    "S_y_star_expected",
+    "H0",
+    "H_inf",
+]
+st.dataframe(mdf[cols], hide_index=True, width="stretch")
+st.caption(
+    f"N_x = Pr[M(x)=x] and S_x (smallest set holding 95% of the mass) are exact; S_x_mc and S_y* "
+    f"count distinct outputs / producers over 1,000 runs (Yue et al. §5.5), S_y* over {POPULATION:,} "
+    "sampled inputs. Feyisetan has no closed form: its numbers are Monte-Carlo. "
+    + (
+        f"Metrics are shown for the first {MAX_METRIC_WORDS} distinct tokens."
+        if len(words) == MAX_METRIC_WORDS
+        else ""
+    )
+)
+download_buttons(
+    mdf, {**params, "population": POPULATION}, f"dpcore-sanitize-metrics-{mech}-eps{eps:g}", key="metrics"
+)
+
+st.subheader("N_x and S_x against ε")
+plot_words = tuple(sorted(words, key=lambda t: -len(t))[:MAX_PLOT_WORDS])
+with show_errors():
+    curves = run_curves(plot_words, mech, emb, p, w, vsize, seed)
+st.plotly_chart(sanitize_figure(pd.DataFrame(curves), epsilon=eps), width="stretch", key="sanitize-figure")
+
+with st.expander("Sources and licences"):
+    for e in EMBEDDINGS.values():
+        st.markdown(f"- **{e.title}** — package `{e.package}`; {e.licence}; {e.citation}.")
+    for c in CORPORA.values():
+        st.markdown(f"- **{c.title}** — {c.source}; package `{c.package}`; licence: {c.licence}.")
+    st.markdown("- **Word frequencies** — `wordfreq` 3.1 (code Apache-2.0, data CC BY-SA 4.0).")
+    st.markdown(
+        "Out-of-vocabulary tokens have no output distribution: *mask* replaces each by `[UNK]` "
+        "(only the fact that a word outside V stood there is released); *keep* copies them and is "
+        "not private. The guarantee covers in-vocabulary tokens."
+    )

@@ -1,0 +1,102 @@
+"""AppTest: the "Sanitize text" page renders, reacts to widgets, and refuses bad input clearly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = str(ROOT / "pages" / "sanitize.py")
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches() -> None:
+    st.cache_data.clear()
+
+
+def _app(**query: str) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=90)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at
+
+
+def _sanitized_html(at: AppTest) -> str:
+    blocks = [m.value for m in at.markdown if "dp-sanitized" in m.value]
+    assert len(blocks) == 1
+    return blocks[0]
+
+
+def test_default_page_renders_everything() -> None:
+    at = _app(vsize="2000").run()
+    assert not at.exception
+    assert not at.error
+    assert "<mark" in _sanitized_html(at) or "dp-sanitized" in _sanitized_html(at)
+    assert len(at.dataframe) >= 2  # draws and metrics
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    names = {t["name"] for t in spec["data"]}
+    assert any(n.startswith("N_x") for n in names) and any(n.startswith("S_x") for n in names)
+    assert at.query_params["mech"] == "santext+"
+
+
+def test_pasted_text_and_epsilon_change_the_output() -> None:
+    at = _app(source="paste", vsize="2000", mech="santext", eps="0.5").run()
+    assert not at.exception
+    at.text_area(key="text").set_value("the movie was good\nthe food was bad").run()
+    low = _sanitized_html(at)
+    at.number_input(key="eps").set_value(1000.0).run()
+    assert not at.exception
+    high = _sanitized_html(at)
+    assert high != low
+    assert "<mark" not in high  # ε = 1000 keeps every token
+    assert "the movie was good" in high
+    assert at.query_params["eps"] == "1000"
+
+
+def test_user_html_is_escaped() -> None:
+    at = _app(source="paste", vsize="2000", mech="santext", eps="1000", oov="keep").run()
+    at.text_area(key="text").set_value("<script>alert(1)</script> <b>bold</b>").run()
+    assert not at.exception
+    for m in at.markdown:
+        assert "<script>" not in m.value and "<b>bold" not in m.value
+    assert "&lt;" in _sanitized_html(at)
+
+
+def test_bad_query_params_give_a_warning_not_an_exception() -> None:
+    at = _app(eps="-3", mech="nope", p="2", vsize="123").run()
+    assert not at.exception
+    text = " ".join(w.value for w in at.warning)
+    for key in ("eps", "mech", "p", "vsize"):
+        assert f"`{key}`" in text
+    assert at.number_input(key="eps").value == 3.0
+
+
+def test_too_long_text_gives_a_clear_message() -> None:
+    at = _app(source="paste", vsize="2000").run()
+    at.text_area(key="text").set_value("word " * 5000).run()
+    assert not at.exception
+    assert any("limit is 20,000" in e.value for e in at.error)
+    assert not [m for m in at.markdown if "dp-sanitized" in m.value]
+
+
+def test_empty_text_gives_a_clear_message() -> None:
+    at = _app(source="paste", vsize="2000").run()
+    at.text_area(key="text").set_value("   ").run()
+    assert not at.exception
+    assert any("empty" in e.value for e in at.error)
+
+
+def test_santext_plus_with_no_sensitive_words_is_an_error_message() -> None:
+    at = _app(mech="santext+", w="0", vsize="2000").run()
+    assert not at.exception
+    assert any("marks no word" in e.value for e in at.error)
+
+
+def test_page_is_listed() -> None:
+    from pages._shared import PAGES
+
+    assert any(p.path == "pages/sanitize.py" and p.url_path == "sanitize" for p in PAGES)
