@@ -1,0 +1,1 @@
+"""Attacks on sanitized text (SanText, Yue et al. 2021, §5.3)."""

@@ -1,0 +1,398 @@
+"""Mask-token inference attack on sanitized text (SanText, Yue et al. 2021, §5.3).
+
+For each sanitized sentence, every position in turn is replaced by the mask token and a masked
+language model predicts it from the *sanitized* context. The attack succeeds at a position when
+the top-1 prediction equals the *original* token. The **defense rate** is the fraction of
+positions where the attack fails; at ε → ∞ (sanitized = original) it is 1 − the attacker's
+top-1 accuracy on clean text, the attacker's own strength.
+
+Input
+-----
+Pairs of aligned token lists ``(original, sanitized)`` with ``len(original) == len(sanitized)``:
+exactly what a token-level sanitizer (``dpcore.text``: SanText, SanText+, …) produces, one
+output token per input token.
+
+Units
+-----
+``unit="word"`` (default; tokens are words, e.g. GloVe-tokenized text)
+    Each word of the sanitized sentence is masked **as a whole by a single mask token**; the
+    other words keep all their WordPieces. The prediction is the top-1 *word-initial* piece
+    (``##`` continuation pieces, special and ``[unused]`` tokens are excluded) and it is compared
+    with the original word at **word level** (after the tokenizer's normalisation, i.e.
+    lower-casing for an uncased model). An original word that is not a single word-initial
+    piece of the model's vocabulary can never be predicted by one mask: those positions count
+    as defended, and are reported separately (``n_unrepresentable`` and
+    ``defense_rate_representable``), so the headline rate is not silently inflated.
+``unit="wordpiece"`` (tokens are the model's WordPieces, e.g. text sanitized with the ``bert``
+    embedding)
+    Each piece is masked by one mask token and the top-1 piece (any non-special piece) is
+    compared with the original piece. Original pieces outside the vocabulary are
+    unrepresentable, as above.
+
+Batching
+--------
+All masked variants of a sentence, and of many sentences, are packed into forward passes of at
+most ``batch_size`` variants (sorted by length to limit padding). Results do not depend on
+``batch_size``. For BERT models the output head is computed only at the masked position.
+Inference is deterministic (eval mode, no sampling), so results record no seed.
+
+Confidence interval
+-------------------
+Two-sided Clopper–Pearson interval for the defense rate at level ``confidence``, treating the
+positions as independent Bernoulli trials (positions within a sentence are correlated, so the
+interval is optimistic about precision; it still says how many tokens were measured).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpcore.attack.mlm import MaskedLM
+from dpcore.audit.bounds import cp_lower, cp_upper
+from dpcore.validation import DPCoreError, check_finite_float, check_int
+
+__all__ = [
+    "MAX_SENTENCES",
+    "MAX_TOKENS_PER_SENTENCE",
+    "UNITS",
+    "MaskInferenceResult",
+    "attacker_strength",
+    "mask_token_inference",
+]
+
+#: Most sentences one call accepts (the dashboard and CLI pass samples, not whole corpora).
+MAX_SENTENCES = 5_000
+#: Most tokens of one sentence; longer lines should be split first.
+MAX_TOKENS_PER_SENTENCE = 256
+#: Comparison units (see the module docstring).
+UNITS = ("word", "wordpiece")
+#: Upper bound on ``batch_size`` (memory: batch × length × vocabulary logits for generic models).
+MAX_BATCH_SIZE = 4096
+
+
+@dataclass
+class MaskInferenceResult:
+    """Outcome of :func:`mask_token_inference` (SanText §5.3).
+
+    Attributes
+    ----------
+    defense_rate
+        Fraction of positions where the top-1 prediction differs from the original token.
+    ci_low, ci_high
+        Two-sided Clopper–Pearson bounds on the defense rate at ``confidence``.
+    n_tokens, n_defended, n_sentences
+        Positions attacked, positions defended, sentences.
+    n_kept
+        Positions whose sanitized token equals the original (the sanitizer kept it).
+    n_unrepresentable
+        Positions whose original token the model cannot output as one prediction.
+    defense_rate_representable
+        Defense rate over the other positions (NaN if there are none).
+    predictions
+        Top-1 prediction per position, per sentence (``None`` unless requested).
+    """
+
+    defense_rate: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    n_tokens: int
+    n_defended: int
+    n_sentences: int
+    n_kept: int
+    n_unrepresentable: int
+    defense_rate_representable: float
+    unit: str
+    model: str
+    batch_size: int
+    forward_passes: int
+    seconds: float
+    predictions: list[list[str]] | None = field(default=None, repr=False)
+    hits: list[list[bool]] | None = field(default=None, repr=False)
+
+    @property
+    def attack_success_rate(self) -> float:
+        """1 − defense rate: at ε → ∞ this is the attacker's top-1 accuracy."""
+        return 1.0 - self.defense_rate
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (predictions and per-position hits left out)."""
+        return {
+            "defense_rate": self.defense_rate,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "confidence": self.confidence,
+            "attack_success_rate": self.attack_success_rate,
+            "n_tokens": self.n_tokens,
+            "n_defended": self.n_defended,
+            "n_sentences": self.n_sentences,
+            "n_kept": self.n_kept,
+            "n_unrepresentable": self.n_unrepresentable,
+            "defense_rate_representable": self.defense_rate_representable,
+            "unit": self.unit,
+            "model": self.model,
+            "batch_size": self.batch_size,
+            "forward_passes": self.forward_passes,
+            "seconds": self.seconds,
+        }
+
+
+def _check_pairs(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list[tuple[list[str], list[str]]]:
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Sequence):
+        raise DPCoreError("pairs must be a list of (original tokens, sanitized tokens)")
+    if len(pairs) == 0:
+        raise DPCoreError("no sentences to attack: the input is empty")
+    if len(pairs) > MAX_SENTENCES:
+        raise DPCoreError(f"too many sentences: {len(pairs):,} (at most {MAX_SENTENCES:,} per call)")
+    out: list[tuple[list[str], list[str]]] = []
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise DPCoreError(f"sentence {i}: expected a pair (original tokens, sanitized tokens)")
+        orig, san = pair
+        if isinstance(orig, str) or isinstance(san, str):
+            raise DPCoreError(f"sentence {i}: give token lists, not strings (tokenize first)")
+        orig, san = [str(t) for t in orig], [str(t) for t in san]
+        if len(orig) != len(san):
+            raise DPCoreError(
+                f"sentence {i}: original has {len(orig)} tokens but sanitized has {len(san)}; "
+                "tokens must be aligned one to one"
+            )
+        if len(orig) > MAX_TOKENS_PER_SENTENCE:
+            raise DPCoreError(
+                f"sentence {i} has {len(orig)} tokens (at most {MAX_TOKENS_PER_SENTENCE}); split long lines"
+            )
+        if any(not t.strip() for t in orig) or any(not t.strip() for t in san):
+            raise DPCoreError(f"sentence {i}: tokens must be non-empty strings")
+        out.append((orig, san))
+    if sum(len(o) for o, _ in out) == 0:
+        raise DPCoreError("no tokens to attack: every sentence is empty")
+    return out
+
+
+def _word_piece_ids(tokenizer: Any, words: list[str]) -> list[list[int]]:
+    """WordPiece ids of each word (the word split as the tokenizer would split it alone)."""
+    enc = tokenizer(words, is_split_into_words=True, add_special_tokens=False)
+    groups: list[list[int]] = [[] for _ in words]
+    for tid, w in zip(enc["input_ids"], enc.word_ids(), strict=True):
+        if w is not None:
+            groups[w].append(int(tid))
+    return groups
+
+
+def _allowed_mask(tokenizer: Any, vocab_size: int, unit: str) -> np.ndarray:
+    """Which output ids the attacker may predict (word unit: word-initial pieces only)."""
+    allowed = np.ones(vocab_size, dtype=bool)
+    vocab = tokenizer.get_vocab()
+    for tok, i in vocab.items():
+        if i >= vocab_size:
+            continue
+        if (
+            i in tokenizer.all_special_ids
+            or (tok.startswith("[") and tok.endswith("]"))
+            or (unit == "word" and tok.startswith("##"))
+        ):
+            allowed[i] = False
+    return allowed
+
+
+def _normalise(tokenizer: Any, text: str) -> str:
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None and backend.normalizer is not None:
+        return str(backend.normalizer.normalize_str(text)).strip()
+    return text.strip()
+
+
+def _window(ids: list[int], centre: int, width: int) -> tuple[list[int], int]:
+    """At most ``width`` ids around ``centre``; returns the window and the centre's new index."""
+    if len(ids) <= width:
+        return ids, centre
+    start = min(max(0, centre - width // 2), len(ids) - width)
+    return ids[start : start + width], centre - start
+
+
+def _forward_top1(mlm: MaskedLM, variants: list[tuple[list[int], int]], allowed: Any) -> list[int]:
+    """Top-1 allowed id at the mask position of each variant, in one forward pass."""
+    import torch
+
+    model, tok = mlm.model, mlm.tokenizer
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    width = max(len(ids) for ids, _ in variants)
+    inp = torch.full((len(variants), width), pad, dtype=torch.long)
+    att = torch.zeros((len(variants), width), dtype=torch.long)
+    for r, (ids, _) in enumerate(variants):
+        inp[r, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+        att[r, : len(ids)] = 1
+    rows = torch.arange(len(variants))
+    cols = torch.tensor([p for _, p in variants], dtype=torch.long)
+    with torch.inference_mode():
+        if hasattr(model, "bert") and hasattr(model, "cls"):
+            hidden = model.bert(input_ids=inp, attention_mask=att).last_hidden_state
+            logits = model.cls(hidden[rows, cols])
+        else:
+            logits = model(input_ids=inp, attention_mask=att).logits[rows, cols]
+        logits = logits.float()
+        n = min(logits.shape[-1], allowed.shape[0])
+        logits = logits[:, :n].masked_fill(~allowed[:n], float("-inf"))
+        return [int(i) for i in logits.argmax(dim=-1)]
+
+
+def mask_token_inference(
+    pairs: Sequence[tuple[Sequence[str], Sequence[str]]],
+    mlm: MaskedLM,
+    *,
+    unit: str = "word",
+    batch_size: int = 256,
+    confidence: float = 0.95,
+    keep_predictions: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> MaskInferenceResult:
+    """Run the mask-token inference attack (SanText, Yue et al. 2021, §5.3).
+
+    Parameters
+    ----------
+    pairs
+        ``(original tokens, sanitized tokens)`` per sentence, aligned one to one.
+    mlm
+        The attacker (:func:`dpcore.attack.mlm.load_mlm`).
+    unit
+        ``"word"`` or ``"wordpiece"``; see the module docstring.
+    batch_size
+        Most masked variants per forward pass (1..4096). Results do not depend on it.
+    confidence
+        Level of the two-sided Clopper–Pearson interval (0.5..0.999999).
+    keep_predictions
+        Also return the top-1 prediction and hit/miss of every position.
+    progress
+        Called as ``progress(done_variants, total_variants)``.
+
+    Returns
+    -------
+    MaskInferenceResult
+
+    Raises
+    ------
+    DPCoreError
+        Empty input, more than :data:`MAX_SENTENCES` sentences, misaligned or over-long
+        sentences, an unknown unit or a bad batch size.
+    """
+    import torch
+
+    if unit not in UNITS:
+        raise DPCoreError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
+    bs = check_int(batch_size, name="batch_size", min_value=1, max_value=MAX_BATCH_SIZE)
+    conf = check_finite_float(confidence, name="confidence", min_value=0.5, max_value=0.999999)
+    data = _check_pairs(pairs)
+    t0 = time.monotonic()
+    tok = mlm.tokenizer
+    mask_id = int(tok.mask_token_id)
+    vocab_size = int(mlm.model.get_output_embeddings().weight.shape[0])
+    allowed_np = _allowed_mask(tok, vocab_size, unit)
+    allowed = torch.from_numpy(allowed_np)
+    cls_id = tok.cls_token_id if tok.cls_token_id is not None else tok.bos_token_id
+    sep_id = tok.sep_token_id if tok.sep_token_id is not None else tok.eos_token_id
+    prefix = [int(cls_id)] if cls_id is not None else []
+    suffix = [int(sep_id)] if sep_id is not None else []
+    inner = mlm.max_length - len(prefix) - len(suffix)
+
+    # Targets: the id the attacker must predict at each position (-1: unrepresentable).
+    variants: list[tuple[list[int], int]] = []
+    owners: list[tuple[int, int]] = []
+    targets: list[list[int]] = []
+    kept = 0
+    for s, (orig, san) in enumerate(data):
+        kept += sum(o == z for o, z in zip(orig, san, strict=True))
+        if unit == "word":
+            groups = _word_piece_ids(tok, san)
+            norm = [_normalise(tok, w) for w in orig]
+            tgt = []
+            for w in norm:
+                tid = tok.convert_tokens_to_ids(w)
+                ok = tid is not None and tid != tok.unk_token_id and 0 <= tid < vocab_size and allowed_np[tid]
+                tgt.append(int(tid) if ok else -1)
+        else:
+            groups = [[int(i)] for i in tok.convert_tokens_to_ids(san)]
+            tgt = []
+            for t in orig:
+                tid = tok.convert_tokens_to_ids(t)
+                ok = tid is not None and tid != tok.unk_token_id and 0 <= tid < vocab_size and allowed_np[tid]
+                tgt.append(int(tid) if ok else -1)
+        targets.append(tgt)
+        for j in range(len(san)):
+            ids: list[int] = []
+            for k, g in enumerate(groups):
+                if k == j:
+                    centre = len(ids)
+                    ids.append(mask_id)
+                else:
+                    ids.extend(g)
+            ids, centre = _window(ids, centre, inner)
+            variants.append((prefix + ids + suffix, centre + len(prefix)))
+            owners.append((s, j))
+
+    order = sorted(range(len(variants)), key=lambda v: len(variants[v][0]))
+    pred = np.empty(len(variants), dtype=np.int64)
+    passes = 0
+    for b in range(0, len(order), bs):
+        idx = order[b : b + bs]
+        pred[idx] = _forward_top1(mlm, [variants[v] for v in idx], allowed)
+        passes += 1
+        if progress is not None:
+            progress(min(b + bs, len(order)), len(order))
+
+    hits: list[list[bool]] = [[False] * len(t) for t in targets]
+    for v, (s, j) in enumerate(owners):
+        hits[s][j] = bool(targets[s][j] >= 0 and pred[v] == targets[s][j])
+    n = len(owners)
+    n_hit = sum(sum(h) for h in hits)
+    n_def = n - n_hit
+    n_unrep = sum(sum(t < 0 for t in tg) for tg in targets)
+    n_rep = n - n_unrep
+    alpha = (1.0 - conf) / 2.0
+    predictions = None
+    if keep_predictions:
+        predictions = [[""] * len(t) for t in targets]
+        for v, (s, j) in enumerate(owners):
+            predictions[s][j] = str(tok.convert_ids_to_tokens(int(pred[v])))
+    return MaskInferenceResult(
+        defense_rate=n_def / n,
+        ci_low=float(cp_lower(n_def, n, alpha)),
+        ci_high=float(cp_upper(n_def, n, alpha)),
+        confidence=conf,
+        n_tokens=n,
+        n_defended=n_def,
+        n_sentences=len(data),
+        n_kept=kept,
+        n_unrepresentable=n_unrep,
+        defense_rate_representable=(n_rep - n_hit) / n_rep if n_rep else float("nan"),
+        unit=unit,
+        model=mlm.name,
+        batch_size=bs,
+        forward_passes=passes,
+        seconds=round(time.monotonic() - t0, 3),
+        predictions=predictions,
+        hits=hits if keep_predictions else None,
+    )
+
+
+def attacker_strength(
+    sentences: Sequence[Sequence[str]],
+    mlm: MaskedLM,
+    *,
+    unit: str = "word",
+    batch_size: int = 256,
+    confidence: float = 0.95,
+) -> MaskInferenceResult:
+    """The attack on *unsanitized* sentences: the ε → ∞ end of the defense-rate curve.
+
+    Its ``attack_success_rate`` is the attacker's top-1 accuracy on clean text, i.e.
+    ``1 − defense_rate`` at ε → ∞ (SanText §5.3).
+    """
+    if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Sequence):
+        raise DPCoreError("sentences must be a list of token lists")
+    pairs = [(list(s), list(s)) for s in sentences]
+    return mask_token_inference(pairs, mlm, unit=unit, batch_size=batch_size, confidence=confidence)

@@ -1,0 +1,158 @@
+"""Loading a masked language model offline: the attacker of SanText's §5.3 attack.
+
+dpcore ships a fine-tuned MiniLM masked LM (``dpcore/attack/models/minilm-mlm``, fp16
+safetensors, trained by ``python -m dpcore train-attacker``; see its ``training_record.json``).
+Any other fill-mask model can be used instead: a local folder, or a hub name that is already in
+the local Hugging Face cache. Nothing is downloaded at run time (``HF_HUB_OFFLINE=1``,
+``local_files_only=True``).
+
+torch and transformers are imported inside functions only, never when dpcore is imported.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dpcore.validation import DPCoreError, check_int
+
+__all__ = [
+    "DEFAULT_MLM_DIR",
+    "MaskedLM",
+    "default_mlm_available",
+    "fill_mask",
+    "load_mlm",
+    "mlm_from_objects",
+]
+
+#: The shipped attacker (config, tokenizer files, fp16 model.safetensors, training_record.json).
+DEFAULT_MLM_DIR = Path(__file__).resolve().parent / "models" / "minilm-mlm"
+
+_HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+
+
+@dataclass
+class MaskedLM:
+    """A masked LM and its tokenizer, in eval mode on the CPU.
+
+    Attributes
+    ----------
+    name
+        What the user asked for (folder or hub name), recorded in results.
+    model
+        A ``transformers`` ``*ForMaskedLM`` model (float32, eval mode).
+    tokenizer
+        Its fast tokenizer.
+    training_record
+        The shipped model's ``training_record.json``, when present.
+    """
+
+    name: str
+    model: Any
+    tokenizer: Any
+    training_record: dict[str, Any] | None = None
+
+    @property
+    def max_length(self) -> int:
+        """Longest input the model accepts, special tokens included."""
+        n = getattr(self.model.config, "max_position_embeddings", 512) or 512
+        tok_max = getattr(self.tokenizer, "model_max_length", n) or n
+        return int(min(n, tok_max, 4096))
+
+
+def default_mlm_available() -> bool:
+    """True if the shipped attacker's weights are present."""
+    return (DEFAULT_MLM_DIR / "model.safetensors").is_file() and (DEFAULT_MLM_DIR / "config.json").is_file()
+
+
+def mlm_from_objects(model: Any, tokenizer: Any, *, name: str = "custom") -> MaskedLM:
+    """Wrap an already constructed model and tokenizer (used by tests and notebooks)."""
+    if getattr(tokenizer, "mask_token_id", None) is None:
+        raise DPCoreError(f"model {name!r} has no mask token: it is not a fill-mask model")
+    model.eval()
+    return MaskedLM(name=name, model=model, tokenizer=tokenizer)
+
+
+@functools.lru_cache(maxsize=2)
+def _load_cached(name: str) -> MaskedLM:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    looks_like_path = os.path.isdir(name) or not _HUB_NAME.fullmatch(name)
+    if looks_like_path and not os.path.isdir(name):
+        raise DPCoreError(f"no model folder at {name!r}")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name, local_files_only=True)
+        model = AutoModelForMaskedLM.from_pretrained(name, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        if looks_like_path:
+            raise DPCoreError(f"cannot load a fill-mask model from {name!r}: {exc}") from None
+        raise DPCoreError(
+            f"model {name!r} is neither a folder nor in the local Hugging Face cache; dpcore never "
+            "downloads at run time: fetch it once (e.g. `hf download NAME`) or pass a folder"
+        ) from None
+    model = model.float().eval()
+    record = None
+    rec_path = os.path.join(name, "training_record.json")
+    if os.path.isfile(rec_path):
+        with open(rec_path, encoding="utf-8") as fh:
+            record = json.load(fh)
+    mlm = mlm_from_objects(model, tokenizer, name=name)
+    mlm.training_record = record
+    return mlm
+
+
+def load_mlm(name_or_path: str | os.PathLike[str] | None = None) -> MaskedLM:
+    """Load a fill-mask model offline (cached: the same name returns the same object).
+
+    Parameters
+    ----------
+    name_or_path
+        A folder, or a hub name already in the local Hugging Face cache. Default: the shipped
+        attacker :data:`DEFAULT_MLM_DIR`.
+
+    Raises
+    ------
+    DPCoreError
+        If the folder does not exist, the name is not cached locally, or the model has no mask
+        token.
+    """
+    if name_or_path is None:
+        if not default_mlm_available():
+            raise DPCoreError(
+                f"the shipped attacker is missing from {DEFAULT_MLM_DIR}; rebuild it with "
+                "`python -m dpcore train-attacker` or pass --mlm NAME_OR_PATH"
+            )
+        name = str(DEFAULT_MLM_DIR)
+    else:
+        name = str(name_or_path).strip()
+        if not name:
+            raise DPCoreError("the masked-LM name or path is empty")
+    return _load_cached(name)
+
+
+def fill_mask(mlm: MaskedLM, text: str, *, top_k: int = 5) -> list[tuple[str, float]]:
+    """Top-k tokens (with probabilities) for the first mask token in ``text``.
+
+    ``text`` contains the model's mask token, e.g. ``"i went to the [MASK] to buy some milk ."``.
+    """
+    import torch
+
+    k = check_int(top_k, name="top_k", min_value=1, max_value=1000)
+    tok = mlm.tokenizer
+    if tok.mask_token not in text:
+        raise DPCoreError(f"text must contain the mask token {tok.mask_token!r}")
+    enc = tok(text, return_tensors="pt", truncation=True, max_length=mlm.max_length)
+    pos = int((enc["input_ids"][0] == tok.mask_token_id).nonzero()[0, 0])
+    with torch.inference_mode():
+        logits = mlm.model(**enc).logits[0, pos]
+    probs = torch.softmax(logits.float(), dim=-1)
+    top = probs.topk(k)
+    return [
+        (tok.convert_ids_to_tokens(int(i)), float(p)) for p, i in zip(top.values, top.indices, strict=True)
+    ]

