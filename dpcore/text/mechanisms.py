@@ -36,6 +36,7 @@ from scipy.special import logsumexp
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import (
     DEFAULT_MAX_ELEMENTS,
+    Candidates,
     first_exceeding,
     iter_chunks,
     log_weight_rows,
@@ -148,6 +149,15 @@ class ExponentialTokenMechanism(TextMechanism):
     _replace_prob: np.ndarray  # q_x per id of V
     _em_epsilon: float
 
+    @property
+    def _cand(self) -> Candidates:
+        """C prepared once (vectors, norms, column lookup); rebuilt if ``_candidates`` changes."""
+        c = getattr(self, "_cand_cache", None)
+        if c is None or c.ids is not self._candidates:
+            c = Candidates.build(self.vocab.vectors, self.vocab.sq_norms, self._candidates)
+            self._cand_cache = c
+        return c
+
     # --- sampling --------------------------------------------------------------------------
     def sample_ids(
         self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = DEFAULT_MAX_ELEMENTS
@@ -178,7 +188,7 @@ class ExponentialTokenMechanism(TextMechanism):
         res = np.empty(len(x), dtype=np.int64)
         vec, sq = self.vocab.vectors, self.vocab.sq_norms
         for sl in iter_chunks(len(uniq), len(cand), max_elements):
-            w = log_weight_rows(vec, sq, uniq[sl], cand, self._em_epsilon)
+            w = log_weight_rows(vec, sq, uniq[sl], self._cand, self._em_epsilon)
             w -= w.max(axis=1, keepdims=True)  # max-shift: largest weight is exactly 1
             np.exp(w, out=w)
             np.cumsum(w, axis=1, out=w)
@@ -199,7 +209,9 @@ class ExponentialTokenMechanism(TextMechanism):
         uniq, inv = np.unique(x, return_inverse=True)
         out = np.empty(len(uniq))
         for sl in iter_chunks(len(uniq), len(cand), max_elements):
-            w = log_weight_rows(self.vocab.vectors, self.vocab.sq_norms, uniq[sl], cand, self._em_epsilon)
+            w = log_weight_rows(
+                self.vocab.vectors, self.vocab.sq_norms, uniq[sl], self._cand, self._em_epsilon
+            )
             out[sl] = logsumexp(w, axis=1)
         return out[inv]
 
@@ -244,7 +256,9 @@ class ExponentialTokenMechanism(TextMechanism):
             if self._em_epsilon == 0.0:
                 em = np.full((len(xs), len(cand)), -math.log(len(cand)))
             else:
-                em = log_weight_rows(self.vocab.vectors, self.vocab.sq_norms, xs, cand, self._em_epsilon)
+                em = log_weight_rows(
+                    self.vocab.vectors, self.vocab.sq_norms, xs, self._cand, self._em_epsilon
+                )
                 em -= logsumexp(em, axis=1, keepdims=True)
             rows = np.full((len(xs), n_v), -np.inf)
             rows[:, cand] = em + log_q_all[xs][:, None]

@@ -22,11 +22,13 @@ chunk size.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = [
     "DEFAULT_MAX_ELEMENTS",
+    "Candidates",
     "distances",
     "first_exceeding",
     "iter_chunks",
@@ -38,43 +40,60 @@ DEFAULT_MAX_ELEMENTS = 1 << 22
 
 
 def distances(
-    vectors: np.ndarray,
-    sq_norms: np.ndarray,
-    rows: np.ndarray,
-    cols: np.ndarray,
+    row_vecs: np.ndarray,
+    row_sq: np.ndarray,
+    cand_vecs: np.ndarray,
+    cand_sq: np.ndarray,
+    diag_col: np.ndarray,
 ) -> np.ndarray:
-    """Euclidean distances d(x, y) = ‖φ(x) − φ(y)‖₂ between ``rows`` and ``cols`` (ids), float64.
+    """Euclidean distances d(x, y) = ‖φ(x) − φ(y)‖₂ between rows and candidates, float64.
 
-    Uses ‖a‖² + ‖b‖² − 2a·b (one matrix product), clipped at 0; entries where the row id equals
-    the column id are set to exactly 0 (the diagonal of eq. 1).
+    Uses ‖a‖² + ‖b‖² − 2a·b (one matrix product), clipped at 0. ``diag_col[i]`` is the column of
+    row i's own word among the candidates (−1 if absent); that entry is set to exactly 0 (the
+    diagonal of eq. 1, so Pr[M(x)=x] carries the largest weight exactly).
     """
-    a = vectors[rows]
-    b = vectors[cols]
-    d = a @ b.T
+    d = row_vecs @ cand_vecs.T
     d *= -2.0
-    d += sq_norms[rows][:, None]
-    d += sq_norms[cols][None, :]
+    d += row_sq[:, None]
+    d += cand_sq[None, :]
     np.maximum(d, 0.0, out=d)
     np.sqrt(d, out=d)
-    # exact zeros on the diagonal (x = y): locate each row id among the sorted column ids
-    order = np.argsort(cols, kind="stable")
-    pos = np.searchsorted(cols[order], rows)
-    pos = np.minimum(pos, len(cols) - 1)
-    hit = cols[order][pos] == rows
-    if hit.any():
-        d[np.flatnonzero(hit), order[pos[hit]]] = 0.0
+    hit = np.flatnonzero(diag_col >= 0)
+    if hit.size:
+        d[hit, diag_col[hit]] = 0.0
     return d
+
+
+@dataclass(frozen=True, eq=False)
+class Candidates:
+    """The output set C of an exponential mechanism, prepared once: ids, vectors, squared norms
+    and, for every word of V, its column in C (−1 if absent)."""
+
+    ids: np.ndarray
+    vecs: np.ndarray
+    sq: np.ndarray
+    column_of: np.ndarray
+
+    @classmethod
+    def build(cls, vectors: np.ndarray, sq_norms: np.ndarray, ids: np.ndarray) -> Candidates:
+        ids = np.asarray(ids, dtype=np.int64)
+        full = ids.size == vectors.shape[0] and np.array_equal(ids, np.arange(ids.size))
+        vecs = vectors if full else vectors[ids]  # no copy when C = V
+        sq = sq_norms if full else sq_norms[ids]
+        column_of = np.full(vectors.shape[0], -1, dtype=np.int64)
+        column_of[ids] = np.arange(ids.size)
+        return cls(ids, vecs, sq, column_of)
 
 
 def log_weight_rows(
     vectors: np.ndarray,
     sq_norms: np.ndarray,
     rows: np.ndarray,
-    cols: np.ndarray,
+    cand: Candidates,
     epsilon: float,
 ) -> np.ndarray:
-    """Unnormalised log-weights ``−½·ε·d(x, y)`` of eq. (1) for ``rows`` × ``cols`` (float64)."""
-    d = distances(vectors, sq_norms, rows, cols)
+    """Unnormalised log-weights ``−½·ε·d(x, y)`` of eq. (1) for ``rows`` (ids) × C (float64)."""
+    d = distances(vectors[rows], sq_norms[rows], cand.vecs, cand.sq, cand.column_of[rows])
     d *= -0.5 * epsilon
     return d
 
