@@ -24,12 +24,15 @@ from dpcore.viz.sanitize_figure import sanitize_figure
 from pages._shared import (
     choice_param,
     download_buttons,
+    ensure_navigation,
     float_param,
     init_query_state,
     int_param,
     show_errors,
     sync_query_params,
 )
+
+ensure_navigation()
 
 # ---- work caps for a shared server ----------------------------------------------------------
 VOCAB_SIZES = [2_000, 5_000, 10_000, 15_000]

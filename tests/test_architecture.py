@@ -62,3 +62,16 @@ def test_cli_starts_without_heavy_imports() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""
+
+
+def test_every_page_is_listed_and_guards_navigation() -> None:
+    """Each page calls ensure_navigation() (Streamlit's legacy pages/ mode) and is in PAGES."""
+    from pages._shared import PAGES
+
+    listed = {p.path for p in PAGES}
+    for path in sorted((ROOT / "pages").glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        rel = f"pages/{path.name}"
+        assert rel in listed, f"{rel} is not in pages._shared.PAGES"
+        assert "ensure_navigation()" in path.read_text(encoding="utf-8"), rel
