@@ -344,3 +344,44 @@ def test_train_attacker_cli_rejects_bad_arguments(args, message, capsys) -> None
 
     assert main(["train-attacker", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_mask_attack_cli_rejects_misaligned_or_empty_input(tmp_path, capsys) -> None:
+    from dpcore.cli import main
+
+    orig = tmp_path / "o.txt"
+    orig.write_text("the cat sat on the mat .\na dog ran\n", encoding="utf-8")
+    san = tmp_path / "s.txt"
+    san.write_text("the dog sat on a mat .\na dog\n", encoding="utf-8")
+    assert main(["mask-attack", "--input", str(orig), "--sanitized", str(san)]) == 2
+    assert "line 2: 3 original tokens but 2 sanitized tokens" in capsys.readouterr().err
+    san.write_text("the dog sat on a mat .\n", encoding="utf-8")
+    assert main(["mask-attack", "--input", str(orig), "--sanitized", str(san)]) == 2
+    assert "must align" in capsys.readouterr().err
+    blank = tmp_path / "b.txt"
+    blank.write_text("\n\n", encoding="utf-8")
+    assert main(["mask-attack", "--input", str(blank)]) == 2
+    assert "empty" in capsys.readouterr().err
+    assert main(["mask-attack", "--input", str(orig), "--max-sentences", "5001"]) == 2
+    assert "max-sentences" in capsys.readouterr().err
+    assert main(["mask-attack", "--input", str(orig), "--mlm", str(tmp_path / "nope")]) == 2
+    assert "no model folder" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not default_mlm_available(), reason="shipped attacker weights are absent")
+def test_mask_attack_cli_json_with_the_shipped_model(tmp_path, capsys) -> None:
+    import json
+
+    from dpcore.cli import main
+
+    orig = tmp_path / "o.txt"
+    orig.write_text("i went to the store to buy some milk .\n", encoding="utf-8")
+    san = tmp_path / "s.txt"
+    san.write_text("you flew into a forest so sell any wine !\n", encoding="utf-8")
+    assert main(["mask-attack", "--input", str(orig), "--json"]) == 0
+    clean = json.loads(capsys.readouterr().out)
+    assert main(["mask-attack", "--input", str(orig), "--sanitized", str(san), "--json"]) == 0
+    dirty = json.loads(capsys.readouterr().out)
+    assert clean["n_tokens"] == dirty["n_tokens"] == 10
+    assert dirty["n_kept"] == 0 and clean["n_kept"] == 10
+    assert dirty["defense_rate"] > clean["defense_rate"]  # every word replaced: little to recover

@@ -290,7 +290,7 @@ def mask_token_inference(
     t0 = time.monotonic()
     tok = mlm.tokenizer
     mask_id = int(tok.mask_token_id)
-    vocab_size = int(mlm.model.get_output_embeddings().weight.shape[0])
+    vocab_size = int(mlm.model.config.vocab_size)
     allowed_np = _allowed_mask(tok, vocab_size, unit)
     allowed = torch.from_numpy(allowed_np)
     cls_id = tok.cls_token_id if tok.cls_token_id is not None else tok.bos_token_id

@@ -86,6 +86,11 @@ def _load_cached(name: str) -> MaskedLM:
     looks_like_path = os.path.isdir(name) or not _HUB_NAME.fullmatch(name)
     if looks_like_path and not os.path.isdir(name):
         raise DPCoreError(f"no model folder at {name!r}")
+    from transformers.utils import logging as hf_logging
+
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()  # no load reports or progress bars on the user's terminal
+    hf_logging.disable_progress_bar()
     try:
         tokenizer = AutoTokenizer.from_pretrained(name, local_files_only=True)
         model = AutoModelForMaskedLM.from_pretrained(name, local_files_only=True)
@@ -96,6 +101,10 @@ def _load_cached(name: str) -> MaskedLM:
             f"model {name!r} is neither a folder nor in the local Hugging Face cache; dpcore never "
             "downloads at run time: fetch it once (e.g. `hf download NAME`) or pass a folder"
         ) from None
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
     model = model.float().eval()
     record = None
     rec_path = os.path.join(name, "training_record.json")

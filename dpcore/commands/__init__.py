@@ -12,6 +12,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "adept_sim",
     "accounting",
     "train_attacker",
+    "mask_attack",
     "sanitize",
     "text_metrics",
 )
