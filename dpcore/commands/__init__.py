@@ -15,4 +15,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mask_attack",
     "sanitize",
     "text_metrics",
+    "attack",
+    "utility",
 )

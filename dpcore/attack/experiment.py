@@ -1,0 +1,283 @@
+"""Attack experiments over ε: sanitize sentences, run the attacks, report defense rates.
+
+Used by ``python -m dpcore attack``, the "Attack & utility" page and
+``bench/attack_utility_sweep.py``.
+
+Attacks
+-------
+``mlm``
+    The paper's mask-token inference (Yue et al. 2021, §5.3), word unit
+    (:func:`dpcore.attack.mask_inference.mask_token_inference`).
+``bayes-unigram``
+    The mechanism-aware attack with a unigram prior (:func:`dpcore.attack.bayes.bayes_attack`);
+    needs no model and no torch.
+``bayes-mlm``
+    The mechanism-aware attack with the masked LM's contextual prior
+    (:func:`dpcore.attack.bayes.mlm_bayes_attack`). When it runs, the ``mlm`` numbers come from
+    the same forward passes (identical predictions; tested).
+
+Positions scored: those whose original token is in V (see :mod:`dpcore.attack.bayes`).
+
+The ε → ∞ reference (``attacker_top1_unsanitized``)
+---------------------------------------------------
+The attackers are also run on the text the pipeline releases at ε = ∞: every in-vocabulary
+token kept, out-of-vocabulary tokens ``[UNK]`` as at any ε. The defense rate at ε → ∞ is then
+exactly 1 − this top-1. For the Bayesian attacks it is 1 (the channel is the identity: the
+attacker reads the word); their ``prior_top1_unsanitized`` is the prior alone, the ε → 0 end.
+
+Seeds
+-----
+Sentences are drawn with ``cell_seed_sequence(seed, "sentences")`` and each ε is sanitized with
+``cell_seed_sequence(seed, "attack", mechanism, ε)``, so one ε of a sweep reproduces alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dpcore.attack.bayes import (
+    bayes_attack,
+    defense_counts,
+    mlm_bayes_attack,
+    prepare_channels,
+    unigram_log_prior,
+)
+from dpcore.attack.datasets import LabelledData
+from dpcore.rng import cell_seed_sequence, resolve_seed
+from dpcore.text.mechanisms import TextMechanism
+from dpcore.text.sanitize import OOV_TOKEN, sanitize_lines
+from dpcore.validation import DPCoreError, check_finite_float, check_int
+
+__all__ = [
+    "ATTACKS",
+    "MAX_ATTACK_SENTENCES",
+    "MAX_ATTACK_TOKENS",
+    "attack_sweep",
+    "sample_attack_sentences",
+]
+
+ATTACKS = ("mlm", "bayes-unigram", "bayes-mlm")
+#: Most sentences one attack run accepts.
+MAX_ATTACK_SENTENCES = 5_000
+#: Longer sentences are cut to their first tokens (the attacked positions, not the text).
+MAX_ATTACK_TOKENS = 128
+
+Progress = Callable[[int, int], None] | None
+
+
+def sample_attack_sentences(data: LabelledData | Sequence[str], n: int, *, seed: int) -> list[str]:
+    """``n`` distinct sentences drawn uniformly (``cell_seed_sequence(seed, "sentences")``)."""
+    texts = data.texts if isinstance(data, LabelledData) else tuple(data)
+    n = check_int(n, name="sentences", min_value=1, max_value=min(MAX_ATTACK_SENTENCES, max(1, len(texts))))
+    rng = np.random.default_rng(cell_seed_sequence(seed, "sentences"))
+    idx = np.sort(rng.choice(len(texts), size=n, replace=False))
+    return [texts[i] for i in idx]
+
+
+def _pairs(
+    mech: TextMechanism, sentences: list[str], rng: np.random.Generator | None
+) -> tuple[list[tuple[list[str], list[str]]], list[np.ndarray]]:
+    """Aligned (original, released) token lists and the scored mask (original in V).
+
+    ``rng=None`` gives the ε = ∞ release: in-V tokens kept, OOV tokens ``[UNK]``.
+    """
+    if rng is None:
+        from dpcore.text.embeddings import load_embedding
+
+        tok = load_embedding(mech.vocab.embedding).tokenizer
+        orig = [tok.tokenize(s)[:MAX_ATTACK_TOKENS] for s in sentences]
+        rel = [[t if i >= 0 else OOV_TOKEN for t, i in zip(o, mech.vocab.ids(o), strict=True)] for o in orig]
+    else:
+        res = sanitize_lines(sentences, mech, seed=rng, oov="mask")
+        orig = [o[:MAX_ATTACK_TOKENS] for o in res.original_tokens]
+        rel = [s[:MAX_ATTACK_TOKENS] for s in res.sanitized_tokens]
+    pairs, scored = [], []
+    for o, s in zip(orig, rel, strict=True):
+        if o:
+            pairs.append((o, s))
+            scored.append(mech.vocab.ids(o) >= 0)
+    if not pairs:
+        raise DPCoreError("every sentence is empty after tokenization")
+    return pairs, scored
+
+
+def _flat_ids(
+    mech: TextMechanism, pairs: list[tuple[list[str], list[str]]], scored: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    x = np.concatenate([mech.vocab.ids(o)[m] for (o, _), m in zip(pairs, scored, strict=True)])
+    y = np.concatenate([mech.vocab.ids(s)[m] for (_, s), m in zip(pairs, scored, strict=True)])
+    return x, y
+
+
+def _mlm_hits(
+    pairs: list[tuple[list[str], list[str]]],
+    scored: list[np.ndarray],
+    mlm: Any,
+    batch_size: int,
+    progress: Progress,
+) -> np.ndarray:
+    from dpcore.attack.mask_inference import mask_token_inference
+
+    res = mask_token_inference(
+        pairs, mlm, unit="word", batch_size=batch_size, keep_predictions=True, progress=progress
+    )
+    assert res.hits is not None
+    return np.concatenate([np.asarray(h, dtype=bool)[m] for h, m in zip(res.hits, scored, strict=True)])
+
+
+def attack_sweep(
+    sentences: Sequence[str],
+    make_mechanism: Callable[[float], TextMechanism],
+    epsilons: Sequence[float],
+    *,
+    attacks: Sequence[str] = ("bayes-unigram",),
+    mlm: Any = None,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    batch_size: int = 64,
+    progress: Progress = None,
+) -> dict[str, Any]:
+    """Defense rates of the chosen attacks at each ε (module docstring).
+
+    Parameters
+    ----------
+    sentences
+        The private sentences (raw text, one per item).
+    make_mechanism
+        ε ↦ the sanitizer.
+    epsilons
+        ε values.
+    attacks
+        Any of :data:`ATTACKS`.
+    mlm
+        A :class:`dpcore.attack.mlm.MaskedLM`; required for ``mlm`` and ``bayes-mlm``.
+    seed
+        Sanitization seed (recorded; None draws a fresh one).
+    progress
+        ``progress(done, total)`` over the attack runs (one per ε and attack group, plus the
+        ε = ∞ reference).
+
+    Returns
+    -------
+    dict
+        ``{"parameters", "rows": [one per (ε, attack)], "unsanitized": {attack: {...}}}``.
+    """
+    t0 = time.monotonic()
+    atk = list(dict.fromkeys(attacks))
+    bad = [a for a in atk if a not in ATTACKS]
+    if not atk or bad:
+        raise DPCoreError(f"attacks must be among {', '.join(ATTACKS)}; got {', '.join(bad) or 'none'}")
+    uses_mlm = any(a in {"mlm", "bayes-mlm"} for a in atk)
+    if uses_mlm and mlm is None:
+        raise DPCoreError("the mlm and bayes-mlm attacks need a masked LM")
+    conf = check_finite_float(confidence, name="confidence", min_value=0.5, max_value=0.999999)
+    sents = [str(s) for s in sentences]
+    if not sents:
+        raise DPCoreError("no sentences to attack")
+    if len(sents) > MAX_ATTACK_SENTENCES:
+        raise DPCoreError(f"too many sentences: {len(sents):,} (at most {MAX_ATTACK_SENTENCES:,})")
+    eps_list = [float(e) for e in epsilons]
+    if not eps_list:
+        raise DPCoreError("give at least one ε")
+    s = resolve_seed(seed)
+    groups = int("bayes-unigram" in atk) + int(uses_mlm)
+    total, done = (len(eps_list) + 1) * groups, 0
+
+    def tick() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    mech_ref = make_mechanism(eps_list[0])
+    if any(a.startswith("bayes") for a in atk):
+        prepare_channels([make_mechanism(e) for e in eps_list])  # one distance pass for all ε
+    log_u = unigram_log_prior(mech_ref.vocab)
+
+    # ε = ∞ reference.
+    pairs, scored = _pairs(mech_ref, sents, None)
+    x, y = _flat_ids(mech_ref, pairs, scored)
+    unsanitized: dict[str, dict[str, Any]] = {}
+    if "bayes-unigram" in atk:
+        prior_top1 = float(np.mean(x == np.argmax(log_u)))
+        unsanitized["bayes-unigram"] = {
+            "attacker_top1_unsanitized": float(np.mean(x == y)),
+            "prior_top1": prior_top1,
+        }
+        tick()
+    if uses_mlm:
+        if "bayes-mlm" in atk:
+            out = mlm_bayes_attack(
+                pairs, scored, mech_ref, mlm, log_unigram=log_u, batch_size=batch_size, use_channel=False
+            )
+            mlm_hit, prior_hit = out.mlm_hit, out.prior_hit
+            unsanitized["bayes-mlm"] = {
+                "attacker_top1_unsanitized": float(np.mean(x == y)),
+                "prior_top1": float(np.mean(prior_hit)),
+            }
+        else:
+            mlm_hit = _mlm_hits(pairs, scored, mlm, batch_size, None)
+        if "mlm" in atk:
+            unsanitized["mlm"] = {"attacker_top1_unsanitized": float(np.mean(mlm_hit))}
+        tick()
+    n_sentences, n_scored = len(pairs), int(x.size)
+
+    rows: list[dict[str, Any]] = []
+    mech_params: dict[str, Any] = {}
+    for eps in eps_list:
+        mech = make_mechanism(eps)
+        mech_params = mech.params()
+        rng = np.random.default_rng(cell_seed_sequence(s, "attack", mech.name, eps))
+        pairs, scored = _pairs(mech, sents, rng)
+        x, y = _flat_ids(mech, pairs, scored)
+        found: dict[str, Any] = {}
+        if "bayes-unigram" in atk:
+            found["bayes-unigram"] = bayes_attack(mech, x, y, log_prior=log_u, confidence=conf)
+            tick()
+        if uses_mlm:
+            if "bayes-mlm" in atk:
+                out = mlm_bayes_attack(pairs, scored, mech, mlm, log_unigram=log_u, batch_size=batch_size)
+                found["bayes-mlm"] = defense_counts(
+                    "bayes-mlm", out.bayes_hit, out.kept, confidence=conf, seconds=out.seconds
+                )
+                found["bayes-mlm"].prior_top1 = float(np.mean(out.prior_hit))
+                if "mlm" in atk:
+                    found["mlm"] = defense_counts(
+                        "mlm", out.mlm_hit, out.kept, confidence=conf, seconds=out.seconds
+                    )
+            else:
+                t1 = time.monotonic()
+                hits = _mlm_hits(pairs, scored, mlm, batch_size, None)
+                found["mlm"] = defense_counts(
+                    "mlm", hits, x == y, confidence=conf, seconds=time.monotonic() - t1
+                )
+            tick()
+        for a in atk:
+            r = found[a]
+            row = {"epsilon": eps, **r.to_dict(), **unsanitized[a]}
+            if a == "bayes-mlm":
+                row["prior_top1_sanitized"] = r.prior_top1
+                row["prior_top1"] = unsanitized[a]["prior_top1"]
+            rows.append(row)
+    params = {
+        **{k: v for k, v in mech_params.items() if k not in {"epsilon", "privacy"}},
+        "epsilons": eps_list,
+        "attacks": atk,
+        "mlm": getattr(mlm, "name", None) if uses_mlm else None,
+        "unit": "word",
+        "sentences": n_sentences,
+        "scored_positions_per_run": n_scored,
+        "sentences_digest": hashlib.sha256("\n".join(sents).encode("utf-8")).hexdigest()[:16],
+        "seed": s,
+        "seed_streams": "cell_seed_sequence(seed, 'attack', mechanism, ε)",
+        "confidence": conf,
+        "oov_policy": "mask",
+        "prior": "wordfreq unigram over V (+ smallest positive frequency)",
+        "seconds": round(time.monotonic() - t0, 3),
+    }
+    return {"parameters": params, "rows": rows, "unsanitized": unsanitized}
