@@ -1,0 +1,147 @@
+"""Privacy–utility figures: defense rate against accuracy (Yue et al. 2021, Fig. 4) and both
+against ε.
+
+Inputs are tidy tables:
+
+- attack rows: ``mechanism``, ``attack``, ``epsilon``, ``defense_rate``, ``ci_low``, ``ci_high``
+  and ``attacker_top1_unsanitized`` (from :func:`dpcore.attack.experiment.attack_sweep`);
+- utility rows: ``mechanism``, ``epsilon``, ``accuracy``, ``ci_low``, ``ci_high`` (from
+  :func:`dpcore.attack.utility.utility_sweep`), and the baselines ``accuracy_unsanitized`` and
+  ``accuracy_random``.
+
+In the trade-off figure each (mechanism, attack) is one curve of points labelled by ε, and its
+ε = ∞ end (unsanitized accuracy, 1 − the attacker's top-1 on unsanitized text) is drawn as a
+hollow marker labelled ∞, as in Fig. 4.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+__all__ = ["ATTACK_LABELS", "epsilon_figure", "tradeoff_figure"]
+
+ATTACK_LABELS = {
+    "mlm": "masked-LM attack (§5.3)",
+    "bayes-unigram": "Bayesian, unigram prior",
+    "bayes-mlm": "Bayesian, MLM prior",
+}
+_PALETTE = ("#3b6ea5", "#c0504d", "#4e9a59", "#8064a2", "#d68a1a", "#2f9fa8")
+_DASH = {"santext": "solid", "santext+": "dash", "random": "dot", "feyisetan": "dashdot"}
+
+
+def _color(i: int) -> str:
+    return _PALETTE[i % len(_PALETTE)]
+
+
+def tradeoff_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[str, Any]) -> go.Figure:
+    """Defense rate (y) against accuracy (x), points labelled by ε (Fig. 4 of the paper).
+
+    Parameters
+    ----------
+    attack, utility
+        Tidy rows (module docstring).
+    baselines
+        ``accuracy_unsanitized`` (for the ε = ∞ points) and ``accuracy_random``.
+    """
+    fig = go.Figure()
+    merged = attack.merge(
+        utility[["mechanism", "epsilon", "accuracy"]], on=["mechanism", "epsilon"], how="inner"
+    )
+    keys = list(dict.fromkeys(zip(merged["mechanism"], merged["attack"], strict=True)))
+    attacks = list(dict.fromkeys(merged["attack"]))
+    acc_inf = baselines.get("accuracy_unsanitized")
+    for mech, atk in keys:
+        g = merged[(merged["mechanism"] == mech) & (merged["attack"] == atk)].sort_values("epsilon")
+        color = _color(attacks.index(atk))
+        name = f"{mech} · {ATTACK_LABELS.get(atk, atk)}"
+        fig.add_trace(
+            go.Scatter(
+                x=g["accuracy"], y=g["defense_rate"], mode="lines+markers+text", name=name,
+                text=[f"ε={e:g}" for e in g["epsilon"]], textposition="top right",
+                line={"color": color, "dash": _DASH.get(mech, "solid")}, legendgroup=name,
+                error_y={"type": "data", "symmetric": False,
+                         "array": g["ci_high"] - g["defense_rate"],
+                         "arrayminus": g["defense_rate"] - g["ci_low"], "thickness": 1},
+            )
+        )  # fmt: skip
+        if acc_inf is not None and "attacker_top1_unsanitized" in g and len(g):
+            top1 = float(g["attacker_top1_unsanitized"].iloc[0])
+            fig.add_trace(
+                go.Scatter(
+                    x=[acc_inf], y=[1.0 - top1], mode="markers+text", text=["ε=∞"],
+                    textposition="bottom left", marker={"color": color, "symbol": "circle-open", "size": 11},
+                    name=f"{name} · unsanitized", legendgroup=name, showlegend=False,
+                )
+            )  # fmt: skip
+    if baselines.get("accuracy_random") is not None:
+        fig.add_vline(
+            x=baselines["accuracy_random"],
+            line={"color": "#999", "dash": "dot"},
+            annotation_text="random replacement",
+            annotation_position="bottom right",
+        )
+    fig.update_layout(
+        xaxis={"title": "accuracy on sanitized test text"},
+        yaxis={"title": "defense rate (1 − attacker top-1)", "range": [-0.02, 1.05]},
+        legend={"orientation": "h", "y": -0.22},
+        margin={"t": 30},
+        height=500,
+    )
+    return fig
+
+
+def epsilon_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[str, Any]) -> go.Figure:
+    """Defense rate (top) and accuracy (bottom) against ε, with Clopper–Pearson error bars.
+
+    The unsanitized and random-replacement accuracies are horizontal lines.
+    """
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
+    attacks = list(dict.fromkeys(attack["attack"])) if len(attack) else []
+    for (mech, atk), g in attack.groupby(["mechanism", "attack"], sort=False):
+        g = g.sort_values("epsilon")
+        fig.add_trace(
+            go.Scatter(
+                x=g["epsilon"], y=g["defense_rate"], mode="lines+markers",
+                name=f"defense · {mech} · {ATTACK_LABELS.get(atk, atk)}",
+                line={"color": _color(attacks.index(atk)), "dash": _DASH.get(mech, "solid")},
+                error_y={"type": "data", "symmetric": False,
+                         "array": g["ci_high"] - g["defense_rate"],
+                         "arrayminus": g["defense_rate"] - g["ci_low"], "thickness": 1},
+            ),
+            row=1, col=1,
+        )  # fmt: skip
+    for i, (mech, g) in enumerate(utility.groupby("mechanism", sort=False)):
+        g = g.sort_values("epsilon")
+        fig.add_trace(
+            go.Scatter(
+                x=g["epsilon"], y=g["accuracy"], mode="lines+markers", name=f"accuracy · {mech}",
+                line={"color": "#333", "dash": _DASH.get(str(mech), "solid")},
+                marker={"symbol": "square"}, legendgroup=f"acc{i}",
+                error_y={"type": "data", "symmetric": False, "array": g["ci_high"] - g["accuracy"],
+                         "arrayminus": g["accuracy"] - g["ci_low"], "thickness": 1},
+            ),
+            row=2, col=1,
+        )  # fmt: skip
+    for key, label, dash in (
+        ("accuracy_unsanitized", "unsanitized", "dash"),
+        ("accuracy_random", "random replacement", "dot"),
+    ):
+        if baselines.get(key) is not None:
+            fig.add_hline(
+                y=baselines[key],
+                line={"color": "#999", "dash": dash},
+                annotation_text=label,
+                annotation_position="top left",
+                row=2,
+                col=1,
+            )
+    fig.update_xaxes(title_text="ε", type="log", row=2, col=1)
+    fig.update_xaxes(type="log", row=1, col=1)
+    fig.update_yaxes(title_text="defense rate", range=[-0.02, 1.05], row=1, col=1)
+    fig.update_yaxes(title_text="accuracy", row=2, col=1)
+    fig.update_layout(legend={"orientation": "h", "y": -0.15}, margin={"t": 30}, height=640)
+    return fig

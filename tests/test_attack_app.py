@@ -1,0 +1,90 @@
+"""AppTest: the "Attack & utility" page renders, reacts to widgets, refuses bad URLs clearly.
+
+The Bayesian (unigram) attack and the utility part always run; the masked-LM attacks run only
+when the shipped attacker is installed (otherwise the page says it skips them).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from dpcore.attack.mlm import default_mlm_available
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = str(ROOT / "pages" / "attack.py")
+SMALL = {"vsize": "2000", "n": "10", "ntrain": "500", "ntest": "200", "attacks": "bayes-unigram"}
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches() -> None:
+    st.cache_data.clear()
+
+
+def _app(**query: str) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    for k, v in {**SMALL, **query}.items():
+        at.query_params[k] = v
+    return at
+
+
+def _values(x: object) -> list[float]:
+    """Plotly's JSON holds arrays as a list or as base64 typed data."""
+    if isinstance(x, dict):
+        return np.frombuffer(base64.b64decode(x["bdata"]), dtype=x["dtype"]).tolist()
+    return list(x)  # type: ignore[call-overload]
+
+
+def test_small_config_renders_both_figures_and_tables() -> None:
+    at = _app(mechs="santext", eps="1,10").run()
+    assert not at.exception
+    assert not at.error
+    assert len(at.get("plotly_chart")) == 2
+    trade = json.loads(at.get("plotly_chart")[0].proto.spec)
+    labels = [t for tr in trade["data"] for t in (tr.get("text") or [])]
+    assert "ε=1" in labels and "ε=10" in labels and "ε=∞" in labels
+    assert len(at.dataframe) == 2
+    assert at.query_params["eps"] == "1,10"
+
+
+def test_widget_change_updates_the_figure() -> None:
+    at = _app(mechs="santext", eps="1,10").run()
+    before = json.loads(at.get("plotly_chart")[1].proto.spec)
+    at.multiselect(key="eps").set_value(["1", "3", "10"]).run()
+    assert not at.exception
+    after = json.loads(at.get("plotly_chart")[1].proto.spec)
+    assert before != after
+    xs = next(tr["x"] for tr in after["data"] if tr["name"].startswith("accuracy"))
+    assert _values(xs) == [1.0, 3.0, 10.0]
+    assert at.query_params["eps"] == "1,3,10"
+
+
+def test_bad_query_params_warn_and_fall_back() -> None:
+    at = _app(mechs="santext", eps="1,2,3,6,10,14,20", n="5000", data="imdb", attacks="nope").run()
+    assert not at.exception
+    text = " ".join(w.value for w in at.warning)
+    for key in ("eps", "n", "data", "attacks"):
+        assert f"`{key}`" in text
+    assert at.number_input(key="n").value == 100
+
+
+@pytest.mark.skipif(not default_mlm_available(), reason="the shipped masked-LM attacker is not installed")
+def test_mlm_attacks_run_with_the_shipped_model() -> None:
+    at = _app(mechs="santext", eps="3", attacks="mlm,bayes-mlm", n="5").run()
+    assert not at.exception and not at.error
+    assert {"mlm", "bayes-mlm"} <= set(at.dataframe[0].value["attack"])
+
+
+def test_missing_model_is_explained_not_fatal() -> None:
+    if default_mlm_available():
+        pytest.skip("the shipped model is installed")
+    at = _app(mechs="santext", eps="3", attacks="bayes-unigram,mlm").run()
+    assert not at.exception
+    assert any("masked-LM" in w.value for w in at.warning)
+    assert len(at.get("plotly_chart")) == 2
