@@ -86,7 +86,7 @@ def tradeoff_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict
         )
     fig.update_layout(
         xaxis={"title": "accuracy on sanitized test text"},
-        yaxis={"title": "defense rate (1 − attacker top-1)", X
+        yaxis={"title": "defense rate (1 − attacker top-1)", "range": [-0.1, 1.08]},
         legend={"orientation": "h", "y": -0.22},
         margin={"t": 30},
         height=500,
