@@ -18,7 +18,7 @@ from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
 from dpcore.text.corpora import CORPORA, sample_sentences
 from dpcore.text.embeddings import EMBEDDINGS
 from dpcore.text.metrics import metrics_over_epsilons, token_metrics
-from dpcore.text.sanitize import MAX_PAGE_CHARS, check_text, decode_text, sanitize_lines
+from dpcore.text.sanitize import MAX_PAGE_CHARS, check_text, decode_text, sanitize_lines, split_lines
 from dpcore.text.vocab import build_vocabulary
 from dpcore.viz.sanitize_figure import sanitize_figure
 from pages._shared import (
@@ -85,7 +85,7 @@ def run_sanitize(
     oov: str,
 ) -> dict:
     m = _mechanism(mech, emb, eps, p, w, vsize)
-    lines = text.splitlines()
+    lines = split_lines(text)
     results = [sanitize_lines(lines, m, seed=rng, oov=oov) for rng in spawn_rngs(seed, draws)]
     first = results[0]
     return {

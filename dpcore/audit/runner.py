@@ -88,9 +88,13 @@ def audit(
         epsilon = check_epsilon(epsilon)
         mech = build_mechanism(mechanism, epsilon=epsilon, dim=dim, options=options)
         name = mechanism
-    else:
+    elif isinstance(mechanism, VectorMechanism):
         mech = mechanism
         name = getattr(mech, "name", type(mech).__name__)
+    else:
+        raise DPCoreError(
+            f"mechanism must be a registered name or a mechanism object, got {type(mechanism).__name__}"
+        )
     flawed = name in VECTOR_MECHANISMS and VECTOR_MECHANISMS.get(name).flawed
     conf = check_finite_float(confidence, name="confidence", min_value=0.5, max_value=0.999999)
     if conf <= 0.5:

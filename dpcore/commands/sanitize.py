@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from dpcore.commands.common import emit_json
@@ -48,7 +47,9 @@ def build_mechanism(args: argparse.Namespace) -> Any:
     words = None
     size = DEFAULT_VOCAB_SIZE[embedding]
     if args.vocab is not None:
-        words = parse_vocab_text(read_text_file(args.vocab, max_bytes=MAX_VOCAB_FILE_BYTES))
+        words = parse_vocab_text(
+            read_text_file(args.vocab, max_bytes=MAX_VOCAB_FILE_BYTES, kind="vocabulary file")
+        )
     elif args.vocab_size is not None:
         size = check_int(args.vocab_size, name="--vocab-size", min_value=2, max_value=10_000_000)
     return lambda: create_text_mechanism(
@@ -81,21 +82,28 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from dpcore.rng import resolve_seed
-    from dpcore.text.sanitize import read_text_file, sanitize_lines, write_atomic
+    from dpcore.text.sanitize import (
+        check_output_path,
+        read_text_file,
+        sanitize_lines,
+        split_lines,
+        write_atomic,
+    )
 
     seed = resolve_seed(
         None if args.seed is None else check_int(args.seed, name="seed", min_value=0, max_value=2**63 - 1)
     )
     make = build_mechanism(args)
-    out_dir = Path(args.output).parent
-    if not out_dir.is_dir():
-        raise DPCoreError(f"output directory {str(out_dir)!r} does not exist")
+    check_output_path(args.output)
     text = read_text_file(args.input)
     mech = make()
-    lines = text.splitlines()
+    lines = split_lines(text)
     result = sanitize_lines(lines, mech, seed=seed, oov=args.oov)
     trailing = "\n" if text.endswith(("\n", "\r")) else ""
-    write_atomic(args.output, "\n".join(result.lines) + trailing)
+    try:
+        write_atomic(args.output, "\n".join(result.lines) + trailing)
+    except OSError as exc:  # disk full, permission denied: nothing is left behind
+        raise DPCoreError(f"cannot write output file {args.output!r}: {exc.strerror or exc}") from None
     report = {"parameters": result.parameters, "counts": result.summary(), "output": args.output}
     if args.json:
         emit_json(report)

@@ -16,6 +16,7 @@ are counted and reported, and the privacy guarantee covers the in-vocabulary tok
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,9 +36,11 @@ __all__ = [
     "OOV_POLICIES",
     "OOV_TOKEN",
     "SanitizedText",
+    "check_output_path",
     "check_text",
     "read_text_file",
     "sanitize_lines",
+    "split_lines",
     "write_atomic",
 ]
 
@@ -76,10 +79,15 @@ def decode_text(data: bytes, *, what: str, max_bytes: int = MAX_FILE_BYTES) -> s
         raise DPCoreError(f"{what} is not UTF-8 text (bad byte at offset {exc.start})") from None
 
 
-def read_text_file(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES) -> str:
-    """Read a user's UTF-8 text file, refusing empty, binary, non-UTF-8 or too-large files."""
+def read_text_file(
+    path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, kind: str = "input file"
+) -> str:
+    """Read a user's UTF-8 text file, refusing empty, binary, non-UTF-8 or too-large files.
+
+    ``kind`` names the file in error messages (``"input file"``, ``"vocabulary file"``).
+    """
     p = Path(path)
-    what = f"input file {str(p)!r}"
+    what = f"{kind} {str(p)!r}"
     try:
         st = p.stat()
     except OSError:
@@ -101,8 +109,7 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
 
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise DPCoreError(f"output directory {str(folder)!r} does not exist")
+    check_output_path(target)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
@@ -113,6 +120,35 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def check_output_path(path: str | os.PathLike[str]) -> Path:
+    """Refuse an output path that cannot become a regular file (checked before any work)."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise DPCoreError(f"output directory {str(folder)!r} does not exist")
+    if target.is_dir():
+        raise DPCoreError(f"output {str(target)!r} is a directory; give a file name")
+    if target.exists() and not target.is_file():
+        raise DPCoreError(f"output {str(target)!r} exists and is not a regular file")
+    return target
+
+
+def split_lines(text: str) -> list[str]:
+    """Split text into lines at ``\n``, ``\r\n`` and ``\r`` only.
+
+    ``str.splitlines`` also breaks at form feeds, vertical tabs, U+0085, U+2028 and U+2029, so
+    a file holding one of them would come back with more lines than it had. A final line break
+    does not start an empty last line (as with ``splitlines``).
+    """
+    parts = _LINE_BREAK.split(text)
+    if parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass
@@ -191,6 +227,12 @@ def sanitize_lines(
     """
     if oov not in OOV_POLICIES:
         raise DPCoreError(f"oov must be one of {', '.join(OOV_POLICIES)}, got {oov!r}")
+    if isinstance(lines, str | bytes):
+        raise DPCoreError("lines must be a list of strings, not one string (split it with .splitlines())")
+    lines = list(lines)
+    for i, line in enumerate(lines):
+        if not isinstance(line, str):
+            raise DPCoreError(f"line {i + 1} is a {type(line).__name__}, not a string")
     if tokenizer is None:
         tokenizer = load_embedding(mechanism.vocab.embedding).tokenizer
     recorded_seed: int | None = None
