@@ -109,10 +109,19 @@ class Param:
     fmt: Callable[[Any], str] = str
 
 
+def _to_float(text: str) -> float | None:
+    """``float(text)``, or None. Never echo the raw text in a message: it would be rendered
+    as Markdown (a crafted URL could put a link or a long string on the page)."""
+    try:
+        return float(text)
+    except (ValueError, OverflowError):
+        return None
+
+
 def float_param(default: float, lo: float, hi: float) -> Param:
     def parse(text: str) -> float:
-        x = float(text)
-        if not math.isfinite(x) or not lo <= x <= hi:
+        x = _to_float(text)
+        if x is None or not math.isfinite(x) or not lo <= x <= hi:
             raise ValueError(f"must be a number in [{lo:g}, {hi:g}]")
         return x
 
@@ -121,8 +130,8 @@ def float_param(default: float, lo: float, hi: float) -> Param:
 
 def int_param(default: int, lo: int, hi: int) -> Param:
     def parse(text: str) -> int:
-        x = float(text)
-        if not math.isfinite(x) or x != int(x) or not lo <= int(x) <= hi:
+        x = _to_float(text)
+        if x is None or not math.isfinite(x) or x != int(x) or not lo <= int(x) <= hi:
             raise ValueError(f"must be a whole number in [{lo:,}, {hi:,}]")
         return int(x)
 

@@ -71,6 +71,8 @@ def decode_text(data: bytes, *, what: str, max_bytes: int = MAX_FILE_BYTES) -> s
         raise DPCoreError(f"{what} is {len(data) / 1e6:.1f} MB; the limit is {max_bytes / 1e6:g} MB")
     if not data.strip():
         raise DPCoreError(f"{what} is empty")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise DPCoreError(f"{what} is UTF-16 text; save it as UTF-8")
     if b"\x00" in data:
         raise DPCoreError(f"{what} looks binary (it contains NUL bytes); give UTF-8 text")
     try:
