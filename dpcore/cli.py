@@ -43,10 +43,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_utf8(argv: Sequence[str]) -> None:
+    """Refuse arguments holding bytes that are not UTF-8 (Python keeps them as lone surrogates,
+    which would fail deep inside a library instead of here, with one clear line)."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise UsageError(f"argument '{shown}' is not valid UTF-8 text") from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit status (0 ok, 2 bad input, 130 interrupted)."""
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        _check_utf8(argv)
         args = parser.parse_args(argv)
         return int(args.func(args) or 0)
     except (UsageError, DPCoreError) as exc:
