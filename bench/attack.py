@@ -49,6 +49,7 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=64, help="masked variants per forward pass")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample of tweets")
     ap.add_argument("--mlm", default=None, help="fill-mask model folder or cached hub name")
+    ap.add_argument("--precision", default="auto", choices=("auto", "float32", "bfloat16"))
     args = ap.parse_args()
 
     import torch
@@ -68,7 +69,7 @@ def main() -> None:
     n_tok = sum(len(s) for s in sents)
 
     t0 = time.perf_counter()
-    mlm = load_mlm(args.mlm)
+    mlm = load_mlm(args.mlm, precision=args.precision)
     t_load = time.perf_counter() - t0
     # Warm-up on a few sentences (first-call allocations), not counted.
     attacker_strength(sents[:4], mlm, batch_size=args.batch_size)
@@ -77,7 +78,7 @@ def main() -> None:
     dt = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-    print(f"model: {mlm.name} (loaded in {t_load:.1f} s)")
+    print(f"model: {mlm.name}, {mlm.precision} weights (loaded in {t_load:.1f} s)")
     print(
         f"sentences: {len(sents)} tweets (seed {args.seed}), {n_tok:,} positions "
         f"(mean {n_tok / len(sents):.1f} per sentence), unsanitized"

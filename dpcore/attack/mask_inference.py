@@ -22,7 +22,10 @@ Units
     lower-casing for an uncased model). An original word that is not a single word-initial
     piece of the model's vocabulary can never be predicted by one mask: those positions count
     as defended, and are reported separately (``n_unrepresentable`` and
-    ``defense_rate_representable``), so the headline rate is not silently inflated.
+    ``defense_rate_representable``), so the headline rate is not silently inflated. This unit
+    assumes a WordPiece vocabulary (BERT family: word-initial pieces are bare words, ``##``
+    marks continuations); for other tokenizers use ``unit="wordpiece"`` with the model's own
+    tokens.
 ``unit="wordpiece"`` (tokens are the model's WordPieces, e.g. text sanitized with the ``bert``
     embedding)
     Each piece is masked by one mask token and the top-1 piece (any non-special piece) is
@@ -109,6 +112,7 @@ class MaskInferenceResult:
     defense_rate_representable: float
     unit: str
     model: str
+    precision: str
     batch_size: int
     forward_passes: int
     seconds: float
@@ -136,6 +140,7 @@ class MaskInferenceResult:
             "defense_rate_representable": self.defense_rate_representable,
             "unit": self.unit,
             "model": self.model,
+            "precision": self.precision,
             "batch_size": self.batch_size,
             "forward_passes": self.forward_passes,
             "seconds": self.seconds,
@@ -371,6 +376,7 @@ def mask_token_inference(
         defense_rate_representable=(n_rep - n_hit) / n_rep if n_rep else float("nan"),
         unit=unit,
         model=mlm.name,
+        precision=mlm.precision,
         batch_size=bs,
         forward_passes=passes,
         seconds=round(time.monotonic() - t0, 3),

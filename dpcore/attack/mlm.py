@@ -6,6 +6,12 @@ Any other fill-mask model can be used instead: a local folder, or a hub name tha
 the local Hugging Face cache. Nothing is downloaded at run time (``HF_HUB_OFFLINE=1``,
 ``local_files_only=True``).
 
+Precision: ``"float32"``, ``"bfloat16"`` or ``"auto"`` (the default: bfloat16 where the CPU has
+native bf16 instructions, e.g. AVX512-BF16 or AMX, else float32). On the 2-core development
+machine bfloat16 weights were 3× faster than float32 on tweets, and 99.0% of the top-1
+predictions were identical (attacker top-1 8.73% vs 8.65% on 1,225 positions). Results record
+the precision used.
+
 torch and transformers are imported inside functions only, never when dpcore is imported.
 """
 
@@ -30,6 +36,9 @@ __all__ = [
     "mlm_from_objects",
 ]
 
+#: Accepted values of ``precision``.
+PRECISIONS = ("auto", "float32", "bfloat16")
+
 #: The shipped attacker (config, tokenizer files, fp16 model.safetensors, training_record.json).
 DEFAULT_MLM_DIR = Path(__file__).resolve().parent / "models" / "minilm-mlm"
 
@@ -45,17 +54,20 @@ class MaskedLM:
     name
         What the user asked for (folder or hub name), recorded in results.
     model
-        A ``transformers`` ``*ForMaskedLM`` model (float32, eval mode).
+        A ``transformers`` ``*ForMaskedLM`` model (eval mode).
     tokenizer
         Its fast tokenizer.
     training_record
         The shipped model's ``training_record.json``, when present.
+    precision
+        ``"float32"`` or ``"bfloat16"``: the dtype of the weights.
     """
 
     name: str
     model: Any
     tokenizer: Any
     training_record: dict[str, Any] | None = None
+    precision: str = "float32"
 
     @property
     def max_length(self) -> int:
@@ -75,11 +87,26 @@ def mlm_from_objects(model: Any, tokenizer: Any, *, name: str = "custom") -> Mas
     if getattr(tokenizer, "mask_token_id", None) is None:
         raise DPCoreError(f"model {name!r} has no mask token: it is not a fill-mask model")
     model.eval()
-    return MaskedLM(name=name, model=model, tokenizer=tokenizer)
+    dtype = str(next(model.parameters()).dtype).replace("torch.", "")
+    return MaskedLM(name=name, model=model, tokenizer=tokenizer, precision=dtype)
+
+
+def _resolve_precision(precision: str) -> str:
+    if precision not in PRECISIONS:
+        raise DPCoreError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if precision != "auto":
+        return precision
+    import torch
+
+    try:
+        native = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        native = False
+    return "bfloat16" if native else "float32"
 
 
 @functools.lru_cache(maxsize=2)
-def _load_cached(name: str) -> MaskedLM:
+def _load_cached(name: str, precision: str) -> MaskedLM:
     os.environ["HF_HUB_OFFLINE"] = "1"
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
@@ -105,7 +132,9 @@ def _load_cached(name: str) -> MaskedLM:
         hf_logging.set_verbosity(verbosity)
         if bars:
             hf_logging.enable_progress_bar()
-    model = model.float().eval()
+    import torch
+
+    model = model.to(getattr(torch, precision)).eval()
     record = None
     rec_path = os.path.join(name, "training_record.json")
     if os.path.isfile(rec_path):
@@ -116,7 +145,7 @@ def _load_cached(name: str) -> MaskedLM:
     return mlm
 
 
-def load_mlm(name_or_path: str | os.PathLike[str] | None = None) -> MaskedLM:
+def load_mlm(name_or_path: str | os.PathLike[str] | None = None, *, precision: str = "auto") -> MaskedLM:
     """Load a fill-mask model offline (cached: the same name returns the same object).
 
     Parameters
@@ -124,13 +153,16 @@ def load_mlm(name_or_path: str | os.PathLike[str] | None = None) -> MaskedLM:
     name_or_path
         A folder, or a hub name already in the local Hugging Face cache. Default: the shipped
         attacker :data:`DEFAULT_MLM_DIR`.
+    precision
+        ``"auto"`` (default), ``"float32"`` or ``"bfloat16"``; see the module docstring.
 
     Raises
     ------
     DPCoreError
-        If the folder does not exist, the name is not cached locally, or the model has no mask
-        token.
+        If the folder does not exist, the name is not cached locally, the model has no mask
+        token, or the precision is unknown.
     """
+    prec = _resolve_precision(precision)
     if name_or_path is None:
         if not default_mlm_available():
             raise DPCoreError(
@@ -142,7 +174,7 @@ def load_mlm(name_or_path: str | os.PathLike[str] | None = None) -> MaskedLM:
         name = str(name_or_path).strip()
         if not name:
             raise DPCoreError("the masked-LM name or path is empty")
-    return _load_cached(name)
+    return _load_cached(name, prec)
 
 
 def fill_mask(mlm: MaskedLM, text: str, *, top_k: int = 5) -> list[tuple[str, float]]:

@@ -270,6 +270,9 @@ def train_attacker(
     train_ids = tokenizer(corpus.train, truncation=True, max_length=config.max_len)["input_ids"]
     eval_items = _heldout_items(tokenizer, corpus.heldout, config.eval_words, config.seed, config.max_len)
 
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()  # the new head's "newly initialized" report is expected
     model = BertForMaskedLM.from_pretrained(base, local_files_only=True)
     vocab_size = model.config.vocab_size
     _init_head(model, train_ids, vocab_size)
@@ -343,7 +346,10 @@ def train_attacker(
     model.eval()
     model.half()
     model.config.architectures = ["BertForMaskedLM"]
-    model.save_pretrained(output, safe_serialization=True)
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # our own progress bar is the only one on stderr
+    model.save_pretrained(output)
     tokenizer.save_pretrained(output)
     result = TrainResult(
         config=asdict(config),

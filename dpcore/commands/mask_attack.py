@@ -40,6 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="compare whole words (default) or WordPieces (tokens are the model's pieces)",
     )
     p.add_argument("--mlm", default=None, help="fill-mask model: folder, or hub name in the local cache")
+    p.add_argument(
+        "--precision",
+        default="auto",
+        choices=("auto", "float32", "bfloat16"),
+        help="model weights (auto: bfloat16 where the CPU has native bf16, else float32)",
+    )
     p.add_argument("--max-sentences", default=1000, help="attack the first N lines (1..5000, default 1000)")
     p.add_argument("--batch-size", default=64, help="masked variants per forward pass (default 64)")
     p.add_argument("--threads", default=None, help="torch threads (default: torch's choice)")
@@ -94,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
     from dpcore.attack.mlm import load_mlm
 
-    mlm = load_mlm(args.mlm)
+    mlm = load_mlm(args.mlm, precision=args.precision)
     if threads is not None:
         import torch
 
@@ -112,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         emit_json(out)
         return 0
     lvl = f"{100 * conf:g}%"
-    print(f"model: {res.model}")
+    print(f"model: {res.model} ({res.precision})")
     print(f"{res.n_sentences} sentences, {res.n_tokens:,} positions ({res.unit} level)")
     print(
         f"defense rate: {res.defense_rate:.4f}  ({lvl} CI [{res.ci_low:.4f}, {res.ci_high:.4f}]); "
