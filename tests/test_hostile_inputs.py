@@ -10,6 +10,7 @@ under a minute.
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -181,22 +182,23 @@ def test_sanitize_failure_keeps_an_existing_output_unchanged(
     [
         ("dir", "is a directory; give a file name"),
         ("missing-dir/out.txt", "output directory"),
-        ("/dev/null", "exists and is not a regular file"),
+        ("fifo", "exists and is not a regular file"),
     ],
-    ids=["output-is-directory", "output-dir-missing", "output-is-device"],
+    ids=["output-is-directory", "output-dir-missing", "output-is-fifo"],
 )
 def test_sanitize_bad_output_is_refused_before_any_work(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, target: str, needle: str
 ) -> None:
+    # A FIFO stands in for a device such as /dev/null: never point a test at a real device
+    # (without the check, os.replace would swap it for a regular file).
     inp = tmp_path / "in.txt"
     inp.write_text("the cat\n", encoding="utf-8")
     (tmp_path / "dir").mkdir()
-    out = target if target.startswith("/") else str(tmp_path / target)
-    assert_one_error_line(*run_cli(capsys, _sanitize_argv(inp, out)), needle)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "in.txt"]
+    os.mkfifo(tmp_path / "fifo")
+    assert_one_error_line(*run_cli(capsys, _sanitize_argv(inp, tmp_path / target)), needle)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "fifo", "in.txt"]
     assert list((tmp_path / "dir").iterdir()) == []
-    if target == "/dev/null":
-        assert Path("/dev/null").is_char_device()
+    assert (tmp_path / "fifo").is_fifo()
 
 
 def test_sanitize_input_is_a_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
