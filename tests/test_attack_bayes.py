@@ -148,9 +148,9 @@ def test_epsilon_to_infinity_defense_equals_one_minus_top1_bayes(tweets: list[st
 def _tiny():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from tests.test_attack_mlm import _tiny_mlm
+    from tests.mlm_helpers import tiny_mlm
 
-    return _tiny_mlm(5)
+    return tiny_mlm(5)
 
 
 SENTS = ["the cat sat on the mat .", "a dog ran to the park", "the dog sat", "cat playing"]

