@@ -58,12 +58,12 @@ SPECS = {
 }
 
 
-@st.cache_resource(show_spinner="Loading the embedding…")
+@st.cache_resource(max_entries=4, show_spinner="Loading the embedding…")
 def get_vocab(vsize: int):
     return build_vocabulary("glove", size=vsize)
 
 
-@st.cache_resource(show_spinner="Loading the masked LM (torch)…")
+@st.cache_resource(max_entries=1, show_spinner="Loading the masked LM (torch)…")
 def get_mlm():
     from dpcore.attack.mlm import load_mlm
 

@@ -61,7 +61,7 @@ SPECS = {
 }
 
 
-@st.cache_resource(show_spinner="Loading the embedding…")
+@st.cache_resource(max_entries=5, show_spinner="Loading the embedding…")
 def get_vocab(emb: str, vsize: int):
     return build_vocabulary(emb, size=vsize if emb == "glove" else None)
 
