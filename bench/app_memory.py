@@ -1,0 +1,278 @@
+"""Benchmark: peak memory of the dashboard server with every page visited.
+
+Starts ``streamlit run app.py`` on a free localhost port, visits every page with headless
+Chromium (Playwright) at its default settings, plus the Sanitize page with the BERT embedding,
+waits for each page to finish, and samples the resident set size (RSS) of the server's whole
+process tree every 50 ms (psutil if installed, else ``VmRSS`` from /proc/<pid>/status summed over
+children). Prints, per page, the RSS when the page finished and the peak while it ran, then the
+overall peak. Pages are visited in one browser session, in order, so caches accumulate as they
+would on a real server.
+
+Run: ``python bench/app_memory.py`` (about two minutes on 2 cores; the Attack page at its defaults
+runs the masked-LM attack, which loads torch). ``--skip-attack`` leaves that page out;
+``--json`` prints the numbers as JSON too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_MB = 1536
+
+PLOTS = "document.querySelectorAll('.js-plotly-plot .main-svg').length >= {}"
+# (label, path and query, JS condition for "rendered"); "" is the home page. Default settings
+# except where the label says otherwise.
+VISITS = [
+    ("home", "", "document.querySelectorAll('[data-testid=\"stPageLink\"]').length >= 5"),
+    ("audit", "audit", PLOTS.format(1)),
+    ("sensitivity", "sensitivity", PLOTS.format(2)),
+    ("accounting", "accounting", PLOTS.format(1)),
+    (
+        "sanitize (GloVe, default)",
+        "sanitize",
+        "!!document.querySelector('.dp-sanitized') && " + PLOTS.format(1),
+    ),
+    (
+        "sanitize (BERT WordPiece)",
+        "sanitize?emb=bert",
+        "!!document.querySelector('.dp-sanitized') && " + PLOTS.format(1),
+    ),
+    ("attack (default)", "attack", PLOTS.format(2)),
+]
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+def tree_rss_bytes(pid: int) -> int:
+    """RSS of ``pid`` and all its descendants, in bytes."""
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+    if psutil is not None:
+        try:
+            root = psutil.Process(pid)
+            procs = [root, *root.children(recursive=True)]
+            return sum(p.memory_info().rss for p in procs if p.is_running())
+        except psutil.Error:
+            return 0
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+                    break
+        except OSError:
+            continue
+        todo += _children(p)
+    return total
+
+
+class Sampler(threading.Thread):
+    def __init__(self, pid: int, every: float = 0.05) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.every = pid, every
+        self.window_peak = 0
+        self.peak = 0
+        self.current = 0
+        self._halt = threading.Event()
+        self._lock = threading.Lock()
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            rss = tree_rss_bytes(self.pid)
+            with self._lock:
+                self.current = rss
+                self.peak = max(self.peak, rss)
+                self.window_peak = max(self.window_peak, rss)
+            time.sleep(self.every)
+
+    def new_window(self) -> None:
+        with self._lock:
+            self.window_peak = self.current
+
+    def stop(self) -> None:
+        self._halt.set()
+
+
+def torch_loaded(pid: int) -> bool:
+    """Whether libtorch is mapped into the server process (torch has been imported)."""
+    try:
+        return "libtorch" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(port: int, log) -> subprocess.Popen:  # type: ignore[no-untyped-def]
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port)]
+    cmd += ["--server.address", "127.0.0.1", "--server.headless", "true"]
+    cmd += ["--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    return subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit("the Streamlit server exited during start-up")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.read().strip() == b"ok":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit(f"the Streamlit server did not answer within {timeout:.0f} s")
+
+
+def wait_page_done(page, ready: str, timeout_ms: int) -> None:  # type: ignore[no-untyped-def]
+    """The page has rendered its results (``ready``) and Streamlit has been idle for a second."""
+    page.wait_for_selector("h1", state="visible", timeout=timeout_ms)
+    page.wait_for_function(
+        """(ready) => {
+            if (!eval(ready)) { window.__idleSince = undefined; return false; }
+            const busy = document.querySelector('[data-testid="stStatusWidget"]')
+                || document.querySelector('[data-testid="stSpinner"]');
+            const now = performance.now();
+            if (busy) { window.__idleSince = undefined; return false; }
+            if (window.__idleSince === undefined) window.__idleSince = now;
+            return now - window.__idleSince > 1000;
+        }""",
+        arg=ready,
+        timeout=timeout_ms,
+        polling=100,
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--only",
+        metavar="PAGES",
+        help="comma-separated page paths to visit on a fresh server (home, audit, sanitize, "
+        "sanitize?emb=bert, …) instead of all, to measure one page alone",
+    )
+    ap.add_argument("--skip-attack", action="store_true", help="leave out the Attack page")
+    ap.add_argument("--json", action="store_true", help="also print the results as JSON")
+    ap.add_argument("--screenshots", metavar="DIR", help="save a full-page screenshot of each visit")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds allowed per page")
+    args = ap.parse_args()
+
+    from playwright.sync_api import sync_playwright
+
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        raise SystemExit("Debian chromium is required (apt-get install -y chromium)")
+    visits = [v for v in VISITS if not (args.skip_attack and v[1].startswith("attack"))]
+    if args.only:
+        wanted = {"" if w.strip() == "home" else w.strip() for w in args.only.split(",")}
+        visits = [v for v in visits if v[1] in wanted]
+        if not visits:
+            raise SystemExit(
+                f"--only matches no page; choose from: {', '.join(v[1] or 'home' for v in VISITS)}"
+            )
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log_path = ROOT / "bench" / "results" / "app_memory-server.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    results = []
+    with log_path.open("w") as log:
+        proc = start_server(port, log)
+        sampler = Sampler(proc.pid)
+        sampler.start()
+        try:
+            wait_healthy(url, proc)
+            idle_mb = tree_rss_bytes(proc.pid) / 2**20
+            print(f"server started (pid {proc.pid}); RSS before any visit: {idle_mb:.0f} MB", flush=True)
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(
+                    executable_path=exe, headless=True, args=["--no-sandbox", "--disable-gpu"]
+                )
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                for label, path, ready in visits:
+                    sampler.new_window()
+                    t0 = time.perf_counter()
+                    page.goto(f"{url}/{path}")
+                    wait_page_done(page, ready, int(args.timeout * 1000))
+                    secs = time.perf_counter() - t0
+                    time.sleep(0.5)
+                    if args.screenshots:
+                        shot = (
+                            Path(args.screenshots)
+                            / f"app_memory-{path.split('?')[0] or 'home'}-{len(results)}.png"
+                        )
+                        shot.parent.mkdir(parents=True, exist_ok=True)
+                        page.screenshot(path=str(shot), full_page=True)
+                    row = {
+                        "page": label,
+                        "url": f"/{path}",
+                        "seconds": round(secs, 1),
+                        "rss_after_mb": round(sampler.current / 2**20),
+                        "peak_during_mb": round(sampler.window_peak / 2**20),
+                        "torch_loaded": torch_loaded(proc.pid),
+                    }
+                    results.append(row)
+                    print(
+                        f"{label:28s} {secs:7.1f} s   RSS after {row['rss_after_mb']:5d} MB   "
+                        f"peak during {row['peak_during_mb']:5d} MB   "
+                        f"torch {'loaded' if row['torch_loaded'] else 'not loaded'}",
+                        flush=True,
+                    )
+                browser.close()
+        finally:
+            sampler.stop()
+            sampler.join()
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    peak_mb = sampler.peak / 2**20
+    print(
+        f"overall peak RSS of the server process tree: {peak_mb:.0f} MB "
+        f"(target < {TARGET_MB} MB: {'met' if peak_mb < TARGET_MB else 'NOT met'})"
+    )
+    print(f"sampler: {'psutil' if _has_psutil() else '/proc VmRSS'}; cores: {os.cpu_count()}")
+    if args.json:
+        print(json.dumps({"pages": results, "idle_mb": round(idle_mb), "peak_mb": round(peak_mb)}, indent=2))
+
+
+def _has_psutil() -> bool:
+    try:
+        import psutil  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    main()

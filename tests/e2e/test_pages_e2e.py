@@ -1,0 +1,217 @@
+"""Every page in a real browser, filling the gaps left by the per-page e2e files: the home page's
+links, and on each page a widget change that updates the plot or numbers, a deep link that
+applies, and a download whose parameters match what is shown. Screenshots go to tests/artifacts/.
+
+Already covered elsewhere: audit plot + deep link + download (test_audit_page.py), sensitivity
+and accounting plots (test_explain_pages.py), sanitize text change + download
+(test_sanitize_page.py), attack deep link + figures (test_attack_page.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+# Streamlit shows its "running" widget a moment after a rerun starts: count the page as idle only
+# after a full second without it.
+IDLE = """() => {
+    const now = performance.now();
+    if (document.querySelector('[data-testid="stStatusWidget"]')) { window.__idle = undefined; return false; }
+    if (window.__idle === undefined) window.__idle = now;
+    return now - window.__idle > 1000;
+}"""
+HOME_TITLE = "dpcore: an open laboratory for differential privacy in NLP"
+PAGE_TITLES = {
+    "Privacy-loss audit": ("audit", "Privacy-loss audit"),
+    "Sensitivity": ("sensitivity", "Sensitivity: the geometry ADePT got wrong"),
+    "Accounting & samplers": ("accounting", "Accounting & samplers"),
+    "Sanitize text": ("sanitize", "Sanitize text"),
+    "Attack & utility": ("attack", "Attack & utility"),
+}
+
+
+def _idle(page, timeout: int = 90_000) -> None:  # type: ignore[no-untyped-def]
+    page.evaluate("() => { window.__idle = undefined; }")
+    page.wait_for_function(IDLE, timeout=timeout, polling=100)
+
+
+def _plots(page, count: int, timeout: int = 90_000) -> None:  # type: ignore[no-untyped-def]
+    page.wait_for_function(
+        f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {count}", timeout=timeout
+    )
+    _idle(page, timeout)
+
+
+def _metric(page, label: str) -> str:  # type: ignore[no-untyped-def]
+    box = page.locator('[data-testid="stMetric"]', has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def _wait_metric(page, label: str, value: str) -> None:  # type: ignore[no-untyped-def]
+    page.wait_for_function(
+        """([label, value]) => Array.from(document.querySelectorAll('[data-testid="stMetric"]'))
+            .some(m => m.innerText.includes(label)
+                  && m.querySelector('[data-testid="stMetricValue"]').innerText.trim() === value)""",
+        arg=[label, value],
+        timeout=60_000,
+    )
+
+
+def _download_json(page, button: str, path: Path) -> dict:  # type: ignore[no-untyped-def]
+    with page.expect_download() as dl:
+        page.get_by_role("button", name=button).first.click()
+    dl.value.save_as(str(path))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+# ---- home --------------------------------------------------------------------------------------
+def test_home_links_reach_every_page(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(app_url)
+    page.get_by_role("heading", name=HOME_TITLE).wait_for()
+    _idle(page)
+    main = page.locator('[data-testid="stMain"]')
+    links = main.locator('[data-testid="stPageLink"]')
+    texts = [t.strip().splitlines()[-1] for t in links.all_inner_texts()]  # drop the icon's name
+    assert sorted(texts) == sorted(PAGE_TITLES), texts
+    page.screenshot(path=str(artifacts / "home.png"), full_page=True)
+    # the attack link points at /attack (checked without running its default sweep)
+    attack = main.locator('[data-testid="stPageLink"]', has_text="Attack & utility").locator("a")
+    assert attack.get_attribute("href").rstrip("/").split("/")[-1] == "attack"
+    for link_text, (url_path, title) in PAGE_TITLES.items():
+        if url_path == "attack":
+            continue  # its default run is minutes of work; its deep link is tested below
+        page.goto(app_url)
+        page.get_by_role("heading", name=HOME_TITLE).wait_for()
+        main.locator('[data-testid="stPageLink"]', has_text=link_text).click()
+        page.wait_for_url(f"**/{url_path}*")
+        page.get_by_role("heading", name=title).wait_for()  # its computation is tested below
+
+
+def test_a_deep_link_as_first_visit_keeps_navigation(app_url: str, page) -> None:  # type: ignore[no-untyped-def]
+    # Streamlit's legacy pages/ mode would show file names as titles; ensure_navigation prevents it
+    page.goto(f"{app_url}/accounting?k=100")
+    page.get_by_role("heading", name="Accounting & samplers").wait_for()
+    _idle(page)
+    nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+    assert "Privacy-loss audit" in nav and "Home" in nav, nav
+
+
+# ---- audit -------------------------------------------------------------------------------------
+def test_audit_widget_change_updates_the_plot(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{app_url}/audit?mechs=laplace,adept&eps=1&nmin=1&nmax=64&mc=false")
+    _plots(page, 1)
+    assert "claimed ε = 1" in page.locator(".js-plotly-plot .annotation-text").all_text_contents()
+    box = page.get_by_label("Claimed ε")
+    box.fill("3")
+    box.press("Enter")
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.js-plotly-plot .annotation-text'))"
+        ".some(a => a.textContent === 'claimed ε = 3')",
+        timeout=60_000,
+    )
+    _idle(page)
+    page.wait_for_function("() => location.search.includes('eps=3')")
+    payload = _download_json(page, "Download JSON", artifacts / "audit-eps3.json")
+    assert payload["parameters"]["epsilon"] == 3.0
+    # ADePT's exact loss at n = 64 exceeds the new claim; Laplace's stays below it
+    rows = {(r["mechanism"], r["dim"]): r for r in payload["results"]}
+    assert rows[("adept", 64)]["exact"] > 3.0
+    assert rows[("laplace", 64)]["exact"] <= 3.0 + 1e-9
+    page.screenshot(path=str(artifacts / "audit-eps3.png"), full_page=True)
+
+
+# ---- sensitivity ---------------------------------------------------------------------------
+def test_sensitivity_widget_change_deep_link_and_download(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{app_url}/sensitivity?clip=10&n=128&pairs=1000&nmax=32&seed=7")
+    _plots(page, 2)
+    assert _metric(page, "True L1 sensitivity 2C√n") == "226.3"
+    box = page.get_by_label("Dimension n")
+    box.fill("64")
+    box.press("Enter")
+    _wait_metric(page, "True L1 sensitivity 2C√n", "160")
+    _idle(page)
+    page.wait_for_function("() => location.search.includes('n=64')")
+    payload = _download_json(page, "Download JSON", artifacts / "sensitivity-download.json")
+    params = payload["parameters"]
+    assert (params["clip"], params["dim"], params["pairs"], params["seed"]) == (10.0, 64, 1000, 7)
+    assert params["dims"] == list(range(1, 33))
+    fractions = [r for r in payload["results"] if r["dim"] == 1]
+    assert fractions and all(r["fraction"] == 0.0 for r in fractions), fractions
+    page.screenshot(path=str(artifacts / "sensitivity-n64.png"), full_page=True)
+
+
+# ---- accounting ----------------------------------------------------------------------------
+def test_accounting_widget_change_deep_link_and_download(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{app_url}/accounting?k=100&eps=0.05&mu=0.3&size=1000")
+    _plots(page, 1)
+    assert _metric(page, "True ε = kε") == "5"
+    box = page.get_by_label("Embedding dimension k")
+    box.fill("10")
+    box.press("Enter")
+    _wait_metric(page, "True ε = kε", "0.5")
+    _idle(page)
+    page.wait_for_function("() => location.search.includes('k=10&')")
+    payload = _download_json(page, "Download JSON", artifacts / "accounting-dpnr.json")
+    assert payload["parameters"]["k"] == 10
+    assert payload["parameters"]["true_epsilon"] == pytest.approx(0.5)
+    curve = payload["results"]
+    assert curve[0]["dropout_mu"] == 0.0 and curve[0]["true_epsilon_dropout"] == pytest.approx(0.5)
+    page.screenshot(path=str(artifacts / "accounting-k10.png"), full_page=True)
+
+
+# ---- sanitize ------------------------------------------------------------------------------
+def test_sanitize_sidebar_change_and_json_download(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{app_url}/sanitize?source=sample&mech=santext&eps=2&vsize=2000&draws=2&seed=3")
+    page.wait_for_selector(".dp-sanitized", state="visible", timeout=90_000)
+    _plots(page, 1)
+    before = page.locator(".dp-sanitized").inner_text()
+    box = page.get_by_label("ε", exact=True)
+    box.fill("1000")
+    box.press("Enter")
+    page.wait_for_function("() => location.search.includes('eps=1000')", timeout=60_000)
+    page.wait_for_function(
+        "(b) => document.querySelector('.dp-sanitized').innerText !== b", arg=before, timeout=90_000
+    )
+    _idle(page)
+    # at ε = 1000 SanText keeps every in-vocabulary word: nothing is highlighted as replaced
+    assert page.locator(".dp-sanitized mark").count() == 0
+    payload = _download_json(
+        page, "Download all draws + parameters (JSON)", artifacts / "sanitize-draws.json"
+    )
+    assert payload["parameters"]["epsilon"] == 1000.0
+    assert payload["parameters"]["seed"] == 3
+    assert len(payload["draws"]) == 2
+    page.screenshot(path=str(artifacts / "sanitize-eps1000.png"), full_page=True)
+
+
+# ---- attack --------------------------------------------------------------------------------
+def test_attack_widget_change_and_download(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(
+        f"{app_url}/attack?mechs=santext&eps=1,3,10&vsize=2000&n=10&ntrain=500&ntest=200"
+        "&attacks=bayes-unigram&seed=1"
+    )
+    _plots(page, 2, timeout=180_000)
+    assert "ε=10" in page.locator(".js-plotly-plot").first.inner_text()
+    # remove ε = 10 from the multiselect: both figures are redrawn without it
+    page.locator('[data-testid="stMultiSelect"]', has_text="ε values").get_by_role(
+        "button", name="Remove 10"
+    ).click()
+    page.wait_for_function(
+        "() => location.search.includes('eps=1%2C3&') || location.search.includes('eps=1,3&')"
+    )
+    page.wait_for_function(
+        "() => { const p = document.querySelector('.js-plotly-plot');"
+        " return p && !p.innerText.includes('ε=10') && p.innerText.includes('ε=3'); }",
+        timeout=180_000,
+    )
+    _idle(page, 180_000)
+    payload = _download_json(page, "Download JSON", artifacts / "attack-download.json")
+    run = payload["parameters"]["runs"]["attack:santext"]
+    assert sorted({r["epsilon"] for r in payload["results"]}) == [1.0, 3.0]
+    assert {r["attack"] for r in payload["results"]} == {"bayes-unigram"}
+    assert run["seed"] == 1 and run["epsilons"] == [1.0, 3.0]
+    page.screenshot(path=str(artifacts / "attack-eps1-3.png"), full_page=True)
