@@ -9,8 +9,10 @@ overall peak. Pages are visited in one browser session, in order, so caches accu
 would on a real server.
 
 Run: ``python bench/app_memory.py`` (about two minutes on 2 cores; the Attack page at its defaults
-runs the masked-LM attack, which loads torch). ``--skip-attack`` leaves that page out;
-``--json`` prints the numbers as JSON too.
+runs the masked-LM attack, which loads torch). ``--only audit,sanitize`` visits only those pages
+on a fresh server; ``--worst`` visits every page at its most expensive accepted settings (the
+time per page is then the worst case a visitor can ask for); ``--skip-attack`` leaves the Attack
+page out; ``--screenshots DIR`` saves each page; ``--json`` prints the numbers as JSON too.
 """
 
 from __future__ import annotations
@@ -49,6 +51,32 @@ VISITS = [
         "!!document.querySelector('.dp-sanitized') && " + PLOTS.format(1),
     ),
     ("attack (default)", "attack", PLOTS.format(2)),
+]
+ALL_AUDIT = "copy,random,laplace,gaussian,adept-corrected,adept,dpnr,dptext,dptext-resample"
+SANITIZED = "!!document.querySelector('.dp-sanitized') && " + PLOTS.format(1)
+# The most expensive settings each page accepts (just under its caps), for ``--worst``.
+WORST = [
+    (
+        "audit: 9 mechanisms, n ≤ 4096, 1e8 trials",
+        f"audit?mechs={ALL_AUDIT}&nmin=1&nmax=4096&mc=true&trials=100000000&conf=0.999",
+        PLOTS.format(1),
+    ),
+    (
+        "audit: black-box dptext-resample, 2.5e8 draws",
+        "audit?mechs=dptext-resample&nmin=1&nmax=64&mc=true&trials=1000000&blackbox=true",
+        PLOTS.format(1),
+    ),
+    ("sensitivity: 1e6 pairs, n ≤ 32", "sensitivity?pairs=1000000&nmax=32", PLOTS.format(2)),
+    ("sensitivity: 1e4 pairs, n ≤ 4096", "sensitivity?pairs=10000&nmax=4096&n=4096", PLOTS.format(2)),
+    ("accounting: 1e6 sampler draws", "accounting?size=1000000", PLOTS.format(1)),
+    ("sanitize: BERT, santext+, 10 draws", "sanitize?emb=bert&mech=santext%2B&draws=10", SANITIZED),
+    ("sanitize: BERT, feyisetan, 10 draws", "sanitize?emb=bert&mech=feyisetan&draws=10", SANITIZED),
+    (
+        "attack: every cap at its maximum",
+        "attack?mechs=santext,santext%2B&eps=0.5,1,3,6,10,20&n=200&attacks=bayes-unigram,mlm,bayes-mlm"
+        "&vsize=15000&ntrain=4000&ntest=1000",
+        PLOTS.format(2),
+    ),
 ]
 
 
@@ -181,6 +209,11 @@ def main() -> None:
         help="comma-separated page paths to visit on a fresh server (home, audit, sanitize, "
         "sanitize?emb=bert, …) instead of all, to measure one page alone",
     )
+    ap.add_argument(
+        "--worst",
+        action="store_true",
+        help="visit each page at its most expensive accepted settings instead of its defaults",
+    )
     ap.add_argument("--skip-attack", action="store_true", help="leave out the Attack page")
     ap.add_argument("--json", action="store_true", help="also print the results as JSON")
     ap.add_argument("--screenshots", metavar="DIR", help="save a full-page screenshot of each visit")
@@ -192,10 +225,12 @@ def main() -> None:
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
         raise SystemExit("Debian chromium is required (apt-get install -y chromium)")
-    visits = [v for v in VISITS if not (args.skip_attack and v[1].startswith("attack"))]
+    visits = [
+        v for v in (WORST if args.worst else VISITS) if not (args.skip_attack and v[1].startswith("attack"))
+    ]
     if args.only:
         wanted = {"" if w.strip() == "home" else w.strip() for w in args.only.split(",")}
-        visits = [v for v in visits if v[1] in wanted]
+        visits = [v for v in visits if v[1] in wanted or (args.worst and v[1].split("?")[0] in wanted)]
         if not visits:
             raise SystemExit(
                 f"--only matches no page; choose from: {', '.join(v[1] or 'home' for v in VISITS)}"

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import math
 from collections.abc import Callable, Iterator, Sequence
@@ -194,6 +195,26 @@ def init_query_state(specs: dict[str, Param]) -> list[str]:
 def sync_query_params(specs: dict[str, Param]) -> None:
     """Write the current widget values into the URL, so it reproduces this configuration."""
     st.query_params.from_dict({k: spec.fmt(st.session_state[k]) for k, spec in specs.items()})
+
+
+# --------------------------------------------------------------------------------------------
+# Progress from inside cached functions
+# --------------------------------------------------------------------------------------------
+def replay_safe(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """A progress callback for an ``st.cache_data`` function that updates an element made outside it.
+
+    ``st.cache_data`` records every ``st`` call made while the cached function runs and replays
+    it on a cache hit; a ``bar.progress(...)`` on a bar created outside the function cannot be
+    replayed (the bar of the earlier run no longer exists) and the page crashes with a
+    ``KeyError`` for every later visitor with the same settings. The callback runs in the context
+    captured here, outside the cached call, so its updates show live and are not recorded.
+    """
+    ctx = contextvars.copy_context()
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return ctx.copy().run(callback, *args, **kwargs)
+
+    return run
 
 
 # --------------------------------------------------------------------------------------------

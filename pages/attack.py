@@ -26,6 +26,7 @@ from pages._shared import (
     init_query_state,
     int_param,
     multi_param,
+    replay_safe,
     show_errors,
     sync_query_params,
 )
@@ -173,18 +174,14 @@ with show_errors():
         mp, mw = (p, w) if mech == "santext+" else (0.3, 0.9)
         if attacks:
             bar = st.progress(0.0, text=f"Attacking {mech}…")
-            res = run_attacks(
-                mech, eps, mp, mw, data, n, tuple(attacks), vsize, seed,
-                _progress=lambda d, t, b=bar, m=mech: b.progress(d / t, text=f"Attacking {m}… {d}/{t}"),
-            )  # fmt: skip
+            tick = replay_safe(lambda d, t, b=bar, m=mech: b.progress(d / t, text=f"Attacking {m}… {d}/{t}"))
+            res = run_attacks(mech, eps, mp, mw, data, n, tuple(attacks), vsize, seed, _progress=tick)
             bar.empty()
             attack_rows += [{"mechanism": mech, **r} for r in res["rows"]]
             params[f"attack:{mech}"] = res["parameters"]
         bar = st.progress(0.0, text=f"Training classifiers on {mech} text…")
-        ures = run_utility(
-            mech, eps, mp, mw, data, vsize, ntrain, ntest, seed,
-            _progress=lambda d, t, b=bar, m=mech: b.progress(d / t, text=f"Training on {m} text… {d}/{t}"),
-        )  # fmt: skip
+        tick = replay_safe(lambda d, t, b=bar, m=mech: b.progress(d / t, text=f"Training on {m}… {d}/{t}"))
+        ures = run_utility(mech, eps, mp, mw, data, vsize, ntrain, ntest, seed, _progress=tick)
         bar.empty()
         utility_rows += [{"mechanism": mech, **r} for r in ures["rows"]]
         baselines = ures["baselines"]

@@ -23,6 +23,7 @@ from pages._shared import (
     init_query_state,
     int_param,
     multi_param,
+    replay_safe,
     show_errors,
     sync_query_params,
 )
@@ -176,7 +177,7 @@ with show_errors():
                 frac = (i + done / max(total, 1)) / len(cells)
                 bar.progress(min(frac, 1.0), text=f"Monte-Carlo {m}, n={d}")
 
-            mc = mc_cell(m, d, eps, trials, seed, conf, blackbox, _progress=tick)
+            mc = mc_cell(m, d, eps, trials, seed, conf, blackbox, _progress=replay_safe(tick))
             row.update(
                 mc=mc["empirical_epsilon"],
                 mc_lower=mc["lower_bound"],

@@ -10,6 +10,7 @@ and accounting plots (test_explain_pages.py), sanitize text change + download
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,55 @@ def test_attack_widget_change_and_download(app_url: str, page, artifacts: Path) 
     assert {r["attack"] for r in payload["results"]} == {"bayes-unigram"}
     assert run["seed"] == 1 and run["epsilons"] == [1.0, 3.0]
     page.screenshot(path=str(artifacts / "attack-eps1-3.png"), full_page=True)
+
+
+# ---- cancellation --------------------------------------------------------------------------
+def test_a_widget_change_cancels_a_long_audit_run(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
+    # Black-box Monte-Carlo of DPText-resample, 1e6 trials per neighbour, n = 1..64: 2.5e8 noise
+    # values, just under the page's cap (over 10 s on 2 cores). Streamlit stops the running
+    # script at its next progress update when a widget changes, so the new result arrives long
+    # before the old run could have finished.
+    page.goto(
+        f"{app_url}/audit?mechs=dptext-resample&eps=1&nmin=1&nmax=64&mc=true&trials=1000000"
+        "&blackbox=true&seed=5"
+    )
+    page.get_by_text("Monte-Carlo dptext-resample", exact=False).first.wait_for(timeout=60_000)
+    page.locator('[data-testid="stSidebar"]').get_by_text("Monte-Carlo with confidence bounds").click()
+    t0 = time.monotonic()
+    page.wait_for_function("() => location.search.includes('mc=false')", timeout=60_000)
+    _plots(page, 1)
+    elapsed = time.monotonic() - t0
+    legend = page.locator(".js-plotly-plot .legendtext").all_text_contents()
+    assert legend and not any("Monte-Carlo" in t for t in legend), legend
+    assert elapsed < 8.0, f"the exact-only rerun took {elapsed:.1f} s: the long run was not cancelled"
+    page.screenshot(path=str(artifacts / "audit-cancelled.png"), full_page=True)
+
+
+# ---- cache hits ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "path,plots",
+    [
+        ("audit?mechs=laplace,dpnr&nmax=16&mc=true&trials=10000&seed=9", 1),
+        ("attack?mechs=santext&eps=1,3&vsize=2000&n=5&ntrain=500&ntest=200&attacks=bayes-unigram&seed=9", 2),
+    ],
+)
+def test_a_second_visitor_with_the_same_settings_gets_the_cached_result(
+    app_url: str, browser, path, plots
+) -> None:  # type: ignore[no-untyped-def]
+    # Regression: a progress bar updated from inside an st.cache_data function was replayed on
+    # the cache hit and crashed the page (KeyError in replay_cached_messages) for every later
+    # visitor with the same settings; pages wrap such callbacks in _shared.replay_safe.
+    texts = []
+    for _ in range(2):
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        try:
+            pg = ctx.new_page()
+            pg.goto(f"{app_url}/{path}")
+            _plots(pg, plots, timeout=120_000)
+            body = pg.locator("body").inner_text()
+            assert "encountered an error" not in body
+            assert pg.locator('[data-testid="stException"]').count() == 0
+            texts.append(pg.locator(".js-plotly-plot").first.inner_text())
+        finally:
+            ctx.close()
+    assert texts[0] == texts[1]
