@@ -24,6 +24,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -237,7 +238,7 @@ def main() -> None:
             )
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    log_path = ROOT / "bench" / "results" / "app_memory-server.log"
+    log_path = Path(tempfile.gettempdir()) / "dpcore-app_memory-server.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     results = []
     with log_path.open("w") as log:

@@ -16,13 +16,14 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from app_memory import ROOT, free_port, start_server, torch_loaded, tree_rss_bytes
+from app_memory import free_port, start_server, torch_loaded, tree_rss_bytes
 
 TITLE = "dpcore: an open laboratory for differential privacy in NLP"
 TARGET_S = 10.0
@@ -39,7 +40,7 @@ def _get_ok(url: str) -> bool:
 def one_run(browser) -> tuple[float, float, float, bool]:  # type: ignore[no-untyped-def]
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    log_path = ROOT / "bench" / "results" / "cold_start-server.log"
+    log_path = Path(tempfile.gettempdir()) / "dpcore-cold_start-server.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w") as log:
         t0 = time.perf_counter()
