@@ -490,23 +490,9 @@ def _forward_log_probs(mlm: Any, variants: list[tuple[list[int], int]]) -> Any:
     """log-softmax of the MLM's output at the mask position of each variant (torch, float32)."""
     import torch
 
-    model, tok = mlm.model, mlm.tokenizer
-    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-    width = max(len(ids) for ids, _ in variants)
-    inp = torch.full((len(variants), width), pad, dtype=torch.long)
-    att = torch.zeros((len(variants), width), dtype=torch.long)
-    for r, (ids, _) in enumerate(variants):
-        inp[r, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-        att[r, : len(ids)] = 1
-    rows = torch.arange(len(variants))
-    cols = torch.tensor([p for _, p in variants], dtype=torch.long)
-    with torch.inference_mode():
-        if hasattr(model, "bert") and hasattr(model, "cls"):
-            hidden = model.bert(input_ids=inp, attention_mask=att).last_hidden_state
-            logits = model.cls(hidden[rows, cols])
-        else:
-            logits = model(input_ids=inp, attention_mask=att).logits[rows, cols]
-        return torch.log_softmax(logits.float(), dim=-1)
+    from dpcore.attack.mask_inference import masked_position_logits
+
+    return torch.log_softmax(masked_position_logits(mlm, variants), dim=-1)
 
 
 @dataclass

@@ -220,8 +220,12 @@ def context_window(ids: list[int], centre: int, width: int) -> tuple[list[int], 
     return ids[start : start + width], centre - start
 
 
-def _forward_top1(mlm: MaskedLM, variants: list[tuple[list[int], int]], allowed: Any) -> list[int]:
-    """Top-1 allowed id at the mask position of each variant, in one forward pass."""
+def masked_position_logits(mlm: MaskedLM, variants: list[tuple[list[int], int]]) -> Any:
+    """float32 logits at the mask position of each ``(ids, position)`` variant, one forward pass.
+
+    Variants are right-padded into one batch. For BERT models the output head is computed only at
+    the masked positions.
+    """
     import torch
 
     model, tok = mlm.model, mlm.tokenizer
@@ -240,7 +244,15 @@ def _forward_top1(mlm: MaskedLM, variants: list[tuple[list[int], int]], allowed:
             logits = model.cls(hidden[rows, cols])
         else:
             logits = model(input_ids=inp, attention_mask=att).logits[rows, cols]
-        logits = logits.float()
+        return logits.float()
+
+
+def _forward_top1(mlm: MaskedLM, variants: list[tuple[list[int], int]], allowed: Any) -> list[int]:
+    """Top-1 allowed id at the mask position of each variant, in one forward pass."""
+    import torch
+
+    logits = masked_position_logits(mlm, variants)
+    with torch.inference_mode():
         n = min(logits.shape[-1], allowed.shape[0])
         logits = logits[:, :n].masked_fill(~allowed[:n], float("-inf"))
         return [int(i) for i in logits.argmax(dim=-1)]
