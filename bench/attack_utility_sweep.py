@@ -41,7 +41,7 @@ def main() -> int:
     import pandas as pd
     import torch
 
-    from dpcore.attack.datasets import load_dataset, split_dataset
+    from dpcore.attack.datasets import load_labelled_dataset, split_dataset
     from dpcore.attack.experiment import attack_sweep, sample_attack_sentences
     from dpcore.attack.mlm import default_mlm_available, load_mlm
     from dpcore.attack.utility import DEFAULT_N_TEST, DEFAULT_N_TRAIN, utility_sweep
@@ -63,7 +63,7 @@ def main() -> int:
         mlm_note = "UNTRAINED MLM HEAD (shipped attacker missing): the mlm numbers are a floor"
     mlm = load_mlm(mlm_path)
     vocab = build_vocabulary("glove", size=15_000)
-    data = load_dataset("tweets")
+    data = load_labelled_dataset("tweets")
     sentences = sample_attack_sentences(data, args.sentences, seed=args.seed)
     split = split_dataset(data, n_train=DEFAULT_N_TRAIN, n_test=DEFAULT_N_TEST, split_seed=0)
 

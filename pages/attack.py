@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpcore.attack.datasets import DATASETS, load_dataset, split_dataset
+from dpcore.attack.datasets import DATASETS, load_labelled_dataset, split_dataset
 from dpcore.attack.experiment import attack_sweep, sample_attack_sentences
 from dpcore.attack.mlm import default_mlm_available
 from dpcore.attack.utility import utility_sweep
@@ -89,7 +89,7 @@ def run_attacks(
     seed: int,
     _progress=None,
 ) -> dict:
-    sentences = sample_attack_sentences(load_dataset(data), n, seed=seed)
+    sentences = sample_attack_sentences(load_labelled_dataset(data), n, seed=seed)
     mlm = get_mlm() if MLM_ATTACKS & set(attacks) else None
     return attack_sweep(
         sentences, _maker(mech, p, w, vsize), eps, attacks=attacks, mlm=mlm, seed=seed, progress=_progress
@@ -109,7 +109,7 @@ def run_utility(
     seed: int,
     _progress=None,
 ) -> dict:
-    split = split_dataset(load_dataset(data), n_train=ntrain, n_test=ntest, split_seed=0)
+    split = split_dataset(load_labelled_dataset(data), n_train=ntrain, n_test=ntest, split_seed=0)
     return utility_sweep(split, _maker(mech, p, w, vsize), eps, seed=seed, progress=_progress)
 
 

@@ -119,10 +119,10 @@ def test_map_guess_and_defense_counts_match_brute_force() -> None:
 
 @pytest.fixture(scope="module")
 def tweets() -> list[str]:
-    from dpcore.attack.datasets import load_dataset
+    from dpcore.attack.datasets import load_labelled_dataset
     from dpcore.attack.experiment import sample_attack_sentences
 
-    return sample_attack_sentences(load_dataset("tweets"), 40, seed=0)
+    return sample_attack_sentences(load_labelled_dataset("tweets"), 40, seed=0)
 
 
 def test_epsilon_to_infinity_defense_equals_one_minus_top1_bayes(tweets: list[str]) -> None:

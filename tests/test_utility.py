@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpcore.attack.datasets import load_dataset, split_dataset
+from dpcore.attack.datasets import load_labelled_dataset, split_dataset
 from dpcore.attack.utility import utility_sweep
 from dpcore.cli import main
 from dpcore.text import create_text_mechanism
@@ -17,7 +17,7 @@ from dpcore.validation import DPCoreError
 
 
 def test_tweets_datasets_are_deduplicated_and_labelled() -> None:
-    two, three = load_dataset("tweets"), load_dataset("tweets3")
+    two, three = load_labelled_dataset("tweets"), load_labelled_dataset("tweets3")
     assert two.label_names == ("negative", "positive")
     assert three.label_names == ("negative", "neutral", "positive")
     assert len(set(two.texts)) == len(two) > 20_000
@@ -26,7 +26,7 @@ def test_tweets_datasets_are_deduplicated_and_labelled() -> None:
 
 
 def test_split_is_fixed_disjoint_and_test_independent_of_train_size() -> None:
-    data = load_dataset("tweets")
+    data = load_labelled_dataset("tweets")
     a = split_dataset(data, n_train=500, n_test=200, split_seed=3)
     b = split_dataset(data, n_train=900, n_test=200, split_seed=3)
     c = split_dataset(data, n_train=500, n_test=200, split_seed=4)
@@ -40,7 +40,7 @@ def test_split_is_fixed_disjoint_and_test_independent_of_train_size() -> None:
 
 def test_unsanitized_beats_random_replacement_beyond_the_intervals() -> None:
     vocab = build_vocabulary("glove", size=5000)
-    split = split_dataset(load_dataset("tweets"), n_train=2000, n_test=800, split_seed=0)
+    split = split_dataset(load_labelled_dataset("tweets"), n_train=2000, n_test=800, split_seed=0)
     res = utility_sweep(
         split, lambda e: create_text_mechanism("santext", vocab=vocab, epsilon=e), [1000.0], seed=0
     )

@@ -32,7 +32,7 @@ __all__ = [
     "HARD_CAP",
     "LabelledData",
     "Split",
-    "load_dataset",
+    "load_labelled_dataset",
     "split_dataset",
 ]
 
@@ -162,7 +162,7 @@ def _load_tsv(path: str | os.PathLike[str]) -> LabelledData:
     return _dedupe(texts, labels, Path(path).name)
 
 
-def load_dataset(
+def load_labelled_dataset(
     name: str | None = None, *, input_path: str | os.PathLike[str] | None = None
 ) -> LabelledData:
     """A built-in dataset by name (:data:`DATASETS`) or a GLUE SST-2 style TSV file.

@@ -62,11 +62,11 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Any]:
 
 
 def load_data(args: argparse.Namespace) -> Any:
-    from dpcore.attack.datasets import load_dataset
+    from dpcore.attack.datasets import load_labelled_dataset
 
     if args.dataset is None and args.input is None:
         raise DPCoreError("give --dataset NAME or --input FILE")
-    return load_dataset(args.dataset, input_path=args.input)
+    return load_labelled_dataset(args.dataset, input_path=args.input)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
