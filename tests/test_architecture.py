@@ -10,6 +10,7 @@ from pathlib import Path
 import dpcore
 
 ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("streamlit", "torch", "transformers")
 
 
 def _all_modules() -> list[str]:
@@ -26,42 +27,25 @@ def test_dpcore_source_never_mentions_streamlit_imports() -> None:
     assert offenders == []
 
 
-def test_importing_every_dpcore_module_loads_neither_streamlit_nor_torch() -> None:
-    mods = _all_modules()
-    code = (
-        "import importlib, sys\n"
-        f"for m in {mods!r}:\n"
-        "    importlib.import_module(m)\n"
-        "bad = sorted(k for k in ('streamlit', 'torch', 'transformers') if k in sys.modules)\n"
-        "print(','.join(bad))\n"
-    )
+def _heavy_modules_after(setup: str) -> str:
+    """Run ``setup`` in a fresh interpreter; return the heavy libraries it left imported."""
+    report = "import sys\nprint(','.join(k for k in HEAVY if k in sys.modules))"
+    code = f"HEAVY = {HEAVY!r}\n{setup}\n{report}\n"
     proc = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "", f"imported at module level: {proc.stdout.strip()}"
+    return proc.stdout.strip()
+
+
+def test_importing_every_dpcore_module_loads_neither_streamlit_nor_torch() -> None:
+    setup = f"import importlib\nfor m in {_all_modules()!r}:\n    importlib.import_module(m)"
+    heavy = _heavy_modules_after(setup)
+    assert heavy == "", f"imported at module level: {heavy}"
 
 
 def test_cli_starts_without_heavy_imports() -> None:
-    code = (
-        "import sys\nfrom dpcore.cli import build_parser\nbuild_parser()\n"
-        "print(','.join(k for k in ('streamlit', 'torch', 'transformers') if k in sys.modules))"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == ""
+    assert _heavy_modules_after("from dpcore.cli import build_parser\nbuild_parser()") == ""
 
 
 def test_every_page_is_listed_and_guards_navigation() -> None:

@@ -549,7 +549,13 @@ def mlm_bayes_attack(
     """
     import torch
 
-    from dpcore.attack.mask_inference import allowed_mask, context_window, normalise_word, word_piece_ids
+    from dpcore.attack.mask_inference import (
+        VariantBuilder,
+        allowed_mask,
+        normalise_word,
+        target_id,
+        word_piece_ids,
+    )
 
     t0 = time.monotonic()
     vocab = mech.vocab
@@ -560,12 +566,7 @@ def mlm_bayes_attack(
     first = np.minimum(first, mlm_vocab - 1)
     allowed = torch.from_numpy(allowed_mask(tok, mlm_vocab, "word"))
     channel = channel_of(mech, max_elements=max_elements) if use_channel else None
-    mask_id = int(tok.mask_token_id)
-    cls_id = tok.cls_token_id if tok.cls_token_id is not None else tok.bos_token_id
-    sep_id = tok.sep_token_id if tok.sep_token_id is not None else tok.eos_token_id
-    prefix = [int(cls_id)] if cls_id is not None else []
-    suffix = [int(sep_id)] if sep_id is not None else []
-    inner = mlm.max_length - len(prefix) - len(suffix)
+    builder = VariantBuilder.for_model(mlm)
 
     variants: list[tuple[list[int], int]] = []
     x_ids: list[int] = []
@@ -578,21 +579,10 @@ def mlm_bayes_attack(
         groups = word_piece_ids(tok, list(san))
         ox, oy = vocab.ids(list(orig)), vocab.ids(list(san))
         for j in np.flatnonzero(sc):
-            ids: list[int] = []
-            centre = 0
-            for k, g in enumerate(groups):
-                if k == j:
-                    centre = len(ids)
-                    ids.append(mask_id)
-                else:
-                    ids.extend(g)
-            ids, centre = context_window(ids, centre, inner)
-            variants.append((prefix + ids + suffix, centre + len(prefix)))
+            variants.append(builder.masked(groups, int(j)))
             x_ids.append(int(ox[j]))
             y_ids.append(int(oy[j]) if oy[j] >= 0 else -1)
-            tid = tok.convert_tokens_to_ids(normalise_word(tok, str(orig[j])))
-            ok = tid is not None and tid != tok.unk_token_id and 0 <= tid < mlm_vocab and bool(allowed[tid])
-            mlm_target.append(int(tid) if ok else -1)
+            mlm_target.append(target_id(tok, normalise_word(tok, str(orig[j])), mlm_vocab, allowed))
     x = np.asarray(x_ids, dtype=np.int64)
     y = np.asarray(y_ids, dtype=np.int64)
     if x.size == 0:

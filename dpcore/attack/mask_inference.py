@@ -220,6 +220,45 @@ def context_window(ids: list[int], centre: int, width: int) -> tuple[list[int], 
     return ids[start : start + width], centre - start
 
 
+@dataclass(frozen=True)
+class VariantBuilder:
+    """Builds the masked inputs of a sentence for one model: special tokens and window width."""
+
+    mask_id: int
+    prefix: list[int]
+    suffix: list[int]
+    inner: int
+
+    @classmethod
+    def for_model(cls, mlm: MaskedLM) -> VariantBuilder:
+        tok = mlm.tokenizer
+        cls_id = tok.cls_token_id if tok.cls_token_id is not None else tok.bos_token_id
+        sep_id = tok.sep_token_id if tok.sep_token_id is not None else tok.eos_token_id
+        prefix = [int(cls_id)] if cls_id is not None else []
+        suffix = [int(sep_id)] if sep_id is not None else []
+        return cls(int(tok.mask_token_id), prefix, suffix, mlm.max_length - len(prefix) - len(suffix))
+
+    def masked(self, groups: Sequence[Sequence[int]], j: int) -> tuple[list[int], int]:
+        """Piece ids with token ``j`` (all its pieces) replaced by one mask, and the mask index."""
+        ids: list[int] = []
+        centre = 0
+        for k, g in enumerate(groups):
+            if k == j:
+                centre = len(ids)
+                ids.append(self.mask_id)
+            else:
+                ids.extend(g)
+        ids, centre = context_window(ids, centre, self.inner)
+        return self.prefix + ids + self.suffix, centre + len(self.prefix)
+
+
+def target_id(tok: Any, token: str, vocab_size: int, allowed: Any) -> int:
+    """The id the attacker must predict for ``token``, or -1 if one mask can never produce it."""
+    tid = tok.convert_tokens_to_ids(token)
+    ok = tid is not None and tid != tok.unk_token_id and 0 <= tid < vocab_size and bool(allowed[tid])
+    return int(tid) if ok else -1
+
+
 def masked_position_logits(mlm: MaskedLM, variants: list[tuple[list[int], int]]) -> Any:
     """float32 logits at the mask position of each ``(ids, position)`` variant, one forward pass.
 
@@ -306,15 +345,10 @@ def mask_token_inference(
     data = _check_pairs(pairs)
     t0 = time.monotonic()
     tok = mlm.tokenizer
-    mask_id = int(tok.mask_token_id)
     vocab_size = int(mlm.model.config.vocab_size)
     allowed_np = allowed_mask(tok, vocab_size, unit)
     allowed = torch.from_numpy(allowed_np)
-    cls_id = tok.cls_token_id if tok.cls_token_id is not None else tok.bos_token_id
-    sep_id = tok.sep_token_id if tok.sep_token_id is not None else tok.eos_token_id
-    prefix = [int(cls_id)] if cls_id is not None else []
-    suffix = [int(sep_id)] if sep_id is not None else []
-    inner = mlm.max_length - len(prefix) - len(suffix)
+    builder = VariantBuilder.for_model(mlm)
 
     # Targets: the id the attacker must predict at each position (-1: unrepresentable).
     variants: list[tuple[list[int], int]] = []
@@ -325,30 +359,13 @@ def mask_token_inference(
         kept += sum(o == z for o, z in zip(orig, san, strict=True))
         if unit == "word":
             groups = word_piece_ids(tok, san)
-            norm = [normalise_word(tok, w) for w in orig]
-            tgt = []
-            for w in norm:
-                tid = tok.convert_tokens_to_ids(w)
-                ok = tid is not None and tid != tok.unk_token_id and 0 <= tid < vocab_size and allowed_np[tid]
-                tgt.append(int(tid) if ok else -1)
+            tgt = [target_id(tok, normalise_word(tok, w), vocab_size, allowed_np) for w in orig]
         else:
             groups = [[int(i)] for i in tok.convert_tokens_to_ids(san)]
-            tgt = []
-            for t in orig:
-                tid = tok.convert_tokens_to_ids(t)
-                ok = tid is not None and tid != tok.unk_token_id and 0 <= tid < vocab_size and allowed_np[tid]
-                tgt.append(int(tid) if ok else -1)
+            tgt = [target_id(tok, t, vocab_size, allowed_np) for t in orig]
         targets.append(tgt)
         for j in range(len(san)):
-            ids: list[int] = []
-            for k, g in enumerate(groups):
-                if k == j:
-                    centre = len(ids)
-                    ids.append(mask_id)
-                else:
-                    ids.extend(g)
-            ids, centre = context_window(ids, centre, inner)
-            variants.append((prefix + ids + suffix, centre + len(prefix)))
+            variants.append(builder.masked(groups, j))
             owners.append((s, j))
 
     order = sorted(range(len(variants)), key=lambda v: len(variants[v][0]))
