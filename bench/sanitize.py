@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpcore.text import SanText, SanTextPlus
 from dpcore.text.corpora import load_corpus
-from dpcore.text.embeddings import load_embedding
+from dpcore.text.embeddings import load_tokenizer
 from dpcore.text.sanitize import sanitize_lines
 from dpcore.text.vocab import build_vocabulary
 
@@ -38,7 +38,7 @@ EPS = 3.0
 
 def corpus_lines(target: int) -> list[str]:
     """Lines of the Lee and tweets corpora, repeated until they hold ``target`` GloVe tokens."""
-    tok = load_embedding("glove").tokenizer
+    tok = load_tokenizer("glove")
     base = list(load_corpus("lee")) + list(load_corpus("tweets"))
     counts = np.array([len(tok.tokenize(x)) for x in base])
     reps = int(np.ceil(target / counts.sum()))
@@ -97,7 +97,7 @@ def main() -> None:
             f"({1e6 * dt / s['tokens']:.2f} µs/token), replaced {s['replaced'] / s['tokens']:.1%}, "
             f"OOV {s['oov']:,}; tracemalloc peak {peak / 2**20:.0f} MiB"
         )
-    tok = load_embedding("glove").tokenizer
+    tok = load_tokenizer("glove")
     ids_all = vocab.ids([t for line in lines for t in tok.tokenize(line)])
     ids_all = ids_all[ids_all >= 0]
     mech = SanText(vocab=vocab, epsilon=EPS)

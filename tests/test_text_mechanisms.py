@@ -11,6 +11,7 @@ from scipy import stats
 from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
 from dpcore.text.mechanisms import Feyisetan, RandomReplacement, SanText, SanTextPlus
 from dpcore.text.metrics import bound_check
+from dpcore.text.sampling import pair_distances
 from dpcore.text.vocab import Vocabulary, build_vocabulary, sensitive_count
 from dpcore.validation import DPCoreError
 
@@ -299,3 +300,15 @@ def test_bad_names_and_ids() -> None:
         create_text_mechanism("santext", vocab=v, epsilon=1.0, p=0.3)
     with pytest.raises(DPCoreError):
         SanText(vocab=v, epsilon=1.0).sample_ids(np.array([0, 99]), np.random.default_rng(0))
+
+
+def test_pair_distances_chunked_equal_direct() -> None:
+    rng = np.random.default_rng(3)
+    vec = rng.normal(size=(50, 7))
+    x, y = rng.integers(0, 50, size=1001), rng.integers(0, 50, size=1001)
+    y[:10] = x[:10]
+    direct = np.linalg.norm(vec[x] - vec[y], axis=1)
+    for max_elements in (1, 7, 100, 10**6):  # one pair per chunk … all pairs in one chunk
+        got = pair_distances(vec, x, y, max_elements=max_elements)
+        np.testing.assert_allclose(got, direct, rtol=1e-13, atol=0)
+        assert np.all(got[:10] == 0.0)

@@ -12,7 +12,7 @@ import pytest
 
 from dpcore.text import SanText, SanTextPlus, create_text_mechanism
 from dpcore.text.corpora import CORPORA, corpus_counts, load_corpus, sample_sentences
-from dpcore.text.embeddings import load_embedding
+from dpcore.text.embeddings import load_embedding, load_tokenizer
 from dpcore.text.metrics import token_metrics
 from dpcore.text.sanitize import OOV_TOKEN, check_text, decode_text, sanitize_lines
 from dpcore.text.vocab import Vocabulary, build_vocabulary
@@ -27,16 +27,19 @@ def glove_small() -> Vocabulary:
 
 
 # ---- embeddings and vocabularies ---------------------------------------------------------------
-def test_glove_loads_through_keyed_vectors() -> None:
+def test_glove_loads_and_converts_to_keyed_vectors() -> None:
     emb = load_embedding("glove")
-    assert emb.vectors.shape == (400_000, 50)
-    assert emb.kv.most_similar("privacy", topn=20)  # a real gensim KeyedVectors
-    assert load_embedding("glove") is emb  # cached once per process
+    assert emb.vectors.shape == (400_000, 50) and len(emb.words) == 400_000
+    assert isinstance(emb.vectors, np.memmap)  # rows are read only when a vocabulary takes them
+    assert emb.words[:3] == ["the", ",", "."]
+    near = [w for w, _ in emb.keyed_vectors().most_similar("privacy", topn=20)]  # a real gensim KV
+    assert {"confidentiality", "security", "rights"} & set(near)
+    assert load_tokenizer("glove") is emb.tokenizer  # tokenizers are cached, embeddings are not
 
 
 def test_bert_embedding_loads_without_torch() -> None:
     code = (
-        "import sys\nfrom dpcore.text.embeddings import load_embedding\n"
+        "import sys\nfrom dpcore.text.embeddings import load_embedding, load_tokenizer\n"
         "e = load_embedding('bert')\n"
         "print(e.vectors.shape, int(e.reserved.sum()), 'torch' in sys.modules, 'transformers' in sys.modules)"
     )
@@ -46,7 +49,7 @@ def test_bert_embedding_loads_without_torch() -> None:
 
 
 def test_bert_neighbours_are_meaningful() -> None:
-    kv = load_embedding("bert").kv
+    kv = load_embedding("bert").keyed_vectors()
     near = [w for w, _ in kv.most_similar("privacy", topn=10)]
     assert {"security", "confidential", "private"} & set(near)
 
@@ -76,9 +79,9 @@ def test_bert_vocabulary_excludes_reserved_tokens() -> None:
 
 
 def test_tokenizers() -> None:
-    g = load_embedding("glove").tokenizer
+    g = load_tokenizer("glove")
     assert g.tokenize("Don't panic, it's FINE!") == ["do", "n't", "panic", ",", "it", "'s", "fine", "!"]
-    b = load_embedding("bert").tokenizer
+    b = load_tokenizer("bert")
     toks = b.tokenize("Privacy-preserving NLP " * 100)
     assert len(toks) == 500 and "[PAD]" not in toks  # no padding, no truncation
     assert b.detokenize(["nl", "##p"]) == "nlp"
@@ -137,7 +140,7 @@ def test_corpora_ship_inside_packages() -> None:
     assert not any("http" in t for t in tweets[:2000])
     for info in CORPORA.values():
         assert info.licence and info.source
-    counts = corpus_counts(lee[:50], load_embedding("glove").tokenizer)
+    counts = corpus_counts(lee[:50], load_tokenizer("glove"))
     assert counts["the"] > 10
     with pytest.raises(DPCoreError):
         load_corpus("sst2")

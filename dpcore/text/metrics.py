@@ -35,6 +35,7 @@ import numpy as np
 
 from dpcore.rng import make_rng
 from dpcore.text.mechanisms import ExponentialTokenMechanism, TextMechanism
+from dpcore.text.sampling import pair_distances
 from dpcore.validation import DPCoreError, check_finite_float, check_int, check_probability
 
 __all__ = [
@@ -321,8 +322,7 @@ def bound_check(
     )
     lp_x = mech.log_prob(x, y)
     lp_x2 = mech.log_prob(x2, y)
-    vec = mech.vocab.vectors
-    d = np.sqrt(np.einsum("ij,ij->i", vec[x] - vec[x2], vec[x] - vec[x2]))
+    d = pair_distances(mech.vocab.vectors, x, x2)
     protected = np.isin(y, cand)
     # (i) on protected outputs; a −inf denominator with a finite numerator is an infinite excess
     with np.errstate(invalid="ignore"):

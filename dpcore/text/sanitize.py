@@ -25,7 +25,7 @@ import numpy as np
 
 from dpcore import __version__
 from dpcore.rng import make_rng
-from dpcore.text.embeddings import load_embedding
+from dpcore.text.embeddings import load_tokenizer
 from dpcore.text.mechanisms import TextMechanism
 from dpcore.text.tokenize import TextTokenizer
 from dpcore.validation import DPCoreError
@@ -236,7 +236,7 @@ def sanitize_lines(
         if not isinstance(line, str):
             raise DPCoreError(f"line {i + 1} is a {type(line).__name__}, not a string")
     if tokenizer is None:
-        tokenizer = load_embedding(mechanism.vocab.embedding).tokenizer
+        tokenizer = load_tokenizer(mechanism.vocab.embedding)
     recorded_seed: int | None = None
     if not isinstance(seed, np.random.Generator):
         from dpcore.rng import resolve_seed
