@@ -31,7 +31,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGET_MB = 1536
+TARGET_BYTES = 1_500_000_000  # 1.5 GB (decimal; 1,431 MiB)
 
 PLOTS = "document.querySelectorAll('.js-plotly-plot .main-svg').length >= {}"
 # (label, path and query, JS condition for "rendered"); "" is the home page. Default settings
@@ -73,8 +73,8 @@ WORST = [
     ("sanitize: BERT, santext+, 10 draws", "sanitize?emb=bert&mech=santext%2B&draws=10", SANITIZED),
     ("sanitize: BERT, feyisetan, 10 draws", "sanitize?emb=bert&mech=feyisetan&draws=10", SANITIZED),
     (
-        "attack: every cap at its maximum",
-        "attack?mechs=santext,santext%2B&eps=0.5,1,3,6,10,20&n=200&attacks=bayes-unigram,mlm,bayes-mlm"
+        "attack: caps (55 × 7 × 2 = 770 ≤ 800 MLM sentence runs)",
+        "attack?mechs=santext,santext%2B&eps=0.5,1,3,6,10,20&n=55&attacks=bayes-unigram,mlm,bayes-mlm"
         "&vsize=15000&ntrain=4000&ntest=1000",
         PLOTS.format(2),
     ),
@@ -248,7 +248,7 @@ def main() -> None:
         try:
             wait_healthy(url, proc)
             idle_mb = tree_rss_bytes(proc.pid) / 2**20
-            print(f"server started (pid {proc.pid}); RSS before any visit: {idle_mb:.0f} MB", flush=True)
+            print(f"server started (pid {proc.pid}); RSS before any visit: {idle_mb:.0f} MiB", flush=True)
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(
                     executable_path=exe, headless=True, args=["--no-sandbox", "--disable-gpu"]
@@ -278,8 +278,8 @@ def main() -> None:
                     }
                     results.append(row)
                     print(
-                        f"{label:28s} {secs:7.1f} s   RSS after {row['rss_after_mb']:5d} MB   "
-                        f"peak during {row['peak_during_mb']:5d} MB   "
+                        f"{label:28s} {secs:7.1f} s   RSS after {row['rss_after_mb']:5d} MiB   "
+                        f"peak during {row['peak_during_mb']:5d} MiB   "
                         f"torch {'loaded' if row['torch_loaded'] else 'not loaded'}",
                         flush=True,
                     )
@@ -294,8 +294,8 @@ def main() -> None:
                 proc.kill()
     peak_mb = sampler.peak / 2**20
     print(
-        f"overall peak RSS of the server process tree: {peak_mb:.0f} MB "
-        f"(target < {TARGET_MB} MB: {'met' if peak_mb < TARGET_MB else 'NOT met'})"
+        f"overall peak RSS of the server process tree: {peak_mb:.0f} MiB = {sampler.peak / 1e9:.2f} GB "
+        f"(target < 1.5 GB: {'met' if sampler.peak < TARGET_BYTES else 'NOT met'})"
     )
     print(f"sampler: {'psutil' if _has_psutil() else '/proc VmRSS'}; cores: {os.cpu_count()}")
     if args.json:

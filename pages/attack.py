@@ -3,7 +3,9 @@
 
 Widgets → dpcore.attack (experiment, utility) → dpcore.viz.attack_figure. torch loads only when
 a masked-LM attack is selected (dpcore.attack.mlm imports it lazily). Caps keep one visit to
-seconds or a few minutes: ≤ 200 sentences, ≤ 6 ε values, ≤ 4,000 training sentences.
+about a minute at most: ≤ 200 sentences, ≤ 6 ε values, ≤ 4,000 training sentences, and with a
+masked-LM attack at most 800 sentence runs (sentences × (ε values + 1) ×
+mechanisms). Long runs report progress after every batch, so a widget change stops them.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ ensure_navigation()
 # ---- work caps for a shared server ----------------------------------------------------------
 MAX_SENTENCES = 200
 MAX_EPSILONS = 6
+#: Sentences × (ε values + 1) × mechanisms a masked-LM attack may run per request: about 0.05 s
+#: each on 2 cores (one forward pass per word), so ≈ 40 s plus the utility part at most.
+MAX_MLM_SENTENCE_RUNS = 800
 EPS_GRID = ["0.5", "1", "2", "3", "6", "10", "14", "20"]
 MECHANISMS = ["santext", "santext+"]
 ATTACKS = ["bayes-unigram", "mlm", "bayes-mlm"]
@@ -50,7 +55,7 @@ SPECS = {
     "p": float_param(0.3, 0.0, 1.0),
     "w": float_param(0.9, 0.0, 1.0),
     "data": choice_param("tweets", list(DATASETS)),
-    "n": int_param(100, 5, MAX_SENTENCES),
+    "n": int_param(50, 5, MAX_SENTENCES),
     "attacks": multi_param(["bayes-unigram", "mlm", "bayes-mlm"], ATTACKS),
     "vsize": choice_param(15_000, VOCAB_SIZES),
     "ntrain": choice_param(4_000, TRAIN_SIZES),
@@ -164,6 +169,17 @@ if MLM_ATTACKS & set(attacks) and not default_mlm_available():
         icon=":material/model_training:",
     )
     attacks = [a for a in attacks if a not in MLM_ATTACKS]
+mlm_runs = n * (len(eps) + 1) * len(mechs)
+if MLM_ATTACKS & set(attacks) and mlm_runs > MAX_MLM_SENTENCE_RUNS:
+    st.error(
+        f"The masked-LM attacks would run on {mlm_runs:,} sentences ({n} sentences × "
+        f"({len(eps)} ε values + the unsanitized reference) × {len(mechs)} mechanism(s)); this server "
+        f"allows {MAX_MLM_SENTENCE_RUNS:,} per request. Lower the sentences, ε values or mechanisms, "
+        "choose only the Bayesian unigram attack (it needs no masked LM), or run "
+        "`python -m dpcore attack` locally.",
+        icon=":material/timer_off:",
+    )
+    st.stop()
 
 attack_rows: list[dict] = []
 utility_rows: list[dict] = []
@@ -174,7 +190,9 @@ with show_errors():
         mp, mw = (p, w) if mech == "santext+" else (0.3, 0.9)
         if attacks:
             bar = st.progress(0.0, text=f"Attacking {mech}…")
-            tick = replay_safe(lambda d, t, b=bar, m=mech: b.progress(d / t, text=f"Attacking {m}… {d}/{t}"))
+            tick = replay_safe(
+                lambda d, t, b=bar, m=mech: b.progress(d / t, text=f"Attacking {m}… {100 * d / t:.0f}%")
+            )
             res = run_attacks(mech, eps, mp, mw, data, n, tuple(attacks), vsize, seed, _progress=tick)
             bar.empty()
             attack_rows += [{"mechanism": mech, **r} for r in res["rows"]]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpcore.attack import bayes
-from dpcore.attack.experiment import attack_sweep
+from dpcore.attack.experiment import PROGRESS_UNITS, attack_sweep
 from dpcore.cli import main
 from dpcore.text import create_text_mechanism
 from dpcore.text.vocab import Vocabulary, build_vocabulary
@@ -234,3 +234,35 @@ def test_attack_cli_bad_input_exits_2(extra: list[str], msg: str, capsys: pytest
     assert main(["attack", *extra]) == 2
     err = capsys.readouterr().err
     assert msg in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("attacks", [["mlm"], ["bayes-unigram", "mlm", "bayes-mlm"]])
+def test_attack_sweep_reports_progress_between_batches(attacks: list[str]) -> None:
+    """Progress arrives after every batch of forward passes (a dashboard stops between them)."""
+    mlm = _tiny()
+    vocab = _vocab(0)
+    calls: list[tuple[int, int]] = []
+    make = lambda e: _mech("santext", e, vocab)  # noqa: E731
+    res = attack_sweep(
+        SENTS,
+        make,
+        [1.0, 5.0],
+        attacks=attacks,
+        mlm=mlm,
+        seed=1,
+        batch_size=2,
+        progress=lambda d, t: calls.append((d, t)),
+    )
+    runs = 3 * (2 if "bayes-unigram" in attacks else 1)  # (2 ε + reference) × attack groups
+    totals = {t for _, t in calls}
+    assert totals == {runs * PROGRESS_UNITS}
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and done[-1] == runs * PROGRESS_UNITS
+    positions = sum(len(s.split()) for s in SENTS)
+    assert len(calls) >= runs + 3 * (positions // 2)  # one call per batch of 2 masked variants
+    again = attack_sweep(SENTS, make, [1.0, 5.0], attacks=attacks, mlm=mlm, seed=1, batch_size=64)
+
+    def untimed(rows: list[dict]) -> list[dict]:
+        return [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+
+    assert untimed(again["rows"]) == untimed(res["rows"])  # reporting and batch size change nothing

@@ -57,6 +57,7 @@ __all__ = [
     "ATTACKS",
     "MAX_ATTACK_SENTENCES",
     "MAX_ATTACK_TOKENS",
+    "PROGRESS_UNITS",
     "attack_sweep",
     "sample_attack_sentences",
 ]
@@ -66,6 +67,8 @@ ATTACKS = ("mlm", "bayes-unigram", "bayes-mlm")
 MAX_ATTACK_SENTENCES = 5_000
 #: Longer sentences are cut to their first tokens (the attacked positions, not the text).
 MAX_ATTACK_TOKENS = 128
+#: Progress units per attack run reported by :func:`attack_sweep`.
+PROGRESS_UNITS = 1000
 
 Progress = Callable[[int, int], None] | None
 
@@ -159,8 +162,9 @@ def attack_sweep(
     seed
         Sanitization seed (recorded; None draws a fresh one).
     progress
-        ``progress(done, total)`` over the attack runs (one per ε and attack group, plus the
-        ε = ∞ reference).
+        ``progress(done, total)`` in units of 1/:data:`PROGRESS_UNITS` of an attack run (one run
+        per ε and attack group, plus the ε = ∞ reference); masked-LM runs report after every
+        batch of forward passes, so a caller can stop between batches.
 
     Returns
     -------
@@ -186,13 +190,17 @@ def attack_sweep(
         raise DPCoreError("give at least one ε")
     s = resolve_seed(seed)
     groups = int("bayes-unigram" in atk) + int(uses_mlm)
-    total, done = (len(eps_list) + 1) * groups, 0
+    total, done = (len(eps_list) + 1) * groups * PROGRESS_UNITS, 0
 
     def tick() -> None:
         nonlocal done
-        done += 1
+        done += PROGRESS_UNITS
         if progress is not None:
             progress(done, total)
+
+    def within(d: int, t: int) -> None:  # batches of a masked-LM run: a caller can stop between them
+        if progress is not None:
+            progress(done + (PROGRESS_UNITS * d) // max(t, 1), total)
 
     mech_ref = make_mechanism(eps_list[0])
     if any(a.startswith("bayes") for a in atk):
@@ -213,7 +221,14 @@ def attack_sweep(
     if uses_mlm:
         if "bayes-mlm" in atk:
             out = mlm_bayes_attack(
-                pairs, scored, mech_ref, mlm, log_unigram=log_u, batch_size=batch_size, use_channel=False
+                pairs,
+                scored,
+                mech_ref,
+                mlm,
+                log_unigram=log_u,
+                batch_size=batch_size,
+                use_channel=False,
+                progress=within,
             )
             mlm_hit, prior_hit = out.mlm_hit, out.prior_hit
             unsanitized["bayes-mlm"] = {
@@ -221,7 +236,7 @@ def attack_sweep(
                 "prior_top1": float(np.mean(prior_hit)),
             }
         else:
-            mlm_hit = _mlm_hits(pairs, scored, mlm, batch_size, None)
+            mlm_hit = _mlm_hits(pairs, scored, mlm, batch_size, within)
         if "mlm" in atk:
             unsanitized["mlm"] = {"attacker_top1_unsanitized": float(np.mean(mlm_hit))}
         tick()
@@ -241,7 +256,9 @@ def attack_sweep(
             tick()
         if uses_mlm:
             if "bayes-mlm" in atk:
-                out = mlm_bayes_attack(pairs, scored, mech, mlm, log_unigram=log_u, batch_size=batch_size)
+                out = mlm_bayes_attack(
+                    pairs, scored, mech, mlm, log_unigram=log_u, batch_size=batch_size, progress=within
+                )
                 found["bayes-mlm"] = defense_counts(
                     "bayes-mlm", out.bayes_hit, out.kept, confidence=conf, seconds=out.seconds
                 )
@@ -252,7 +269,7 @@ def attack_sweep(
                     )
             else:
                 t1 = time.monotonic()
-                hits = _mlm_hits(pairs, scored, mlm, batch_size, None)
+                hits = _mlm_hits(pairs, scored, mlm, batch_size, within)
                 found["mlm"] = defense_counts(
                     "mlm", hits, x == y, confidence=conf, seconds=time.monotonic() - t1
                 )
