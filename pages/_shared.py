@@ -217,6 +217,25 @@ def replay_safe(callback: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+def bar_updater(bar: Any, text: Callable[[int, int], str], *, start: float = 0.0, span: float = 1.0):
+    """A replay-safe ``progress(done, total)`` callback that moves ``bar`` over [start, start+span].
+
+    It updates the bar only when the shown percentage changes (a computation may report
+    thousands of times). Each update is a message to the browser, and the point where a running
+    script notices a rerun request: a widget change stops the computation at the next update.
+    """
+    last = [-1]
+
+    def update(done: int, total: int) -> None:
+        frac = min(max(done / max(total, 1), 0.0), 1.0)
+        pct = int(100 * (start + span * frac))
+        if pct != last[0]:
+            last[0] = pct
+            bar.progress(pct / 100, text=text(done, total))
+
+    return replay_safe(update)
+
+
 # --------------------------------------------------------------------------------------------
 # Errors and downloads
 # --------------------------------------------------------------------------------------------

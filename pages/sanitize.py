@@ -22,6 +22,7 @@ from dpcore.text.sanitize import MAX_PAGE_CHARS, check_text, decode_text, saniti
 from dpcore.text.vocab import build_vocabulary
 from dpcore.viz.sanitize_figure import sanitize_figure
 from pages._shared import (
+    bar_updater,
     choice_param,
     download_buttons,
     ensure_navigation,
@@ -71,7 +72,7 @@ def _mechanism(mech: str, emb: str, eps: float, p: float, w: float, vsize: int):
     return create_text_mechanism(mech, vocab=get_vocab(emb, vsize), epsilon=eps, **extra)
 
 
-@st.cache_data(max_entries=64, show_spinner="Sanitizing…")
+@st.cache_data(max_entries=64, show_spinner=False)
 def run_sanitize(
     text: str,
     mech: str,
@@ -83,10 +84,15 @@ def run_sanitize(
     seed: int,
     draws: int,
     oov: str,
+    _progress=None,
 ) -> dict:
     m = _mechanism(mech, emb, eps, p, w, vsize)
     lines = split_lines(text)
-    results = [sanitize_lines(lines, m, seed=rng, oov=oov) for rng in spawn_rngs(seed, draws)]
+    results = []
+    for k, rng in enumerate(spawn_rngs(seed, draws)):
+        results.append(sanitize_lines(lines, m, seed=rng, oov=oov))
+        if _progress is not None:  # a widget change stops the run between draws
+            _progress(k + 1, draws)
     first = results[0]
     return {
         "original_tokens": first.original_tokens,
@@ -201,7 +207,12 @@ with show_errors():
             st.stop()
         text = decode_text(up.getvalue(), what="the uploaded file", max_bytes=4 * MAX_PAGE_CHARS)
     text = check_text(text, max_chars=MAX_PAGE_CHARS)
-    res = run_sanitize(text, mech, emb, eps, p, w, vsize, seed, draws, oov)
+    bar = st.progress(0.0, text="Sanitizing…")
+    tick = bar_updater(bar, lambda d, t: f"Sanitized {d} of {t} draws")
+    try:
+        res = run_sanitize(text, mech, emb, eps, p, w, vsize, seed, draws, oov, _progress=tick)
+    finally:
+        bar.empty()
 
 params = res["parameters"]
 st.caption(f"Guarantee: {params['privacy']}. |V| = {params['vocab_size']:,}.")

@@ -18,6 +18,7 @@ from dpcore.sensitivity import (
 )
 from dpcore.viz.sensitivity_figure import sensitivity_curve_figure, violation_figure
 from pages._shared import (
+    bar_updater,
     choice_param,
     download_buttons,
     ensure_navigation,
@@ -52,10 +53,17 @@ SPECS = {
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def simulate(
-    dims: tuple[int, ...], clip: float, dist: str, pairs: int, seed: int, spread: float, std: float
+    dims: tuple[int, ...],
+    clip: float,
+    dist: str,
+    pairs: int,
+    seed: int,
+    spread: float,
+    std: float,
+    _progress=None,
 ) -> ViolationResult:
     return adept_violation_fractions(
-        list(dims), clip=clip, dist=dist, pairs=pairs, seed=seed, spread=spread, std=std
+        list(dims), clip=clip, dist=dist, pairs=pairs, seed=seed, spread=spread, std=std, progress=_progress
     )
 
 
@@ -152,10 +160,22 @@ if draws > MAX_DRAWS:
     st.stop()
 
 results = []
-with show_errors(), st.spinner("Simulating…"):
-    for dist in dists:
-        std = sigma * clip
-        results.append(simulate(tuple(dims), clip, dist, pairs, seed, spread, std))
+bar = st.progress(0.0, text="Simulating…")
+with show_errors():
+    try:
+        for i, dist in enumerate(dists):
+            # Progress after blocks of pairs; a widget change stops the run at the next update.
+            tick = bar_updater(
+                bar,
+                lambda d, t, name=dist: f"Simulating {name}: {d:,}/{t:,} pairs",
+                start=i / len(dists),
+                span=1 / len(dists),
+            )
+            results.append(
+                simulate(tuple(dims), clip, dist, pairs, seed, spread, sigma * clip, _progress=tick)
+            )
+    finally:
+        bar.empty()
 
 st.plotly_chart(violation_figure(results, log_x=spacing == "log"), width="stretch", key="violations")
 

@@ -105,3 +105,13 @@ def test_masked_lm_work_over_the_budget_is_refused_with_the_numbers() -> None:
     at.multiselect(key="attacks").set_value(["bayes-unigram"]).run()
     assert not at.exception and not at.error
     assert len(at.get("plotly_chart")) == 2
+
+
+def test_no_attack_selected_shows_utility_only() -> None:
+    # Regression: an empty attack list crashed the ε figure (KeyError 'mechanism' in groupby).
+    at = _app(mechs="santext", eps="1,10").run()
+    at.multiselect(key="attacks").set_value([]).run()
+    assert not at.exception and not at.error
+    assert any("Choose at least one attack" in i.value for i in at.info)
+    assert len(at.get("plotly_chart")) == 1
+    assert len(at.dataframe) == 1  # the accuracy table

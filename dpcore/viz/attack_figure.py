@@ -101,7 +101,8 @@ def epsilon_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[
     """
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     attacks = list(dict.fromkeys(attack["attack"])) if len(attack) else []
-    for (mech, atk), g in attack.groupby(["mechanism", "attack"], sort=False):
+    groups = attack.groupby(["mechanism", "attack"], sort=False) if len(attack) else []
+    for (mech, atk), g in groups:
         g = g.sort_values("epsilon")
         fig.add_trace(
             go.Scatter(

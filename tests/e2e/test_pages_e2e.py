@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from dpcore.attack.mlm import DEFAULT_MLM_DIR
+
 pytestmark = pytest.mark.e2e
 
 # Streamlit shows its "running" widget a moment after a rerun starts: count the page as idle only
@@ -238,6 +240,53 @@ def test_a_widget_change_cancels_a_long_audit_run(app_url: str, page, artifacts:
     assert legend and not any("Monte-Carlo" in t for t in legend), legend
     assert elapsed < 8.0, f"the exact-only rerun took {elapsed:.1f} s: the long run was not cancelled"
     page.screenshot(path=str(artifacts / "audit-cancelled.png"), full_page=True)
+
+
+def test_a_widget_change_cancels_a_long_sensitivity_simulation(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
+    # 10^6 pairs per n, n = 1..32, both distributions: the page's largest request (about 7 s on
+    # 2 cores). Lowering the largest n mid-run must bring the small result well before the big
+    # run could have finished: the simulation reports progress after blocks of pairs, and each
+    # update is where Streamlit stops a script whose widgets changed.
+    page.goto(f"{app_url}/sensitivity?pairs=1000000&nmax=32&seed=21")
+    page.get_by_text("Simulating uniform", exact=False).first.wait_for(timeout=60_000)
+    box = page.get_by_label("Largest n")
+    box.fill("2")
+    box.press("Enter")
+    t0 = time.monotonic()
+    page.wait_for_function("() => location.search.includes('nmax=2')", timeout=60_000)
+    _plots(page, 2)
+    elapsed = time.monotonic() - t0 - 1.0  # _idle waits one quiet second
+    print(f"small rerun after cancelling the simulation: {elapsed:.1f} s")
+    assert "Simulating" not in page.locator("body").inner_text()
+    assert elapsed < 3.5, f"the small rerun took {elapsed:.1f} s: the long simulation was not cancelled"
+    page.screenshot(path=str(artifacts / "sensitivity-cancelled.png"), full_page=True)
+
+
+@pytest.mark.skipif(not DEFAULT_MLM_DIR.is_dir(), reason="the shipped masked-LM attacker is not installed")
+def test_a_widget_change_cancels_a_long_masked_lm_attack(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
+    # The masked-LM attack on 100 sentences × 4 runs × 2 mechanisms: the page's budget, about
+    # half a minute of forward passes. Dropping the attack mid-run leaves the utility part only
+    # (a few seconds); it must arrive long before the attack could have finished.
+    page.goto(
+        f"{app_url}/attack?mechs=santext,santext%2B&eps=1,3,10&n=100&attacks=mlm&vsize=2000"
+        "&ntrain=500&ntest=200&seed=4"
+    )
+    # wait until forward passes are under way (the bar shows a percentage above 0)
+    page.wait_for_function(
+        "() => /Attacking santext… [1-9]/.test(document.body.innerText)", timeout=120_000, polling=100
+    )
+    page.locator('[data-testid="stMultiSelect"]', has_text="Attacks").get_by_role(
+        "button", name="Remove masked-LM"
+    ).first.click()
+    t0 = time.monotonic()
+    page.wait_for_function("() => !location.search.includes('attacks=mlm')", timeout=60_000)
+    _plots(page, 1, timeout=120_000)
+    elapsed = time.monotonic() - t0 - 1.0
+    print(f"utility-only rerun after cancelling the attack: {elapsed:.1f} s")
+    body = page.locator("body").inner_text()
+    assert "Attacking" not in body and "Choose at least one attack" in body
+    assert elapsed < 8.0, f"the utility-only rerun took {elapsed:.1f} s: the attack was not cancelled"
+    page.screenshot(path=str(artifacts / "attack-cancelled.png"), full_page=True)
 
 
 # ---- cache hits ----------------------------------------------------------------------------
