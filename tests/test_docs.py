@@ -87,3 +87,15 @@ def test_index_links_every_page_and_the_method_pages() -> None:
         assert f"({page})" in index and (DOCS / page).is_file()
     listed = {p.stem for p in (DOCS / "mechanisms").glob("*.md")}
     assert listed == {_page_name(f, e.name) for f, e in ENTRIES}, "a page for an unregistered mechanism"
+
+
+def test_readme_shows_a_screenshot_of_every_page() -> None:
+    from pages._shared import PAGES
+
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    shown = set(re.findall(r"!\[[^\]]*\]\((docs/screenshots/[\w-]+\.png)\)", readme))
+    for info in PAGES:
+        rel = f"docs/screenshots/{'home' if info.default else info.url_path}.png"
+        assert rel in shown, f"README shows no screenshot of {info.title} ({rel})"
+        png = (DOCS.parent / rel).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000, rel  # a real image, not a stub
