@@ -57,6 +57,7 @@ import numpy as np
 
 from dpcore.attack.mlm import MaskedLM
 from dpcore.audit.bounds import cp_lower, cp_upper
+from dpcore.memory import release_free_memory
 from dpcore.validation import DPCoreError, check_finite_float, check_int
 
 __all__ = [
@@ -277,13 +278,19 @@ def masked_position_logits(mlm: MaskedLM, variants: list[tuple[list[int], int]])
         att[r, : len(ids)] = 1
     rows = torch.arange(len(variants))
     cols = torch.tensor([p for _, p in variants], dtype=torch.long)
+    hidden = None
     with torch.inference_mode():
         if hasattr(model, "bert") and hasattr(model, "cls"):
             hidden = model.bert(input_ids=inp, attention_mask=att).last_hidden_state
             logits = model.cls(hidden[rows, cols])
         else:
             logits = model(input_ids=inp, attention_mask=att).logits[rows, cols]
-        return logits.float()
+        logits = logits.float()
+    del hidden
+    # The forward pass's activations were freed inside the heaps of torch's worker threads;
+    # hand them back to the OS so a long-running server does not keep them (dpcore.memory).
+    release_free_memory()
+    return logits
 
 
 def _forward_top1(mlm: MaskedLM, variants: list[tuple[list[int], int]], allowed: Any) -> list[int]:
