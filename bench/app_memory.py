@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_BYTES = 1_500_000_000  # 1.5 GB (decimal; 1,431 MiB)
 
-PLOTS = "document.querySelectorAll('.js-plotly-plot .main-svg').length >= {}"
+PLOTS = "document.querySelectorAll('.js-plotly-plot').length >= {}"
 # (label, path and query, JS condition for "rendered"); "" is the home page. Default settings
 # except where the label says otherwise.
 VISITS = [
@@ -73,8 +73,8 @@ WORST = [
     ("sanitize: BERT, santext+, 10 draws", "sanitize?emb=bert&mech=santext%2B&draws=10", SANITIZED),
     ("sanitize: BERT, feyisetan, 10 draws", "sanitize?emb=bert&mech=feyisetan&draws=10", SANITIZED),
     (
-        "attack: caps (55 × 7 × 2 = 770 ≤ 800 MLM sentence runs)",
-        "attack?mechs=santext,santext%2B&eps=0.5,1,3,6,10,20&n=55&attacks=bayes-unigram,mlm,bayes-mlm"
+        "attack: caps (34 × 7 × 2 = 476 ≤ 480 MLM sentence runs)",
+        "attack?mechs=santext,santext%2B&eps=0.5,1,3,6,10,20&n=34&attacks=bayes-unigram,mlm,bayes-mlm"
         "&vsize=15000&ntrain=4000&ntest=1000",
         PLOTS.format(2),
     ),
@@ -189,7 +189,7 @@ def wait_page_done(page, ready: str, timeout_ms: int) -> None:  # type: ignore[n
     page.wait_for_function(
         """(ready) => {
             if (!eval(ready)) { window.__idleSince = undefined; return false; }
-            const busy = document.querySelector('[data-testid="stStatusWidget"]')
+            const busy = document.querySelector('[data-testid="stApp"][data-test-script-state="running"]')
                 || document.querySelector('[data-testid="stSpinner"]');
             const now = performance.now();
             if (busy) { window.__idleSince = undefined; return false; }

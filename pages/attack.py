@@ -4,7 +4,7 @@
 Widgets → dpcore.attack (experiment, utility) → dpcore.viz.attack_figure. torch loads only when
 a masked-LM attack is selected (dpcore.attack.mlm imports it lazily). Caps keep one visit to
 about a minute at most: ≤ 200 sentences, ≤ 6 ε values, ≤ 4,000 training sentences, and with a
-masked-LM attack at most 800 sentence runs (sentences × (ε values + 1) ×
+masked-LM attack at most 480 sentence runs (sentences × (ε values + 1) ×
 mechanisms). Long runs report progress after every batch, so a widget change stops them.
 """
 
@@ -39,8 +39,8 @@ ensure_navigation()
 MAX_SENTENCES = 200
 MAX_EPSILONS = 6
 #: Sentences × (ε values + 1) × mechanisms a masked-LM attack may run per request: about 0.05 s
-#: each on 2 cores (one forward pass per word), so ≈ 40 s plus the utility part at most.
-MAX_MLM_SENTENCE_RUNS = 800
+#: each on 2 cores (one forward pass per word), so ≈ 35 s plus the utility part at most.
+MAX_MLM_SENTENCE_RUNS = 480
 EPS_GRID = ["0.5", "1", "2", "3", "6", "10", "14", "20"]
 MECHANISMS = ["santext", "santext+"]
 ATTACKS = ["bayes-unigram", "mlm", "bayes-mlm"]
@@ -55,7 +55,7 @@ SPECS = {
     "p": float_param(0.3, 0.0, 1.0),
     "w": float_param(0.9, 0.0, 1.0),
     "data": choice_param("tweets", list(DATASETS)),
-    "n": int_param(50, 5, MAX_SENTENCES),
+    "n": int_param(40, 5, MAX_SENTENCES),
     "attacks": multi_param(["bayes-unigram", "mlm", "bayes-mlm"], ATTACKS),
     "vsize": choice_param(15_000, VOCAB_SIZES),
     "ntrain": choice_param(4_000, TRAIN_SIZES),

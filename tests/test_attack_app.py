@@ -73,7 +73,7 @@ def test_bad_query_params_warn_and_fall_back(monkeypatch: pytest.MonkeyPatch) ->
     text = " ".join(w.value for w in at.warning)
     for key in ("eps", "n", "data", "attacks"):
         assert f"`{key}`" in text
-    assert at.number_input(key="n").value == 50
+    assert at.number_input(key="n").value == 40
 
 
 @pytest.mark.skipif(not default_mlm_available(), reason="the shipped masked-LM attacker is not installed")
@@ -93,13 +93,13 @@ def test_missing_model_is_explained_not_fatal(monkeypatch: pytest.MonkeyPatch) -
 
 @pytest.mark.skipif(not default_mlm_available(), reason="the shipped masked-LM attacker is not installed")
 def test_masked_lm_work_over_the_budget_is_refused_with_the_numbers() -> None:
-    # 200 sentences × (3 ε + reference) × 2 mechanisms = 1,600 > 800: refused before any work.
+    # 200 sentences × (3 ε + reference) × 2 mechanisms = 1,600 > 480: refused before any work.
     at = _app(mechs="santext,santext+", eps="1,3,10", n="200", attacks="bayes-unigram,mlm")
     at.run()
     assert not at.exception
     assert len(at.error) == 1
     msg = at.error[0].value
-    assert "1,600" in msg and "800" in msg and "Bayesian unigram" in msg
+    assert "1,600" in msg and "480" in msg and "Bayesian unigram" in msg
     assert not at.get("plotly_chart")
     # The same request with the Bayesian unigram attack alone needs no masked LM and runs.
     at.multiselect(key="attacks").set_value(["bayes-unigram"]).run()

@@ -17,7 +17,8 @@ def test_attack_page_deep_link_draws_figures(app_url: str, page, artifacts: Path
     page.wait_for_selector(".js-plotly-plot .main-svg", state="visible", timeout=120_000)
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 2", timeout=120_000)
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000
+        '() => !document.querySelector(\'[data-testid="stApp"][data-test-script-state="running"]\')',
+        timeout=120_000,
     )
     body = page.locator("body").inner_text()
     assert "Privacy–utility trade-off" in body

@@ -14,7 +14,8 @@ def _wait_for_plot(page) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_selector(".js-plotly-plot .main-svg", state="visible", timeout=60_000)
     # Streamlit shows a "running" indicator while the script runs; wait until it is gone.
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000
+        '() => !document.querySelector(\'[data-testid="stApp"][data-test-script-state="running"]\')',
+        timeout=60_000,
     )
 
 

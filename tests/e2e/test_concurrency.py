@@ -17,7 +17,7 @@ import pytest
 
 pytestmark = pytest.mark.e2e
 
-IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+IDLE = '() => !document.querySelector(\'[data-testid="stApp"][data-test-script-state="running"]\')'
 
 # (mechanism, ε, seed) per session; names chosen so none is a prefix of another's legend entry
 AUDIT_SESSIONS = [

@@ -16,7 +16,8 @@ def _wait_for_plot(page, count: int = 1) -> None:  # type: ignore[no-untyped-def
     )
     # Streamlit shows a "running" indicator while the script runs; wait until it is gone.
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000
+        '() => !document.querySelector(\'[data-testid="stApp"][data-test-script-state="running"]\')',
+        timeout=60_000,
     )
 
 

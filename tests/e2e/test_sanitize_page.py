@@ -13,7 +13,8 @@ def _wait_idle(page) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_selector(".dp-sanitized", state="visible", timeout=90_000)
     page.wait_for_selector(".js-plotly-plot .main-svg", state="visible", timeout=90_000)
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000
+        '() => !document.querySelector(\'[data-testid="stApp"][data-test-script-state="running"]\')',
+        timeout=90_000,
     )
 
 
