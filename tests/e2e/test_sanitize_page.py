@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,28 @@ def test_sanitize_default_page_highlights_replacements(app_url: str, page, artif
     _wait_idle(page)
     assert page.locator(".dp-sanitized mark").count() > 0
     page.screenshot(path=str(artifacts / "sanitize-default.png"), full_page=True)
+
+
+def test_a_widget_change_cancels_a_long_sanitization(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
+    # 20,000 characters (the page's cap), BERT embedding, Feyisetan, 10 draws: about 15 s of
+    # sampling on 2 cores, reported after each draw. Switching to uniform random replacement
+    # mid-run must bring its result (a few seconds) long before the ten Feyisetan draws could have
+    # finished.
+    page.goto(f"{app_url}/sanitize?source=paste&emb=bert&mech=feyisetan&draws=10&eps=10&seed=2")
+    _wait_idle(page)
+    text = ("the patient was diagnosed with cancer in boston last week .\n" * 400)[:20_000]
+    box = page.get_by_label("Text (one sentence per line", exact=False)
+    box.fill(text)
+    box.press("Control+Enter")
+    page.get_by_text("Sanitized 1 of 10 draws", exact=False).first.wait_for(timeout=120_000)
+    page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
+    page.get_by_role("option", name="random", exact=True).click()
+    t0 = time.monotonic()
+    page.wait_for_function("() => location.search.includes('mech=random')", timeout=60_000)
+    page.get_by_text("Guarantee: 0-LDP", exact=False).first.wait_for(timeout=120_000)
+    _wait_idle(page)
+    elapsed = time.monotonic() - t0
+    print(f"random-replacement rerun after cancelling Feyisetan: {elapsed:.1f} s")
+    assert "of 10 draws" not in page.locator("body").inner_text()
+    assert elapsed < 8.0, f"the rerun took {elapsed:.1f} s: the ten Feyisetan draws were not cancelled"
+    page.screenshot(path=str(artifacts / "sanitize-cancelled.png"), full_page=True)
