@@ -2,7 +2,7 @@
 
 - :data:`PAGES` — the page list read by ``app.py`` and the landing page.
 - Query-parameter binding so a URL reproduces a page's configuration
-  (:func:`init_query_state`, :func:`sync_query_params`).
+  (:func:`apply_query_params`, :func:`sync_query_params`).
 - :func:`show_errors` — bad input becomes one clear message, never a traceback.
 - :func:`download_buttons` — CSV and JSON downloads that carry parameters and seed.
 """
@@ -190,6 +190,12 @@ def init_query_state(specs: dict[str, Param]) -> list[str]:
                 warnings.append(f"URL parameter `{key}` ignored: {exc}.")
         st.session_state[key] = value
     return warnings
+
+
+def apply_query_params(specs: dict[str, Param]) -> None:
+    """:func:`init_query_state`, showing one warning per ignored URL parameter."""
+    for warning in init_query_state(specs):
+        st.warning(warning, icon=":material/link_off:")
 
 
 def sync_query_params(specs: dict[str, Param]) -> None:

@@ -16,11 +16,11 @@ from dpcore.samplers_inspect import SamplerInspection, infinite_loss_example, in
 from dpcore.viz.accounting_figure import binary_bits_figure, dpnr_dropout_figure
 from dpcore.viz.sampler_figure import sampler_histogram_figure
 from pages._shared import (
+    apply_query_params,
     choice_param,
     download_buttons,
     ensure_navigation,
     float_param,
-    init_query_state,
     int_param,
     show_errors,
     sync_query_params,
@@ -76,8 +76,7 @@ st.caption(
     "in paper 002), and the sampler that made DPText's noise never negative (Habernal 2022, §3)."
 )
 
-for w in init_query_state(SPECS):
-    st.warning(w, icon=":material/link_off:")
+apply_query_params(SPECS)
 sync_query_params(SPECS)  # session state already holds every widget's current value
 
 tab_dpnr, tab_bin, tab_samp = st.tabs(["DPNR (word dropout)", "Binary encoding + RR", "Sampler inspector"])

@@ -21,11 +21,11 @@ from dpcore.text import create_text_mechanism
 from dpcore.text.vocab import build_vocabulary
 from dpcore.viz.attack_figure import ATTACK_LABELS, epsilon_figure, tradeoff_figure
 from pages._shared import (
+    apply_query_params,
     choice_param,
     download_buttons,
     ensure_navigation,
     float_param,
-    init_query_state,
     int_param,
     multi_param,
     replay_safe,
@@ -129,8 +129,7 @@ st.caption(
     "regression trained and tested on sanitized text."
 )
 
-for warning in init_query_state(SPECS):
-    st.warning(warning, icon=":material/link_off:")
+apply_query_params(SPECS)
 
 with st.sidebar:
     st.header("Mechanism")

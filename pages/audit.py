@@ -15,12 +15,12 @@ from dpcore.audit import audit
 from dpcore.mechanisms import PAPER_FIG2, VECTOR_MECHANISMS, IIDAuditable
 from dpcore.viz.audit_figure import audit_figure
 from pages._shared import (
+    apply_query_params,
     bool_param,
     choice_param,
     download_buttons,
     ensure_navigation,
     float_param,
-    init_query_state,
     int_param,
     multi_param,
     replay_safe,
@@ -94,8 +94,7 @@ st.caption(
     "thresholded ones; Monte-Carlo values come with Clopper–Pearson bounds."
 )
 
-for w in init_query_state(SPECS):
-    st.warning(w, icon=":material/link_off:")
+apply_query_params(SPECS)
 
 with st.sidebar:
     st.header("Audit settings")

@@ -22,12 +22,12 @@ from dpcore.text.sanitize import MAX_PAGE_CHARS, check_text, decode_text, saniti
 from dpcore.text.vocab import build_vocabulary
 from dpcore.viz.sanitize_figure import sanitize_figure
 from pages._shared import (
+    apply_query_params,
     bar_updater,
     choice_param,
     download_buttons,
     ensure_navigation,
     float_param,
-    init_query_state,
     int_param,
     show_errors,
     sync_query_params,
@@ -147,8 +147,7 @@ st.caption(
     "random replacement."
 )
 
-for warning in init_query_state(SPECS):
-    st.warning(warning, icon=":material/link_off:")
+apply_query_params(SPECS)
 
 with st.sidebar:
     st.header("Mechanism")

@@ -18,12 +18,12 @@ from dpcore.sensitivity import (
 )
 from dpcore.viz.sensitivity_figure import sensitivity_curve_figure, violation_figure
 from pages._shared import (
+    apply_query_params,
     bar_updater,
     choice_param,
     download_buttons,
     ensure_navigation,
     float_param,
-    init_query_state,
     int_param,
     multi_param,
     show_errors,
@@ -74,8 +74,7 @@ st.caption(
     "so the Laplace mechanism's proof fails for every n ≥ 2 and the true guarantee is ε√n."
 )
 
-for w in init_query_state(SPECS):
-    st.warning(w, icon=":material/link_off:")
+apply_query_params(SPECS)
 
 with st.sidebar:
     st.header("Geometry")
