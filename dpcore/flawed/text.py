@@ -1,0 +1,205 @@
+"""FENCED: word-level sanitizers whose claims are false, for the text audit to catch.
+
+Nothing here is private at its claimed ε. Each class reproduces one documented defect, in our
+own code:
+
+- :class:`OverclaimedRandomizedResponse` — k-ary randomized response whose keep probability is
+  computed at ``factor``·ε (default 3) while ε is claimed: the accounting mistake of charging ε
+  where more is spent (the pattern Habernal 2021 found in ADePT and Lyu et al. 2020a).
+- :class:`BottomFallbackTEM` — the Truncated Exponential Mechanism (Carvalho et al., SDM 2023,
+  Algorithm 1) whose ⊥ branch returns the *input word* instead of a uniform word outside the
+  γ-ball. pyPANTERA 1.0.2 ships this behaviour: in
+  ``SamplingPerturbationMechanism/tem.py``, ``_processWord`` calls ``np.random.choice`` on a
+  list of embedding vectors (which raises), and its ``except`` branch returns ``word``.
+- :class:`InputAwareVickrey` — the Vickrey mechanism (Xu et al., PrivateNLP 2021, Algorithm 1)
+  that, after the noise step, looks at the input again and drops the input word from the two
+  candidates when it is the noisy vector's nearest neighbour, as the MLDP library
+  (sjmeis/MLDP, ``MLDP.py``, class ``VickreyMechanism``) does. Reading the private input after
+  the noise step voids the post-processing argument.
+
+They satisfy the :class:`~dpcore.textaudit.interface.TextSanitizer` protocol and are offered by
+the text audit under the ``flawed:`` prefix, never by the Sanitize page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpcore.text.sampling import iter_chunks
+from dpcore.text.vocab import Vocabulary
+from dpcore.textaudit.reference import KaryRandomizedResponse
+from dpcore.validation import DPCoreError, check_epsilon, check_finite_float, check_probability
+
+__all__ = [
+    "FLAWED_TEXT_SANITIZERS",
+    "BottomFallbackTEM",
+    "InputAwareVickrey",
+    "OverclaimedRandomizedResponse",
+]
+
+
+class OverclaimedRandomizedResponse(KaryRandomizedResponse):
+    """k-ary RR that claims ε but keeps with probability e^{fε}/(e^{fε} + k − 1) (f = ``factor``)."""
+
+    def __init__(self, *, epsilon: float, words: Sequence[str], factor: float = 3.0) -> None:
+        super().__init__(epsilon=epsilon, words=words)
+        self.factor = check_finite_float(factor, name="factor", min_value=1.0, max_value=100.0)
+        self.name = "flawed:krr-overclaimed"
+
+    @property
+    def sampling_epsilon(self) -> float:
+        return self.factor * self.epsilon
+
+    def describe(self) -> dict[str, Any]:
+        return super().describe() | {"flawed": True, "true_epsilon": self.sampling_epsilon}
+
+
+class _EmbeddingSanitizer:
+    """Shared plumbing: a vocabulary, word ↔ id, Euclidean distances in chunks."""
+
+    guarantee = "metric"
+
+    def __init__(self, *, vocab: Vocabulary, epsilon: float) -> None:
+        if not isinstance(vocab, Vocabulary):
+            raise DPCoreError("vocab must be a dpcore.text.vocab.Vocabulary")
+        self.vocab = vocab
+        self.epsilon = check_epsilon(epsilon)
+        self._index = pd.Index(vocab.words)
+
+    def _ids(self, words: Sequence[str]) -> np.ndarray:
+        ids = self._index.get_indexer(np.asarray(words, dtype=object)).astype(np.int64)
+        if ids.size and ids.min() < 0:
+            raise DPCoreError("every word must be in the vocabulary")
+        return ids
+
+    def _dist_rows(self, rows: np.ndarray) -> np.ndarray:
+        v, sq = self.vocab.vectors, self.vocab.sq_norms
+        d = v[rows] @ v.T
+        d *= -2.0
+        d += sq[rows][:, None]
+        d += sq[None, :]
+        np.maximum(d, 0.0, out=d)
+        np.sqrt(d, out=d)
+        d[np.arange(len(rows)), rows] = 0.0
+        return d
+
+    def sample(self, words: Sequence[str], rng: np.random.Generator) -> np.ndarray:
+        ids = self._ids(words)
+        out = np.empty(ids.size, dtype=np.int64)
+        uniq, inv = np.unique(ids, return_inverse=True)
+        for u_k, u in enumerate(uniq):  # one loop step per *distinct* input word
+            sel = np.flatnonzero(inv == u_k)
+            out[sel] = self._draw_word(int(u), sel.size, rng)
+        return self.vocab.words[out]
+
+    def _draw_word(self, wid: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
+    def sample_ids(self, word_id: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        return self._draw_word(int(word_id), n, rng)
+
+
+class BottomFallbackTEM(_EmbeddingSanitizer):
+    """TEM (Carvalho et al. 2023, Alg. 1) with pyPANTERA's ⊥ fallback to the input word.
+
+    Correct TEM: L_w = {y : d(w, y) ≤ γ}; scores −d(w, y) for y ∈ L_w and
+    −γ + (2/ε)·ln|V \\ L_w| for ⊥; add Gumbel(0, 2/ε) noise, take the arg-max; ⊥ becomes a
+    uniform word of V \\ L_w. γ = (2/ε)·ln((1 − β)(|V| − 1)/β) (§4). Here ⊥ returns w itself.
+    """
+
+    def __init__(self, *, vocab: Vocabulary, epsilon: float, beta: float = 0.001) -> None:
+        super().__init__(vocab=vocab, epsilon=epsilon)
+        self.beta = check_probability(beta, name="beta", open_low=True, open_high=True)
+        self.gamma = (2.0 / self.epsilon) * math.log((1 - self.beta) * (len(vocab) - 1) / self.beta)
+        self.name = "flawed:tem-bottom-returns-input"
+
+    def _draw_word(self, wid: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        d = self._dist_rows(np.array([wid]))[0]
+        inside = np.flatnonzero(d <= self.gamma)
+        n_out = len(self.vocab) - inside.size
+        scores = np.append(
+            -d[inside], -self.gamma + (2.0 / self.epsilon) * math.log(n_out) if n_out else -np.inf
+        )
+        out = np.empty(n, dtype=np.int64)
+        for sl in iter_chunks(n, scores.size, 1 << 22):  # Gumbel-max, a chunk of draws at a time
+            g = rng.gumbel(0.0, 2.0 / self.epsilon, size=(sl.stop - sl.start, scores.size))
+            g += scores
+            pick = np.argmax(g, axis=1)
+            bottom = pick == inside.size
+            res = inside[np.minimum(pick, inside.size - 1)]
+            res[bottom] = wid  # the flaw: ⊥ → the input word
+            out[sl] = res
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "flawed": True,
+            "mechanism": self.name,
+            "epsilon": self.epsilon,
+            "beta": self.beta,
+            "gamma": self.gamma,
+        }
+
+
+class InputAwareVickrey(_EmbeddingSanitizer):
+    """Vickrey-CMP (Xu et al. 2021, Alg. 1) that removes the input from the candidates.
+
+    Correct: z = φ(w) + noise (density ∝ exp(−ε‖z‖), Feyisetan et al. 2020); with y₁, y₂ the
+    nearest and second-nearest words to z at distances d₁ ≤ d₂, output y₂ with probability
+    t·d₁ / (t·d₁ + (1 − t)·d₂), else y₁. Flawed: when y₁ = w, w is dropped and the next two
+    words are used instead, so w is (almost) never released.
+    """
+
+    def __init__(self, *, vocab: Vocabulary, epsilon: float, t: float = 0.75) -> None:
+        super().__init__(vocab=vocab, epsilon=epsilon)
+        self.t = check_probability(t, name="t")
+        self.name = "flawed:vickrey-drops-input"
+
+    def _draw_word(self, wid: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        v, sq = self.vocab.vectors, self.vocab.sq_norms
+        m = v.shape[1]
+        out = np.empty(n, dtype=np.int64)
+        for sl in iter_chunks(n, len(self.vocab), 1 << 22):
+            k = sl.stop - sl.start
+            z = rng.standard_normal((k, m))
+            z *= (rng.gamma(m, 1.0 / self.epsilon, size=k) / np.linalg.norm(z, axis=1))[:, None]
+            z += v[wid]
+            d2 = sq[None, :] - 2.0 * (z @ v.T)
+            top = np.argpartition(d2, 2, axis=1)[:, :3]
+            top = np.take_along_axis(top, np.argsort(np.take_along_axis(d2, top, axis=1), axis=1), axis=1)
+            drop = top[:, 0] == wid  # the flaw: inspects the private input after the noise step
+            first = np.where(drop, top[:, 1], top[:, 0])
+            second = np.where(drop, top[:, 2], top[:, 1])
+            zz = np.einsum("ij,ij->i", z, z)
+            r = np.arange(k)
+            d1 = np.sqrt(np.maximum(d2[r, first] + zz, 0.0))
+            d2b = np.sqrt(np.maximum(d2[r, second] + zz, 0.0))
+            den = self.t * d1 + (1 - self.t) * d2b
+            p2 = np.where(den > 0, self.t * d1 / np.where(den > 0, den, 1.0), 0.0)
+            out[sl] = np.where(rng.random(k) < p2, second, first)
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {"flawed": True, "mechanism": self.name, "epsilon": self.epsilon, "t": self.t}
+
+
+#: Name → (factory, one line). Factories take ``epsilon`` and ``vocab`` (a Vocabulary).
+FLAWED_TEXT_SANITIZERS: dict[str, tuple[Any, str]] = {
+    "flawed:krr-overclaimed": (
+        lambda *, epsilon, vocab: OverclaimedRandomizedResponse(epsilon=epsilon, words=vocab.words),
+        "k-ary randomized response over V whose keep probability uses 3ε while claiming ε",
+    ),
+    "flawed:tem-bottom-returns-input": (
+        lambda *, epsilon, vocab: BottomFallbackTEM(epsilon=epsilon, vocab=vocab),
+        "TEM whose ⊥ branch returns the input word (pyPANTERA 1.0.2 tem.py behaviour)",
+    ),
+    "flawed:vickrey-drops-input": (
+        lambda *, epsilon, vocab: InputAwareVickrey(epsilon=epsilon, vocab=vocab),
+        "Vickrey-CMP that drops the input from the candidates after the noise step (MLDP behaviour)",
+    ),
+}

@@ -1,0 +1,111 @@
+"""The per-pair estimator: choose an output event on one half, bound its loss on the other.
+
+For a pair (x, x′) the auditor holds, for each word, the counts of every output word in two
+independent halves of its samples: a *selection* half and an *evaluation* half.
+
+1. **Selection** (no verdict is drawn from it). For the direction x over x′, outputs y are
+   sorted by a shrunk estimate of their likelihood ratio, ln CP⁻(c_x(y)) − ln CP⁺(c_x′(y)) at
+   95% per side, and the event S is the prefix
+   S_k = {y₁, …, y_k} that maximises the *selection-half* lower bound
+   ln CP⁻(A_k) − ln CP⁺(B_k), with A_k, B_k the prefix counts. (A prefix of the ratio order is
+   the Neyman–Pearson shape of the best event; maximising a lower bound rather than the raw
+   ratio keeps it from picking a single output seen once.)
+2. **Evaluation.** On the fresh half, with a = #{M(x) ∈ S} and b = #{M(x′) ∈ S} out of T each:
+
+   - the estimate ε̂ = ln(a/T) − ln(b/T) (∞ when b = 0 < a);
+   - the one-sided lower bound ln CP⁻(a; α/2) − ln CP⁺(b; α/2), where CP⁻ and CP⁺ are
+     Clopper–Pearson bounds (:mod:`dpcore.audit.bounds`). By the union bound it holds with
+     probability ≥ 1 − α.
+
+The same is done for x′ over x. A pair *violates* its claim when either direction's lower bound
+exceeds the claimed bound for that pair. The caller sets α by Bonferroni over every direction of
+every pair tested, so the family-wise chance of any false ``violates`` is ≤ 1 − confidence.
+
+Everything is vectorised over outputs; nothing loops over samples.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpcore.audit.bounds import cp_lower, cp_upper
+
+__all__ = ["MAX_EVENT_CANDIDATES", "DirectionEstimate", "best_prefix_event", "estimate_direction"]
+
+#: Outputs considered for the event, the most promising first (bounds the work per pair).
+MAX_EVENT_CANDIDATES = 4096
+#: One-sided level of the per-output bounds that order outputs for the prefix search.
+SORT_ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class DirectionEstimate:
+    """ln Pr[M(x) ∈ S] − ln Pr[M(x′) ∈ S] on the evaluation half, for the chosen S."""
+
+    event_size: int
+    count_x: int
+    count_x_prime: int
+    samples: int
+    estimate: float
+    lower_bound: float
+
+
+def _log(p: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.log(np.asarray(p, dtype=np.float64))
+
+
+def best_prefix_event(
+    sel_x: np.ndarray, sel_xp: np.ndarray, n_sel: int, alpha: float, eligible: np.ndarray | None = None
+) -> np.ndarray:
+    """Indices of the event S chosen on the selection half for the direction x over x′.
+
+    Parameters
+    ----------
+    sel_x, sel_xp:
+        Counts of every output among the selection-half samples of M(x) and M(x′).
+    n_sel:
+        Samples per word in the selection half.
+    alpha:
+        Level used to score prefixes (the same as the evaluation's).
+    eligible:
+        Outputs allowed in S (protected outputs); None for all.
+    """
+    cand = np.flatnonzero(sel_x > 0) if eligible is None else np.flatnonzero((sel_x > 0) & eligible)
+    if cand.size == 0:
+        return cand
+    # Order by a shrunk ratio: the per-output lower bound at a fixed 95% per side. The raw
+    # ratio would rank an output seen 3 times from x and never from x′ above one seen 100 times
+    # against 5; both are estimates of the same Neyman–Pearson order.
+    key = _log(cp_lower(sel_x[cand], n_sel, SORT_ALPHA)) - _log(cp_upper(sel_xp[cand], n_sel, SORT_ALPHA))
+    if cand.size > MAX_EVENT_CANDIDATES:
+        top = np.argpartition(-key, MAX_EVENT_CANDIDATES - 1)[:MAX_EVENT_CANDIDATES]
+        cand, key = cand[top], key[top]
+    order = np.argsort(-key, kind="stable")
+    cand = cand[order]
+    a = np.cumsum(sel_x[cand])
+    b = np.cumsum(sel_xp[cand])
+    score = _log(cp_lower(a, n_sel, alpha / 2)) - _log(cp_upper(b, n_sel, alpha / 2))
+    k = int(np.argmax(score))
+    return cand[: k + 1]
+
+
+def estimate_direction(
+    event: np.ndarray, ev_x: np.ndarray, ev_xp: np.ndarray, n_eval: int, alpha: float
+) -> DirectionEstimate:
+    """Estimate and lower-bound ln Pr[M(x) ∈ S] − ln Pr[M(x′) ∈ S] on the evaluation half."""
+    a = int(ev_x[event].sum()) if event.size else 0
+    b = int(ev_xp[event].sum()) if event.size else 0
+    if a == 0:
+        est = 0.0 if b == 0 else -math.inf
+    elif b == 0:
+        est = math.inf
+    else:
+        est = math.log(a) - math.log(b)
+    lb = float(_log(cp_lower(a, n_eval, alpha / 2)) - _log(cp_upper(b, n_eval, alpha / 2)))
+    if a == 0:
+        lb = -math.inf
+    return DirectionEstimate(int(event.size), a, b, int(n_eval), float(est), lb)

@@ -1,0 +1,168 @@
+"""The black-box interface a text sanitizer needs to be audited, and dpcore's own adapters.
+
+Any object with four members can be audited (:class:`TextSanitizer`):
+
+``name``
+    A label for reports.
+``epsilon``
+    The privacy parameter it claims.
+``guarantee``
+    ``"ldp"``: Pr[M(x) ∈ S] ≤ e^ε·Pr[M(x′) ∈ S] for every pair of words and every event S;
+    ``"metric"``: the same with e^{ε·d(x, x′)}, d the Euclidean distance of the chosen
+    embedding (metric LDP, Chatzikokolakis et al. 2013; SanText's MLDP, Yue et al. 2021, Def. 2).
+``sample(words, rng)``
+    One independent output word per input word, drawn with the ``numpy.random.Generator``.
+
+Optional members refine the audit:
+
+``log_prob_row(word) -> (outputs, log_probs)``
+    The exact output distribution of one input (:class:`ExactTextSanitizer`); the audit then
+    reports the exact worst-case loss of each pair beside the empirical one.
+``claimed_bound(x, x_prime, distance) -> float``
+    A pair's claimed bound when it is not ε or ε·d (for example SanText+'s ε·d + ε₀, or a
+    metric on another distance).
+``protected(outputs) -> bool array``
+    Which outputs the guarantee covers (SanText+'s UMLDP protects V_P only, Yue et al. 2021,
+    Def. 3); events are built from protected outputs only.
+
+Nothing here runs user code: :mod:`dpcore.textaudit.loaders` resolves names, and only the CLI
+loads code from a path the user names.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from dpcore.text.mechanisms import ExponentialTokenMechanism, TextMechanism
+from dpcore.validation import DPCoreError
+
+__all__ = [
+    "GUARANTEES",
+    "DpcoreSanitizer",
+    "ExactTextSanitizer",
+    "TextSanitizer",
+    "check_sanitizer",
+]
+
+GUARANTEES = ("ldp", "metric")
+
+
+@runtime_checkable
+class TextSanitizer(Protocol):
+    """A word-level sanitizer as the text audit sees it (a black box)."""
+
+    name: str
+    epsilon: float
+    guarantee: str
+
+    def sample(self, words: Sequence[str], rng: np.random.Generator) -> Sequence[str]:
+        """One independent output word per input word."""
+        ...
+
+
+@runtime_checkable
+class ExactTextSanitizer(TextSanitizer, Protocol):
+    """A sanitizer that also knows its exact output distribution."""
+
+    def log_prob_row(self, word: str) -> tuple[Sequence[str], np.ndarray]:
+        """All outputs y with Pr[M(word) = y] > 0 and their natural-log probabilities."""
+        ...
+
+
+def check_sanitizer(obj: object) -> TextSanitizer:
+    """Validate that ``obj`` has the audit interface; raise one clear :class:`DPCoreError`."""
+    missing = [a for a in ("name", "epsilon", "guarantee", "sample") if not hasattr(obj, a)]
+    if missing:
+        raise DPCoreError(
+            f"the sanitizer ({type(obj).__name__}) lacks {', '.join(missing)}; it needs name, epsilon, "
+            "guarantee ('ldp' or 'metric') and sample(words, rng)"
+        )
+    if not callable(obj.sample):
+        raise DPCoreError("the sanitizer's sample must be callable: sample(words, rng) -> list of words")
+    guarantee = obj.guarantee
+    if guarantee not in GUARANTEES:
+        raise DPCoreError(f"the sanitizer's guarantee must be 'ldp' or 'metric', got {guarantee!r}")
+    eps = obj.epsilon
+    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating, np.integer)):
+        raise DPCoreError(f"the sanitizer's epsilon must be a number, got {type(eps).__name__}")
+    if not (math.isfinite(float(eps)) and float(eps) >= 0):
+        raise DPCoreError(f"the sanitizer's epsilon must be finite and ≥ 0, got {eps!r}")
+    return obj  # type: ignore[return-value]
+
+
+class DpcoreSanitizer:
+    """Adapter: a registered dpcore :class:`~dpcore.text.mechanisms.TextMechanism` as a black box.
+
+    Its guarantee is its own privacy map (:attr:`TextMechanism.privacy`): metric for SanText
+    (Yue et al. 2021, Thm 1) and Feyisetan et al. (2020); ε·d + ε₀ on protected outputs for
+    SanText+ (Thm 2); 0-LDP for the random baseline. Mechanisms with a closed form also give
+    their exact rows.
+
+    Parameters
+    ----------
+    mechanism:
+        A dpcore text mechanism.
+    """
+
+    def __init__(self, mechanism: TextMechanism) -> None:
+        if not isinstance(mechanism, TextMechanism):
+            raise DPCoreError("DpcoreSanitizer wraps a dpcore.text TextMechanism")
+        self.mechanism = mechanism
+        priv = mechanism.privacy
+        self.name = mechanism.name
+        self.epsilon = float(priv.epsilon)
+        self.epsilon0 = float(priv.epsilon0)
+        self.guarantee = "ldp" if priv.notion == "LDP" else "metric"
+        self.citation = priv.citation
+        vocab = mechanism.vocab
+        self._words = vocab.words
+        if isinstance(mechanism, ExponentialTokenMechanism):
+            cand = mechanism._candidates
+            mask = np.zeros(len(vocab), dtype=bool)
+            mask[cand] = True
+            self._protected_ids = None if mask.all() else mask
+        else:
+            self._protected_ids = None
+
+    @property
+    def exact(self) -> bool:
+        return bool(self.mechanism.has_exact_distribution)
+
+    def sample(self, words: Sequence[str], rng: np.random.Generator) -> np.ndarray:
+        """Draw M(x) for every word (vectorised; every word must be in the vocabulary)."""
+        ids = self.mechanism.vocab.ids(words)
+        if ids.size and ids.min() < 0:
+            bad = [w for w, i in zip(words, ids, strict=True) if i < 0][:3]
+            raise DPCoreError(f"not in the {self.mechanism.vocab.embedding} vocabulary: {bad}")
+        return self._words[self.mechanism.sample_ids(ids, rng)]
+
+    def sample_ids(self, word_id: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Fast path for the audit: ``n`` draws of M(word) as vocabulary ids."""
+        return self.mechanism.sample_ids(np.full(n, word_id, dtype=np.int64), rng)
+
+    def claimed_bound(self, x: str, x_prime: str, distance: float) -> float:
+        """ε·d(x, x′) + ε₀ (ε₀ = 0 except for SanText+; LDP: ε)."""
+        if self.guarantee == "ldp":
+            return self.epsilon
+        return self.epsilon * distance + self.epsilon0
+
+    def protected_ids(self) -> np.ndarray | None:
+        """Mask over vocabulary ids of the outputs the guarantee covers (None: all)."""
+        return self._protected_ids
+
+    def log_prob_row(self, word: str) -> tuple[np.ndarray, np.ndarray]:
+        """Exact ``log Pr[M(word) = y]`` over the whole vocabulary (closed-form mechanisms)."""
+        if not isinstance(self.mechanism, ExponentialTokenMechanism):
+            raise DPCoreError(f"{self.name} has no closed-form output distribution")
+        wid = self.mechanism.vocab.ids([word])
+        if wid[0] < 0:
+            raise DPCoreError(f"{word!r} is not in the vocabulary")
+        (_, row), *_ = list(self.mechanism.iter_log_rows(wid))
+        return self._words, row[0]
+
+    def describe(self) -> dict[str, Any]:
+        return {"adapter": "dpcore", **self.mechanism.params()}

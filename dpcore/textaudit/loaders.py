@@ -1,0 +1,167 @@
+"""Names to sanitizers for the text audit.
+
+================================  ==================================================================
+name                              what is built
+================================  ==================================================================
+a registered text mechanism       dpcore's own (``santext``, ``santext+``, ``feyisetan``, ``random``…)
+``krr``                           k-ary randomized response over the vocabulary (reference, ε-LDP)
+``flawed:…``                      a labelled flawed reproduction (:mod:`dpcore.flawed.text`)
+``pypantera:KIND``                pyPANTERA's mechanism run as shipped (:mod:`.pypantera`)
+``path/file.py:factory``          the user's own code (CLI only, ``allow_user_code=True``)
+``package.module:factory``        likewise, from an installed module
+================================  ==================================================================
+
+User factories are called as ``factory(epsilon=E, vocab=WORDS)`` with ``WORDS`` the list of
+vocabulary words, and must return an object with the
+:class:`~dpcore.textaudit.interface.TextSanitizer` interface. The dashboard never passes
+``allow_user_code``: it cannot load or run code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dpcore.text.vocab import Vocabulary
+from dpcore.textaudit.interface import DpcoreSanitizer, check_sanitizer
+from dpcore.textaudit.reference import KaryRandomizedResponse
+from dpcore.validation import DPCoreError
+
+__all__ = ["SanitizerChoice", "available_sanitizers", "is_user_code", "load_sanitizer"]
+
+_MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class SanitizerChoice:
+    """One selectable sanitizer (for dropdowns and ``list``)."""
+
+    name: str
+    label: str
+    kind: str  # "dpcore", "reference", "flawed", "third-party"
+    flawed: bool = False
+
+
+def available_sanitizers() -> list[SanitizerChoice]:
+    """Every sanitizer the dashboard and the CLI can audit by name (no user code)."""
+    from dpcore.flawed.text import FLAWED_TEXT_SANITIZERS
+    from dpcore.text import TEXT_MECHANISMS
+    from dpcore.textaudit.pypantera import PYPANTERA_MECHANISMS, pypantera_available
+
+    out = [SanitizerChoice(e.name, f"{e.name} — {e.summary}", "dpcore", e.flawed) for e in TEXT_MECHANISMS]
+    out.append(
+        SanitizerChoice("krr", "krr — k-ary randomized response over V (reference ε-LDP)", "reference")
+    )
+    out += [
+        SanitizerChoice(n, f"{n} — FLAWED reproduction: {s}", "flawed", True)
+        for n, (_, s) in FLAWED_TEXT_SANITIZERS.items()
+    ]
+    if pypantera_available():
+        out += [
+            SanitizerChoice(
+                f"pypantera:{k}", f"pypantera:{k} — pyPANTERA 1.0.2 as shipped ({s.citation})", "third-party"
+            )
+            for k, s in PYPANTERA_MECHANISMS.items()
+        ]
+    return out
+
+
+def is_user_code(name: str) -> bool:
+    """True when ``name`` points at user code (``file.py:factory`` or ``module:factory``)."""
+    if ":" not in name:
+        return False
+    head = name.rsplit(":", 1)[0]
+    return head not in ("flawed", "pypantera")
+
+
+def _load_factory(spec: str) -> Any:
+    target, _, attr = spec.rpartition(":")
+    if not _IDENT_RE.match(attr):
+        raise DPCoreError(f"{spec!r}: the factory after ':' must be a Python name")
+    if target.endswith(".py"):
+        path = Path(target).expanduser()
+        if not path.is_file():
+            raise DPCoreError(f"no such Python file: {target!r}")
+        mod_name = f"dpcore_user_sanitizer_{abs(hash(str(path.resolve())))}"
+        mspec = importlib.util.spec_from_file_location(mod_name, path)
+        if mspec is None or mspec.loader is None:
+            raise DPCoreError(f"cannot load {target!r} as a Python module")
+        module = importlib.util.module_from_spec(mspec)
+        sys.modules[mod_name] = module
+        try:
+            mspec.loader.exec_module(module)
+        except Exception as exc:
+            sys.modules.pop(mod_name, None)
+            raise DPCoreError(f"importing {target!r} failed: {type(exc).__name__}: {exc}") from None
+    else:
+        if not _MODULE_RE.match(target):
+            raise DPCoreError(f"{spec!r} is neither path/to/file.py:factory nor package.module:factory")
+        try:
+            module = importlib.import_module(target)
+        except Exception as exc:
+            raise DPCoreError(f"importing {target!r} failed: {type(exc).__name__}: {exc}") from None
+    factory = getattr(module, attr, None)
+    if factory is None or not callable(factory):
+        raise DPCoreError(f"{target!r} has no callable {attr!r}")
+    return factory
+
+
+def load_sanitizer(
+    name: str,
+    *,
+    epsilon: float,
+    vocab: Vocabulary,
+    params: dict[str, Any] | None = None,
+    allow_user_code: bool = False,
+) -> Any:
+    """Build the sanitizer called ``name`` at ``epsilon`` over ``vocab``.
+
+    Raises
+    ------
+    DPCoreError
+        Unknown name, user code without ``allow_user_code``, a factory that fails or returns
+        an object without the interface.
+    """
+    from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
+
+    if not isinstance(name, str) or not name.strip():
+        raise DPCoreError("give a mechanism name")
+    name = name.strip()
+    params = dict(params or {})
+    if name in TEXT_MECHANISMS:
+        return DpcoreSanitizer(create_text_mechanism(name, vocab=vocab, epsilon=epsilon, **params))
+    if name == "krr":
+        return KaryRandomizedResponse(epsilon=epsilon, words=list(map(str, vocab.words)))
+    if name.startswith("flawed:"):
+        from dpcore.flawed.text import FLAWED_TEXT_SANITIZERS
+
+        if name not in FLAWED_TEXT_SANITIZERS:
+            raise DPCoreError(
+                f"unknown flawed sanitizer {name!r}; choose one of: {', '.join(FLAWED_TEXT_SANITIZERS)}"
+            )
+        return FLAWED_TEXT_SANITIZERS[name][0](epsilon=epsilon, vocab=vocab)
+    if name.startswith("pypantera:"):
+        from dpcore.textaudit.pypantera import PypanteraSanitizer
+
+        return PypanteraSanitizer(kind=name.split(":", 1)[1], epsilon=epsilon, vocab=vocab, **params)
+    if is_user_code(name):
+        if not allow_user_code:
+            raise DPCoreError(
+                "user code (file.py:factory or module:factory) can be audited from the CLI only"
+            )
+        factory = _load_factory(name)
+        try:
+            obj = factory(epsilon=epsilon, vocab=list(map(str, vocab.words)))
+        except DPCoreError:
+            raise
+        except Exception as exc:
+            raise DPCoreError(f"{name} raised {type(exc).__name__}: {exc}") from None
+        return check_sanitizer(obj)
+    valid = ", ".join(c.name for c in available_sanitizers())
+    raise DPCoreError(f"unknown text sanitizer {name!r}; choose one of: {valid}, or path/to/file.py:factory")

@@ -1,0 +1,246 @@
+"""Adapters that run pyPANTERA's word-level mechanisms *as shipped*, for the text audit.
+
+pyPANTERA 1.0.2 (De Faveri et al., PyPI ``pypantera``; it installs as the top-level package
+``src``) reads embeddings from a GloVe-format text file. The adapter writes dpcore's vocabulary
+(words and vectors) to such a file in a temporary folder, builds the pyPANTERA object with the
+documented keyword dictionary, and calls its own methods:
+
+- embedding mechanisms (``CMP``, ``Mahalanobis``, ``VickreyCMP``, ``VickreyMhl``):
+  ``processText(noisyEmb(words))``;
+- sampling mechanisms (``SanText``, ``CusText``, ``TEM``): ``processText(words)``.
+
+pyPANTERA draws from NumPy's *global* random state, so each ``sample`` call seeds it from the
+audit's generator (``np.random.seed(rng.integers(2**32))``): results are reproducible from the
+audit's seed, and the global state is changed. No pyPANTERA code is copied into dpcore.
+
+The claimed guarantee of each is the one its paper states (see :data:`PYPANTERA_MECHANISMS`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpcore.text.vocab import Vocabulary
+from dpcore.validation import DPCoreError, check_epsilon, check_finite_float, check_int, check_probability
+
+__all__ = ["PYPANTERA_MECHANISMS", "PypanteraSanitizer", "pypantera_available"]
+
+#: Elements of pyPANTERA's (batch, |V|, m) distance broadcast per call (≈ 64 MB of float64).
+_BROADCAST_ELEMENTS = 1 << 23
+
+
+@dataclass(frozen=True)
+class _Spec:
+    module: str
+    cls: str
+    family: str  # "embedding" or "sampling"
+    guarantee: str
+    distance: str  # "euclidean" or "mahalanobis" (for metric claims)
+    citation: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+
+#: Class name → how to build, run and state the claim of each pyPANTERA mechanism.
+PYPANTERA_MECHANISMS: dict[str, _Spec] = {
+    "CMP": _Spec(
+        "src.EmbeddingPerturbationMechanism.cmp",
+        "CMP",
+        "embedding",
+        "metric",
+        "euclidean",
+        "Feyisetan et al. 2020 (WSDM), ε·d_euc metric DP",
+    ),
+    "Mahalanobis": _Spec(
+        "src.EmbeddingPerturbationMechanism.mahalanobis",
+        "Mahalanobis",
+        "embedding",
+        "metric",
+        "mahalanobis",
+        "Xu et al. 2020 (PrivateNLP), Thm 1: ε·d_R with the regularized Mahalanobis norm",
+        (("lam", 0.2),),
+    ),
+    "VickreyCMP": _Spec(
+        "src.EmbeddingPerturbationMechanism.vickrey",
+        "VickreyCMP",
+        "embedding",
+        "metric",
+        "euclidean",
+        "Xu et al. 2021 (PrivateNLP), Vickrey over CMP: post-processing of ε·d_euc metric DP",
+        (("t", 0.75),),
+    ),
+    "VickreyMhl": _Spec(
+        "src.EmbeddingPerturbationMechanism.vickrey",
+        "VickreyMhl",
+        "embedding",
+        "metric",
+        "mahalanobis",
+        "Xu et al. 2021 (PrivateNLP), Vickrey over Mahalanobis: ε·d_R",
+        (("lam", 0.2), ("t", 0.75)),
+    ),
+    "SanText": _Spec(
+        "src.SamplingPerturbationMechanism.santext",
+        "SanText",
+        "sampling",
+        "metric",
+        "euclidean",
+        "Yue et al. 2021, eq. 1, Thm 1: ε·d_euc MLDP",
+    ),
+    "CusText": _Spec(
+        "src.SamplingPerturbationMechanism.custext",
+        "CusText",
+        "sampling",
+        "ldp",
+        "euclidean",
+        "Chen et al. 2023 (Findings ACL), ε-LDP over the customized output sets",
+        (("k", 20), ("distance", "euclidean")),
+    ),
+    "TEM": _Spec(
+        "src.SamplingPerturbationMechanism.tem",
+        "TEM",
+        "sampling",
+        "metric",
+        "euclidean",
+        "Carvalho et al. 2023 (SDM), ε·d_euc metric DP",
+        (("beta", 0.001),),
+    ),
+}
+
+
+def pypantera_available() -> bool:
+    """True when pyPANTERA is installed (``pip install pypantera==1.0.2``)."""
+    try:
+        spec = importlib.util.find_spec("src.AbstractTextObfuscationDPMechanism")
+    except (ImportError, ValueError):
+        return False
+    return spec is not None and "site-packages" in str(spec.origin or "")
+
+
+def _write_glove(path: str, vocab: Vocabulary) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        for w, v in zip(vocab.words, vocab.vectors, strict=True):
+            fh.write(str(w) + " " + " ".join(f"{x:.9g}" for x in v) + "\n")
+
+
+def _check_param(name: str, value: Any) -> Any:
+    if name in ("lam", "t"):
+        return check_probability(value, name=name)
+    if name == "beta":
+        return check_probability(value, name="beta", open_low=True, open_high=True)
+    if name == "k":
+        return check_int(value, name="k", min_value=1, max_value=10_000)
+    if name == "distance":
+        if value not in ("euclidean", "cosine"):
+            raise DPCoreError("distance must be 'euclidean' or 'cosine'")
+        return value
+    return check_finite_float(value, name=name)
+
+
+class PypanteraSanitizer:
+    """One pyPANTERA mechanism, run as shipped, behind the text-audit interface.
+
+    Parameters
+    ----------
+    kind:
+        A key of :data:`PYPANTERA_MECHANISMS` (``CMP``, ``Mahalanobis``, ``VickreyCMP``,
+        ``VickreyMhl``, ``SanText``, ``CusText``, ``TEM``).
+    epsilon:
+        ε passed to pyPANTERA and claimed.
+    vocab:
+        dpcore's vocabulary, written to a GloVe-format file for pyPANTERA to read.
+    **params:
+        The mechanism's own parameters (defaults in :data:`PYPANTERA_MECHANISMS`).
+    """
+
+    def __init__(self, *, kind: str, epsilon: float, vocab: Vocabulary, **params: Any) -> None:
+        if kind not in PYPANTERA_MECHANISMS:
+            raise DPCoreError(
+                f"unknown pyPANTERA mechanism {kind!r}; choose one of: {', '.join(PYPANTERA_MECHANISMS)}"
+            )
+        if not pypantera_available():
+            raise DPCoreError("pyPANTERA is not installed: pip install pypantera==1.0.2")
+        spec = PYPANTERA_MECHANISMS[kind]
+        self.spec = spec
+        self.name = f"pypantera:{kind}"
+        self.epsilon = check_epsilon(epsilon)
+        self.guarantee = spec.guarantee
+        self.citation = spec.citation
+        self.vocab = vocab
+        known = dict(spec.params)
+        unknown = set(params) - set(known)
+        if unknown:
+            raise DPCoreError(
+                f"{self.name} takes {', '.join(known) or 'no parameters'}, not {', '.join(sorted(unknown))}"
+            )
+        self.params = {k: _check_param(k, params.get(k, v)) for k, v in known.items()}
+        module = importlib.import_module(spec.module)
+        cls = getattr(module, spec.cls)
+        with tempfile.TemporaryDirectory(prefix="dpcore-pypantera-") as tmp:
+            path = os.path.join(tmp, "vectors.txt")
+            _write_glove(path, vocab)
+            self._mech = cls({"embPath": path, "epsilon": self.epsilon, **self.params})
+        loaded = list(self._mech.vocab.embeddings.keys())
+        self.lost_words = sorted(set(map(str, vocab.words)) - set(loaded))
+        self._m = int(vocab.dim)
+        self._n_loaded = len(loaded)
+        self._mahal = None
+        if spec.distance == "mahalanobis":
+            self._mahal = self._mahalanobis_whitener(vocab.vectors, self.params["lam"])
+
+    @staticmethod
+    def _mahalanobis_whitener(vectors: np.ndarray, lam: float) -> np.ndarray:
+        """Σ_λ^{-1/2} with Σ_λ = λ·Σ/mean(var) + (1 − λ)·I (Xu et al. 2020, §3, eq. 2)."""
+        cov = np.cov(vectors.T, ddof=0)
+        sigma = cov / np.mean(np.var(vectors, axis=0))
+        s = lam * sigma + (1.0 - lam) * np.eye(vectors.shape[1])
+        w, v = np.linalg.eigh(s)
+        return (v / np.sqrt(np.maximum(w, 1e-300))) @ v.T
+
+    def claimed_bound(self, x: str, x_prime: str, distance: float) -> float:
+        """ε (LDP), ε·d_euc, or ε·d_R(x, x′) = ε·‖Σ_λ^{-1/2}(φ(x) − φ(x′))‖ (Mahalanobis)."""
+        if self.guarantee == "ldp":
+            return self.epsilon
+        if self._mahal is None:
+            return self.epsilon * distance
+        ids = self.vocab.ids([x, x_prime])
+        diff = self.vocab.vectors[ids[0]] - self.vocab.vectors[ids[1]]
+        return self.epsilon * float(np.linalg.norm(self._mahal @ diff))
+
+    def _batch(self) -> int:
+        return max(1, _BROADCAST_ELEMENTS // max(1, self._n_loaded * self._m))
+
+    def sample(self, words: Sequence[str], rng: np.random.Generator) -> np.ndarray:
+        """pyPANTERA's own obfuscation of each word (global NumPy state seeded from ``rng``)."""
+        words = [str(w) for w in words]
+        out: list[str] = []
+        step = self._batch()
+        for start in range(0, len(words), step):  # one call per batch; pyPANTERA loops inside
+            np.random.seed(int(rng.integers(0, 2**32)))  # noqa: NPY002  (pyPANTERA reads the global state)
+            batch = words[start : start + step]
+            if self.spec.family == "embedding":
+                text = self._mech.processText(self._mech.noisyEmb(batch))
+            else:
+                text = self._mech.processText(batch)
+            res = text.split(" ")
+            if len(res) != len(batch):
+                raise DPCoreError(f"{self.name} returned {len(res)} words for {len(batch)}")
+            out.extend(res)
+        return np.asarray(out, dtype=object)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "adapter": "dpcore.textaudit.pypantera (pyPANTERA 1.0.2, run as shipped)",
+            "mechanism": self.name,
+            "epsilon": self.epsilon,
+            "claim": self.citation,
+            **self.params,
+            "words_lost_by_pypantera_loader": self.lost_words[:20],
+            "words_lost_count": len(self.lost_words),
+        }

@@ -1,0 +1,389 @@
+"""``audit_text``: the empirical word-level privacy loss of any sanitizer, pair by pair.
+
+Stages
+------
+1. **Pairs.** Explicit words (each pair among them and each with its nearest neighbours) or a
+   strategy over the vocabulary (:mod:`dpcore.textaudit.pairs`).
+2. **Pilot** (``adaptive`` only, or when there are more candidates than ``pairs``): every
+   candidate word gets ``pilot_samples`` draws, every candidate pair a pilot score (its lower
+   bound minus its claimed bound, :mod:`dpcore.textaudit.estimator`), and the ``pairs`` best
+   go on. The pilot decides nothing.
+3. **Confirmation.** Every word of the chosen pairs gets ``samples`` *fresh* draws, split into
+   a selection half and an evaluation half; each pair is tested in both directions with
+   Clopper–Pearson bounds at α = (1 − confidence) / (2·pairs) (Bonferroni), and the pair
+   *violates* when a lower bound exceeds its claimed bound.
+
+A word's draws are shared by every pair it belongs to (the union bound needs no independence).
+Every word's stream is derived from (seed, stage, word), so a result is reproduced from its
+recorded seed. When the sanitizer knows its exact distribution, each pair's exact worst-case
+loss max_y |ln Pr[M(x)=y] − ln Pr[M(x′)=y]| is reported beside (for pure and metric LDP the
+worst event is a single output).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dpcore.rng import cell_seed_sequence, resolve_seed
+from dpcore.text.sampling import pair_distances
+from dpcore.text.vocab import Vocabulary
+from dpcore.textaudit.estimator import best_prefix_event, estimate_direction
+from dpcore.textaudit.interface import check_sanitizer
+from dpcore.textaudit.pairs import STRATEGIES, candidate_pairs
+from dpcore.textaudit.result import PairResult, TextAuditResult
+from dpcore.textaudit.sampling import OutputCodebook, draw_counts
+from dpcore.textaudit.sampling import SanitizerRaised as _SanitizerRaised
+from dpcore.validation import DPCoreError, check_finite_float, check_int
+
+__all__ = ["MAX_PAIRS", "MAX_SAMPLES", "MAX_TOTAL_SAMPLES", "audit_text", "max_detectable_loss"]
+
+MAX_SAMPLES = 10_000_000
+MAX_PAIRS = 500
+#: Draws in one audit (pilot and confirmation) for the API and the CLI.
+MAX_TOTAL_SAMPLES = 2_000_000_000
+#: Count cells held at once (distinct words × 2 halves × outputs), about 400 MB of int64.
+MAX_COUNT_CELLS = 50_000_000
+#: Relative slack when comparing a bound with a claim (float64 rounding of ε·d).
+_TOL = 1e-9
+
+
+def max_detectable_loss(samples_per_half: int, alpha: float) -> float:
+    """The largest lower bound this test can ever give: all of one side in S, none of the other."""
+    from dpcore.audit.bounds import cp_lower, cp_upper
+
+    n = samples_per_half
+    return float(np.log(cp_lower(n, n, alpha / 2)) - np.log(cp_upper(0, n, alpha / 2)))
+
+
+def _bound_for(sanitizer: Any, x: str, xp: str, d: float) -> float:
+    fn = getattr(sanitizer, "claimed_bound", None)
+    if callable(fn):
+        return float(fn(x, xp, d))
+    eps = float(sanitizer.epsilon)
+    return eps if sanitizer.guarantee == "ldp" else eps * d
+
+
+def _eligible(sanitizer: Any, size: int) -> np.ndarray | None:
+    fn = getattr(sanitizer, "protected_ids", None)
+    mask = fn() if callable(fn) else None
+    if mask is None:
+        return None
+    out = np.ones(size, dtype=bool)
+    out[: len(mask)] = mask  # outputs outside the vocabulary are not protected by V_P either
+    out[len(mask) :] = False
+    return out
+
+
+def _pad(a: np.ndarray, n: int) -> np.ndarray:
+    return a if a.size >= n else np.pad(a, (0, n - a.size))
+
+
+class _Counter:
+    """Draws and halves per word, for one stage."""
+
+    def __init__(
+        self,
+        sanitizer: Any,
+        vocab: Vocabulary,
+        codebook: OutputCodebook,
+        seed: int,
+        stage: str,
+        n: int,
+        tick: Callable[[int], None],
+    ) -> None:
+        self.s, self.vocab, self.cb, self.seed, self.stage, self.n, self.tick = (
+            sanitizer,
+            vocab,
+            codebook,
+            seed,
+            stage,
+            n,
+            tick,
+        )
+        self.n_sel = n // 2
+        self.n_eval = n - self.n_sel
+        self.halves: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        #: Words whose ``sample`` raised, with the message (their pairs are not tested).
+        self.failures: dict[str, str] = {}
+
+    def get(self, wid: int) -> tuple[np.ndarray, np.ndarray]:
+        if wid not in self.halves:
+            word = str(self.vocab.words[wid])
+            if word in self.failures:
+                raise _SampleFailed(self.failures[word])
+            rng = np.random.default_rng(cell_seed_sequence(self.seed, "text-audit", self.stage, word))
+            try:
+                sel = draw_counts(self.s, word, wid, self.n_sel, rng, self.cb, on_progress=self.tick)
+                ev = draw_counts(self.s, word, wid, self.n_eval, rng, self.cb, on_progress=self.tick)
+            except _SanitizerRaised as exc:
+                self.failures[word] = str(exc)
+                raise _SampleFailed(str(exc)) from None
+            self.halves[wid] = (sel, ev)
+        return self.halves[wid]
+
+
+class _SampleFailed(Exception):
+    """The sanitizer's ``sample`` raised for a word of this pair."""
+
+
+def _test_pair(
+    counter: _Counter, i: int, j: int, alpha: float, eligible_fn: Callable[[int], np.ndarray | None]
+) -> tuple[float, float, int, int, int, int, str]:
+    """(estimate, lower bound, event size, a, b, samples, direction) of the stronger direction."""
+    si, ei = counter.get(i)
+    sj, ej = counter.get(j)
+    size = len(counter.cb)
+    si, ei, sj, ej = (_pad(a, size) for a in (si, ei, sj, ej))
+    elig = eligible_fn(size)
+    best: tuple[float, float, int, int, int, int, str] | None = None
+    for sel_a, ev_a, sel_b, ev_b, label in ((si, ei, sj, ej, "x>x'"), (sj, ej, si, ei, "x'>x")):
+        event = best_prefix_event(sel_a, sel_b, counter.n_sel, alpha, elig)
+        d = estimate_direction(event, ev_a, ev_b, counter.n_eval, alpha)
+        cand = (d.estimate, d.lower_bound, d.event_size, d.count_x, d.count_x_prime, d.samples, label)
+        if best is None or (cand[1], cand[0]) > (best[1], best[0]):
+            best = cand
+    assert best is not None
+    return best
+
+
+def _exact_losses(
+    sanitizer: Any, words: np.ndarray, pairs: np.ndarray, codebook: OutputCodebook
+) -> np.ndarray:
+    """max_y |ln p_x(y) − ln p_x′(y)| per pair over protected outputs (nan when not exact)."""
+    fn = getattr(sanitizer, "log_prob_row", None)
+    if not callable(fn) or not getattr(sanitizer, "exact", True):
+        return np.full(len(pairs), np.nan)
+    rows: dict[int, np.ndarray] = {}
+    for wid in np.unique(pairs):
+        outs, lp = fn(str(words[wid]))
+        lp = np.asarray(lp, dtype=np.float64)
+        codes = codebook.codes(outs, len(lp))
+        row = np.full(len(codebook), -np.inf)
+        row[codes] = lp
+        rows[int(wid)] = row
+    elig = _eligible(sanitizer, len(codebook))
+    out = np.empty(len(pairs))
+    for k, (i, j) in enumerate(pairs):
+        a, b = _pad(rows[int(i)], len(codebook)), _pad(rows[int(j)], len(codebook))
+        a = np.where(np.isnan(a), -np.inf, a) if a.size else a
+        if elig is not None:
+            m = _pad(elig, len(codebook)).astype(bool)
+            a, b = a[m], b[m]
+        both = np.isfinite(a) & np.isfinite(b)
+        one = np.isfinite(a) ^ np.isfinite(b)
+        out[k] = np.inf if one.any() else (float(np.max(np.abs(a[both] - b[both]))) if both.any() else 0.0)
+    return out
+
+
+def audit_text(
+    sanitizer: Any,
+    *,
+    vocab: Vocabulary,
+    words: Sequence[str] | None = None,
+    pairs: int = 50,
+    strategy: str = "adaptive",
+    neighbors: int = 2,
+    samples: int = 100_000,
+    pilot_samples: int | None = None,
+    seed: int | None = None,
+    confidence: float = 0.95,
+    progress: Callable[[int, int], None] | None = None,
+    max_total_samples: int = MAX_TOTAL_SAMPLES,
+) -> TextAuditResult:
+    """Audit a word-level sanitizer: empirical ε per pair of words, with confidence bounds.
+
+    Parameters
+    ----------
+    sanitizer:
+        Any object with ``name``, ``epsilon``, ``guarantee`` (``"ldp"`` or ``"metric"``) and
+        ``sample(words, rng)`` (:class:`~dpcore.textaudit.interface.TextSanitizer`); dpcore's own
+        mechanisms via :class:`~dpcore.textaudit.interface.DpcoreSanitizer`.
+    vocab:
+        The vocabulary the words come from; its embedding gives d(x, x′) for metric claims.
+    words:
+        Words to audit (each pair among them, and each with its ``neighbors`` nearest words);
+        None to choose pairs over the vocabulary by ``strategy``.
+    pairs:
+        How many pairs the confirmation stage tests (1..500).
+    strategy:
+        ``adaptive`` (pilot over neighbour and random pairs, then the best ``pairs``),
+        ``neighbors`` or ``random``.
+    neighbors:
+        Nearest neighbours per word for candidate pairs (0..20).
+    samples:
+        Draws of M(x) per word in the confirmation stage, T (100..10⁷; half select, half decide).
+    pilot_samples:
+        Draws per candidate word in the pilot (default max(1,000, T/10)).
+    seed:
+        Seed; None draws one (recorded in the result).
+    confidence:
+        Family-wise confidence of the ``violates`` verdicts (Bonferroni over pairs and directions).
+    progress:
+        ``progress(done, total)`` over draws.
+
+    Returns
+    -------
+    TextAuditResult
+
+    Examples
+    --------
+    >>> from dpcore.text import create_text_mechanism
+    >>> from dpcore.text.vocab import build_vocabulary
+    >>> from dpcore.textaudit import DpcoreSanitizer, audit_text
+    >>> vocab = build_vocabulary("glove", size=2000)
+    >>> mech = DpcoreSanitizer(create_text_mechanism("santext", vocab=vocab, epsilon=1.0))
+    >>> res = audit_text(mech, vocab=vocab, pairs=5, samples=20_000, seed=0)
+    >>> res.verdict
+    'not-detected'
+    """
+    t0 = time.perf_counter()
+    sanitizer = check_sanitizer(sanitizer)
+    if not isinstance(vocab, Vocabulary):
+        raise DPCoreError("vocab must be a dpcore.text.vocab.Vocabulary")
+    if strategy not in STRATEGIES:
+        raise DPCoreError(f"unknown pair strategy {strategy!r}; choose one of: {', '.join(STRATEGIES)}")
+    pairs = check_int(pairs, name="pairs", min_value=1, max_value=MAX_PAIRS)
+    neighbors = check_int(neighbors, name="neighbors", min_value=0, max_value=20)
+    samples = check_int(samples, name="samples", min_value=100, max_value=MAX_SAMPLES)
+    pilot = max(1_000, samples // 10) if pilot_samples is None else pilot_samples
+    pilot = check_int(pilot, name="pilot samples", min_value=100, max_value=MAX_SAMPLES)
+    confidence = check_finite_float(confidence, name="confidence", min_value=0.5, max_value=0.999999)
+    if confidence >= 1.0:
+        raise DPCoreError("confidence must be < 1")
+    seed = resolve_seed(seed)
+    rng = np.random.default_rng(cell_seed_sequence(seed, "text-audit", "pairs"))
+
+    word_ids = None
+    if words is not None:
+        wl = list(dict.fromkeys(str(w).strip() for w in words if str(w).strip()))
+        if not wl:
+            raise DPCoreError("give at least one word to audit")
+        if len(wl) > 200:
+            raise DPCoreError(f"at most 200 words at once, got {len(wl)}")
+        ids = vocab.ids(wl)
+        missing = [w for w, i in zip(wl, ids, strict=True) if i < 0]
+        if missing:
+            shown = ", ".join(repr(m) for m in missing[:5])
+            raise DPCoreError(
+                f"{len(missing)} word(s) are not in the {len(vocab):,}-word vocabulary: {shown}"
+            )
+        if len(wl) == 1 and neighbors == 0:
+            raise DPCoreError("one word needs neighbours to pair with (neighbors ≥ 1) or a second word")
+        word_ids = ids
+    cand = candidate_pairs(
+        vocab, strategy=strategy, n_pairs=pairs, rng=rng, word_ids=word_ids, neighbors=neighbors
+    )
+    n_candidates = len(cand)
+    use_pilot = n_candidates > pairs and strategy == "adaptive"
+    if not use_pilot:
+        cand = cand[:pairs]
+    n_pilot_words = len(np.unique(cand)) if use_pilot else 0
+    n_final_words_max = min(len(np.unique(cand)), 2 * pairs)
+    total = n_pilot_words * pilot + n_final_words_max * samples
+    if total > max_total_samples:
+        raise DPCoreError(
+            f"this audit would draw about {total:,.0f} samples; the limit is {max_total_samples:,} "
+            "(lower samples, pilot samples or pairs)"
+        )
+    cells = (max(n_pilot_words, n_final_words_max)) * 2 * (len(vocab) + 16)
+    if cells > MAX_COUNT_CELLS:
+        raise DPCoreError(
+            f"this audit would hold {cells:,} output counts at once (words × 2 × |V|); the limit is "
+            f"{MAX_COUNT_CELLS:,}: use a smaller vocabulary or fewer pairs"
+        )
+
+    done = [0]
+
+    def tick(m: int) -> None:
+        done[0] += m
+        if progress is not None:
+            progress(min(done[0], total), total)
+
+    codebook = OutputCodebook(vocab.words)
+
+    def elig_fn(size: int) -> np.ndarray | None:
+        return _eligible(sanitizer, size)
+
+    words_arr = vocab.words
+    failures: dict[str, str] = {}
+    if use_pilot:
+        pc = _Counter(sanitizer, vocab, codebook, seed, "pilot", pilot, tick)
+        alpha_p = (1.0 - confidence) / (2 * len(cand))
+        d_c = pair_distances(vocab.vectors, cand[:, 0], cand[:, 1])
+        score = np.empty(len(cand))
+        for k, (i, j) in enumerate(cand):
+            try:
+                est, lb, *_ = _test_pair(pc, int(i), int(j), alpha_p, elig_fn)
+            except _SampleFailed:
+                score[k] = -np.inf
+                continue
+            bound = _bound_for(sanitizer, str(words_arr[i]), str(words_arr[j]), float(d_c[k]))
+            # rank by excess over the claim; break ties by the point estimate's excess
+            score[k] = (lb - bound) + 1e-6 * np.tanh(est - bound if math.isfinite(est) else 50.0)
+        failures = dict(pc.failures)
+        del pc
+        order = np.argsort(-score, kind="stable")[:pairs]
+        cand = cand[np.sort(order)]
+        total = done[0] + len(np.unique(cand)) * samples
+    n_tests = max(1, len(cand))
+    alpha = (1.0 - confidence) / (2 * n_tests)
+    counter = _Counter(sanitizer, vocab, codebook, seed, "confirm", samples, tick)
+    dist = pair_distances(vocab.vectors, cand[:, 0], cand[:, 1])
+    exact = _exact_losses(sanitizer, words_arr, cand, codebook)
+    results: list[PairResult] = []
+    for k, (i, j) in enumerate(cand):
+        x, xp = str(words_arr[i]), str(words_arr[j])
+        bound = _bound_for(sanitizer, x, xp, float(dist[k]))
+        try:
+            est, lb, size, a, b, _n, direction = _test_pair(counter, int(i), int(j), alpha, elig_fn)
+        except _SampleFailed as exc:
+            results.append(
+                PairResult(
+                    x, xp, float(dist[k]), bound, math.nan, math.nan, False, "", 0, 0, 0, error=str(exc)
+                )
+            )
+            continue
+        lb = max(0.0, lb)
+        est = max(0.0, est)
+        ex = None if math.isnan(exact[k]) else float(exact[k])
+        results.append(
+            PairResult(
+                x=x,
+                x_prime=xp,
+                distance=float(dist[k]),
+                claimed_bound=bound,
+                empirical_epsilon=est,
+                lower_bound=lb,
+                violates=bool(lb > bound * (1 + _TOL) + _TOL),
+                direction=direction,
+                event_size=size,
+                count_x=a,
+                count_x_prime=b,
+                exact_epsilon=ex,
+                exact_violates=None if ex is None else bool(ex > bound * (1 + 1e-7) + 1e-9),
+            )
+        )
+    failures.update(counter.failures)
+    if progress is not None:
+        progress(total, total)
+    return TextAuditResult.build(
+        sanitizer=sanitizer,
+        vocab=vocab,
+        pairs=results,
+        samples=samples,
+        pilot_samples=pilot if use_pilot else 0,
+        candidates=n_candidates,
+        strategy=strategy if words is None else f"words ({strategy})",
+        seed=seed,
+        confidence=confidence,
+        alpha=alpha,
+        max_detectable=max_detectable_loss(samples - samples // 2, alpha),
+        samples_drawn=done[0],
+        failures=failures,
+        elapsed=time.perf_counter() - t0,
+    )

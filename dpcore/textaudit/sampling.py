@@ -1,0 +1,114 @@
+"""Drawing many outputs of a black-box sanitizer and counting them, in bounded memory.
+
+A word's samples are drawn in chunks (one ``sample`` call per chunk) and reduced at once to
+counts per output word, so memory depends on the chunk and the number of distinct outputs, not
+on the number of samples (10⁷ per word is fine). Outputs are mapped to integer codes through an
+:class:`OutputCodebook` that starts with the vocabulary and grows with any other output a
+sanitizer returns (a ``⊥`` placeholder, ``[UNK]``, an out-of-vocabulary word passed through).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpcore.validation import DPCoreError
+
+__all__ = ["BLACKBOX_CHUNK", "FAST_CHUNK", "OutputCodebook", "SanitizerRaised", "draw_counts"]
+
+#: Inputs per ``sample`` call for a black-box sanitizer (its outputs are Python strings).
+BLACKBOX_CHUNK = 1 << 16
+#: Draws per call on the id fast path of dpcore's own mechanisms.
+FAST_CHUNK = 1 << 20
+
+
+class SanitizerRaised(DPCoreError):
+    """The sanitizer's own ``sample`` raised an exception (a finding, reported per word)."""
+
+
+class OutputCodebook:
+    """Output word → integer code: the vocabulary first (code = id), then any new output."""
+
+    def __init__(self, words: Sequence[str] | np.ndarray) -> None:
+        self.base = pd.Index(np.asarray(words, dtype=object))
+        self.n_base = len(self.base)
+        self.extra: dict[Any, int] = {}
+
+    def __len__(self) -> int:
+        return self.n_base + len(self.extra)
+
+    def label(self, code: int) -> str:
+        """The output word of ``code``."""
+        if code < self.n_base:
+            return str(self.base[code])
+        for k, v in self.extra.items():
+            if v == code:
+                return str(k)
+        raise KeyError(code)
+
+    def codes(self, outputs: Sequence[Any] | np.ndarray, expected: int) -> np.ndarray:
+        """Codes of ``outputs`` (new outputs get new codes); checks there are ``expected`` of them."""
+        try:
+            arr = np.asarray(outputs, dtype=object)
+        except Exception as exc:  # a sanitizer returned something that is not a sequence
+            raise DPCoreError(f"the sanitizer's sample() returned {type(outputs).__name__}: {exc}") from None
+        if arr.ndim != 1 or arr.shape[0] != expected:
+            got = arr.shape[0] if arr.ndim == 1 else f"shape {arr.shape}"
+            raise DPCoreError(
+                f"the sanitizer's sample() must return one output per input word: {expected} in, {got} out"
+            )
+        codes = self.base.get_indexer(arr).astype(np.int64)
+        miss = np.flatnonzero(codes < 0)
+        if miss.size:
+            keys = [o if isinstance(o, str) else repr(o) for o in arr[miss]]
+            uniq, inv = np.unique(np.asarray(keys, dtype=object), return_inverse=True)
+            new = np.empty(len(uniq), dtype=np.int64)
+            for i, key in enumerate(uniq):  # distinct unknown outputs only (few)
+                new[i] = self.extra.setdefault(key, len(self))
+            codes[miss] = new[inv]
+        return codes
+
+
+def draw_counts(
+    sanitizer: Any,
+    word: str,
+    word_id: int,
+    n: int,
+    rng: np.random.Generator,
+    codebook: OutputCodebook,
+    *,
+    on_progress: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """Counts of every output code among ``n`` independent draws of M(``word``).
+
+    dpcore's own mechanisms (with ``sample_ids``) skip the string round trip; anything else goes
+    through ``sample(words, rng)`` in chunks of :data:`BLACKBOX_CHUNK`.
+    """
+    counts = np.zeros(len(codebook), dtype=np.int64)
+    fast = hasattr(sanitizer, "sample_ids")
+    chunk = FAST_CHUNK if fast else BLACKBOX_CHUNK
+    done = 0
+    while done < n:
+        m = min(chunk, n - done)
+        if fast:
+            codes = sanitizer.sample_ids(word_id, m, rng)
+        else:
+            try:
+                out = sanitizer.sample([word] * m, rng)
+            except DPCoreError as exc:
+                raise SanitizerRaised(f"the sanitizer's sample() refused {word!r}: {exc}") from None
+            except Exception as exc:
+                raise SanitizerRaised(
+                    f"the sanitizer's sample() raised {type(exc).__name__} on {word!r}: {exc}"
+                ) from None
+            codes = codebook.codes(out, m)
+        if len(codebook) > counts.size:
+            counts = np.pad(counts, (0, len(codebook) - counts.size))
+        counts += np.bincount(codes, minlength=counts.size)
+        done += m
+        if on_progress is not None:
+            on_progress(m)
+    return counts
