@@ -8,6 +8,7 @@ returning an exit status). Keep command modules thin: parse, call dpcore, print.
 COMMAND_MODULES: tuple[str, ...] = (
     "listing",
     "audit",
+    "audit_text",
     "sensitivity",
     "adept_sim",
     "accounting",

@@ -39,6 +39,20 @@ def rows() -> list[dict[str, object]]:
                 "citation": e.citation,
             }
         )
+    from dpcore.textaudit.loaders import available_sanitizers
+
+    for c in available_sanitizers():
+        if c.kind == "dpcore":
+            continue  # listed above
+        out.append(
+            {
+                "name": c.name,
+                "family": "text-audit",
+                "flawed": c.flawed,
+                "summary": c.summary,
+                "citation": "",
+            }
+        )
     return out
 
 

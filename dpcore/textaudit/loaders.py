@@ -46,6 +46,7 @@ class SanitizerChoice:
     label: str
     kind: str  # "dpcore", "reference", "flawed", "third-party"
     flawed: bool = False
+    summary: str = ""
 
 
 def available_sanitizers() -> list[SanitizerChoice]:
@@ -54,21 +55,22 @@ def available_sanitizers() -> list[SanitizerChoice]:
     from dpcore.text import TEXT_MECHANISMS
     from dpcore.textaudit.pypantera import PYPANTERA_MECHANISMS, pypantera_available
 
-    out = [SanitizerChoice(e.name, f"{e.name} — {e.summary}", "dpcore", e.flawed) for e in TEXT_MECHANISMS]
-    out.append(
-        SanitizerChoice("krr", "krr — k-ary randomized response over V (reference ε-LDP)", "reference")
-    )
+    out = [
+        SanitizerChoice(e.name, f"{e.name} — {e.summary}", "dpcore", e.flawed, e.summary)
+        for e in TEXT_MECHANISMS
+    ]
+    krr = "k-ary randomized response over V (reference ε-LDP)"
+    out.append(SanitizerChoice("krr", f"krr — {krr}", "reference", False, krr))
     out += [
-        SanitizerChoice(n, f"{n} — FLAWED reproduction: {s}", "flawed", True)
+        SanitizerChoice(n, f"{n} — FLAWED reproduction: {s}", "flawed", True, s)
         for n, (_, s) in FLAWED_TEXT_SANITIZERS.items()
     ]
     if pypantera_available():
-        out += [
-            SanitizerChoice(
-                f"pypantera:{k}", f"pypantera:{k} — pyPANTERA 1.0.2 as shipped ({s.citation})", "third-party"
+        for k, spec in PYPANTERA_MECHANISMS.items():
+            summary = f"pyPANTERA 1.0.2 as shipped; claim: {spec.citation}"
+            out.append(
+                SanitizerChoice(f"pypantera:{k}", f"pypantera:{k} — {summary}", "third-party", False, summary)
             )
-            for k, s in PYPANTERA_MECHANISMS.items()
-        ]
     return out
 
 

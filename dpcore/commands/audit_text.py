@@ -1,0 +1,135 @@
+"""``python -m dpcore audit-text``: audit any word-level sanitizer as a black box."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dpcore.commands.common import emit_json, stderr_progress
+from dpcore.validation import DPCoreError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "audit-text",
+        help="audit a word-level text sanitizer: empirical ε per pair of words, with bounds",
+        description=(
+            "Draw many outputs of M(x) and M(x') for pairs of words, choose the output event with "
+            "the largest likelihood ratio on half the samples, and bound its privacy loss on the "
+            "other half (one-sided Clopper–Pearson, Bonferroni over pairs). A pair 'violates' only "
+            "when that lower bound exceeds its claimed bound (ε for LDP, ε·d(x,x') for metric LDP). "
+            "NAME is a dpcore text mechanism, krr, flawed:…, pypantera:KIND, or your own code as "
+            "path/to/file.py:factory or package.module:factory, called as "
+            "factory(epsilon=E, vocab=WORDS) and returning an object with name, epsilon, guarantee "
+            "and sample(words, rng)."
+        ),
+    )
+    p.add_argument(
+        "--mechanism",
+        required=True,
+        help="a text mechanism, krr, flawed:…, pypantera:KIND (see `list`) or file.py:factory",
+    )
+    p.add_argument("--epsilon", required=True, help="ε > 0 given to the sanitizer")
+    p.add_argument("--embedding", default="glove", help="glove (default) or bert: vocabulary and distance")
+    p.add_argument(
+        "--vocab-size", default=None, help="the N most frequent words (glove default 15000; bert: all)"
+    )
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--words", default=None, help="comma-separated words to audit (with their neighbours)")
+    g.add_argument("--pairs", default=None, help="number of pairs to test (default 50; 1..500)")
+    p.add_argument("--strategy", default="adaptive", help="adaptive (default), neighbors or random")
+    p.add_argument("--neighbors", default="2", help="nearest neighbours per word (default 2)")
+    p.add_argument("--samples", default="100000", help="draws per word, T (default 1e5; 100..1e7)")
+    p.add_argument(
+        "--pilot-samples", default=None, help="draws per word in the pilot (default max(1000, T/10))"
+    )
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a mechanism parameter")
+    p.add_argument("--seed", default=None, help="seed (default: fresh, recorded in the output)")
+    p.add_argument("--confidence", default="0.95", help="family-wise confidence (default 0.95)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=run)
+
+
+def _params(items: list[str]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for item in items:
+        key, sep, value = str(item).partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise DPCoreError(f"--param takes KEY=VALUE, got {item!r}")
+        v = value.strip()
+        try:
+            out[key] = int(v) if v.lstrip("-").isdigit() else float(v)
+        except ValueError:
+            out[key] = v
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from dpcore.commands.sanitize import DEFAULT_VOCAB_SIZE
+    from dpcore.text.embeddings import check_embedding_name
+    from dpcore.validation import check_epsilon, check_int
+
+    embedding = check_embedding_name(args.embedding)
+    epsilon = check_epsilon(args.epsilon)
+    size = DEFAULT_VOCAB_SIZE[embedding]
+    if args.vocab_size is not None:
+        size = check_int(args.vocab_size, name="--vocab-size", min_value=2, max_value=10_000_000)
+    seed = None if args.seed is None else check_int(args.seed, name="seed", min_value=0, max_value=2**63 - 1)
+    words = None
+    if args.words is not None:
+        words = [w.strip() for w in str(args.words).split(",") if w.strip()]
+        if not words:
+            raise DPCoreError("--words must list at least one word")
+    pairs = 50 if args.pairs is None else check_int(args.pairs, name="--pairs", min_value=1, max_value=500)
+    samples = check_int(args.samples, name="--samples", min_value=100, max_value=10_000_000)
+    neighbors = check_int(args.neighbors, name="--neighbors", min_value=0, max_value=20)
+    pilot = None
+    if args.pilot_samples is not None:
+        pilot = check_int(args.pilot_samples, name="--pilot-samples", min_value=100, max_value=10_000_000)
+    params = _params(args.param)
+
+    from dpcore.text.vocab import build_vocabulary
+    from dpcore.textaudit import audit_text
+    from dpcore.textaudit.loaders import load_sanitizer
+
+    vocab = build_vocabulary(embedding, size=size)
+    sanitizer = load_sanitizer(
+        args.mechanism, epsilon=epsilon, vocab=vocab, params=params, allow_user_code=True
+    )
+    result = audit_text(
+        sanitizer,
+        vocab=vocab,
+        words=words,
+        pairs=pairs,
+        strategy=args.strategy,
+        neighbors=neighbors,
+        samples=samples,
+        pilot_samples=pilot,
+        seed=seed,
+        confidence=args.confidence,
+        progress=stderr_progress("audit-text", enabled=sys.stderr.isatty() and not args.json),
+    )
+    if args.json:
+        emit_json(result.to_dict())
+        return 0
+    print(
+        f"{result.mechanism}: ε = {result.epsilon:g} ({result.guarantee}), {result.embedding} |V| = "
+        f"{result.vocab_size:,}, seed {result.seed}"
+    )
+    print(f"{'x':<16} {'x′':<16} {'d(x,x′)':>8} {'claimed':>8} {'ε̂':>8} {'lower':>8}  verdict")
+    for r in sorted(result.pairs, key=lambda r: -r.ratio if r.error is None else 1e300):
+        if r.error is not None:
+            print(
+                f"{r.x:<16} {r.x_prime:<16} {r.distance:>8.3g} {r.claimed_bound:>8.3g}  not tested: {r.error}"
+            )
+            continue
+        flag = "VIOLATES" if r.violates else "-"
+        print(
+            f"{r.x:<16} {r.x_prime:<16} {r.distance:>8.3g} {r.claimed_bound:>8.3g} "
+            f"{r.empirical_epsilon:>8.3g} {r.lower_bound:>8.3g}  {flag}"
+        )
+    print(f"verdict: {result.verdict} — {result.verdict_text}")
+    if result.exact_verdict is not None:
+        print(f"exact distribution: {result.exact_verdict} (max exact loss per pair shown in --json)")
+    return 0
