@@ -91,6 +91,7 @@ class TextAuditResult:
     samples_drawn: int
     elapsed_seconds: float
     pairs: list[PairResult] = field(default_factory=list)
+    pairs_tested: int = 0
     sanitizer: dict[str, Any] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
     dpcore_version: str = __version__
@@ -134,6 +135,9 @@ class TextAuditResult:
                 f"{len(viol)} of {size}"
             )
             verdict = "violates"
+        elif n == 0:
+            text = "no pair could be tested, so nothing was shown"
+            verdict = "not-detected"
         else:
             unreachable = sum(1 for p in tested if p.claimed_bound >= max_detectable)
             text = f"no violation detected by this test ({size}); this does not show the mechanism is private"
@@ -174,6 +178,7 @@ class TextAuditResult:
             samples_drawn=samples_drawn,
             elapsed_seconds=elapsed,
             pairs=pairs,
+            pairs_tested=n,
             sanitizer=info,
             failures=failures,
         )

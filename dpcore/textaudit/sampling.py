@@ -54,10 +54,10 @@ class OutputCodebook:
         try:
             arr = np.asarray(outputs, dtype=object)
         except Exception as exc:  # a sanitizer returned something that is not a sequence
-            raise DPCoreError(f"the sanitizer's sample() returned {type(outputs).__name__}: {exc}") from None
+            raise SanitizerRaised(f"the sanitizer's sample() returned {type(outputs).__name__}: {exc}") from None
         if arr.ndim != 1 or arr.shape[0] != expected:
             got = arr.shape[0] if arr.ndim == 1 else f"shape {arr.shape}"
-            raise DPCoreError(
+            raise SanitizerRaised(
                 f"the sanitizer's sample() must return one output per input word: {expected} in, {got} out"
             )
         codes = self.base.get_indexer(arr).astype(np.int64)

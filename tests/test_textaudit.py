@@ -1,0 +1,414 @@
+"""The black-box text audit: correctness, calibration, adapters, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binom, chisquare
+
+from dpcore.cli import main
+from dpcore.flawed.text import BottomFallbackTEM, InputAwareVickrey, OverclaimedRandomizedResponse
+from dpcore.text import create_text_mechanism
+from dpcore.text.metrics import bound_check
+from dpcore.text.vocab import build_vocabulary
+from dpcore.textaudit import DpcoreSanitizer, KaryRandomizedResponse, audit_text, max_detectable_loss
+from dpcore.textaudit.estimator import best_prefix_event, estimate_direction
+from dpcore.textaudit.loaders import load_sanitizer
+from dpcore.textaudit.pypantera import pypantera_available
+from dpcore.textaudit.sampling import OutputCodebook, draw_counts
+from dpcore.validation import DPCoreError
+
+
+@pytest.fixture(scope="module")
+def vocab():
+    return build_vocabulary("glove", size=2000)
+
+
+WORDS = [f"w{i}" for i in range(40)]
+
+
+# --- the reference mechanism -----------------------------------------------------------------
+def test_krr_sampler_matches_its_exact_distribution():
+    m = KaryRandomizedResponse(epsilon=1.0, words=WORDS[:10])
+    codes = m.sample_ids(3, 200_000, np.random.default_rng(0))
+    obs = np.bincount(codes, minlength=10)
+    _, lp = m.log_prob_row("w3")
+    assert math.isclose(np.exp(lp).sum(), 1.0, rel_tol=1e-12)
+    assert chisquare(obs, 200_000 * np.exp(lp)).pvalue > 1e-3
+    # the worst-case loss is exactly ε
+    _, lp0 = m.log_prob_row("w0")
+    assert math.isclose(np.max(np.abs(lp - lp0)), 1.0, rel_tol=1e-12)
+
+
+def test_krr_is_never_flagged_and_its_3eps_version_is():
+    ok = KaryRandomizedResponse(epsilon=1.0, words=WORDS)
+    bad = OverclaimedRandomizedResponse(epsilon=1.0, words=WORDS, factor=3.0)
+    vocab_like = _word_vocab(WORDS)
+    r_ok = audit_text(ok, vocab=vocab_like, pairs=40, strategy="random", samples=20_000, seed=3)
+    r_bad = audit_text(bad, vocab=vocab_like, pairs=40, strategy="random", samples=20_000, seed=3)
+    assert r_ok.verdict == "not-detected" and r_ok.violations == 0
+    assert r_ok.exact_verdict == "within-claim"
+    assert r_bad.verdict == "violates"
+    assert r_bad.exact_verdict == "violates"
+    worst = max(p.lower_bound for p in r_bad.pairs)
+    assert 1.0 < worst <= 3.0 + 1e-9  # above the claim, never above the truth (3ε)
+    assert "no violation detected by this test" in r_ok.verdict_text
+    assert "private" not in r_ok.verdict_text.replace("does not show the mechanism is private", "")
+
+
+def _word_vocab(words):
+    from dpcore.text.vocab import Vocabulary
+
+    rng = np.random.default_rng(0)
+    return Vocabulary.create(
+        embedding="test",
+        words=words,
+        vectors=rng.standard_normal((len(words), 4)),
+        frequency=np.arange(len(words), 0, -1.0),
+        frequency_source="test",
+    )
+
+
+# --- calibration -----------------------------------------------------------------------------
+def test_false_violation_rate_stays_under_one_minus_confidence():
+    """A tight mechanism (k = 2 RR attains exactly ε on the event {x}) audited 300 times.
+
+    At confidence 0.8 the rate of false ``violates`` must stay under 0.2; the test uses the
+    binomial upper tail so that a miscalibrated estimator (for example one that picks and
+    evaluates the event on the same samples) fails it.
+    """
+    words = ["a", "b"]
+    vocab = _word_vocab(words)
+    m = KaryRandomizedResponse(epsilon=1.0, words=words)
+    runs = 300
+    flagged = sum(
+        audit_text(m, vocab=vocab, words=words, neighbors=0, samples=2_000, seed=s, confidence=0.8).verdict
+        == "violates"
+        for s in range(runs)
+    )
+    # P(Binomial(300, 0.2) ≥ limit) < 1e-4: passing is no accident if the true rate were 0.2
+    limit = int(binom.isf(1e-4, runs, 0.2))
+    assert flagged < limit
+    assert flagged / runs < 0.2
+
+
+def test_double_dipping_would_be_miscalibrated():
+    """The same event evaluated on its own selection samples overshoots the truth more often,
+    which is why the estimator splits (a check that the calibration test has teeth)."""
+    rng = np.random.default_rng(0)
+    n, p, q = 1_000, 0.5, 0.5  # identical distributions: the true loss is 0
+    over_split = over_dip = 0
+    for _ in range(300):
+        sel_x = rng.multinomial(n, [0.25] * 4)
+        sel_y = rng.multinomial(n, [0.25] * 4)
+        ev_x = rng.multinomial(n, [0.25] * 4)
+        ev_y = rng.multinomial(n, [0.25] * 4)
+        ev = best_prefix_event(sel_x, sel_y, n, 0.4)
+        over_split += estimate_direction(ev, ev_x, ev_y, n, 0.4).lower_bound > 0
+        over_dip += estimate_direction(ev, sel_x, sel_y, n, 0.4).lower_bound > 0
+    assert p == q
+    assert over_split <= 0.2 * 300
+    assert over_dip > over_split
+
+
+# --- SanText ---------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_santext_is_never_flagged_and_its_exact_audit_agrees_with_the_bound_check(vocab):
+    mech = create_text_mechanism("santext", vocab=vocab, epsilon=1.0)
+    r = audit_text(DpcoreSanitizer(mech), vocab=vocab, pairs=40, samples=20_000, seed=11)
+    assert r.verdict == "not-detected"
+    assert r.exact_verdict == "within-claim"
+    assert all(p.exact_epsilon is not None and p.exact_epsilon <= p.claimed_bound + 1e-9 for p in r.pairs)
+    assert bound_check(mech, seed=0).passed
+    # the empirical bound never exceeds the exact loss by more than its own rounding
+    assert all(p.lower_bound <= p.exact_epsilon + 1e-9 for p in r.pairs)
+
+
+def test_santext_claimed_at_a_third_of_its_epsilon_is_flagged(vocab):
+    """SanText run at 3ε but claiming ε: the audit must catch it on close pairs."""
+
+    class Overclaimed(DpcoreSanitizer):
+        def claimed_bound(self, x, x_prime, distance):
+            return super().claimed_bound(x, x_prime, distance) / 3.0
+
+    mech = create_text_mechanism("santext", vocab=vocab, epsilon=3.0)
+    r = audit_text(
+        Overclaimed(mech), vocab=vocab, words=["16", "14", "1994"], neighbors=1, samples=50_000, seed=2
+    )
+    assert r.verdict == "violates"
+    assert r.exact_verdict == "violates"
+
+
+def test_exact_rows_of_the_adapter_match_the_sampler(vocab):
+    s = DpcoreSanitizer(create_text_mechanism("santext", vocab=vocab, epsilon=20.0))
+    _, lp = s.log_prob_row("good")
+    cb = OutputCodebook(vocab.words)
+    counts = draw_counts(s, "good", int(vocab.ids(["good"])[0]), 100_000, np.random.default_rng(1), cb)
+    p = np.exp(lp)
+    big = p * 100_000 >= 5
+    obs = np.append(counts[big], counts[~big].sum())
+    exp = np.append(p[big], p[~big].sum()) * 100_000
+    assert chisquare(obs, exp).pvalue > 1e-3
+
+
+def test_santext_plus_audits_protected_outputs_only(vocab):
+    s = DpcoreSanitizer(create_text_mechanism("santext+", vocab=vocab, epsilon=2.0))
+    assert s.protected_ids() is not None
+    r = audit_text(s, vocab=vocab, pairs=10, samples=10_000, seed=0)
+    assert r.verdict == "not-detected"
+    assert r.exact_verdict == "within-claim"
+    # the claim includes ε₀ = ln(1/p)
+    p = r.pairs[0]
+    assert math.isclose(p.claimed_bound, 2.0 * p.distance + math.log(1 / 0.3), rel_tol=1e-12)
+
+
+# --- the estimator ---------------------------------------------------------------------------
+def test_estimator_finds_the_event_and_bounds_it():
+    sel_x = np.array([900, 50, 50])
+    sel_y = np.array([100, 450, 450])
+    ev = best_prefix_event(sel_x, sel_y, 1000, 0.05)
+    assert list(ev) == [0]
+    d = estimate_direction(ev, np.array([890, 60, 50]), np.array([110, 440, 450]), 1000, 0.05)
+    assert math.isclose(d.estimate, math.log(890 / 110))
+    assert 0 < d.lower_bound < d.estimate
+
+
+def test_max_detectable_loss_is_what_a_perfect_separation_gives():
+    ev = estimate_direction(np.array([0]), np.array([500]), np.array([0]), 500, 0.01)
+    assert math.isclose(ev.lower_bound, max_detectable_loss(500, 0.01))
+    assert ev.estimate == math.inf
+
+
+def test_counts_are_complete_for_ten_million_draws_in_bounded_chunks(vocab):
+    s = DpcoreSanitizer(create_text_mechanism("random", vocab=vocab, epsilon=1.0))
+    cb = OutputCodebook(vocab.words)
+    counts = draw_counts(s, "the", 0, 10_000_000, np.random.default_rng(0), cb)
+    assert counts.sum() == 10_000_000  # every chunk accumulated, none overwritten
+    assert chisquare(counts).pvalue > 1e-4
+
+
+# --- black boxes -----------------------------------------------------------------------------
+class _Copy:
+    name = "copy"
+    guarantee = "ldp"
+
+    def __init__(self, epsilon: float = 1.0) -> None:
+        self.epsilon = epsilon
+
+    def sample(self, words, rng):
+        return list(words)
+
+
+def test_a_copying_black_box_is_flagged(vocab):
+    r = audit_text(_Copy(), vocab=vocab, pairs=3, samples=1_000, seed=0)
+    assert r.verdict == "violates"
+    assert r.pairs[0].empirical_epsilon == math.inf
+    assert r.pairs[0].lower_bound <= r.max_detectable_loss + 1e-12
+
+
+def test_bad_black_boxes_get_one_clear_error(vocab):
+    class NoGuarantee:
+        name, epsilon = "x", 1.0
+
+        def sample(self, words, rng):
+            return words
+
+    with pytest.raises(DPCoreError, match="guarantee"):
+        audit_text(NoGuarantee(), vocab=vocab)
+
+    class Short(_Copy):
+        def sample(self, words, rng):
+            return list(words)[:-1]
+
+    r = audit_text(Short(), vocab=vocab, pairs=2, samples=200, seed=0)
+    assert r.failures and all(p.error for p in r.pairs)
+    assert "one output per input word" in next(iter(r.failures.values()))
+
+    class Crashes(_Copy):
+        def sample(self, words, rng):
+            if words[0] == "the":
+                raise ZeroDivisionError("boom")
+            return list(words)
+
+    r = audit_text(Crashes(), vocab=vocab, words=["the", "of", "and"], neighbors=0, samples=200, seed=0)
+    assert "ZeroDivisionError" in r.failures["the"]
+    assert sum(p.error is None for p in r.pairs) == 1  # (of, and) was still tested
+    assert "failed on 1 word(s)" in r.verdict_text
+
+
+def test_outputs_outside_the_vocabulary_are_counted(vocab):
+    class Bottom(_Copy):
+        def sample(self, words, rng):
+            return ["⊥" if rng.random() < 0.5 else w for w in words]
+
+    r = audit_text(Bottom(), vocab=vocab, words=["the", "of"], neighbors=0, samples=2_000, seed=0)
+    assert r.verdict == "violates"
+
+
+def test_seed_reproduces_the_result(vocab):
+    s = load_sanitizer("santext", epsilon=1.0, vocab=vocab)
+    a = audit_text(s, vocab=vocab, pairs=4, samples=2_000, seed=5)
+    b = audit_text(s, vocab=vocab, pairs=4, samples=2_000, seed=5)
+    assert [p.lower_bound for p in a.pairs] == [p.lower_bound for p in b.pairs]
+    assert [p.empirical_epsilon for p in a.pairs] == [p.empirical_epsilon for p in b.pairs]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"samples": 10}, "samples"),
+        ({"samples": 10**8}, "samples"),
+        ({"pairs": 0}, "pairs"),
+        ({"confidence": 1.5}, "confidence"),
+        ({"confidence": float("nan")}, "confidence"),
+        ({"strategy": "best"}, "strategy"),
+        ({"words": ["zzqqxx"]}, "not in the"),
+        ({"words": []}, "at least one word"),
+    ],
+)
+def test_bad_arguments(vocab, kwargs, match):
+    s = load_sanitizer("random", epsilon=1.0, vocab=vocab)
+    with pytest.raises(DPCoreError, match=match):
+        audit_text(s, vocab=vocab, **kwargs)
+
+
+def test_user_code_is_refused_without_the_cli_flag(vocab, tmp_path):
+    f = tmp_path / "mine.py"
+    f.write_text("raise SystemExit('must not run')\n")
+    with pytest.raises(DPCoreError, match="CLI only"):
+        load_sanitizer(f"{f}:make", epsilon=1.0, vocab=vocab)
+
+
+# --- flawed reproductions --------------------------------------------------------------------
+def test_tem_bottom_branch_returns_the_input(vocab):
+    """With γ below every distance only ⊥ and w itself are possible; correct TEM would send ⊥ to
+    a uniform word outside the ball, the flawed one returns w every time."""
+    m = BottomFallbackTEM(vocab=vocab, epsilon=1000.0, beta=0.4)
+    d = np.linalg.norm(vocab.vectors - vocab.vectors[vocab.ids(["house"])[0]], axis=1)
+    assert m.gamma < np.sort(d)[1]  # nothing but "house" itself inside the γ-ball
+    out = m.sample(["house"] * 1000, np.random.default_rng(0))
+    assert set(out) == {"house"}
+
+
+def test_vickrey_that_drops_the_input_never_releases_it_under_small_noise(vocab):
+    m = InputAwareVickrey(vocab=vocab, epsilon=1000.0, t=0.5)
+    out = m.sample(["house"] * 500, np.random.default_rng(0))
+    assert "house" not in set(out)
+
+
+# --- third party -----------------------------------------------------------------------------
+@pytest.mark.skipif(not pypantera_available(), reason="pyPANTERA is not installed")
+def test_pypantera_custext_as_shipped_violates_its_ldp_claim(vocab):
+    s = load_sanitizer("pypantera:CusText", epsilon=1.0, vocab=vocab)
+    # pyPANTERA crashes on most words (float32 probabilities fail np.random.choice's sum check);
+    # these four are words it can sample
+    r = audit_text(s, vocab=vocab, words=["of", "it", "was", "this"], neighbors=0, samples=2_000, seed=0)
+    assert not r.failures
+    assert r.verdict == "violates"
+    r2 = audit_text(s, vocab=vocab, words=["house", "of"], neighbors=0, samples=200, seed=0)
+    assert "house" in r2.failures and "probabilities do not sum to 1" in r2.failures["house"]
+
+
+@pytest.mark.skipif(not pypantera_available(), reason="pyPANTERA is not installed")
+def test_pypantera_cmp_runs_as_shipped_and_is_reproducible(vocab):
+    s = load_sanitizer("pypantera:CMP", epsilon=1.0, vocab=vocab)
+    a = s.sample(["house"] * 50, np.random.default_rng(0))
+    b = s.sample(["house"] * 50, np.random.default_rng(0))
+    assert list(a) == list(b) and len(a) == 50
+    assert set(a) <= set(vocab.words)
+
+
+# --- CLI -------------------------------------------------------------------------------------
+def test_cli_json_has_the_documented_keys(capsys):
+    code = main(
+        [
+            "audit-text",
+            "--mechanism",
+            "krr",
+            "--epsilon",
+            "1",
+            "--vocab-size",
+            "500",
+            "--pairs",
+            "3",
+            "--samples",
+            "2000",
+            "--seed",
+            "0",
+            "--json",
+        ]
+    )
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in (
+        "mechanism",
+        "epsilon",
+        "guarantee",
+        "samples",
+        "seed",
+        "confidence",
+        "verdict",
+        "max_lower_bound_ratio",
+        "pairs",
+    ):
+        assert key in out
+    assert out["verdict"] in ("violates", "not-detected")
+    for key in ("x", "x_prime", "distance", "claimed_bound", "empirical_epsilon", "lower_bound", "violates"):
+        assert key in out["pairs"][0]
+
+
+def test_cli_runs_user_code_from_a_file(capsys, tmp_path):
+    f = tmp_path / "mine.py"
+    f.write_text(
+        "class C:\n"
+        "    guarantee = 'ldp'\n"
+        "    name = 'mine'\n"
+        "    def __init__(self, epsilon, vocab):\n"
+        "        self.epsilon = epsilon\n"
+        "    def sample(self, words, rng):\n"
+        "        return list(words)\n"
+        "def make(epsilon, vocab):\n"
+        "    return C(epsilon, vocab)\n"
+    )
+    code = main(
+        [
+            "audit-text",
+            "--mechanism",
+            f"{f}:make",
+            "--epsilon",
+            "1",
+            "--vocab-size",
+            "300",
+            "--pairs",
+            "2",
+            "--samples",
+            "500",
+            "--seed",
+            "0",
+            "--json",
+        ]
+    )
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "violates"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--mechanism", "nope", "--epsilon", "1"],
+        ["--mechanism", "santext", "--epsilon", "-1"],
+        ["--mechanism", "santext", "--epsilon", "nan"],
+        ["--mechanism", "santext", "--epsilon", "1", "--samples", "1e12"],
+        ["--mechanism", "santext", "--epsilon", "1", "--pairs", "0"],
+        ["--mechanism", "santext", "--epsilon", "1", "--words", "qqzzyy", "--vocab-size", "300"],
+        ["--mechanism", "/no/such/file.py:make", "--epsilon", "1", "--vocab-size", "300"],
+        ["--mechanism", "santext", "--epsilon", "1", "--param", "oops"],
+    ],
+)
+def test_cli_bad_arguments_exit_2_with_one_line(capsys, argv):
+    assert main(["audit-text", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("dpcore: error:")
