@@ -54,7 +54,9 @@ class OutputCodebook:
         try:
             arr = np.asarray(outputs, dtype=object)
         except Exception as exc:  # a sanitizer returned something that is not a sequence
-            raise SanitizerRaised(f"the sanitizer's sample() returned {type(outputs).__name__}: {exc}") from None
+            raise SanitizerRaised(
+                f"the sanitizer's sample() returned {type(outputs).__name__}: {exc}"
+            ) from None
         if arr.ndim != 1 or arr.shape[0] != expected:
             got = arr.shape[0] if arr.ndim == 1 else f"shape {arr.shape}"
             raise SanitizerRaised(
