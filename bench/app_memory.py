@@ -39,6 +39,7 @@ PLOTS = "document.querySelectorAll('.js-plotly-plot').length >= {}"
 VISITS = [
     ("home", "", "document.querySelectorAll('[data-testid=\"stPageLink\"]').length >= 5"),
     ("audit", "audit", PLOTS.format(1)),
+    ("audit a text sanitizer", "audit_text", PLOTS.format(1)),
     ("sensitivity", "sensitivity", PLOTS.format(2)),
     ("accounting", "accounting", PLOTS.format(1)),
     (

@@ -6,7 +6,8 @@ Chromium (Playwright), waits until the page has rendered its results and Streaml
 saves the top 1,400 px of the page to ``docs/screenshots/<url_path>.png`` (the home
 page is ``home.png``). ``tests/test_docs.py`` checks that the README shows one per page.
 
-Run: ``python docs/screenshots.py`` (about a minute; the Attack page runs the masked-LM attack).
+Run: ``python docs/screenshots.py`` (about a minute; the Attack page runs the masked-LM attack),
+or ``python docs/screenshots.py audit-text sanitize`` for some pages only.
 """
 
 from __future__ import annotations
@@ -48,8 +49,11 @@ def main() -> None:
                     executable_path=exe, headless=True, args=["--no-sandbox", "--disable-gpu"]
                 )
                 page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+                only = set(sys.argv[1:])  # optional: url paths to re-shoot ("home" for the landing page)
                 for info in PAGES:
                     path = "" if info.default else info.url_path
+                    if only and (path or "home") not in only:
+                        continue
                     page.goto(f"{url}/{path}")
                     wait_page_done(page, ready[path], 600_000)
                     shot = OUT / f"{path or 'home'}.png"

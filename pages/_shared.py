@@ -50,7 +50,7 @@ PAGES: list[PageInfo] = [
         "pages/audit_text.py",
         "Audit a text sanitizer",
         ":material/fact_check:",
-        "audit-text",
+        "audit_text",
         "Any word-level sanitizer as a black box (dpcore's, pyPANTERA's as shipped, or your own "
         "code from the CLI): empirical privacy loss per pair of words with Clopper–Pearson lower "
         "bounds, against the claimed ε or ε·d(x, x′).",

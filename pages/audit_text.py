@@ -212,10 +212,11 @@ if CHOICES[name].flawed:
         "it exists to be caught, never to sanitize.",
         icon=":material/science:",
     )
+verdict_text = res.verdict_text[:1].upper() + res.verdict_text[1:] + "."
 if res.verdict == "violates":
-    st.error(f"**Violates its claim.** {res.verdict_text}.", icon=":material/gpp_bad:")
+    st.error(verdict_text, icon=":material/gpp_bad:")
 else:
-    st.info(f"**No violation detected by this test.** {res.verdict_text}.", icon=":material/info:")
+    st.info(verdict_text, icon=":material/info:")
 if res.exact_verdict is not None:
     st.caption(
         "Exact output distribution available: the exact worst-case loss of every pair is "
