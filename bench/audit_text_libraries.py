@@ -42,7 +42,7 @@ def main() -> None:
         f"GloVe |V| = {len(vocab):,}, ε = 1, words {','.join(WORDS)} + 1 nearest neighbour each, "
         f"{samples:,} samples per word, seed 0, confidence 95% (family-wise)\n"
     )
-    head = "| sanitizer | claim | pairs tested | verdict | largest lower bound / claim | sample() failed on | s |"
+    head = "| sanitizer | claim | pairs tested | verdict | max lower bound / claim | sample() failed on | s |"
     print(head)
     print("|---|---|---|---|---|---|---|")
     for name in names:
