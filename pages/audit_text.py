@@ -7,6 +7,7 @@ or runs user code (the CLI does, with ``file.py:factory``).
 
 from __future__ import annotations
 
+import re
 import shlex
 
 import streamlit as st
@@ -44,11 +45,23 @@ CHOICES = {c.name: c for c in available_sanitizers()}
 NAMES = list(CHOICES)
 
 
+#: Characters a word list may hold (letters, digits and the punctuation of GloVe tokens such as
+#: "u.s.", "n't", "e-mail"); anything else is refused before it reaches a message, where it
+#: would be rendered as Markdown.
+_WORDS_OK = re.compile(r"^[\w\s,.'\-]*$")
+
+
+def _check_words(text: str) -> str:
+    if len(text) > MAX_WORD_CHARS:
+        raise ValueError(f"must be at most {MAX_WORD_CHARS} characters")
+    if not _WORDS_OK.match(text):
+        raise ValueError("must be words separated by commas (letters, digits, . ' -)")
+    return text
+
+
 def _words_param() -> Param:
     def parse(text: str) -> str:
-        if len(text) > MAX_WORD_CHARS:
-            raise ValueError(f"must be at most {MAX_WORD_CHARS} characters")
-        return text
+        return _check_words(text)
 
     return Param("privacy, secret, hospital, cancer", parse, str)
 
@@ -165,6 +178,11 @@ seed = int(st.session_state["seed"])
 
 words: tuple[str, ...] | None = None
 if how == "words":
+    try:
+        _check_words(st.session_state["words"])
+    except ValueError as exc:
+        st.error(f"Words {exc}.")
+        st.stop()
     words = tuple(dict.fromkeys(w.strip() for w in st.session_state["words"].split(",") if w.strip()))
     if not words:
         st.info("Type at least one word in the sidebar, or choose pairs another way.")

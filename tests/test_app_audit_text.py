@@ -90,3 +90,13 @@ def test_unknown_word_is_one_clear_error() -> None:
     at.run()
     assert not at.exception
     assert any("not in the" in e.value for e in at.error)
+
+
+def test_typed_words_with_markup_are_refused_not_echoed() -> None:
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.text_input(key="words").set_value("[click](https://evil.example), house").run()
+    assert not at.exception
+    shown = " ".join(e.value for e in at.error)
+    assert "Words must be words separated by commas" in shown
+    assert "evil.example" not in shown
+    assert not at.get("plotly_chart")

@@ -337,6 +337,7 @@ def test_api_rtl_and_emoji_lines_are_sanitized() -> None:
 #: Per page: the URL keys attacked (a number, a choice and, where present, a list).
 PAGE_KEYS = {
     "audit": ("pages/audit.py", ["eps", "nmin", "mechs", "seed"]),
+    "audit_text": ("pages/audit_text.py", ["eps", "mech", "samples", "words"]),
     "sensitivity": ("pages/sensitivity.py", ["clip", "n", "dists"]),
     "accounting": ("pages/accounting.py", ["k", "eps", "mu"]),
     "sanitize": ("pages/sanitize.py", ["eps", "mech", "seed", "source"]),
@@ -344,6 +345,7 @@ PAGE_KEYS = {
 }
 #: Keep the costly pages small whatever else the URL says.
 PAGE_BASE = {
+    "audit_text": {"vsize": "500", "words": "house,car", "nn": "0"},
     "sanitize": {"vsize": "2000", "draws": "1"},
     "attack": {"vsize": "2000", "n": "10", "ntrain": "500", "ntest": "200", "attacks": "bayes-unigram"},
 }
