@@ -7,7 +7,8 @@ Every sanitizer gets the same audit: GloVe 6B 50d cut to the 2,000 most frequent
 the same words (every pair among them and each with its nearest neighbour), the same samples
 per word, seed 0, 95% family-wise confidence. pyPANTERA 1.0.2 is imported and run as installed
 (``pip install pypantera==1.0.2``); nothing of it is copied into dpcore. The table says what the
-test showed and no more: "no violation detected" is not "private".
+test showed and no more: "no violation detected" is not "private". A second table repeats dpcore's
+own (vectorised) sanitizers at ten times the samples, where that is cheap.
 """
 
 from __future__ import annotations
@@ -42,6 +43,13 @@ def main() -> None:
         f"GloVe |V| = {len(vocab):,}, ε = 1, words {','.join(WORDS)} + 1 nearest neighbour each, "
         f"{samples:,} samples per word, seed 0, confidence 95% (family-wise)\n"
     )
+    _table(vocab, names, samples)
+    big = 10 * samples
+    print(f"\nThe same for dpcore's vectorised sanitizers at {big:,} samples per word:\n")
+    _table(vocab, OURS, big)
+
+
+def _table(vocab, names: list[str], samples: int) -> None:  # type: ignore[no-untyped-def]
     head = "| sanitizer | claim | pairs tested | verdict | max lower bound / claim | sample() failed on | s |"
     print(head)
     print("|---|---|---|---|---|---|---|")
