@@ -33,7 +33,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="500 samples per word")
     ap.add_argument("--samples", type=int, default=4_000, help="samples per word (default 4000)")
+    ap.add_argument(
+        "--custext-failures",
+        action="store_true",
+        help="only count the 300 most frequent words on which pyPANTERA's CusText sample() raises",
+    )
     args = ap.parse_args()
+    if args.custext_failures:
+        _custext_failures()
+        return
     samples = 500 if args.quick else args.samples
     if not pypantera_available():
         raise SystemExit("pyPANTERA is not installed: pip install -r requirements.txt")
@@ -47,6 +55,25 @@ def main() -> None:
     big = 10 * samples
     print(f"\nThe same for dpcore's vectorised sanitizers at {big:,} samples per word:\n")
     _table(vocab, OURS, big)
+
+
+def _custext_failures() -> None:
+    import numpy as np
+
+    vocab = build_vocabulary("glove", size=2_000)
+    s = load_sanitizer("pypantera:CusText", epsilon=1.0, vocab=vocab)
+    failed: dict[str, int] = {}
+    for w in vocab.words[:300]:
+        try:
+            s.sample([str(w)] * 5, np.random.default_rng(0))
+        except Exception as exc:  # pyPANTERA's own error, counted by message
+            failed[str(exc)] = failed.get(str(exc), 0) + 1
+    print(
+        f"pyPANTERA CusText (K = 20, ε = 1): sample() raised on {sum(failed.values())} "
+        "of the 300 most frequent words"
+    )
+    for msg, n in failed.items():
+        print(f"  {n}× {msg}")
 
 
 def _table(vocab, names: list[str], samples: int) -> None:  # type: ignore[no-untyped-def]
