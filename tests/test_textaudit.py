@@ -412,3 +412,15 @@ def test_cli_bad_arguments_exit_2_with_one_line(capsys, argv):
     assert main(["audit-text", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("dpcore: error:")
+
+
+def test_readme_python_example_runs(capsys):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    block = next(b for b in blocks if "audit_text(santext" in b)
+    exec(compile(block, "README.md", "exec"), {})  # our own README, not user input
+    out = capsys.readouterr().out
+    assert out.startswith(("not-detected", "violates"))
