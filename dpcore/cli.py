@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from dpcore import __version__
+from dpcore.files import Terminated
 from dpcore.validation import DPCoreError
 
 __all__ = ["build_parser", "main"]
@@ -69,5 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dpcore: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("dpcore: terminated", file=sys.stderr)
+        return 143
     except BrokenPipeError:
         return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from dpcore.cli import main
+from dpcore.validation import DPCoreError
 
 LINES = [
     "It's a charming and often affecting journey.",
@@ -147,7 +148,7 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path: Path, monkeypatch: pyt
         raise OSError("disk full")
 
     monkeypatch.setattr(mod.os, "replace", boom)
-    with pytest.raises(OSError):
+    with pytest.raises(DPCoreError, match="disk full"):  # one clear error (dpcore.files)
         mod.write_atomic(target, "data")
     assert list(tmp_path.iterdir()) == []
 

@@ -94,16 +94,15 @@ def run(args: argparse.Namespace) -> int:
         None if args.seed is None else check_int(args.seed, name="seed", min_value=0, max_value=2**63 - 1)
     )
     make = build_mechanism(args)
-    check_output_path(args.output)
+    inputs = [args.input, args.vocab]
+    check_output_path(args.output, inputs=inputs)
     text = read_text_file(args.input)
     mech = make()
     lines = split_lines(text)
     result = sanitize_lines(lines, mech, seed=seed, oov=args.oov)
     trailing = "\n" if text.endswith(("\n", "\r")) else ""
-    try:
-        write_atomic(args.output, "\n".join(result.lines) + trailing)
-    except OSError as exc:  # disk full, permission denied: nothing is left behind
-        raise DPCoreError(f"cannot write output file {args.output!r}: {exc.strerror or exc}") from None
+    # disk full or permission denied: one clear error, nothing left behind (dpcore.files)
+    write_atomic(args.output, "\n".join(result.lines) + trailing, inputs=inputs)
     report = {"parameters": result.parameters, "counts": result.summary(), "output": args.output}
     if args.json:
         emit_json(report)

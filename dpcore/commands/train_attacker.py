@@ -52,8 +52,25 @@ def _parse_sources(text: str) -> tuple[str, ...]:
     return names
 
 
+def check_output_folder(path: str) -> None:
+    """Refuse, before any training, an --output that cannot become a model folder."""
+    from pathlib import Path
+
+    from dpcore.files import check_path_length
+
+    check_path_length(path, what="--output")
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise DPCoreError(f"--output {path!r} exists and is not a folder; give a folder for the model files")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not out.exists() and not parent.is_dir():
+        raise DPCoreError(f"--output's parent folder {str(parent)!r} does not exist")
+
+
 def run(args: argparse.Namespace) -> int:
     from dpcore.attack.training import TrainConfig, train_attacker
+
+    check_output_folder(args.output)
 
     cfg = TrainConfig(
         seed=resolve_seed(args.seed),

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from dpcore import __version__
+from dpcore.files import check_output_path, write_atomic
 from dpcore.rng import make_rng
 from dpcore.text.embeddings import load_tokenizer
 from dpcore.text.mechanisms import TextMechanism
@@ -103,38 +104,6 @@ def read_text_file(
     except OSError as exc:
         raise DPCoreError(f"{what} cannot be read: {exc.strerror}") from None
     return decode_text(data, what=what, max_bytes=max_bytes)
-
-
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temp file in the same directory + ``os.replace``)."""
-    import tempfile
-
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    check_output_path(target)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def check_output_path(path: str | os.PathLike[str]) -> Path:
-    """Refuse an output path that cannot become a regular file (checked before any work)."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise DPCoreError(f"output directory {str(folder)!r} does not exist")
-    if target.is_dir():
-        raise DPCoreError(f"output {str(target)!r} is a directory; give a file name")
-    if target.exists() and not target.is_file():
-        raise DPCoreError(f"output {str(target)!r} exists and is not a regular file")
-    return target
 
 
 def split_lines(text: str) -> list[str]:
