@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
+from decimal import Decimal, InvalidOperation
 
 __all__ = [
     "MAX_EPSILON",
+    "MIN_EPSILON",
     "DPCoreError",
     "check_epsilon",
     "check_finite_float",
@@ -19,6 +22,8 @@ __all__ = [
     "parse_int_list",
 ]
 
+#: Smallest ε any dpcore function accepts (see :func:`check_epsilon`).
+MIN_EPSILON = 1e-6
 #: Largest ε any dpcore function accepts. Larger values are numerically meaningless
 #: (e^ε overflows at 709) and usually a typo.
 MAX_EPSILON = 1000.0
@@ -70,8 +75,20 @@ def check_finite_float(
 
 
 def check_epsilon(value: object, *, name: str = "epsilon", max_value: float = MAX_EPSILON) -> float:
-    """Return a valid privacy parameter ε: finite, > 0 and ≤ ``max_value``."""
-    return check_finite_float(value, name=name, min_value=0.0, max_value=max_value, min_inclusive=False)
+    """Return a valid privacy parameter ε: finite, ≥ :data:`MIN_EPSILON` and ≤ ``max_value``.
+
+    The floor is documented, not arbitrary: below it noise scales exceed 10⁶ per unit of
+    sensitivity, samplers built on ``log`` of tiny numbers (DPText's) hit the float64 floor, and a
+    noisy nearest-neighbour search (Feyisetan et al.) overflows at subnormal ε, which would show
+    nonsense metrics. For ε = 0 use the ``random`` baseline.
+    """
+    x = check_finite_float(value, name=name, min_value=0.0, max_value=max_value, min_inclusive=False)
+    if x < MIN_EPSILON:
+        raise DPCoreError(
+            f"{name} must be ≥ {MIN_EPSILON:g} (dpcore's floor: smaller values lose float64 precision in "
+            f"some samplers; for ε = 0 use the random baseline), got {x:g}"
+        )
+    return x
 
 
 def check_probability(value: object, *, name: str, open_low: bool = False, open_high: bool = False) -> float:
@@ -89,12 +106,16 @@ def check_probability(value: object, *, name: str, open_low: bool = False, open_
 def check_int(value: object, *, name: str, min_value: int, max_value: int) -> int:
     """Return ``value`` as an int within ``[min_value, max_value]``.
 
-    Floats are accepted only when they are whole numbers (``1e6`` is fine, ``2.5`` is not).
+    Floats are accepted only when they are whole numbers (``1e6`` is fine, ``2.5`` is not). Text
+    is parsed as an integer exactly, never through a float (``"12345678901234567"`` keeps its
+    last digit; ``"9223372036854775807"`` = 2⁶³ − 1 is accepted).
     """
     if isinstance(value, bool):
         raise DPCoreError(f"{name} must be a whole number, got {value!r}")
     if isinstance(value, numbers.Integral):
         n = int(value)
+    elif isinstance(value, str):
+        n = _parse_int_text(value, name)
     else:
         x = _as_float(value, name)
         if not math.isfinite(x) or x != math.floor(x):
@@ -103,6 +124,30 @@ def check_int(value: object, *, name: str, min_value: int, max_value: int) -> in
     if n < min_value or n > max_value:
         raise DPCoreError(f"{name} must be between {min_value:,} and {max_value:,}, got {n:,}")
     return n
+
+
+def _parse_int_text(text: str, name: str) -> int:
+    """An integer from text, exactly: ``"9223372036854775807"`` stays that integer (never a float).
+
+    Exponent and decimal forms that denote whole numbers (``"1e6"``, ``"2.0"``) are accepted,
+    parsed with :class:`decimal.Decimal`, so no digit is lost to binary rounding.
+    """
+    t = text.strip().replace("_", "")
+    if re.fullmatch(r"[+-]?\d+", t):
+        if len(t) > 40:
+            raise DPCoreError(f"{name} must be a whole number of at most 40 digits, got {len(t)} digits")
+        return int(t)
+    try:
+        d = Decimal(t)
+    except InvalidOperation:
+        raise DPCoreError(f"{name} must be a whole number, got {text[:40]!r}") from None
+    if not d.is_finite():
+        raise DPCoreError(f"{name} must be a whole number, got {text[:40]!r}")
+    if d.adjusted() > 40:
+        raise DPCoreError(f"{name} must be a whole number of at most 40 digits, got {text[:40]!r}")
+    if d != d.to_integral_value():
+        raise DPCoreError(f"{name} must be a whole number, got {text[:40]!r}")
+    return int(d)
 
 
 def parse_int_list(text: str, *, name: str, min_value: int, max_value: int, max_items: int = 64) -> list[int]:

@@ -92,7 +92,7 @@ CLI_CASES = [
     ("audit-dim-4097", [*AUDIT, "--dim", "4097"], "dim must be between 1 and 4,096, got 4,097"),
     ("audit-dim-fraction", [*AUDIT, "--dim", "1.5"], "dim must be a whole number, got '1.5'"),
     ("audit-dim-400-digits", [*AUDIT, "--dim", "9" * 400], "dim must be a whole number"),
-    ("audit-dims-range-syntax", [*AUDIT, "--dims", "1-8"], "dims must be a number, got '1-8'"),
+    ("audit-dims-range-syntax", [*AUDIT, "--dims", "1-8"], "dims must be a whole number, got '1-8'"),
     ("audit-dims-only-commas", [*AUDIT, "--dims", ",,,"], "dims must be a comma-separated list"),
     ("audit-dims-99-values", [*AUDIT, "--dims", ",".join(map(str, range(1, 100)))], "at most 64 values"),
     ("audit-trials-5", [*AUDIT, "--dim", "8", "--method", "mc", "--trials", "5"],

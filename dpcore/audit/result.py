@@ -13,7 +13,7 @@ __all__ = ["VERDICT_TEXT", "AuditResult"]
 VERDICT_TEXT: dict[str, str] = {
     "violates": "violates its claimed ε",
     "within-claim": "within its claimed ε (exact)",
-    "not-detected": "no violation detected at this confidence",
+    "not-detected": "no violation detected by this test",
     "no-claim": "claims no privacy",
 }
 
@@ -56,15 +56,39 @@ class AuditResult:
     guess1_d: int | None
     guess1_dprime: int | None
     elapsed_s: float
+    #: Monte-Carlo only: the largest loss a lower bound from ``trials`` trials can reach
+    #: (about ln T); a claim above it cannot be refuted by this run.
+    max_detectable_loss: float | None = None
+
+    @property
+    def claim_reachable(self) -> bool | None:
+        """Monte-Carlo: could this many trials show a loss above the claim at all?"""
+        if self.max_detectable_loss is None or math.isinf(self.claimed_epsilon):
+            return None
+        return self.claimed_epsilon < self.max_detectable_loss
 
     @property
     def verdict_text(self) -> str:
-        return VERDICT_TEXT[self.verdict]
+        """The verdict with the test, its size and confidence (never "private")."""
+        base = VERDICT_TEXT[self.verdict]
+        if self.verdict != "not-detected":
+            return base
+        size = f"n = {self.dim}, ε = {self.epsilon:g}"
+        if self.method == "mc":
+            size += f", {self.trials:,} trials per neighbour, confidence {self.confidence:g}"
+        text = f"no violation detected by this test ({size})"
+        if self.claim_reachable is False:
+            text += (
+                f"; the claimed ε = {self.claimed_epsilon:g} is above {self.max_detectable_loss:.3g}, the "
+                f"largest loss {self.trials:,} trials can show, so this run could not detect a violation"
+            )
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict, JSON-safe: ±∞ become ``"inf"``/``"-inf"``."""
         d = asdict(self)
         d["verdict_text"] = self.verdict_text
+        d["claim_reachable"] = self.claim_reachable
         return to_jsonable(d)
 
     def to_row(self) -> dict[str, Any]:

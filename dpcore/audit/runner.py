@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
+
 from dpcore.audit.exact import binomial_logpmf, exact_lr_loss, exact_majority_loss
 from dpcore.audit.montecarlo import lr_from_counts, majority_from_counts, sample_counts
 from dpcore.audit.result import AuditResult, verdict_for
@@ -179,7 +181,15 @@ def audit(
         guess1_d=mv["guess1_d"],
         guess1_dprime=mv["guess1_dprime"],
         elapsed_s=time.perf_counter() - t0,
+        max_detectable_loss=_max_detectable(trials, 1.0 - conf2),
     )
+
+
+def _max_detectable(trials: int, alpha: float) -> float:
+    """ln CP⁻(T of T) − ln CP⁺(0 of T): the largest lower bound T trials per side can give."""
+    from dpcore.audit.bounds import cp_lower, cp_upper
+
+    return float(np.log(cp_lower(trials, trials, alpha)) - np.log(cp_upper(0, trials, alpha)))
 
 
 def audit_grid(
