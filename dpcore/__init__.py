@@ -10,6 +10,20 @@ Main entry points
 - ``python -m dpcore`` — the command-line interface.
 """
 
+import sys as _sys
+
+if _sys.argv[:1] == ["-m"]:  # `python -m dpcore` is locating its __main__: see dpcore.__main__
+    import signal as _signal
+
+    def _interrupted_at_start_up(signum: int, frame: object) -> None:
+        _sys.stderr.write("dpcore: interrupted\n")
+        _sys.stderr.flush()
+        import os
+
+        os._exit(130)
+
+    _signal.signal(_signal.SIGINT, _interrupted_at_start_up)
+
 from dpcore.validation import DPCoreError
 
 __version__ = "0.1.0"

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from dpcore import __version__
@@ -55,13 +57,34 @@ def _check_utf8(argv: Sequence[str]) -> None:
             raise UsageError(f"argument '{shown}' is not valid UTF-8 text") from None
 
 
+def _utf8_streams() -> None:
+    """Write UTF-8 whatever ``PYTHONIOENCODING`` says when the stream cannot encode ε, √ or ∞
+    (with ``cp1252`` printing them crashed ``audit``, ``sensitivity`` and ``list``)."""
+    for stream in (sys.stdout, sys.stderr):
+        enc = getattr(stream, "encoding", None) or "ascii"
+        try:
+            "ε√∞≤→".encode(enc)
+        except (UnicodeEncodeError, LookupError):
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure is not None:
+                reconfigure(encoding="utf-8", errors="replace")
+
+
+def _restore_interrupt_handler() -> None:
+    """From here on Ctrl-C raises KeyboardInterrupt (caught below: one line, exit 130)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the exit status (0 ok, 2 bad input, 130 interrupted)."""
-    parser = build_parser()
+    """Run the CLI; return the exit status (0 ok, 2 bad input, 130 interrupted, 143 terminated)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        _utf8_streams()
+        parser = build_parser()
         _check_utf8(argv)
         args = parser.parse_args(argv)
+        _restore_interrupt_handler()
         return int(args.func(args) or 0)
     except (UsageError, DPCoreError) as exc:
         msg = str(exc).replace("\n", " ")

@@ -57,6 +57,10 @@ __all__ = [
 MAX_DIM = 4096
 #: Largest number of pairs per dimension in the violation simulation.
 MAX_PAIRS = 1_000_000
+#: Total work cap of one simulation (values drawn) and the measured rate used in its message
+#: (`python -m dpcore adept-sim --dims 1-4096 --pairs 1e4`: 8.2e7 draws in about 5.5 s).
+MAX_SIM_DRAWS = 1_000_000_000
+SIM_DRAWS_PER_S = 1.5e7
 #: Largest clipping constant; larger values are almost surely a typo.
 MAX_CLIP = 1e6
 #: Unclipped-output distributions of the simulation (Habernal 2021, §6).
@@ -515,6 +519,13 @@ def adept_violation_fractions(
         raise DPCoreError("dims must hold at least one dimension")
     dim_arr = np.asarray(dim_list, dtype=np.int64)
     n_max = int(dim_arr[-1])
+    draws = 2 * p * n_max  # every pair draws its largest dimension once; smaller n are prefixes
+    if draws > MAX_SIM_DRAWS:
+        raise DPCoreError(
+            f"this simulation would draw {draws:.2g} values (about {draws / SIM_DRAWS_PER_S / 60:,.0f} min "
+            f"on 2 cores); the limit is {MAX_SIM_DRAWS:.0e}: lower --pairs ({p:,}) or the largest n "
+            f"({n_max:,})"
+        )
     counts = np.zeros(dim_arr.size, dtype=np.int64)
     t0 = time.perf_counter()
     # Scale-free: clipping commutes with scaling, so the count is computed in units of C (draws

@@ -215,6 +215,18 @@ def audit_grid(
     """
     seed = resolve_seed(seed)
     cells = [(m, e, d) for m in mechanisms for e in epsilons for d in dims]
+    if method == "mc":
+        t = check_int(trials, name="trials", min_value=MIN_TRIALS, max_value=MAX_TRIALS)
+        draws = 0
+        for m, e, d in cells:
+            mech = VECTOR_MECHANISMS.create(m, epsilon=e, dim=d, **dict((options or {}).get(m) or {}))
+            if blackbox or not isinstance(mech, IIDAuditable):
+                draws += 2 * t * d
+        if draws > MAX_BLACKBOX_DRAWS:
+            raise DPCoreError(
+                f"this grid would draw {draws:.3g} noise values in black-box Monte-Carlo (limit "
+                f"{MAX_BLACKBOX_DRAWS:.0e} per run): lower --trials or the dimensions"
+            )
     out: list[AuditResult] = []
     for i, (m, e, d) in enumerate(cells):
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from dpcore.commands.common import emit_json, stderr_progress
 from dpcore.sensitivity import DISTRIBUTIONS, MAX_DIM, MAX_PAIRS, adept_violation_fractions, parse_dims
@@ -48,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         seed=seed,
         spread=args.spread,
         std=args.std,
-        progress=stderr_progress("adept-sim", enabled=sys.stderr.isatty()),
+        progress=stderr_progress("adept-sim", enabled=True),
     )
     if args.json:
         emit_json(res.to_dict())

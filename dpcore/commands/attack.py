@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -137,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         seed=seed,
         confidence=args.confidence,
         batch_size=batch,
-        progress=stderr_progress("attacking", enabled=sys.stderr.isatty() and not args.json),
+        progress=stderr_progress("attacking", enabled=True),
     )
     source = {"dataset": args.dataset, "input": args.input}
     out = [{**row, **res["parameters"], **source, "epsilon": row["epsilon"]} for row in res["rows"]]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from dpcore.commands.common import emit_json, stderr_progress
 from dpcore.validation import DPCoreError
@@ -108,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         pilot_samples=pilot,
         seed=seed,
         confidence=args.confidence,
-        progress=stderr_progress("audit-text", enabled=sys.stderr.isatty() and not args.json),
+        progress=stderr_progress("audit-text", enabled=True),
     )
     if args.json:
         emit_json(result.to_dict())

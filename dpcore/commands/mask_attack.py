@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from dpcore.commands.common import emit_json, stderr_progress
 from dpcore.validation import DPCoreError, check_finite_float, check_int
@@ -111,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         unit=args.unit,
         batch_size=batch,
         confidence=conf,
-        progress=stderr_progress("attacking", enabled=sys.stderr.isatty() and not args.json),
+        progress=stderr_progress("attacking", enabled=True),
     )
     out = res.to_dict() | {"input": args.input, "sanitized": args.sanitized, "tokenizer": args.tokenizer}
     if args.json:

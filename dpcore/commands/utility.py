@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from dpcore.commands.attack import add_common_arguments, load_data, mechanism_factory, parse_epsilons
 from dpcore.commands.common import emit_json, stderr_progress
@@ -54,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         seed=seed,
         classifier=args.classifier,
         confidence=args.confidence,
-        progress=stderr_progress("training", enabled=sys.stderr.isatty() and not args.json),
+        progress=stderr_progress("training", enabled=True),
     )
     params = {k: v for k, v in res["parameters"].items() if k != "epsilons"}
     out = [{**row, **res["baselines"], **params, "input": args.input} for row in res["rows"]]

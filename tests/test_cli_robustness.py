@@ -1,0 +1,111 @@
+"""The CLI under interrupts, odd encodings, piped output and oversized work (issue 16, items 4–5)."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dpcore.cli import main
+from dpcore.commands import common
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.15, 0.3, 0.6])
+def test_ctrl_c_during_start_up_is_one_line(delay: float) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dpcore", "audit", "--mechanism", "laplace", "--dim", "8", "--epsilon", "1"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    assert proc.returncode in (0, 130, -signal.SIGINT), (proc.returncode, err)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["list"], ["audit", "--mechanism", "adept", "--dim", "8", "--epsilon", "1"],
+     ["sensitivity", "--clip", "1", "--dim", "8", "--epsilon", "1"]],
+)  # fmt: skip
+def test_cp1252_terminal_does_not_crash(argv: list[str]) -> None:
+    env = {**os.environ, "PYTHONIOENCODING": "cp1252"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpcore", *argv], cwd=ROOT, env=env, capture_output=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
+    assert "ε".encode() in proc.stdout or "√".encode() in proc.stdout or b"Baseline" in proc.stdout
+
+
+def test_progress_is_shown_on_a_pipe_every_ten_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    buf = io.StringIO()
+    monkeypatch.setattr(common.sys, "stderr", buf)  # not a TTY
+    now = [1000.0]
+    monkeypatch.setattr(common.time, "monotonic", lambda: now[0])
+    report = common.stderr_progress("sim")
+    assert report is not None
+    report(1, 100)  # too soon: nothing
+    now[0] += 11
+    report(40, 100)
+    now[0] += 1
+    report(50, 100)  # rate-limited
+    now[0] += 11
+    report(100, 100)
+    lines = buf.getvalue().splitlines()
+    assert lines == ["sim:  40.0% (40 of 100)", "sim: 100.0% (100 of 100)"]
+
+
+def test_short_runs_print_no_progress_on_a_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    buf = io.StringIO()
+    monkeypatch.setattr(common.sys, "stderr", buf)
+    report = common.stderr_progress("sim")
+    assert report is not None
+    report(50, 100)
+    report(100, 100)
+    assert buf.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["adept-sim", "--dims", "1-4096", "--pairs", "1e6", "--clip", "1"], "would draw 8.2e+09 values"),
+        (
+            [
+                "audit",
+                "--mechanism",
+                "dptext",
+                "--dims",
+                "512,768,1000",
+                "--blackbox",
+                "--epsilon",
+                "1",
+                "--method",
+                "mc",
+                "--trials",
+                "1e7",
+            ],
+            "this grid would draw",
+        ),
+        (
+            ["audit-text", "--mechanism", "santext", "--epsilon", "1", "--pairs", "500", "--samples", "1e7"],
+            "the limit is",
+        ),
+    ],
+)
+def test_oversized_work_is_refused_with_the_estimate(argv: list[str], needle: str, capsys) -> None:
+    t0 = time.monotonic()
+    assert main(argv) == 2
+    assert time.monotonic() - t0 < 30  # refused before the work
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0], err
