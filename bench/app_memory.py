@@ -68,6 +68,11 @@ WORST = [
         "audit?mechs=dptext-resample&nmin=1&nmax=64&mc=true&trials=1000000&blackbox=true",
         PLOTS.format(1),
     ),
+    (
+        "audit-text: 100 adaptive pairs, 1e5 samples per word, |V| = 15,000",
+        "audit_text?how=adaptive&pairs=100&nn=2&samples=100000&vsize=15000",
+        PLOTS.format(1),
+    ),
     ("sensitivity: 1e6 pairs, n ≤ 32", "sensitivity?pairs=1000000&nmax=32", PLOTS.format(2)),
     ("sensitivity: 1e4 pairs, n ≤ 4096", "sensitivity?pairs=10000&nmax=4096&n=4096", PLOTS.format(2)),
     ("accounting: 1e6 sampler draws", "accounting?size=1000000", PLOTS.format(1)),

@@ -50,12 +50,12 @@ SPECS = {
 }
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=32, max_size="16MB", show_spinner=False)
 def sampler_inspection(scale: float, size: int, seed: int) -> SamplerInspection:
     return inspect_samplers(scale, size, seed=seed)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=32, max_size="16MB", show_spinner=False)
 def loss_example(scale: float, z: float, size: int, seed: int) -> dict:
     return infinite_loss_example(scale, z=z, size=size, seed=seed).to_dict()
 

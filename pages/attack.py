@@ -81,7 +81,7 @@ def _maker(mech: str, p: float, w: float, vsize: int):
     return lambda e: create_text_mechanism(mech, vocab=get_vocab(vsize), epsilon=e, **extra)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=16, max_size="16MB", show_spinner=False)
 def run_attacks(
     mech: str,
     eps: tuple[float, ...],
@@ -101,7 +101,7 @@ def run_attacks(
     )
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=16, max_size="16MB", show_spinner=False)
 def run_utility(
     mech: str,
     eps: tuple[float, ...],

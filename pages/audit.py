@@ -57,12 +57,12 @@ def _label(name: str) -> str:
     return f"{name} (flawed reproduction)" if VECTOR_MECHANISMS.get(name).flawed else name
 
 
-@st.cache_data(max_entries=2048, show_spinner=False)
+@st.cache_data(max_entries=2048, max_size="16MB", show_spinner=False)
 def exact_cell(name: str, dim: int, eps: float) -> dict:
     return audit(name, dim=dim, epsilon=eps, method="exact").to_row()
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+@st.cache_data(max_entries=512, max_size="16MB", show_spinner=False)
 def mc_cell(
     name: str,
     dim: int,

@@ -85,7 +85,7 @@ def _label(name: str) -> str:
     return CHOICES[name].label if name in CHOICES else name
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, max_size="16MB", show_spinner=False)
 def run_audit(
     name: str,
     eps: float,

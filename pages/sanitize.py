@@ -72,7 +72,7 @@ def _mechanism(mech: str, emb: str, eps: float, p: float, w: float, vsize: int):
     return create_text_mechanism(mech, vocab=get_vocab(emb, vsize), epsilon=eps, **extra)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, max_size="16MB", show_spinner=False)
 def run_sanitize(
     text: str,
     mech: str,
@@ -107,7 +107,7 @@ def run_sanitize(
     }
 
 
-@st.cache_data(max_entries=64, show_spinner="Computing privacy metrics…")
+@st.cache_data(max_entries=64, max_size="16MB", show_spinner="Computing privacy metrics…")
 def run_metrics(
     words: tuple[str, ...], mech: str, emb: str, eps: float, p: float, w: float, vsize: int, seed: int
 ) -> list[dict]:
@@ -115,7 +115,7 @@ def run_metrics(
     return token_metrics(m, list(words), seed=seed, population=POPULATION)
 
 
-@st.cache_data(max_entries=32, show_spinner="Computing N_x and S_x across ε…")
+@st.cache_data(max_entries=32, max_size="16MB", show_spinner="Computing N_x and S_x across ε…")
 def run_curves(
     words: tuple[str, ...], mech: str, emb: str, p: float, w: float, vsize: int, seed: int
 ) -> list[dict]:

@@ -51,7 +51,7 @@ SPECS = {
 }
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, max_size="16MB", show_spinner=False)
 def simulate(
     dims: tuple[int, ...],
     clip: float,

@@ -3,7 +3,8 @@
 A cache without ``max_entries`` grows with every distinct input a visitor can type, so one visitor
 could exhaust the server's memory. This static check parses ``app.py`` and ``pages/*.py`` and
 requires an explicit, modest ``max_entries`` on every ``st.cache_data`` and ``st.cache_resource``
-(resources such as embeddings are large, so their bound is small).
+(resources such as embeddings are large, so their bound is small), and a ``max_size`` on every
+``st.cache_data``.
 """
 
 from __future__ import annotations
@@ -60,3 +61,22 @@ def test_every_cache_has_a_bounded_max_entries(where: str, kind: str, dec: ast.e
         f"{where}: max_entries must be an integer literal"
     )
     assert 1 <= value.value <= LIMITS[kind], f"{where}: max_entries={value.value} is not a modest bound"
+
+
+@pytest.mark.parametrize(
+    "where,dec",
+    [
+        (f"{path}:{line} {name}", dec)
+        for path, name, line, kind, dec in _all_decorators()
+        if kind == "cache_data"
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_every_data_cache_is_bounded_by_size_too(where: str, dec: ast.expr) -> None:
+    """Entries alone do not bound memory (one entry can be large); max_size does."""
+    assert isinstance(dec, ast.Call)
+    kw = {k.arg: k.value for k in dec.keywords}
+    assert "max_size" in kw, f"{where}: @st.cache_data needs max_size"
+    value = kw["max_size"]
+    assert isinstance(value, ast.Constant) and str(value.value).endswith("MB"), where
+    assert int(str(value.value)[:-2]) <= 64, f"{where}: at most 64MB per cache"

@@ -33,6 +33,7 @@ IDLE = """() => {
 HOME_TITLE = "dpcore: an open laboratory for differential privacy in NLP"
 PAGE_TITLES = {
     "Privacy-loss audit": ("audit", "Privacy-loss audit"),
+    "Audit a text sanitizer": ("audit_text", "Audit a text sanitizer"),
     "Sensitivity": ("sensitivity", "Sensitivity: the geometry ADePT got wrong"),
     "Accounting & samplers": ("accounting", "Accounting & samplers"),
     "Sanitize text": ("sanitize", "Sanitize text"),
