@@ -46,17 +46,19 @@ def test_exact_inside_blackbox_mc_interval(name: str, dim: int, eps: float) -> N
 
 @pytest.mark.parametrize("name", ALL)
 @pytest.mark.parametrize(("dim", "eps"), [(2, 1.0), (128, 1.0), (4096, 5.0)])
-def test_exact_inside_sufficient_statistic_mc_interval(name: str, dim: int, eps: float) -> None:
+def test_exact_inside_model_based_mc_interval(name: str, dim: int, eps: float) -> None:
     ex = audit(name, dim=dim, epsilon=eps, method="exact")
-    r = audit(name, dim=dim, epsilon=eps, method="mc", trials=10_000_000, seed=3, confidence=0.999)
-    assert not r.blackbox
+    r = audit(
+        name, dim=dim, epsilon=eps, method="mc", trials=10_000_000, seed=3, confidence=0.999, model_based=True
+    )
+    assert not r.blackbox and r.sampler == "model-based" and r.sampler_check["agrees"]
     assert _inside(ex.empirical_epsilon, r.lower_bound, r.upper_bound), (ex, r)
 
 
 @pytest.mark.parametrize("name", FLAWED)
 @pytest.mark.parametrize("dim", [32, 128])
 def test_flawed_mechanisms_flagged_at_95_percent(name: str, dim: int) -> None:
-    r = audit(name, dim=dim, epsilon=1.0, method="mc", trials=1_000_000, seed=0)
+    r = audit(name, dim=dim, epsilon=1.0, method="mc", trials=1_000_000, seed=0, model_based=True)
     assert r.verdict == "violates"
     assert r.verdict_lower_bound > r.claimed_epsilon
 
@@ -65,14 +67,21 @@ def test_flawed_mechanisms_flagged_at_95_percent(name: str, dim: int) -> None:
 def test_dptext_flagged_even_at_n1_and_with_blackbox(name: str) -> None:
     assert audit(name, dim=1, epsilon=1.0, method="mc", trials=100_000, seed=1).verdict == "violates"
     r = audit(name, dim=8, epsilon=1.0, method="mc", trials=50_000, seed=1, blackbox=True)
-    assert r.verdict == "violates"
+    assert r.verdict == "violates" and r.sampler == "real"
+
+
+@pytest.mark.parametrize("name", FLAWED)
+def test_flawed_mechanisms_flagged_by_the_real_sampler(name: str) -> None:
+    r = audit(name, dim=32, epsilon=1.0, method="mc", trials=100_000, seed=0)
+    assert r.sampler == "real" and r.blackbox
+    assert r.verdict == "violates" and r.verdict_lower_bound > r.claimed_epsilon
 
 
 @pytest.mark.parametrize("name", CORRECT)
 @pytest.mark.parametrize("dim", [1, 8, 128, 4096])
 def test_correct_mechanisms_not_flagged(name: str, dim: int) -> None:
     for eps in (0.1, 1.0, 10.0):
-        r = audit(name, dim=dim, epsilon=eps, method="mc", trials=1_000_000, seed=dim)
+        r = audit(name, dim=dim, epsilon=eps, method="mc", trials=1_000_000, seed=dim, model_based=True)
         assert r.verdict == "not-detected", r
         assert r.lower_bound <= r.claimed_epsilon + 1e-12
 
@@ -81,7 +90,7 @@ def test_every_trial_is_counted_across_chunks(monkeypatch: pytest.MonkeyPatch) -
     """The published code kept only its last chunk; here every chunk accumulates."""
     monkeypatch.setattr(mc, "CHUNK_ELEMENTS", 64)  # 8 rows per chunk at n = 8
     mech = create_mechanism("laplace", epsilon=1.0, dim=8)
-    counts = mc.sample_counts(mech, 1001, 5, blackbox=True)
+    counts = mc.sample_counts(mech, 1001, 5)
     assert counts.hist.sum(axis=(0, 2)).tolist() == [1001, 1001]
     assert counts.hist[0].sum() == 500 * 2 and counts.hist[1].sum() == 501 * 2
 
@@ -90,7 +99,7 @@ def test_chunking_does_not_change_the_distribution(monkeypatch: pytest.MonkeyPat
     mech = create_mechanism("adept", epsilon=1.0, dim=8)
     p = float(np.exp(mech.threshold_logprobs()[0, 1]))
     monkeypatch.setattr(mc, "CHUNK_ELEMENTS", 80)
-    counts = mc.sample_counts(mech, 40_000, 9, blackbox=True)
+    counts = mc.sample_counts(mech, 40_000, 9)
     hist = counts.total[0]
     expected = stats.binom.pmf(np.arange(9), 8, p) * hist.sum()
     keep = expected > 5

@@ -12,7 +12,7 @@ __all__ = ["VERDICT_TEXT", "AuditResult"]
 
 VERDICT_TEXT: dict[str, str] = {
     "violates": "violates its claimed ε",
-    "within-claim": "within its claimed ε (exact)",
+    "within-claim": "no violation detected by this test (exact values)",
     "not-detected": "no violation detected by this test",
     "no-claim": "claims no privacy",
 }
@@ -59,6 +59,18 @@ class AuditResult:
     #: Monte-Carlo only: the largest loss a lower bound from ``trials`` trials can reach
     #: (about ln T); a claim above it cannot be refuted by this run.
     max_detectable_loss: float | None = None
+    #: Monte-Carlo only: ``"real"`` (every trial ran the mechanism's own sampler, the default) or
+    #: ``"model-based"`` (K drawn from the declared per-coordinate probabilities after a
+    #: cross-check). None for exact values.
+    sampler: str | None = None
+    #: Monte-Carlo only, for mechanisms declaring i.i.d. coordinates: the test of real draws
+    #: against the declared probabilities (``agrees``, declared/observed fractions, intervals).
+    sampler_check: dict[str, Any] | None = None
+
+    @property
+    def declaration_disagrees(self) -> bool:
+        """True when real draws contradict the mechanism's declared probabilities."""
+        return self.sampler_check is not None and not self.sampler_check.get("agrees", True)
 
     @property
     def claim_reachable(self) -> bool | None:
@@ -68,19 +80,53 @@ class AuditResult:
         return self.claimed_epsilon < self.max_detectable_loss
 
     @property
-    def verdict_text(self) -> str:
-        """The verdict with the test, its size and confidence (never "private")."""
-        base = VERDICT_TEXT[self.verdict]
-        if self.verdict != "not-detected":
-            return base
+    def test_description(self) -> str:
+        """The test, its size and confidence, e.g. for a verdict."""
         size = f"n = {self.dim}, ε = {self.epsilon:g}"
         if self.method == "mc":
-            size += f", {self.trials:,} trials per neighbour, confidence {self.confidence:g}"
-        text = f"no violation detected by this test ({size})"
-        if self.claim_reachable is False:
+            how = (
+                "from the real sampler"
+                if self.sampler != "model-based"
+                else "drawn from the declared probabilities (model-based)"
+            )
+            size += f", {self.trials:,} trials per neighbour {how}, confidence {self.confidence:g}"
+        else:
+            size += ", exact values"
+        return size
+
+    @property
+    def verdict_text(self) -> str:
+        """The verdict with the test, its size and confidence (never "private")."""
+        size = self.test_description
+        if self.verdict == "violates":
+            if self.method == "mc":
+                text = (
+                    f"violates its claimed ε: the loss is ≥ {self.verdict_lower_bound:.4g} with "
+                    f"confidence {self.confidence:g}, above the claimed {self.claimed_epsilon:g} ({size})"
+                )
+            else:
+                loss = max(self.empirical_epsilon, self.lr_epsilon)
+                text = f"violates its claimed ε: exact loss {loss:.4g} > {self.claimed_epsilon:g} ({size})"
+        elif self.verdict == "within-claim":
+            loss = max(self.empirical_epsilon, self.lr_epsilon)
+            text = (
+                f"no violation detected by this test ({size}): the exact loss of both attacks on "
+                f"0ⁿ and 1ⁿ is {loss:.4g} ≤ {self.claimed_epsilon:g}"
+            )
+        elif self.verdict == "no-claim":
+            text = VERDICT_TEXT["no-claim"]
+        else:
+            text = f"no violation detected by this test ({size})"
+            if self.claim_reachable is False:
+                text += (
+                    f"; the claimed ε = {self.claimed_epsilon:g} is above "
+                    f"{self.max_detectable_loss:.3g}, the largest loss {self.trials:,} trials can show, "
+                    "so this run could not detect a violation"
+                )
+        if self.declaration_disagrees:
             text += (
-                f"; the claimed ε = {self.claimed_epsilon:g} is above {self.max_detectable_loss:.3g}, the "
-                f"largest loss {self.trials:,} trials can show, so this run could not detect a violation"
+                "; the real sampler's draws disagree with the mechanism's declared per-coordinate "
+                "probabilities, so its exact values describe the declaration, not the sampler"
             )
         return text
 
@@ -89,6 +135,7 @@ class AuditResult:
         d = asdict(self)
         d["verdict_text"] = self.verdict_text
         d["claim_reachable"] = self.claim_reachable
+        d["declaration_disagrees"] = self.declaration_disagrees
         return to_jsonable(d)
 
     def to_row(self) -> dict[str, Any]:

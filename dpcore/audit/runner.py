@@ -8,7 +8,13 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from dpcore.audit.exact import binomial_logpmf, exact_lr_loss, exact_majority_loss
-from dpcore.audit.montecarlo import lr_from_counts, majority_from_counts, sample_counts
+from dpcore.audit.montecarlo import (
+    check_declared_probabilities,
+    declared_model_check,
+    lr_from_counts,
+    majority_from_counts,
+    sample_counts,
+)
 from dpcore.audit.result import AuditResult, verdict_for
 from dpcore.mechanisms import VECTOR_MECHANISMS, IIDAuditable, VectorMechanism
 from dpcore.mechanisms.base import MAX_DIM
@@ -21,7 +27,7 @@ METHODS = ("exact", "mc")
 #: Largest number of trials per input accepted by the API and the CLI.
 MAX_TRIALS = 10**9
 MIN_TRIALS = 10
-#: Largest number of noise values a black-box run may draw (trials × dim × 2).
+#: Largest number of noise values a real-sampler (black-box) run may draw (trials × dim × 2).
 MAX_BLACKBOX_DRAWS = 2 * 10**10
 
 ProgressFn = Callable[[int, int], None]
@@ -51,7 +57,8 @@ def audit(
     trials: int = 1_000_000,
     seed: int | None = None,
     confidence: float = 0.95,
-    blackbox: bool = False,
+    blackbox: bool | None = None,
+    model_based: bool = False,
     options: Mapping[str, object] | None = None,
     progress: ProgressFn | None = None,
 ) -> AuditResult:
@@ -72,8 +79,16 @@ def audit(
     confidence:
         Confidence of the Clopper–Pearson bounds, in (0.5, 1).
     blackbox:
-        For ``"mc"``: sample full output vectors even when the mechanism declares i.i.d.
-        coordinates (slower; checks the declaration).
+        Kept for compatibility: ``"mc"`` always runs the mechanism's real sampler unless
+        ``model_based`` is set, so ``True`` changes nothing and ``False`` does not select the
+        shortcut. ``blackbox=True`` with ``model_based=True`` is an error.
+    model_based:
+        For ``"mc"``: draw the count K from the mechanism's *declared* per-coordinate
+        probabilities (Binomial shortcut, fast at any n) instead of running its sampler. Allowed
+        only for mechanisms declaring i.i.d. coordinates, and only after a cross-check:
+        :data:`~dpcore.audit.montecarlo.CROSSCHECK_DRAWS` real single coordinates per input are
+        tested against the declared probabilities, and the audit refuses when they disagree.
+        Its result agrees with the exact value by construction and cannot show a sampler bug.
     options:
         Extra keyword arguments for the mechanism (e.g. ``{"delta": 1e-6}`` for ``gaussian``).
     progress:
@@ -146,15 +161,29 @@ def audit(
         )
 
     trials = check_int(trials, name="trials", min_value=MIN_TRIALS, max_value=MAX_TRIALS)
-    use_blackbox = bool(blackbox) or not isinstance(mech, IIDAuditable)
-    if use_blackbox and 2 * trials * n > MAX_BLACKBOX_DRAWS:
+    if model_based and blackbox:
+        raise DPCoreError("choose either the real sampler (blackbox) or model-based, not both")
+    if model_based and not isinstance(mech, IIDAuditable):
+        raise DPCoreError(
+            f"model-based Monte-Carlo needs declared i.i.d. per-coordinate probabilities, which "
+            f"{name!r} does not declare; run Monte-Carlo without model-based to use its sampler"
+        )
+    if not model_based and 2 * trials * n > MAX_BLACKBOX_DRAWS:
         raise DPCoreError(
             f"black-box Monte-Carlo would draw {2 * trials * n:.3g} values "
             f"(limit {MAX_BLACKBOX_DRAWS:.0e}); lower trials or dim"
         )
     seed = resolve_seed(seed)
     stream = cell_seed_sequence(seed, name, n, float(mech.epsilon))
-    counts = sample_counts(mech, trials, stream, blackbox=use_blackbox, progress=progress)
+    if model_based:
+        check = check_declared_probabilities(
+            mech, cell_seed_sequence(seed, name, n, float(mech.epsilon), "cross-check")
+        )
+        if not check["agrees"]:
+            raise DPCoreError(_refusal(name, check))
+    counts = sample_counts(mech, trials, stream, model_based=model_based, progress=progress)
+    if not model_based:
+        check = declared_model_check(mech, counts)
     mv = majority_from_counts(counts.total, trials, confidence=conf, delta=delta)
     lr = lr_from_counts(counts, confidence=conf, delta=delta)
     # The verdict uses both attacks; Bonferroni keeps the pair at the stated confidence.
@@ -168,7 +197,7 @@ def audit(
         method="mc",
         trials=trials,
         seed=seed,
-        blackbox=use_blackbox,
+        blackbox=not model_based,
         confidence=conf,
         empirical_epsilon=mv["point"],
         lower_bound=mv["lower"],
@@ -182,6 +211,25 @@ def audit(
         guess1_dprime=mv["guess1_dprime"],
         elapsed_s=time.perf_counter() - t0,
         max_detectable_loss=_max_detectable(trials, 1.0 - conf2),
+        sampler="model-based" if model_based else "real",
+        sampler_check=check,
+    )
+
+
+def _refusal(name: str, check: Mapping[str, object]) -> str:
+    """The one-line message when a sampler disagrees with its declared probabilities."""
+    parts = []
+    for b in (0, 1):
+        lo, hi = check["interval"][b]  # type: ignore[index]
+        parts.append(
+            f"under {b}ⁿ P(z_i ≥ 0.5) is declared {check['declared'][b]:.6g}, observed "  # type: ignore[index]
+            f"{check['observed'][b]:.6g} (interval [{lo:.6g}, {hi:.6g}])"  # type: ignore[index]
+        )
+    return (
+        f"model-based Monte-Carlo refused: {name!r}'s real sampler disagrees with its declared "
+        f"per-coordinate probabilities in {check['draws_per_input']:,} draws per input "
+        f"(exact test, family-wise error {check['alpha']:g}): " + "; ".join(parts)
+        + ". Run Monte-Carlo without model-based to audit the real sampler."
     )
 
 
@@ -201,7 +249,8 @@ def audit_grid(
     trials: int = 1_000_000,
     seed: int | None = None,
     confidence: float = 0.95,
-    blackbox: bool = False,
+    blackbox: bool | None = None,
+    model_based: bool = False,
     options: Mapping[str, Mapping[str, object]] | None = None,
     progress: ProgressFn | None = None,
 ) -> list[AuditResult]:
@@ -220,7 +269,7 @@ def audit_grid(
         draws = 0
         for m, e, d in cells:
             mech = VECTOR_MECHANISMS.create(m, epsilon=e, dim=d, **dict((options or {}).get(m) or {}))
-            if blackbox or not isinstance(mech, IIDAuditable):
+            if not (model_based and isinstance(mech, IIDAuditable)):
                 draws += 2 * t * d
         if draws > MAX_BLACKBOX_DRAWS:
             raise DPCoreError(
@@ -243,6 +292,7 @@ def audit_grid(
             seed=seed,
             confidence=confidence,
             blackbox=blackbox,
+            model_based=model_based,
             options=(options or {}).get(m),
             progress=inner if method == "mc" else None,
         )
