@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from dpcore.commands.common import emit_json, stderr_progress
 from dpcore.validation import DPCoreError, check_finite_float, check_int
@@ -59,6 +60,70 @@ def _lines(path: str) -> list[str]:
     return read_text_file(path).splitlines()
 
 
+def _is_jsonl(lines: list[str]) -> bool:
+    first = next((ln for ln in lines if ln.strip()), "")
+    return first.lstrip().startswith("{")
+
+
+def _aligned_pairs(
+    orig_lines: list[str], san_lines: list[str], n_max: int
+) -> list[tuple[list[str], list[str]]]:
+    """Pairs from ``sanitize --format jsonl``; every line must match --input and align one to one."""
+    import json
+
+    pairs: list[tuple[list[str], list[str]]] = []
+    for i, (o, s) in enumerate(zip(orig_lines, san_lines, strict=True)):
+        try:
+            row = json.loads(s)
+        except json.JSONDecodeError as exc:
+            raise DPCoreError(f"--sanitized line {i + 1} is not JSON ({exc.msg})") from None
+        if not isinstance(row, dict) or not {"text", "original", "sanitized"} <= set(row):
+            raise DPCoreError(
+                f"--sanitized line {i + 1} lacks text/original/sanitized (use sanitize --format jsonl)"
+            )
+        if row["text"] != o:
+            raise DPCoreError(
+                f"line {i + 1}: --sanitized was made from a different line than --input's; they must align"
+            )
+        ot, st = row["original"], row["sanitized"]
+        if not (isinstance(ot, list) and isinstance(st, list) and all(isinstance(t, str) for t in ot + st)):
+            raise DPCoreError(f"--sanitized line {i + 1}: original and sanitized must be lists of tokens")
+        if len(ot) != len(st):
+            raise DPCoreError(
+                f"line {i + 1}: {len(ot)} original tokens but {len(st)} sanitized tokens; tokens must align"
+            )
+        if ot:
+            pairs.append((ot, st))
+        if len(pairs) == n_max:
+            break
+    return pairs
+
+
+def _text_pairs(
+    orig_lines: list[str], san_lines: list[str], split: Any, n_max: int, *, attack_original: bool
+) -> list[tuple[list[str], list[str]]]:
+    """Pairs from plain text: --input tokenized, --sanitized split on spaces, counts must match.
+
+    Plain text can only be checked by token count; `sanitize --format jsonl` carries the tokens
+    themselves (needed for bert, whose text output joins WordPieces back into words).
+    """
+    pairs: list[tuple[list[str], list[str]]] = []
+    for i, (o, s) in enumerate(zip(orig_lines, san_lines, strict=True)):
+        ot = split(o)
+        st = ot if attack_original else s.split()
+        if not ot and not st:
+            continue
+        if len(ot) != len(st):
+            raise DPCoreError(
+                f"line {i + 1}: {len(ot)} original tokens but {len(st)} sanitized tokens; "
+                "tokens must align one to one (for bert, write it with sanitize --format jsonl)"
+            )
+        pairs.append((ot, st))
+        if len(pairs) == n_max:
+            break
+    return pairs
+
+
 def run(args: argparse.Namespace) -> int:
     from dpcore.attack.mask_inference import MAX_SENTENCES, mask_token_inference
 
@@ -80,20 +145,12 @@ def run(args: argparse.Namespace) -> int:
         raise DPCoreError(
             f"--input has {len(orig_lines)} lines but --sanitized has {len(san_lines)}; they must align"
         )
-    pairs = []
-    for i, (o, s) in enumerate(zip(orig_lines, san_lines, strict=True)):
-        ot = split(o)
-        st = ot if args.sanitized is None else s.split()
-        if not ot and not st:
-            continue
-        if len(ot) != len(st):
-            raise DPCoreError(
-                f"line {i + 1}: {len(ot)} original tokens but {len(st)} sanitized tokens; "
-                "tokens must align one to one"
-            )
-        pairs.append((ot, st))
-        if len(pairs) == n_max:
-            break
+    aligned = args.sanitized is not None and _is_jsonl(san_lines)
+    pairs = (
+        _aligned_pairs(orig_lines, san_lines, n_max)
+        if aligned
+        else _text_pairs(orig_lines, san_lines, split, n_max, attack_original=args.sanitized is None)
+    )
     if not pairs:
         raise DPCoreError("no non-empty lines to attack")
 

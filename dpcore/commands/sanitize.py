@@ -76,8 +76,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--input", required=True, help="UTF-8 text file, at most 5 MB")
     p.add_argument("--output", required=True, help="output file (replaced atomically)")
     p.add_argument("--oov", default="mask", choices=("mask", "keep"), help="out-of-vocabulary policy")
+    p.add_argument(
+        "--format",
+        default="text",
+        choices=("text", "jsonl"),
+        help="text: sanitized lines (WordPieces joined back into words for bert); jsonl: one JSON "
+        "object per line with the line and its original and sanitized tokens aligned one to one "
+        "(what mask-attack --sanitized needs for bert)",
+    )
     p.add_argument("--json", action="store_true", help="print parameters and counts as JSON on stdout")
     p.set_defaults(func=run)
+
+
+def aligned_jsonl(original_lines: list[str], result: Any) -> str:
+    """One JSON object per line: ``{"text", "original", "sanitized"}``, tokens aligned."""
+    import json
+
+    rows = [
+        json.dumps({"text": line, "original": list(o), "sanitized": list(t)}, ensure_ascii=False)
+        for line, o, t in zip(original_lines, result.original_tokens, result.sanitized_tokens, strict=True)
+    ]
+    return "\n".join(rows) + ("\n" if rows else "")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,8 +120,9 @@ def run(args: argparse.Namespace) -> int:
     lines = split_lines(text)
     result = sanitize_lines(lines, mech, seed=seed, oov=args.oov)
     trailing = "\n" if text.endswith(("\n", "\r")) else ""
+    body = aligned_jsonl(lines, result) if args.format == "jsonl" else "\n".join(result.lines) + trailing
     # disk full or permission denied: one clear error, nothing left behind (dpcore.files)
-    write_atomic(args.output, "\n".join(result.lines) + trailing, inputs=inputs)
+    write_atomic(args.output, body, inputs=inputs)
     report = {"parameters": result.parameters, "counts": result.summary(), "output": args.output}
     if args.json:
         emit_json(report)
