@@ -49,7 +49,7 @@ PAGES: list[PageInfo] = [
     PageInfo(
         "pages/audit_text.py",
         "Audit a text sanitizer",
-        ":material/fact_check:",
+        ":material/manage_search:",
         "audit_text",
         "Any word-level sanitizer as a black box (dpcore's, pyPANTERA's as shipped, or your own "
         "code from the CLI): empirical privacy loss per pair of words with Clopper–Pearson lower "
@@ -82,7 +82,7 @@ PAGES: list[PageInfo] = [
     PageInfo(
         "pages/attack.py",
         "Attack & utility",
-        ":material/policy:",
+        ":material/psychology:",
         "attack",
         "How much sanitized text leaks and how useful it stays: defense rate of the masked-LM "
         "attack and of a mechanism-aware Bayesian attacker against downstream accuracy (Fig. 4).",

@@ -197,7 +197,7 @@ with tab_samp:
         st.error(
             f"At z = {z:g}: P(M(1) = z) = 0 while P(M(0) = z) > 0, so the ratio in eq. (10) is "
             f"unbounded — infinite privacy loss for {', '.join(flawed_inf)}.",
-            icon=":material/gpp_bad:",
+            icon=":material/error:",
         )
     elif 0 < z < 1:
         st.info("No sampler shows an infinite loss here.")

@@ -232,7 +232,7 @@ if CHOICES[name].flawed:
     )
 verdict_text = res.verdict_text[:1].upper() + res.verdict_text[1:] + "."
 if res.verdict == "violates":
-    st.error(verdict_text, icon=":material/gpp_bad:")
+    st.error(verdict_text, icon=":material/error:")
 else:
     st.info(verdict_text, icon=":material/info:")
 if res.exact_verdict is not None:

@@ -122,13 +122,35 @@ def test_inverted_dimension_range_is_an_error_not_a_traceback() -> None:
     assert any("must not exceed" in e.value for e in at.error)
 
 
-def test_blackbox_work_cap_message() -> None:
+def test_real_sampler_work_cap_message() -> None:
     at = AppTest.from_file(AUDIT, default_timeout=60)
-    at.query_params.update({"blackbox": "true", "trials": "100000000", "nmax": "4096"})
+    at.query_params.update({"trials": "100000000", "nmax": "4096"})
     at.run()
     assert not at.exception
-    assert any("this server allows" in e.value for e in at.error)
+    assert any("this server allows" in e.value and "model-based" in e.value for e in at.error)
     assert not at.get("plotly_chart")
+
+
+def test_monte_carlo_runs_the_real_samplers_by_default() -> None:
+    at = AppTest.from_file(AUDIT, default_timeout=120)
+    at.query_params.update({"mechs": "laplace,dptext", "nmax": "8", "seed": "1"})
+    at.run()
+    assert not at.exception
+    assert at.query_params["model"] == "false"
+    rows = at.dataframe[0].value
+    assert set(rows["mc_sampler"]) == {"real"}
+    assert any("dptext" in e.value for e in at.error)
+
+
+def test_model_based_option_is_labelled_and_cross_checked() -> None:
+    at = AppTest.from_file(AUDIT, default_timeout=120)
+    at.query_params.update({"mechs": "laplace", "nmax": "8", "model": "true", "trials": "1000000"})
+    at.run()
+    assert not at.exception
+    assert set(at.dataframe[0].value["mc_sampler"]) == {"model-based"}
+    shown = " ".join(i.value for i in at.info)
+    assert "drawn from the declared probabilities (model-based)" in shown
+    assert "No violation detected by this test" in shown and not at.success
 
 
 def test_no_mechanism_selected_is_explained() -> None:
