@@ -185,3 +185,27 @@ def test_cli_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) 
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("dpcore: error:") and err.count("\n") == 1
+
+
+def test_binary_rr_exact_ldp_equals_enumeration_and_the_sum() -> None:
+    """Per-bit RR is exactly Σ ε_i-LDP over the encoded domain (closed form vs brute force)."""
+    import numpy as np
+
+    from dpcore.accounting import binary_rr_exact_ldp, binary_rr_exact_ldp_enumerated
+
+    rng = np.random.default_rng(0)
+    for b in (1, 2, 5, 8, 11):
+        eps = rng.uniform(0.05, 3.0, size=b)
+        assert abs(binary_rr_exact_ldp(eps) - binary_rr_exact_ldp_enumerated(eps)) < 1e-9
+        assert abs(binary_rr_exact_ldp(eps) - eps.sum()) < 1e-12
+
+
+def test_binary_report_shows_exact_ldp_beside_the_place_value_figure() -> None:
+    from dpcore.accounting import binary_encoding_costs
+
+    rep = binary_encoding_costs(int_bits=2, frac_bits=2, bit_epsilon=0.5, features=3)
+    d = rep.to_dict()
+    assert d["exact_ldp_per_feature"] == 2.5 == d["claimed_per_feature"]
+    assert d["paper_place_value_per_feature"] == 0.5 * (8 + 1 + 2 + 0.5 + 0.25)
+    assert d["exact_ldp_total"] == 7.5
+    assert "only the first is an LDP loss" in d["note"]

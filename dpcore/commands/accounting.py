@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dpcore.accounting import binary_encoding_costs, dpnr_report
+from dpcore.accounting import BINARY_NOTE, binary_encoding_costs, dpnr_report
 from dpcore.commands.common import emit_json
 
 
@@ -69,13 +69,21 @@ def run_binary(args: argparse.Namespace) -> int:
         emit_json(rep.to_dict())
         return 0
     print(f"bits per feature: {rep.sign_bits} sign, {rep.int_bits} integer, {rep.frac_bits} fraction")
-    print("kind\tindex\tclaimed ε_i\tdistance\ttrue ε_i\t(equation)")
+    print("kind\tindex\tclaimed ε_i\tdistance\tplace-value ε_i\t(equation)")
     for r in rep.rows():
         print(
             f"{r['kind']}\t{r['index']}\t{r['claimed_epsilon']:.6g}\t{r['distance_bound']:.6g}\t"
             f"{r['true_epsilon']:.6g}\t({r['equation']})"
         )
-    print(f"per feature: claimed {rep.claimed_per_feature:.6g}, true {rep.true_per_feature:.6g}")
+    print(
+        f"per feature: claimed {rep.claimed_per_feature:.6g}; exact worst-case LDP loss "
+        f"{rep.exact_ldp_per_feature:.6g}; place-value figure of Habernal's revisit (eqs. 16-19) "
+        f"{rep.true_per_feature:.6g}"
+    )
     if rep.features > 1:
-        print(f"{rep.features} features: claimed {rep.claimed_total:.6g}, true {rep.true_total:.6g}")
+        print(
+            f"{rep.features} features: claimed {rep.claimed_total:.6g}, exact LDP {rep.exact_ldp_total:.6g}, "
+            f"place-value figure {rep.true_total:.6g}"
+        )
+    print(BINARY_NOTE)
     return 0

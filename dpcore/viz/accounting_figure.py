@@ -68,7 +68,11 @@ def dpnr_dropout_figure(
 
 
 def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
-    """Claimed ε_i against the true per-bit budget, one pair of bars per bit (log y)."""
+    """Claimed ε_i against the place-value figure of Habernal's revisit, per bit (log y).
+
+    The exact LDP loss of a pair differing in bit i is ε_i (the grey bar); the title gives the
+    feature's exact worst-case LDP loss, Σ ε_i.
+    """
     rows = report.rows()
     labels = [
         "sign" if r["kind"] == "sign" else f"{'int' if r['kind'] == 'integer' else 'frac'} {r['index']}"
@@ -79,7 +83,7 @@ def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
         go.Bar(
             x=labels,
             y=[r["claimed_epsilon"] for r in rows],
-            name="claimed ε_i (sensitivity 1 per bit, eqs. 13–14)",
+            name="claimed ε_i = exact LDP loss of bit i (eqs. 13–14)",
             marker_color="#9aa5b1",
         )
     )
@@ -87,18 +91,19 @@ def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
         go.Bar(
             x=labels,
             y=[r["true_epsilon"] for r in rows],
-            name="true budget (eqs. 17–19)",
+            name="place-value figure of Habernal's revisit (eqs. 17–19): red above, green below the claim",
             marker_color=["#c0504d" if r["true_epsilon"] > r["claimed_epsilon"] else "#4e9a59" for r in rows],
             customdata=[[r["distance_bound"], r["equation"]] for r in rows],
             hovertemplate=(
-                "%{x}<br>true %{y:.4g} = %{customdata[0]:.4g}·ε_i (%{customdata[1]})<extra></extra>"
+                "%{x}<br>place-value figure %{y:.4g} = %{customdata[0]:.4g}·ε_i "
+                "(%{customdata[1]})<extra></extra>"
             ),
         )
     )
     fig.update_layout(
         title=(
-            f"Per-bit budget of one feature: claimed {report.claimed_per_feature:.4g}, "
-            f"true {report.true_per_feature:.4g}"
+            f"One feature: claimed {report.claimed_per_feature:.4g}, exact LDP loss "
+            f"{report.exact_ldp_per_feature:.4g}, place-value figure {report.true_per_feature:.4g}"
         ),
         barmode="group",
         xaxis={"title": "bit"},
