@@ -106,9 +106,9 @@ with tab_dpnr:
         mus, curve = dpnr_dropout_curve(k, eps, points=201)
     m1, m2, m3 = st.columns(3)
     m1.metric("Claimed ε", f"{rep.claimed_epsilon:g}")
-    m2.metric("True ε = kε", f"{rep.true_epsilon:.4g}")
+    m2.metric("True ε = kε (tight)", f"{rep.true_epsilon:.4g}")
     m3.metric(
-        "True ε′ with dropout",
+        "ε′ with dropout (bound, corr. Thm 2)",
         f"{rep.true_epsilon_dropout:.4g}",
         f"×{rep.understatement:.3g} the claim",
         delta_color="inverse",
