@@ -173,3 +173,12 @@ def test_cli_model_based_flag() -> None:
         "from the declared probabilities (model-based), confidence 0.95)" in p.stdout
     bad = _cli("audit", "--mechanism", "laplace", "--dim", "8", "--epsilon", "1", "--model-based")
     assert bad.returncode != 0 and "only to --method mc" in bad.stderr
+
+
+def test_in_place_eq7_sampler_gives_the_textbook_values_bit_for_bit() -> None:
+    from dpcore.mechanisms.samplers import laplace_sample_eq7, open_uniform
+
+    for seed in range(3):
+        got = laplace_sample_eq7(3.7, (500, 7), np.random.default_rng(seed))
+        v = open_uniform((500, 7), np.random.default_rng(seed)) - 0.5
+        assert np.array_equal(got, -3.7 * np.sign(v) * np.log1p(-2.0 * np.abs(v)))
