@@ -65,7 +65,7 @@ WORST = [
     ),
     (
         "audit: black-box dptext-resample, 2.5e8 draws",
-        "audit?mechs=dptext-resample&nmin=1&nmax=64&mc=true&trials=1000000&blackbox=true",
+        "audit?mechs=dptext-resample&nmin=1&nmax=64&mc=true&trials=1000000",
         PLOTS.format(1),
     ),
     (

@@ -232,7 +232,7 @@ def test_a_widget_change_cancels_a_long_audit_run(app_url: str, page, artifacts:
     # before the old run could have finished.
     page.goto(
         f"{app_url}/audit?mechs=dptext-resample&eps=1&nmin=1&nmax=64&mc=true&trials=1000000"
-        "&blackbox=true&seed=5"
+        "&seed=5"
     )
     page.get_by_text("Monte-Carlo dptext-resample", exact=False).first.wait_for(timeout=60_000)
     page.locator('[data-testid="stSidebar"]').get_by_text("Monte-Carlo with confidence bounds").click()
