@@ -214,20 +214,25 @@ st.plotly_chart(fig, width="stretch", key="audit-figure")
 violators = sorted(
     {r["mechanism"] for r in rows if "violates" in (r.get("exact_verdict"), r.get("mc_verdict"))}
 )
+how = "drawn from the declared probabilities (model-based)" if model_based else "from the real samplers"
+size = f"n = {nmin}…{nmax}, ε = {eps:g}" + (
+    f", exact values and {trials:,} Monte-Carlo trials per neighbour {how}, confidence {conf:g}"
+    if run_mc
+    else ", exact values"
+)
 if violators:
     st.error(
-        "Violates its claimed ε (exact value, or the lower confidence bound, above the claim): "
-        + ", ".join(_label(v) for v in violators),
+        f"Violates its claimed ε in this test ({size}; exact value, or the lower confidence bound, "
+        "above the claim): " + ", ".join(_label(v) for v in violators),
         icon=":material/error:",
     )
-else:
-    how = "drawn from the declared probabilities (model-based)" if model_based else "from the real samplers"
-    size = f"n = {nmin}…{nmax}, ε = {eps:g}" + (
-        f", {trials:,} trials per neighbour {how}, confidence {conf:g}" if run_mc else ", exact values"
-    )
+rest = [m for m in mechs if m not in violators]
+if rest:
     st.info(
-        f"No violation detected by this test ({size}) for the mechanisms shown. This does not "
-        "show that they are private: one pair of inputs and one attack family were tested.",
+        f"No violation detected by this test ({size}) for "
+        + ("the mechanisms shown" if not violators else ", ".join(_label(m) for m in rest))
+        + ". This does not show that they are private: one pair of inputs and one attack family "
+        "were tested.",
         icon=":material/info:",
     )
 

@@ -126,7 +126,10 @@ class TextAuditResult:
         ratios = [p.ratio for p in tested]
         max_ratio = max(ratios) if ratios else 0.0
         conf = f"{100 * confidence:g}%"
-        size = f"{n} pair(s), {samples:,} samples per word, confidence {conf} family-wise"
+        size = (
+            f"ε = {float(sanitizer.epsilon):g}, {n} pair(s), {samples:,} samples per word, "
+            f"confidence {conf} family-wise"
+        )
         if viol:
             worst = max(viol, key=lambda p: (p.ratio, p.lower_bound))
             text = (
