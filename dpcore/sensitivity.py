@@ -454,14 +454,15 @@ class ViolationResult:
         }
 
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per dimension: n, violations, fraction, theoretical max L1 distance."""
+        """One dict per dimension: n, violations, fraction, and the theoretical (not observed) maximum
+        L1 distance 2C√n of two clipped vectors (Habernal 2021, Thm. 5.1)."""
         return [
             {
                 "dist": self.dist,
                 "dim": n,
                 "violations": v,
                 "fraction": v / self.pairs,
-                "max_l1_distance": 2.0 * self.clip * math.sqrt(n),
+                "theoretical_max_l1_distance": 2.0 * self.clip * math.sqrt(n),  # Thm 5.1, not observed
                 "claimed_sensitivity": self.claimed,
             }
             for n, v in zip(self.dims, self.violations, strict=True)

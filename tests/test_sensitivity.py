@@ -242,7 +242,7 @@ def test_result_records_parameters() -> None:
     res = adept_violation_fractions([1, 4], clip=2.0, dist="uniform", pairs=100, seed=9, spread=1.5)
     d = res.to_dict()
     assert d["seed"] == 9 and d["pairs"] == 100 and d["clip"] == 2.0 and d["half_width"] == 3.0
-    assert d["results"][1]["max_l1_distance"] == pytest.approx(8.0)
+    assert d["results"][1]["theoretical_max_l1_distance"] == pytest.approx(8.0)
     assert d["claimed_sensitivity"] == 4.0
 
 

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     params = ", ".join(f"{k}={v}" for k, v in res.parameters().items() if k != "citation")
     print(f"# {params}")
-    print("n\tviolations\tfraction\tmax_l1=2C√n")
+    print("n\tviolations\tfraction\ttheoretical_max_l1=2C√n")
     for row in res.rows():
-        print(f"{row['dim']}\t{row['violations']}\t{row['fraction']:.4f}\t{row['max_l1_distance']:.6g}")
+        print(f"{row['dim']}\t{row['violations']}\t{row['fraction']:.4f}\t{row['theoretical_max_l1_distance']:.6g}")
     return 0
