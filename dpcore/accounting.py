@@ -1,4 +1,8 @@
-"""Privacy accounting of two published mechanisms, as corrected in the appendix of paper 002.
+"""Privacy accounting of two published mechanisms, as corrected in the appendix of Lai et al. (2022).
+
+P. Lai, N. Phan, T. Sun, R. Jain, F. Dernoncourt, J. Gu, N. Barmpalios (2022), "User-Entity
+Differential Privacy in Learning Natural Language Models", IEEE BigData; its appendix revisits
+Lyu et al. (2020a, b).
 
 - **DPNR** (Lyu et al. 2020a): Laplace noise Lap(1/ε) on each of the k coordinates of a
   min-max-normalised embedding is claimed ε-word-level DP; it is kε-DP (corrected Theorem 1),
@@ -57,7 +61,7 @@ def _check_k(k: object) -> int:
 # DPNR
 # --------------------------------------------------------------------------------------------
 def dpnr_true_epsilon(k: int, epsilon: float) -> float:
-    """True word-level budget of DPNR: ``k·ε`` (paper 002, corrected Theorem 1).
+    """True word-level budget of DPNR: ``k·ε`` (Lai et al. 2022, appendix, corrected Theorem 1).
 
     Lap(Δ_f/ε) with Δ_f = 1 on each of the k normalised coordinates, all derived from one
     input, composes sequentially to kε; Lyu et al. (2020a) claim ε.
@@ -103,7 +107,7 @@ def dpnr_dropout_epsilon(k: int, epsilon: float, mu: float | np.ndarray) -> floa
 
 
 def dpnr_dropout_curve(k: int, epsilon: float, *, points: int = 201) -> tuple[np.ndarray, np.ndarray]:
-    """ε′ of :func:`dpnr_dropout_epsilon` on an even grid of μ ∈ [0, 1] (eq. 11 of paper 002)."""
+    """ε′ of :func:`dpnr_dropout_epsilon` on an even grid of μ ∈ [0, 1] (eq. 11 of Lai et al. 2022)."""
     n = check_int(points, name="points", min_value=2, max_value=100_000)
     mu = np.linspace(0.0, 1.0, n)
     return mu, np.asarray(dpnr_dropout_epsilon(k, epsilon, mu))
@@ -119,7 +123,9 @@ class DPNRReport:
     claimed_epsilon: float
     true_epsilon: float
     true_epsilon_dropout: float
-    citation: str = "paper 002 (revisiting Lyu et al. 2020a): corrected Theorems 1 and 2, eq. (11)"
+    citation: str = (
+        "Lai et al. (2022), appendix revisiting Lyu et al. 2020a: corrected Theorems 1 and 2, eq. (11)"
+    )
 
     @property
     def understatement(self) -> float:
@@ -141,7 +147,7 @@ class DPNRReport:
 
 def dpnr_report(k: int, epsilon: float, dropout: float = 0.0) -> DPNRReport:
     """Claimed ε, true kε (corrected Theorem 1) and ε′ with dropout μ (corrected Theorem 2,
-    eq. 11), all from paper 002."""
+    eq. 11), all from Lai et al. (2022)."""
     kk = _check_k(k)
     eps = check_epsilon(epsilon)
     mu = check_probability(dropout, name="dropout rate μ")
@@ -162,7 +168,7 @@ def dpnr_report(k: int, epsilon: float, dropout: float = 0.0) -> DPNRReport:
 class BitCost:
     """One bit of the encoding of a feature.
 
-    ``distance`` is the bound on d(B_i(v) − B_i(v′)) (paper 002, eqs. 16, 18, 19); the true
+    ``distance`` is the bound on d(B_i(v) − B_i(v′)) (Lai et al. 2022, eqs. 16, 18, 19); the true
     budget is ``distance · claimed_epsilon``.
     """
 
@@ -183,7 +189,7 @@ class BinaryEncodingReport:
     frac_bits: int
     features: int
     bits: list[BitCost]
-    citation: str = "paper 002 (revisiting Lyu et al. 2020b): eqs. (13)–(19)"
+    citation: str = "Lai et al. (2022), appendix revisiting Lyu et al. 2020b: eqs. (13)–(19)"
 
     @property
     def claimed_per_feature(self) -> float:
@@ -246,13 +252,13 @@ class BinaryEncodingReport:
         }
 
 
-#: Why the exact LDP loss and paper 002's place-value figure differ (shown by the CLI and page).
+#: Why the exact LDP loss and Lai et al.'s (2022) place-value figure differ (shown by the CLI and page).
 BINARY_NOTE = (
     "Each bit is flipped independently by randomized response with budget ε_i, so for two inputs "
     "whose encodings differ in a set D of bits the output likelihood ratio is at most "
     "exp(Σ_{i∈D} ε_i), with equality on the output equal to the first input's encoding; over the "
     "whole encoded domain (D = every bit) the exact worst-case LDP loss is Σ ε_i — what Lyu et al. "
-    "(2020b) claim. Habernal's revisit (eqs. 16–19) instead weights each bit by its place value "
+    "(2020b) claim. The revisit by Lai et al. (2022, eqs. 16–19) instead weights each bit by its place value "
     "(2^{i−1}, 2^{m+1}, 2^{−i}), a loss per unit of distance between the real values: two inputs "
     "that differ only in the last fraction bit lose exactly ε_i under LDP, not 2^{−i}·ε_i. Both "
     "numbers are shown; only the first is an LDP loss."

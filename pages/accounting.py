@@ -80,7 +80,7 @@ def _fmt(v: object) -> str:
 st.title("Accounting & samplers")
 st.caption(
     "Two published accountings that understate the privacy spent (Lyu et al. 2020a, b, corrected "
-    "in paper 002), and the sampler that made DPText's noise never negative (Habernal 2022, §3)."
+    "by Lai et al. 2022), and the sampler that made DPText's noise never negative (Habernal 2022, §3)."
 )
 
 apply_query_params(SPECS)
@@ -126,8 +126,8 @@ with tab_bin:
     st.markdown(
         "Lyu et al. (2020b) encode each feature with a sign bit, m integer bits and f fraction "
         "bits, flip each bit by randomized response with budget ε_i and claim Σ ε_i "
-        "(every bit treated as sensitivity 1, eqs. 13–14). Habernal's revisit weights each bit by "
-        "its place value: integer bit i **2^{i−1}·ε_i** (eqs. 16–17), the sign bit "
+        "(every bit treated as sensitivity 1, eqs. 13–14). The revisit by Lai et al. (2022) weights "
+        "each bit by its place value: integer bit i **2^{i−1}·ε_i** (eqs. 16–17), the sign bit "
         "**2^{m+1}·ε_i** (eq. 18), fraction bit i **2^{−i}·ε_i** (eq. 19). dpcore also computes the "
         "**exact worst-case LDP loss** of the per-bit randomized response over the whole encoded "
         "domain, shown beside the paper's figure."
@@ -150,7 +150,7 @@ with tab_bin:
     m1, m2, m3 = st.columns(3)
     m1.metric("Claimed ε (all r features)", f"{brep.claimed_total:.4g}")
     m2.metric("Exact worst-case LDP loss (dpcore)", f"{brep.exact_ldp_total:.4g}")
-    m3.metric("Place-value figure (Habernal's eqs. 16–19)", f"{brep.true_total:.4g}")
+    m3.metric("Place-value figure (Lai et al. 2022, eqs. 16–19)", f"{brep.true_total:.4g}")
     st.plotly_chart(binary_bits_figure(brep), width="stretch", key="binary")
     df_bin = pd.DataFrame(brep.rows())
     st.dataframe(df_bin, hide_index=True, width="stretch")

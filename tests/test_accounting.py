@@ -1,4 +1,4 @@
-"""DPNR and binary-encoding randomized response accounting (paper 002, corrected Theorems 1–2,
+"""DPNR and binary-encoding randomized response accounting (Lai et al. 2022, appendix, corrected Theorems 1–2,
 eqs. 11 and 13–19)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dpcore.validation import DPCoreError
 # DPNR
 # --------------------------------------------------------------------------------------------
 def test_dpnr_true_epsilon_is_k_times_epsilon() -> None:
-    # paper 002: "at least 0.05 × 768 = 38.4" for BERT embeddings
+    # Lai et al. (2022): "at least 0.05 × 768 = 38.4" for BERT embeddings
     assert dpnr_true_epsilon(768, 0.05) == pytest.approx(38.4)
     assert dpnr_true_epsilon(1, 0.7) == pytest.approx(0.7)
 

@@ -1,7 +1,7 @@
 """Offline training text for the masked-LM attacker (SanText, Yue et al. 2021, §5.3).
 
 The mask-token inference attack needs a masked language model, and none with its MLM head ships
-in an installable package (``shared/docs/dependencies.md``). dpcore therefore fine-tunes one on
+in an installable package that works offline. dpcore therefore fine-tunes one on
 text that *does* install offline:
 
 - ``lee``: gensim's Lee news corpus (``lee_background.cor`` and ``lee.cor``; not used by

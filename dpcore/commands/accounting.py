@@ -1,4 +1,4 @@
-"""``python -m dpcore accounting dpnr|binary``: claimed vs true budgets (paper 002)."""
+"""``python -m dpcore accounting dpnr|binary``: claimed vs true budgets (Lai et al. 2022, appendix)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "accounting",
         help="claimed vs true ε of DPNR and binary-encoding randomized response",
-        description="Corrected privacy accounting of Lyu et al. (2020a, b), from paper 002.",
+        description=(
+            "Corrected privacy accounting of Lyu et al. (2020a, b), as revisited by Lai et al. (2022)."
+        ),
     )
     acc = p.add_subparsers(dest="scheme", metavar="SCHEME", parser_class=type(p))
     acc.required = True
@@ -77,7 +79,7 @@ def run_binary(args: argparse.Namespace) -> int:
         )
     print(
         f"per feature: claimed {rep.claimed_per_feature:.6g}; exact worst-case LDP loss "
-        f"{rep.exact_ldp_per_feature:.6g}; place-value figure of Habernal's revisit (eqs. 16-19) "
+        f"{rep.exact_ldp_per_feature:.6g}; place-value figure of Lai et al. 2022 (eqs. 16-19) "
         f"{rep.true_per_feature:.6g}"
     )
     if rep.features > 1:

@@ -55,16 +55,17 @@ class ADePTFig2(_UnitScaleLaplace):
     "dpnr",
     summary="DPNR (Lyu et al. 2020a) — per-coordinate Lap(1/ε) after min-max scaling; true cost k·ε.",
     flawed=True,
-    citation="Lyu et al. 2020a, Thm. 1; corrected in Habernal's appendix (paper 002), Thm. 1",
+    citation="Lyu et al. 2020a, Thm. 1; corrected in Lai et al. 2022 (appendix), Thm. 1",
 )
 class DPNR(_UnitScaleLaplace):
     """DPNR (Lyu et al. 2020a): min-max normalise each of the k coordinates to [0, 1], then add
     ``Lap(0, 1/ε)`` to each.
 
     Lyu et al. claim ε-DP per word (their Thm. 1); each coordinate has sensitivity 1, so the
-    k-dimensional release costs ``k·ε`` (corrected Thm. 1 in paper 002). Normalisation uses the
-    known data domain ``[lo, hi] = [0, 1]`` per coordinate (min-max over a constant vector would
-    divide by zero), so it is the identity on the audit's inputs. Not private at the claimed ε.
+    k-dimensional release costs ``k·ε`` (corrected Thm. 1 in the appendix of Lai et al. 2022).
+    Normalisation uses the known data domain ``[lo, hi] = [0, 1]`` per coordinate (min-max over a
+    constant vector would divide by zero), so it is the identity on the audit's inputs. Not private
+    at the claimed ε.
     """
 
     name = "dpnr"

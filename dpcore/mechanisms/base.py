@@ -1,6 +1,6 @@
 """The vector-mechanism interface shared by the audit, the CLI and the dashboard.
 
-Design (see ``shared/docs/style.md``):
+Design:
 
 - keyword-only constructors, as in diffprivlib (``Laplace(epsilon=1.0, dim=8)``);
 - each mechanism knows its *privacy map*, as in OpenDP: the ε it claims

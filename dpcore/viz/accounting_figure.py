@@ -1,4 +1,4 @@
-"""Figures for the accounting page: DPNR's ε′ against the dropout rate μ (paper 002, eq. 11)
+"""Figures for the accounting page: DPNR's ε′ against the dropout rate μ (Lai et al. 2022, eq. 11)
 and the per-bit budgets of binary-encoding randomized response (eqs. 16–19)."""
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def dpnr_dropout_figure(
 
 
 def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
-    """Claimed ε_i against the place-value figure of Habernal's revisit, per bit (log y).
+    """Claimed ε_i against the place-value figure of Lai et al. (2022), per bit (log y).
 
     The exact LDP loss of a pair differing in bit i is ε_i (the grey bar); the title gives the
     feature's exact worst-case LDP loss, Σ ε_i.
@@ -91,7 +91,7 @@ def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
         go.Bar(
             x=labels,
             y=[r["true_epsilon"] for r in rows],
-            name="place-value figure of Habernal's revisit (eqs. 17–19): red above, green below the claim",
+            name="place-value figure of Lai et al. 2022 (eqs. 17–19): red above, green below the claim",
             marker_color=["#c0504d" if r["true_epsilon"] > r["claimed_epsilon"] else "#4e9a59" for r in rows],
             customdata=[[r["distance_bound"], r["equation"]] for r in rows],
             hovertemplate=(
