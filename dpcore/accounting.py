@@ -72,7 +72,7 @@ def dpnr_true_epsilon(k: int, epsilon: float) -> float:
 def dpnr_dropout_epsilon(k: int, epsilon: float, mu: float | np.ndarray) -> float | np.ndarray:
     """DPNR with word dropout at rate μ: ``ε′ = ln((1 − μ)·e^{kε} + μ)``.
 
-    Paper 002, corrected Theorem 2, eq. (11). Computed as
+    Lai et al. (2022), appendix, corrected Theorem 2, eq. (11). Computed as
     ``logaddexp(ln(1 − μ) + kε, ln μ)``, so it stays finite for any kε (no overflow of
     e^{kε}); μ = 0 gives kε and μ = 1 gives 0.
 
@@ -303,7 +303,8 @@ def binary_encoding_costs(
 ) -> BinaryEncodingReport:
     """True per-bit budgets of binary-encoding randomized response (Lyu et al. 2020b).
 
-    Paper 002: the claim treats every bit as sensitivity 1, so the budget of the rl-bit string
+    Lai et al. (2022), appendix: the claim treats every bit as sensitivity 1, so the budget of the
+    rl-bit string
     is Σ ε_i (eqs. 13–14). But flipping a bit moves the encoded value by its place value:
 
     - integer bit i ∈ [1, m]: d ≤ 2^{i−1}, true budget 2^{i−1}·ε_i (eqs. 15–17);

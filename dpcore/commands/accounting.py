@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     d = acc.add_parser(
         "dpnr",
         help="DPNR: true kε and ε' = ln((1-μ)e^{kε} + μ) with dropout μ",
-        description="Paper 002, corrected Theorems 1 and 2 (eq. 11).",
+        description="Lai et al. (2022), appendix: corrected Theorems 1 and 2 (eq. 11).",
     )
     d.add_argument("--k", required=True, help="embedding dimension k")
     d.add_argument("--epsilon", required=True, help="claimed per-coordinate ε (> 0)")
@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "binary",
         help="binary encoding + randomized response: true per-bit budgets",
         description=(
-            "Paper 002, eqs. 13-19: integer bit i costs 2^(i-1)·ε_i, the sign bit 2^(m+1)·ε_i, "
+            "Lai et al. (2022), eqs. 13-19: integer bit i costs 2^(i-1)·ε_i, the sign bit 2^(m+1)·ε_i, "
             "fraction bit i 2^(-i)·ε_i; the claim is Σ ε_i."
         ),
     )
