@@ -29,6 +29,6 @@ for page in PAGES:
         st.caption(page.blurb)
 
 st.caption(
-    "Sources: Habernal (2021, 2022); Lyu et al. (2020a, b) as revisited by Habernal; "
+    "Sources: Habernal (2021, 2022); Lyu et al. (2020a, b) as revisited by Lai et al. (2022); "
     "Yue et al. (2021). See the README for full citations."
 )
