@@ -3,7 +3,7 @@
 - :mod:`dpcore.text.embeddings` — GloVe 6B 50d and BERT WordPiece embeddings, offline.
 - :mod:`dpcore.text.vocab` — vocabularies V and sensitive sets V_S.
 - :mod:`dpcore.text.mechanisms` — ``santext``, ``santext+``, ``feyisetan``, ``random``
-  (registered in :data:`TEXT_MECHANISMS`).
+  (registered in :data:`TEXT_MECHANISMS`); :mod:`dpcore.text.tem` — ``tem``.
 - :mod:`dpcore.text.metrics` — N_x, S_x, S_y*, entropies and the exact bound check.
 - :mod:`dpcore.text.sanitize` — text in, sanitized text out (tokenize, map, detokenize).
 - :mod:`dpcore.text.corpora` — corpora that ship inside installed packages.
@@ -12,6 +12,7 @@ Importing this package is cheap: embeddings load on first use.
 """
 
 from dpcore.text import mechanisms as _mechanisms  # noqa: F401  (registers the mechanisms)
+from dpcore.text import tem as _tem  # noqa: F401  (registers tem)
 from dpcore.text.mechanisms import (
     Feyisetan,
     RandomReplacement,

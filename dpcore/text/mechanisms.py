@@ -155,6 +155,8 @@ class ExponentialTokenMechanism(TextMechanism):
     _candidates: np.ndarray  # ids of C, sorted
     _replace_prob: np.ndarray  # q_x per id of V
     _em_epsilon: float
+    #: Distances are truncated at this value (∞ for eq. 1; γ for TEM, :mod:`dpcore.text.tem`).
+    _truncate: float = math.inf
 
     @property
     def _cand(self) -> Candidates:
@@ -195,7 +197,7 @@ class ExponentialTokenMechanism(TextMechanism):
         res = np.empty(len(x), dtype=np.int64)
         vec, sq = self.vocab.vectors, self.vocab.sq_norms
         for sl in iter_chunks(len(uniq), len(cand), max_elements):
-            w = log_weight_rows(vec, sq, uniq[sl], self._cand, self._em_epsilon)
+            w = log_weight_rows(vec, sq, uniq[sl], self._cand, self._em_epsilon, self._truncate)
             w -= w.max(axis=1, keepdims=True)  # max-shift: largest weight is exactly 1
             np.exp(w, out=w)
             np.cumsum(w, axis=1, out=w)
@@ -217,7 +219,12 @@ class ExponentialTokenMechanism(TextMechanism):
         out = np.empty(len(uniq))
         for sl in iter_chunks(len(uniq), len(cand), max_elements):
             w = log_weight_rows(
-                self.vocab.vectors, self.vocab.sq_norms, uniq[sl], self._cand, self._em_epsilon
+                self.vocab.vectors,
+                self.vocab.sq_norms,
+                uniq[sl],
+                self._cand,
+                self._em_epsilon,
+                self._truncate,
             )
             out[sl] = logsumexp(w, axis=1)
         return out[inv]
@@ -230,7 +237,7 @@ class ExponentialTokenMechanism(TextMechanism):
         y = self._check_ids(y)
         if x.shape != y.shape:
             raise DPCoreError("x and y must have the same length")
-        d = pair_distances(self.vocab.vectors, x, y, max_elements=max_elements)
+        d = np.minimum(pair_distances(self.vocab.vectors, x, y, max_elements=max_elements), self._truncate)
         in_c = np.isin(y, self._candidates)
         log_z = self.log_normalizers(x, max_elements=max_elements)
         em = np.where(in_c, -0.5 * self._em_epsilon * d - log_z, -np.inf)
@@ -263,7 +270,7 @@ class ExponentialTokenMechanism(TextMechanism):
                 em = np.full((len(xs), len(cand)), -math.log(len(cand)))
             else:
                 em = log_weight_rows(
-                    self.vocab.vectors, self.vocab.sq_norms, xs, self._cand, self._em_epsilon
+                    self.vocab.vectors, self.vocab.sq_norms, xs, self._cand, self._em_epsilon, self._truncate
                 )
                 em -= logsumexp(em, axis=1, keepdims=True)
             rows = np.full((len(xs), n_v), -np.inf)

@@ -93,9 +93,16 @@ def log_weight_rows(
     rows: np.ndarray,
     cand: Candidates,
     epsilon: float,
+    truncate: float = np.inf,
 ) -> np.ndarray:
-    """Unnormalised log-weights ``−½·ε·d(x, y)`` of eq. (1) for ``rows`` (ids) × C (float64)."""
+    """Unnormalised log-weights ``−½·ε·min(d(x, y), truncate)`` for ``rows`` (ids) × C (float64).
+
+    ``truncate = ∞`` is eq. (1) of Yue et al. (2021); a finite ``truncate = γ`` gives the
+    Truncated Exponential Mechanism's distribution (:mod:`dpcore.text.tem`).
+    """
     d = distances(vectors[rows], sq_norms[rows], cand.vecs, cand.sq, cand.column_of[rows])
+    if np.isfinite(truncate):
+        np.minimum(d, truncate, out=d)
     d *= -0.5 * epsilon
     return d
 
