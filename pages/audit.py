@@ -226,15 +226,19 @@ if violators:
         "above the claim): " + ", ".join(_label(v) for v in violators),
         icon=":material/error:",
     )
-rest = [m for m in mechs if m not in violators]
+no_claim = [m for m in mechs if math.isinf(VECTOR_MECHANISMS.create(m, epsilon=eps, dim=1).claimed_epsilon)]
+rest = [m for m in mechs if m not in violators and m not in no_claim]
 if rest:
     st.info(
         f"No violation detected by this test ({size}) for "
-        + ("the mechanisms shown" if not violators else ", ".join(_label(m) for m in rest))
+        + ("the mechanisms shown" if len(rest) == len(mechs) else ", ".join(_label(m) for m in rest))
         + ". This does not show that they are private: one pair of inputs and one attack family "
-        "were tested.",
+        "were tested."
+        + ("" if not no_claim else f" {', '.join(no_claim)} claims no privacy (nothing to violate)."),
         icon=":material/info:",
     )
+elif no_claim:
+    st.info(f"{', '.join(no_claim)} claims no privacy, so there is no claim to test.", icon=":material/info:")
 
 
 def _fmt(v: object) -> str:

@@ -133,13 +133,18 @@ def test_real_sampler_work_cap_message() -> None:
 
 def test_monte_carlo_runs_the_real_samplers_by_default() -> None:
     at = AppTest.from_file(AUDIT, default_timeout=120)
-    at.query_params.update({"mechs": "laplace,dptext", "nmax": "8", "seed": "1"})
+    at.query_params.update({"mechs": "copy,laplace,dptext", "nmax": "8", "seed": "1"})
     at.run()
     assert not at.exception
     assert at.query_params["model"] == "false"
     rows = at.dataframe[0].value
     assert set(rows["mc_sampler"]) == {"real"}
-    assert any("dptext" in e.value for e in at.error)
+    (err,) = [e.value for e in at.error]
+    assert "dptext" in err and "laplace" not in err
+    assert "10,000 Monte-Carlo trials per neighbour from the real samplers, confidence 0.95" in err
+    (info,) = [i.value for i in at.info]
+    assert "No violation detected by this test (n = 1…8, ε = 1" in info and "for laplace." in info
+    assert "copy claims no privacy" in info
 
 
 def test_model_based_option_is_labelled_and_cross_checked() -> None:
