@@ -424,3 +424,20 @@ def test_readme_python_example_runs(capsys):
     exec(compile(block, "README.md", "exec"), {})  # our own README, not user input
     out = capsys.readouterr().out
     assert out.startswith(("not-detected", "violates"))
+
+
+def test_declared_distribution_does_not_hide_a_different_sampler(vocab):
+    """The planned event comes from the declared rows, but the verdict comes from the real draws:
+    a sanitizer that declares SanText at ε yet samples SanText at 3ε is flagged."""
+
+    declared = DpcoreSanitizer(create_text_mechanism("santext", vocab=vocab, epsilon=3.0))
+    real = DpcoreSanitizer(create_text_mechanism("santext", vocab=vocab, epsilon=9.0))
+
+    class Liar(DpcoreSanitizer):
+        def sample_ids(self, word_id, n, rng):
+            return real.sample_ids(word_id, n, rng)
+
+    liar = Liar(declared.mechanism)
+    r = audit_text(liar, vocab=vocab, words=["16", "14", "1994"], neighbors=1, samples=50_000, seed=4)
+    assert r.exact_verdict == "within-claim"  # the declaration is consistent with the claim …
+    assert r.verdict == "violates"  # … the draws are not

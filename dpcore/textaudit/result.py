@@ -135,7 +135,7 @@ class TextAuditResult:
             text = (
                 f"violates its claim: for ({worst.x!r}, {worst.x_prime!r}) the privacy loss is ≥ "
                 f"{worst.lower_bound:.3g} at {conf} confidence, above the claimed {worst.claimed_bound:.3g}; "
-                f"{len(viol)} of {size}"
+                f"{len(viol)} of {n} pair(s) flagged ({size})"
             )
             verdict = "violates"
         elif n == 0:

@@ -29,10 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.audit.bounds import cp_lower, cp_upper
 from dpcore.rng import cell_seed_sequence, resolve_seed
 from dpcore.text.sampling import pair_distances
 from dpcore.text.vocab import Vocabulary
-from dpcore.textaudit.estimator import best_prefix_event, estimate_direction
+from dpcore.textaudit.estimator import MAX_EVENT_CANDIDATES, best_prefix_event, estimate_direction
 from dpcore.textaudit.interface import check_sanitizer
 from dpcore.textaudit.pairs import STRATEGIES, candidate_pairs
 from dpcore.textaudit.result import PairResult, TextAuditResult
@@ -132,18 +133,39 @@ class _SampleFailed(Exception):
 
 
 def _test_pair(
-    counter: _Counter, i: int, j: int, alpha: float, eligible_fn: Callable[[int], np.ndarray | None]
+    counter: _Counter,
+    i: int,
+    j: int,
+    alpha: float,
+    eligible_fn: Callable[[int], np.ndarray | None],
+    rows: dict[int, np.ndarray] | None = None,
 ) -> tuple[float, float, int, int, int, int, str]:
-    """(estimate, lower bound, event size, a, b, samples, direction) of the stronger direction."""
+    """(estimate, lower bound, event size, a, b, samples, direction) of the stronger direction.
+
+    Without declared rows the event is chosen on the selection half and bounded on the
+    evaluation half; with them (exact sanitizers) it is planned from the declaration and bounded
+    on all draws (:func:`_planned_event`).
+    """
     si, ei = counter.get(i)
     sj, ej = counter.get(j)
     size = len(counter.cb)
     si, ei, sj, ej = (_pad(a, size) for a in (si, ei, sj, ej))
     elig = eligible_fn(size)
+    planned = rows is not None and i in rows and j in rows
     best: tuple[float, float, int, int, int, int, str] | None = None
-    for sel_a, ev_a, sel_b, ev_b, label in ((si, ei, sj, ej, "x>x'"), (sj, ej, si, ei, "x'>x")):
-        event = best_prefix_event(sel_a, sel_b, counter.n_sel, alpha, elig)
-        d = estimate_direction(event, ev_a, ev_b, counter.n_eval, alpha)
+    for a_, b_, sel_a, ev_a, sel_b, ev_b, label in (
+        (i, j, si, ei, sj, ej, "x>x'"),
+        (j, i, sj, ej, si, ei, "x'>x"),
+    ):
+        if planned:
+            assert rows is not None
+            n_all = counter.n_sel + counter.n_eval
+            la, lb = _pad_log(rows[a_], size), _pad_log(rows[b_], size)
+            event = _planned_event(la, lb, n_all, alpha, elig)
+            d = estimate_direction(event, sel_a + ev_a, sel_b + ev_b, n_all, alpha)
+        else:
+            event = best_prefix_event(sel_a, sel_b, counter.n_sel, alpha, elig)
+            d = estimate_direction(event, ev_a, ev_b, counter.n_eval, alpha)
         cand = (d.estimate, d.lower_bound, d.event_size, d.count_x, d.count_x_prime, d.samples, label)
         if best is None or (cand[1], cand[0]) > (best[1], best[0]):
             best = cand
@@ -151,33 +173,78 @@ def _test_pair(
     return best
 
 
-def _exact_losses(
-    sanitizer: Any, words: np.ndarray, pairs: np.ndarray, codebook: OutputCodebook
-) -> np.ndarray:
-    """max_y |ln p_x(y) − ln p_x′(y)| per pair over protected outputs (nan when not exact)."""
+def _exact_rows(
+    sanitizer: Any, words: np.ndarray, ids: np.ndarray, codebook: OutputCodebook
+) -> dict[int, np.ndarray] | None:
+    """Exact ln Pr[M(x) = ·] over the codebook for each id (None when the sanitizer has none)."""
     fn = getattr(sanitizer, "log_prob_row", None)
     if not callable(fn) or not getattr(sanitizer, "exact", True):
-        return np.full(len(pairs), np.nan)
+        return None
     rows: dict[int, np.ndarray] = {}
-    for wid in np.unique(pairs):
+    for wid in np.unique(ids):
         outs, lp = fn(str(words[wid]))
         lp = np.asarray(lp, dtype=np.float64)
         codes = codebook.codes(outs, len(lp))
         row = np.full(len(codebook), -np.inf)
-        row[codes] = lp
+        row[codes] = np.where(np.isnan(lp), -np.inf, lp)
         rows[int(wid)] = row
-    elig = _eligible(sanitizer, len(codebook))
+    return rows
+
+
+def _pad_log(row: np.ndarray, n: int) -> np.ndarray:
+    """A log-probability row extended to ``n`` outputs (outputs it never saw have probability 0)."""
+    return row if row.size >= n else np.concatenate([row, np.full(n - row.size, -np.inf)])
+
+
+def _exact_losses(
+    rows: dict[int, np.ndarray] | None, pairs: np.ndarray, elig: np.ndarray | None
+) -> np.ndarray:
+    """max_y |ln p_x(y) − ln p_x′(y)| per pair over protected outputs (nan when not exact)."""
+    if rows is None:
+        return np.full(len(pairs), np.nan)
+    size = max(r.size for r in rows.values())
     out = np.empty(len(pairs))
     for k, (i, j) in enumerate(pairs):
-        a, b = _pad(rows[int(i)], len(codebook)), _pad(rows[int(j)], len(codebook))
-        a = np.where(np.isnan(a), -np.inf, a) if a.size else a
+        a, b = _pad_log(rows[int(i)], size), _pad_log(rows[int(j)], size)
         if elig is not None:
-            m = _pad(elig, len(codebook)).astype(bool)
+            m = _pad(elig, size).astype(bool)
             a, b = a[m], b[m]
         both = np.isfinite(a) & np.isfinite(b)
         one = np.isfinite(a) ^ np.isfinite(b)
         out[k] = np.inf if one.any() else (float(np.max(np.abs(a[both] - b[both]))) if both.any() else 0.0)
     return out
+
+
+def _planned_event(
+    la: np.ndarray, lb: np.ndarray, n: int, alpha: float, elig: np.ndarray | None
+) -> np.ndarray:
+    """The event S fixed in advance from the *declared* distribution (no sample is looked at).
+
+    Outputs are sorted by the declared ratio ln p_x(y) − ln p_x′(y); the prefix maximising the
+    lower bound expected at n draws per side is chosen. Because S does not depend on the draws,
+    every draw of both halves can be used to bound its loss (twice the evaluation samples), and
+    a sampler that departs from its declared distribution is still judged on its own draws.
+    """
+    ok = np.isfinite(la)
+    if elig is not None:
+        ok &= elig
+    cand = np.flatnonzero(ok)
+    if cand.size == 0:
+        return cand
+    ratio = la[cand] - lb[cand]  # +inf where x′ cannot produce y
+    if cand.size > MAX_EVENT_CANDIDATES:
+        top = np.argpartition(-ratio, MAX_EVENT_CANDIDATES - 1)[:MAX_EVENT_CANDIDATES]
+        cand, ratio = cand[top], ratio[top]
+    order = np.argsort(-ratio, kind="stable")
+    cand = cand[order]
+    pa = np.cumsum(np.exp(la[cand]))
+    pb = np.cumsum(np.exp(lb[cand]))
+    with np.errstate(divide="ignore"):
+        score = np.log(cp_lower(np.minimum(n * pa, n), n, alpha / 2)) - np.log(
+            cp_upper(np.minimum(n * pb, n), n, alpha / 2)
+        )
+    k = int(np.argmax(np.where(np.isnan(score), -np.inf, score)))
+    return cand[: k + 1]
 
 
 def audit_text(
@@ -334,13 +401,14 @@ def audit_text(
     alpha = (1.0 - confidence) / (2 * n_tests)
     counter = _Counter(sanitizer, vocab, codebook, seed, "confirm", samples, tick)
     dist = pair_distances(vocab.vectors, cand[:, 0], cand[:, 1])
-    exact = _exact_losses(sanitizer, words_arr, cand, codebook)
+    rows = _exact_rows(sanitizer, words_arr, cand, codebook)
+    exact = _exact_losses(rows, cand, _eligible(sanitizer, len(codebook)))
     results: list[PairResult] = []
     for k, (i, j) in enumerate(cand):
         x, xp = str(words_arr[i]), str(words_arr[j])
         bound = _bound_for(sanitizer, x, xp, float(dist[k]))
         try:
-            est, lb, size, a, b, _n, direction = _test_pair(counter, int(i), int(j), alpha, elig_fn)
+            est, lb, size, a, b, _n, direction = _test_pair(counter, int(i), int(j), alpha, elig_fn, rows)
         except _SampleFailed as exc:
             results.append(
                 PairResult(
@@ -382,7 +450,8 @@ def audit_text(
         seed=seed,
         confidence=confidence,
         alpha=alpha,
-        max_detectable=max_detectable_loss(samples - samples // 2, alpha),
+        # a planned event (exact sanitizers) is bounded on all T draws, a selected one on T/2
+        max_detectable=max_detectable_loss(samples if rows is not None else samples - samples // 2, alpha),
         samples_drawn=done[0],
         failures=failures,
         elapsed=time.perf_counter() - t0,
