@@ -74,3 +74,14 @@ def test_bert_plain_text_is_refused_not_scored(tmp_path: Path) -> None:
     q = _run("python -m dpcore mask-attack --input original.txt --sanitized sanitized.txt --json", tmp_path)
     assert q.returncode == 2 and "sanitize --format jsonl" in q.stderr
     assert len(q.stderr.strip().splitlines()) == 1 and not q.stdout
+
+
+def test_plain_text_wordpiece_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dpcore.cli import main
+
+    (tmp_path / "original.txt").write_text("the hospital\n")
+    (tmp_path / "sanitized.txt").write_text("a clinic\n")  # equal counts: not enough to align pieces
+    code = main(["mask-attack", "--input", str(tmp_path / "original.txt"),
+                 "--sanitized", str(tmp_path / "sanitized.txt"), "--unit", "wordpiece"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "sanitize --format jsonl" in err and len(err.strip().splitlines()) == 1

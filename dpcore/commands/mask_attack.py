@@ -146,6 +146,12 @@ def run(args: argparse.Namespace) -> int:
             f"--input has {len(orig_lines)} lines but --sanitized has {len(san_lines)}; they must align"
         )
     aligned = args.sanitized is not None and _is_jsonl(san_lines)
+    if args.sanitized is not None and not aligned and args.unit == "wordpiece":
+        # Plain text carries words, not WordPieces: position i of the sanitized line need not be
+        # the piece that replaced piece i of the original, so scoring it would be meaningless.
+        raise DPCoreError(
+            "--unit wordpiece needs aligned WordPieces: write --sanitized with sanitize --format jsonl"
+        )
     pairs = (
         _aligned_pairs(orig_lines, san_lines, n_max)
         if aligned
