@@ -41,6 +41,7 @@ __all__ = [
     "binary_rr_exact_ldp_enumerated",
     "dpnr_dropout_curve",
     "dpnr_dropout_epsilon",
+    "dpnr_dropout_loss",
     "dpnr_report",
     "dpnr_true_epsilon",
 ]
@@ -104,6 +105,40 @@ def dpnr_dropout_epsilon(k: int, epsilon: float, mu: float | np.ndarray) -> floa
     if scalar:
         return float(out[0])
     return out.reshape(np.shape(mu))
+
+
+def dpnr_dropout_loss(
+    z: np.ndarray,
+    centre: np.ndarray,
+    centre_prime: np.ndarray,
+    centre_dropped: np.ndarray,
+    epsilon: float,
+    mu: float,
+) -> np.ndarray:
+    """Exact privacy loss ``|ln p(z | x) − ln p(z | x′)|`` of DPNR with word dropout at outputs ``z``.
+
+    With probability μ the differing word is dropped and both sentences give the same normalised
+    embedding ``centre_dropped`` (c); otherwise they give ``centre`` (a) and ``centre_prime``
+    (a′). Every centre lies in [0, 1]^k and each coordinate gets Lap(1/ε), so the output density is
+    ``μ·L_c + (1 − μ)·L_a`` against ``μ·L_c + (1 − μ)·L_a′``. This is the quantity the figure
+    ln((1 − μ)e^{kε} + μ) of :func:`dpnr_dropout_epsilon` bounds: with r = L_a/L_a′ ≤ e^{kε} and
+    s = L_c/L_a′, also r ≤ e^{kε}·s, so the ratio is at most (1 − μ)e^{kε} + μ (case s ≥ 1
+    from the first bound, s < 1 from the second), with equality when c = a′ and a, a′ are
+    opposite corners (z beyond a). ``z`` has shape (m, k); returns m losses.
+    """
+    eps = check_epsilon(epsilon)
+    m = check_probability(mu, name="dropout rate μ")
+    zz = np.atleast_2d(np.asarray(z, dtype=np.float64))
+
+    def logl(c: np.ndarray) -> np.ndarray:
+        return -eps * np.abs(zz - np.asarray(c, dtype=np.float64)).sum(axis=1)
+
+    with np.errstate(divide="ignore"):
+        lm, l1m = np.log(m), np.log1p(-m)
+    shared = lm + logl(centre_dropped)
+    num = np.logaddexp(shared, l1m + logl(centre))
+    den = np.logaddexp(shared, l1m + logl(centre_prime))
+    return np.abs(num - den)
 
 
 def dpnr_dropout_curve(k: int, epsilon: float, *, points: int = 201) -> tuple[np.ndarray, np.ndarray]:

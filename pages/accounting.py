@@ -94,7 +94,10 @@ with tab_dpnr:
         "DPNR adds Lap(1/ε) to each of the k coordinates of a min-max normalised embedding and "
         "claims ε-DP per word. All k coordinates come from the same input, so the budget composes "
         "to **kε** (corrected Theorem 1); word dropout at rate μ gives "
-        "**ε′ = ln((1 − μ)·e^{kε} + μ)** (corrected Theorem 2, eq. 11)."
+        "**ε′ = ln((1 − μ)·e^{kε} + μ)** (corrected Theorem 2, eq. 11). Both are exact worst "
+        "cases, not just bounds: kε is reached by two embeddings at opposite corners of [0, 1]^k, "
+        "and ε′ when, in addition, the embedding with the word dropped equals the neighbour's "
+        "(`dpcore.accounting.dpnr_dropout_loss` computes the exact loss of any configuration)."
     )
     c1, c2, c3 = st.columns(3)
     c1.number_input("Embedding dimension k", min_value=1, max_value=MAX_K, step=1, key="k")
@@ -108,7 +111,7 @@ with tab_dpnr:
     m1.metric("Claimed ε", f"{rep.claimed_epsilon:g}")
     m2.metric("True ε = kε (tight)", f"{rep.true_epsilon:.4g}")
     m3.metric(
-        "ε′ with dropout (bound, corr. Thm 2)",
+        "ε′ with dropout (tight, corr. Thm 2)",
         f"{rep.true_epsilon_dropout:.4g}",
         f"×{rep.understatement:.3g} the claim",
         delta_color="inverse",
