@@ -10,9 +10,12 @@ Lyu et al. (2020a, b).
   eq. 11).
 - **Binary encoding + randomized response** (Lyu et al. 2020b): each real feature is encoded
   with 1 sign bit, m integer bits and f fraction bits, every bit flipped by randomized response
-  with budget ε_i and charged as if its sensitivity were 1 (eqs. 13–14: claim ε = Σ ε_i). The
-  true budget of integer bit i is 2^{i−1}·ε_i (eqs. 15–17), of the sign bit 2^{m+1}·ε_i
-  (eq. 18), of fraction bit i 2^{−i}·ε_i (eq. 19).
+  with budget ε_i and charged as if its sensitivity were 1 (eqs. 13–14: claim ε = Σ ε_i).
+  Over the encoded domain that claim is the exact worst-case LDP loss
+  (:func:`binary_rr_exact_ldp`). Lai et al. weight each bit by its place value instead —
+  integer bit i 2^{i−1}·ε_i (eqs. 15–17), the sign bit 2^{m+1}·ε_i (eq. 18), fraction bit i
+  2^{−i}·ε_i (eq. 19) — a loss per unit of distance between real values, reported beside it as
+  the "place-value figure", never as the true ε.
 
 Everything is closed form and computed in log space where exponentials could overflow.
 """
@@ -203,21 +206,24 @@ def dpnr_report(k: int, epsilon: float, dropout: float = 0.0) -> DPNRReport:
 class BitCost:
     """One bit of the encoding of a feature.
 
-    ``distance`` is the bound on d(B_i(v) − B_i(v′)) (Lai et al. 2022, eqs. 16, 18, 19); the true
-    budget is ``distance · claimed_epsilon``.
+    ``distance`` is the bound on d(B_i(v) − B_i(v′)) (Lai et al. 2022, eqs. 16, 18, 19) and
+    ``place_value_epsilon = distance · claimed_epsilon`` is their per-bit figure: a loss per unit
+    of distance between real values, not the bit's LDP loss (which is ``claimed_epsilon``; see
+    :data:`BINARY_NOTE`).
     """
 
     kind: str  # "sign", "integer" or "fraction"
     index: int  # 1-based position within its kind
     claimed_epsilon: float
     distance: float
-    true_epsilon: float
+    place_value_epsilon: float
     equation: str
 
 
 @dataclass(frozen=True)
 class BinaryEncodingReport:
-    """Per-bit and total budgets of Lyu et al. (2020b)'s binary encoding, claimed vs true."""
+    """Per-bit and total budgets of Lyu et al. (2020b)'s binary encoding: the claim, the exact
+    worst-case LDP loss, and Lai et al.'s (2022) place-value figure."""
 
     sign_bits: int
     int_bits: int
@@ -232,9 +238,9 @@ class BinaryEncodingReport:
         return math.fsum(b.claimed_epsilon for b in self.bits)
 
     @property
-    def true_per_feature(self) -> float:
-        """Σ of the true per-bit budgets (eqs. 17–19) for one feature."""
-        return math.fsum(b.true_epsilon for b in self.bits)
+    def place_value_per_feature(self) -> float:
+        """Σ of Lai et al.'s place-value per-bit figures (eqs. 17–19) for one feature."""
+        return math.fsum(b.place_value_epsilon for b in self.bits)
 
     @property
     def exact_ldp_per_feature(self) -> float:
@@ -251,8 +257,8 @@ class BinaryEncodingReport:
         return self.features * self.claimed_per_feature
 
     @property
-    def true_total(self) -> float:
-        return self.features * self.true_per_feature
+    def place_value_total(self) -> float:
+        return self.features * self.place_value_per_feature
 
     def rows(self) -> list[dict[str, Any]]:
         return [
@@ -261,7 +267,7 @@ class BinaryEncodingReport:
                 "index": b.index,
                 "claimed_epsilon": b.claimed_epsilon,
                 "distance_bound": b.distance,
-                "true_epsilon": b.true_epsilon,
+                "place_value_epsilon": b.place_value_epsilon,
                 "equation": b.equation,
             }
             for b in self.bits
@@ -274,13 +280,12 @@ class BinaryEncodingReport:
             "frac_bits": self.frac_bits,
             "features": self.features,
             "claimed_per_feature": self.claimed_per_feature,
-            "true_per_feature": self.true_per_feature,
             "claimed_total": self.claimed_total,
-            "true_total": self.true_total,
-            "ratio": self.true_total / self.claimed_total,
             "exact_ldp_per_feature": self.exact_ldp_per_feature,
             "exact_ldp_total": self.exact_ldp_total,
-            "paper_place_value_per_feature": self.true_per_feature,
+            "place_value_per_feature": self.place_value_per_feature,
+            "place_value_total": self.place_value_total,
+            "place_value_ratio": self.place_value_total / self.claimed_total,
             "note": BINARY_NOTE,
             "bits": self.rows(),
             "citation": self.citation,
@@ -336,15 +341,17 @@ def binary_encoding_costs(
     bit_epsilon: float | Sequence[float],
     features: int = 1,
 ) -> BinaryEncodingReport:
-    """True per-bit budgets of binary-encoding randomized response (Lyu et al. 2020b).
+    """Per-bit budgets of binary-encoding randomized response (Lyu et al. 2020b).
 
-    Lai et al. (2022), appendix: the claim treats every bit as sensitivity 1, so the budget of the
-    rl-bit string
-    is Σ ε_i (eqs. 13–14). But flipping a bit moves the encoded value by its place value:
+    The claim treats every bit as sensitivity 1, so the budget of the rl-bit string is Σ ε_i
+    (eqs. 13–14); that is also the exact worst-case LDP loss over the encoded domain
+    (:func:`binary_rr_exact_ldp`). Lai et al. (2022, appendix) weight each bit by how far
+    flipping it moves the encoded value — their place-value figure, kept here as
+    ``place_value_epsilon`` (a loss per unit of distance, not an LDP loss):
 
-    - integer bit i ∈ [1, m]: d ≤ 2^{i−1}, true budget 2^{i−1}·ε_i (eqs. 15–17);
-    - sign bit: d ≤ 2^{m+1}, true budget 2^{m+1}·ε_i (eq. 18);
-    - fraction bit i ∈ [1, f]: d ≤ 2^{−i}, true budget 2^{−i}·ε_i (eq. 19; over-charged).
+    - integer bit i ∈ [1, m]: d ≤ 2^{i−1}, figure 2^{i−1}·ε_i (eqs. 15–17);
+    - sign bit: d ≤ 2^{m+1}, figure 2^{m+1}·ε_i (eq. 18);
+    - fraction bit i ∈ [1, f]: d ≤ 2^{−i}, figure 2^{−i}·ε_i (eq. 19).
 
     Parameters
     ----------
@@ -356,7 +363,7 @@ def binary_encoding_costs(
         ε_i: one value for every bit, or one per bit in the order sign, integer 1..m,
         fraction 1..f.
     features : int
-        Number r of encoded features (the claim and the truth both scale with r).
+        Number r of encoded features (every total scales with r).
     """
     s = check_int(sign_bits, name="sign bits", min_value=0, max_value=1)
     m = check_int(int_bits, name="integer bits m", min_value=0, max_value=MAX_BITS)

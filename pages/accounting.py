@@ -153,7 +153,7 @@ with tab_bin:
     m1, m2, m3 = st.columns(3)
     m1.metric("Claimed ε (all r features)", f"{brep.claimed_total:.4g}")
     m2.metric("Exact worst-case LDP loss (dpcore)", f"{brep.exact_ldp_total:.4g}")
-    m3.metric("Place-value figure (Lai et al. 2022, eqs. 16–19)", f"{brep.true_total:.4g}")
+    m3.metric("Place-value figure (Lai et al. 2022, eqs. 16–19)", f"{brep.place_value_total:.4g}")
     st.plotly_chart(binary_bits_figure(brep), width="stretch", key="binary")
     df_bin = pd.DataFrame(brep.rows())
     st.dataframe(df_bin, hide_index=True, width="stretch")

@@ -105,32 +105,32 @@ def test_binary_per_bit_costs_by_hand() -> None:
     rep = binary_encoding_costs(sign_bits=1, int_bits=4, frac_bits=5, bit_epsilon=0.1)
     rows = rep.rows()
     assert [r["kind"] for r in rows] == ["sign"] + ["integer"] * 4 + ["fraction"] * 5
-    true = [r["true_epsilon"] for r in rows]
+    true = [r["place_value_epsilon"] for r in rows]
     # sign: 2^(m+1)·0.1 = 3.2; integer i: 2^(i−1)·0.1; fraction i: 2^(−i)·0.1
     expected = [3.2, 0.1, 0.2, 0.4, 0.8, 0.05, 0.025, 0.0125, 0.00625, 0.003125]
     assert true == pytest.approx(expected, rel=1e-15)
     assert rep.claimed_per_feature == pytest.approx(1.0)  # 10 bits × 0.1, every ΔB_i = 1
-    assert rep.true_per_feature == pytest.approx(4.796875)
+    assert rep.place_value_per_feature == pytest.approx(4.796875)
 
 
 def test_binary_paper_setting_l10() -> None:
     # Lyu et al. (2020b) use l = 10 bits; e.g. 1 sign, 4 integer, 5 fraction bits, r = 768 features
     rep = binary_encoding_costs(int_bits=4, frac_bits=5, bit_epsilon=0.01, features=768)
     assert rep.claimed_total == pytest.approx(768 * 10 * 0.01)
-    assert rep.true_total == pytest.approx(768 * 0.4796875)
+    assert rep.place_value_total == pytest.approx(768 * 0.4796875)
 
 
 def test_binary_integer_bits_explode_and_fraction_bits_are_overcharged() -> None:
     big = binary_encoding_costs(sign_bits=1, int_bits=20, frac_bits=0, bit_epsilon=1.0)
-    assert big.true_per_feature == pytest.approx(2.0**21 + (2.0**20 - 1))
+    assert big.place_value_per_feature == pytest.approx(2.0**21 + (2.0**20 - 1))
     frac = binary_encoding_costs(sign_bits=0, int_bits=0, frac_bits=10, bit_epsilon=1.0)
-    assert frac.true_per_feature == pytest.approx(1 - 2.0**-10)
-    assert frac.true_per_feature < frac.claimed_per_feature == 10.0
+    assert frac.place_value_per_feature == pytest.approx(1 - 2.0**-10)
+    assert frac.place_value_per_feature < frac.claimed_per_feature == 10.0
 
 
 def test_binary_per_bit_epsilons() -> None:
     rep = binary_encoding_costs(sign_bits=1, int_bits=2, frac_bits=1, bit_epsilon=[0.5, 1.0, 2.0, 4.0])
-    assert [b.true_epsilon for b in rep.bits] == [0.5 * 8, 1.0 * 1, 2.0 * 2, 4.0 * 0.5]
+    assert [b.place_value_epsilon for b in rep.bits] == [0.5 * 8, 1.0 * 1, 2.0 * 2, 4.0 * 0.5]
     assert rep.claimed_per_feature == 7.5
 
 
@@ -166,7 +166,9 @@ def test_cli_binary_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*argv, "--bit-epsilon", "0.1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["claimed_total"] == pytest.approx(1.0)
-    assert out["true_total"] == pytest.approx(4.796875)
+    assert out["place_value_total"] == pytest.approx(4.796875)
+    assert out["exact_ldp_total"] == pytest.approx(1.0)
+    assert not any(k.startswith("true") for k in out) and "true_epsilon" not in out["bits"][0]
     assert len(out["bits"]) == 10 and out["bits"][0]["equation"] == "eq. 18"
 
 
@@ -206,6 +208,6 @@ def test_binary_report_shows_exact_ldp_beside_the_place_value_figure() -> None:
     rep = binary_encoding_costs(int_bits=2, frac_bits=2, bit_epsilon=0.5, features=3)
     d = rep.to_dict()
     assert d["exact_ldp_per_feature"] == 2.5 == d["claimed_per_feature"]
-    assert d["paper_place_value_per_feature"] == 0.5 * (8 + 1 + 2 + 0.5 + 0.25)
+    assert d["place_value_per_feature"] == 0.5 * (8 + 1 + 2 + 0.5 + 0.25)
     assert d["exact_ldp_total"] == 7.5
     assert "only the first is an LDP loss" in d["note"]

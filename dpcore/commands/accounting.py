@@ -1,4 +1,4 @@
-"""``python -m dpcore accounting dpnr|binary``: claimed vs true budgets (Lai et al. 2022, appendix)."""
+"""``python -m dpcore accounting dpnr|binary``: claimed and exact budgets (Lai et al. 2022, appendix)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dpcore.commands.common import emit_json
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "accounting",
-        help="claimed vs true ε of DPNR and binary-encoding randomized response",
+        help="DPNR's claimed vs true ε; binary-encoding RR's claim, exact LDP loss and place-value figure",
         description=(
             "Corrected privacy accounting of Lyu et al. (2020a, b), as revisited by Lai et al. (2022)."
         ),
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     b = acc.add_parser(
         "binary",
-        help="binary encoding + randomized response: true per-bit budgets",
+        help="binary encoding + randomized response: claim, exact LDP loss, place-value figure",
         description=(
             "Lai et al. (2022), eqs. 13-19: integer bit i costs 2^(i-1)·ε_i, the sign bit 2^(m+1)·ε_i, "
             "fraction bit i 2^(-i)·ε_i; the claim is Σ ε_i."
@@ -80,12 +80,12 @@ def run_binary(args: argparse.Namespace) -> int:
     print(
         f"per feature: claimed {rep.claimed_per_feature:.6g}; exact worst-case LDP loss "
         f"{rep.exact_ldp_per_feature:.6g}; place-value figure of Lai et al. 2022 (eqs. 16-19) "
-        f"{rep.true_per_feature:.6g}"
+        f"{rep.place_value_per_feature:.6g}"
     )
     if rep.features > 1:
         print(
             f"{rep.features} features: claimed {rep.claimed_total:.6g}, exact LDP {rep.exact_ldp_total:.6g}, "
-            f"place-value figure {rep.true_total:.6g}"
+            f"place-value figure {rep.place_value_total:.6g}"
         )
     print(BINARY_NOTE)
     return 0

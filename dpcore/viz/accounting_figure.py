@@ -90,9 +90,11 @@ def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
     fig.add_trace(
         go.Bar(
             x=labels,
-            y=[r["true_epsilon"] for r in rows],
+            y=[r["place_value_epsilon"] for r in rows],
             name="place-value figure of Lai et al. 2022 (eqs. 17–19): red above, green below the claim",
-            marker_color=["#c0504d" if r["true_epsilon"] > r["claimed_epsilon"] else "#4e9a59" for r in rows],
+            marker_color=[
+                "#c0504d" if r["place_value_epsilon"] > r["claimed_epsilon"] else "#4e9a59" for r in rows
+            ],
             customdata=[[r["distance_bound"], r["equation"]] for r in rows],
             hovertemplate=(
                 "%{x}<br>place-value figure %{y:.4g} = %{customdata[0]:.4g}·ε_i "
@@ -103,7 +105,7 @@ def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
     fig.update_layout(
         title=(
             f"One feature: claimed {report.claimed_per_feature:.4g}, exact LDP loss "
-            f"{report.exact_ldp_per_feature:.4g}, place-value figure {report.true_per_feature:.4g}"
+            f"{report.exact_ldp_per_feature:.4g}, place-value figure {report.place_value_per_feature:.4g}"
         ),
         barmode="group",
         xaxis={"title": "bit"},
