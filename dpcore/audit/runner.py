@@ -171,7 +171,7 @@ def audit(
     if not model_based and 2 * trials * n > MAX_BLACKBOX_DRAWS:
         raise DPCoreError(
             f"black-box Monte-Carlo would draw {2 * trials * n:.3g} values "
-            f"(limit {MAX_BLACKBOX_DRAWS:.0e}); lower trials or dim"
+            f"(limit {MAX_BLACKBOX_DRAWS:.0e}); lower trials or dim, or use model-based Monte-Carlo"
         )
     seed = resolve_seed(seed)
     stream = cell_seed_sequence(seed, name, n, float(mech.epsilon))
@@ -274,7 +274,7 @@ def audit_grid(
         if draws > MAX_BLACKBOX_DRAWS:
             raise DPCoreError(
                 f"this grid would draw {draws:.3g} noise values in black-box Monte-Carlo (limit "
-                f"{MAX_BLACKBOX_DRAWS:.0e} per run): lower --trials or the dimensions"
+                f"{MAX_BLACKBOX_DRAWS:.0e} per run): lower --trials or the dimensions, or add --model-based"
             )
     out: list[AuditResult] = []
     for i, (m, e, d) in enumerate(cells):
