@@ -180,6 +180,27 @@ class ExponentialTokenMechanism(TextMechanism):
         n = ids.size
         u_coin = rng.random(n)
         u_pick = rng.random(n)
+        return self.sample_ids_from_uniforms(ids, u_coin, u_pick, max_elements=max_elements)
+
+    def sample_ids_from_uniforms(
+        self,
+        ids: np.ndarray,
+        u_coin: np.ndarray,
+        u_pick: np.ndarray,
+        *,
+        max_elements: int = DEFAULT_MAX_ELEMENTS,
+    ) -> np.ndarray:
+        """Draw M(x) for every position of ``ids`` from uniforms the caller drew in [0, 1).
+
+        ``sample_ids(ids, rng)`` is exactly ``sample_ids_from_uniforms(ids, rng.random(n),
+        rng.random(n))``. Callers that derive each document's randomness from its own seed
+        (:mod:`dpcore.corpus`) draw the uniforms per document and map a whole batch at once.
+        """
+        ids = self._check_ids(ids)
+        u_coin = np.asarray(u_coin, dtype=np.float64)
+        u_pick = np.asarray(u_pick, dtype=np.float64)
+        if u_coin.shape != ids.shape or u_pick.shape != ids.shape:
+            raise DPCoreError("u_coin and u_pick need one uniform per token id")
         out = ids.copy()
         sel = np.flatnonzero(u_coin < self._replace_prob[ids])
         if sel.size:
