@@ -15,6 +15,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "train_attacker",
     "mask_attack",
     "sanitize",
+    "sanitize_corpus",
     "text_metrics",
     "attack",
     "utility",

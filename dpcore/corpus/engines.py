@@ -1,0 +1,280 @@
+"""Engines that map batches through :class:`~dpcore.corpus.core.BatchSanitizer`.
+
+``local``
+    In this process (``workers=1``) or in a pool of ``workers`` processes. Batches are read in
+    the main process and at most ``2·workers`` of them are in flight, so memory stays bounded
+    whatever the corpus size; results are written in input order. On Linux the workers are
+    forked after the vocabulary is loaded, so they share it (copy-on-write) and start at once.
+``ray``
+    Ray Data: a dataset of reading chunks, a reading ``map_batches`` step (a generator: one file
+    or run of Parquet row groups, ``batch_size`` rows at a time), then ``map_batches`` over an
+    actor pool of ``workers`` sanitizers (each actor builds the vocabulary once), executed in
+    streaming mode with order preserved; the driver writes the output. ``address`` joins an
+    existing cluster; by default a local Ray is started for the run and stopped after it.
+
+Both produce the same rows: every row is seeded by ``[seed, row index]``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from dpcore.corpus.core import COUNT_COLUMNS, ROW_COLUMN, BatchSanitizer, MechanismSpec
+from dpcore.corpus.io import InputPlan, read_chunk
+from dpcore.validation import DPCoreError
+
+__all__ = ["ENGINES", "Progress", "file_batches", "iter_local", "iter_ray"]
+
+ENGINES = ("local", "ray")
+
+# --- progress ---------------------------------------------------------------------------------
+
+
+class Progress:
+    """A progress line on stderr: rows done, rows/s, tokens/s (redrawn at most twice a second)."""
+
+    def __init__(self, total_rows: int, *, enabled: bool = True, stream: Any = None) -> None:
+        self.total = total_rows
+        self.rows = 0
+        self.tokens = 0
+        self.start = time.perf_counter()
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last = 0.0
+
+    def update(self, rows: int, tokens: int) -> None:
+        self.rows += rows
+        self.tokens += tokens
+        now = time.perf_counter()
+        if self.enabled and (now - self._last >= (0.5 if self.tty else 10.0) or self.rows >= self.total):
+            self._last = now
+            self._draw(now)
+
+    def _draw(self, now: float) -> None:
+        dt = max(now - self.start, 1e-9)
+        frac = self.rows / self.total if self.total else 1.0
+        width = 24
+        bar = "█" * int(frac * width) + "·" * (width - int(frac * width))
+        line = (
+            f"dpcore: [{bar}] {self.rows:,}/{self.total:,} rows, {self.rows / dt:,.0f} rows/s, "
+            f"{self.tokens / dt:,.0f} tokens/s, {dt:.0f} s"
+        )
+        self.stream.write(("\r" + line) if self.tty else line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# --- local --------------------------------------------------------------------------------------
+
+_WORKER: BatchSanitizer | None = None
+_TEXT_COLUMN: str = ""
+
+
+def _init_worker(spec: MechanismSpec, seed: int, text_column: str) -> None:
+    global _WORKER, _TEXT_COLUMN
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    if _WORKER is None or _WORKER.spec != spec or _WORKER.seed != seed:
+        _WORKER = BatchSanitizer(spec, seed)
+    _TEXT_COLUMN = text_column
+
+
+def _work(table: Any) -> Any:
+    assert _WORKER is not None
+    return _WORKER.sanitize_table(table, _TEXT_COLUMN)
+
+
+def file_batches(plan: InputPlan, batch_size: int) -> Iterator[tuple[int, Any]]:
+    """``(file index, table of at most batch_size rows)`` over the whole input, in order."""
+    for chunk in plan.chunks:
+        for t in read_chunk(plan, chunk, batch_size):
+            yield chunk.file_index, t
+
+
+def iter_local(
+    batches: Iterator[tuple[int, Any]],
+    sanitizer: BatchSanitizer,
+    text_column: str,
+    *,
+    workers: int = 1,
+) -> Iterator[tuple[int, Any]]:
+    """Sanitize ``(file index, table)`` batches; yield them in the same order."""
+    if workers <= 1:
+        for idx, t in batches:
+            yield idx, sanitizer.sanitize_table(t, text_column)
+        return
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _WORKER, _TEXT_COLUMN
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    if method == "fork":  # the forked workers inherit the built sanitizer (V loaded once)
+        _WORKER, _TEXT_COLUMN = sanitizer, text_column
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=mp.get_context(method),
+        initializer=_init_worker,
+        initargs=(sanitizer.spec, sanitizer.seed, text_column),
+    )
+    pending: deque[tuple[int, Any]] = deque()
+    try:
+        for idx, t in batches:
+            pending.append((idx, pool.submit(_work, t)))
+            while len(pending) >= 2 * workers:
+                idx, fut = pending.popleft()
+                yield idx, fut.result()
+        while pending:
+            idx, fut = pending.popleft()
+            yield idx, fut.result()
+    finally:
+        for _, fut in pending:
+            fut.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+        _WORKER = None
+
+
+# --- ray ----------------------------------------------------------------------------------------
+
+
+class _ReadChunks:
+    """Ray Data reading step: a batch of chunk indices in, tables of ``batch_size`` rows out."""
+
+    def __init__(self, plan: InputPlan, batch_size: int) -> None:
+        self.plan = plan
+        self.batch_size = batch_size
+
+    def __call__(self, batch: dict[str, Any]) -> Iterator[Any]:
+        for i in batch["chunk"]:
+            chunk = self.plan.chunks[int(i)]
+            for t in read_chunk(self.plan, chunk, self.batch_size):
+                yield _tag_file(t, chunk.file_index)
+
+
+def _tag_file(table: Any, file_index: int) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
+    return table.append_column("__dpcore_file", pa.array(np.full(table.num_rows, file_index, dtype=np.int32)))
+
+
+class _RaySanitizer:
+    """Ray Data actor: builds the mechanism (and loads V) once, then sanitizes batches."""
+
+    def __init__(self, spec: MechanismSpec, seed: int, text_column: str) -> None:
+        self.sanitizer = BatchSanitizer(spec, seed)
+        self.text_column = text_column
+
+    def __call__(self, table: Any) -> Any:
+        return self.sanitizer.sanitize_table(table, self.text_column)
+
+
+def start_ray(address: str | None, workers: int) -> Callable[[], None]:
+    """Connect to ``address`` (an existing cluster) or start a local Ray; return the stopper."""
+    try:
+        import ray
+    except ImportError:
+        raise DPCoreError("--engine ray needs Ray Data: pip install 'ray[data]' (see requirements.txt)") from None
+    if ray.is_initialized():
+        return lambda: None
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR"}
+    if address:
+        kwargs["address"] = address
+    else:
+        # a local Ray for this run: its workers must import this dpcore
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+        kwargs["num_cpus"] = max(1, workers)
+    try:
+        ray.init(**kwargs)
+    except Exception as exc:
+        where = f"the Ray cluster at {address!r}" if address else "a local Ray"
+        raise DPCoreError(f"cannot start {where}: {str(exc).splitlines()[0][:200]}") from None
+    return ray.shutdown
+
+
+def ray_context() -> Any:
+    """Ray Data settings for dpcore: order preserved, no Ray progress bars (dpcore draws one)."""
+    from ray.data import DataContext
+
+    ctx = DataContext.get_current()
+    ctx.execution_options.preserve_order = True
+    ctx.enable_progress_bars = False
+    ctx.print_on_execution_start = False
+    return ctx
+
+
+def ray_sanitize_dataset(ds: Any, spec: MechanismSpec, seed: int, text_column: str, *, batch_size: int, workers: int) -> Any:
+    """``map_batches`` over an actor pool of ``workers`` sanitizers (needs :data:`ROW_COLUMN`)."""
+    return ds.map_batches(
+        _RaySanitizer,
+        fn_constructor_kwargs={"spec": spec, "seed": seed, "text_column": text_column},
+        batch_size=batch_size,
+        batch_format="pyarrow",
+        concurrency=workers,
+        num_cpus=1,
+        zero_copy_batch=True,
+    )
+
+
+def iter_ray(
+    plan: InputPlan,
+    spec: MechanismSpec,
+    seed: int,
+    *,
+    batch_size: int,
+    workers: int,
+    address: str | None = None,
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(file index, sanitized table)`` in input order, computed on Ray Data."""
+    stop = start_ray(address, workers)
+    try:
+        import ray.data
+
+        ray_context()
+        items = [{"chunk": i} for i in range(len(plan.chunks))]
+        ds = ray.data.from_items(items, override_num_blocks=max(1, len(items)))
+        ds = ds.map_batches(
+            _ReadChunks,
+            fn_constructor_kwargs={"plan": plan, "batch_size": batch_size},
+            batch_size=1,
+            batch_format="numpy",
+            concurrency=1,
+            num_cpus=0.5,
+        )
+        ds = ray_sanitize_dataset(ds, spec, seed, plan.text_column, batch_size=batch_size, workers=workers)
+        for t in ds.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=2):
+            if t.num_rows == 0:
+                continue
+            files = t.column("__dpcore_file").to_numpy()
+            t = t.drop_columns(["__dpcore_file"])
+            # a batch never straddles files when produced, but be safe if Ray merged blocks
+            cuts = [0] + [i for i in range(1, len(files)) if files[i] != files[i - 1]] + [len(files)]
+            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+                yield int(files[a]), t.slice(a, b - a)
+    except DPCoreError:
+        raise
+    except Exception as exc:
+        # a DPCoreError raised inside an actor arrives wrapped; show its one line
+        msg = str(exc)
+        for line in msg.splitlines():
+            if "DPCoreError" in line or line.startswith("dpcore"):
+                raise DPCoreError(line.split("DPCoreError:", 1)[-1].strip()) from None
+        raise
+    finally:
+        stop()
+
+
+__all__ += ["COUNT_COLUMNS", "ROW_COLUMN", "ray_context", "ray_sanitize_dataset", "start_ray"]
