@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from dpcore.commands.common import emit_json
-from dpcore.commands.sanitize import DEFAULT_VOCAB_SIZE, add_mechanism_arguments
+from dpcore.commands.sanitize import add_mechanism_arguments
 from dpcore.validation import DPCoreError, check_epsilon, check_int, check_probability
 
 
@@ -23,11 +23,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     add_mechanism_arguments(p)
-    p.add_argument("--input", required=True, help="a .parquet/.csv/.jsonl file, a folder of them, or a glob (quote it)")
+    p.add_argument(
+        "--input", required=True, help="a .parquet/.csv/.jsonl file, a folder of them, or a glob (quote it)"
+    )
     p.add_argument("--output", required=True, help="output folder (must not exist; created atomically)")
     p.add_argument("--text-column", required=True, help="the column to sanitize")
-    p.add_argument("--output-format", default="same", choices=("same", "parquet"), help="same as the input (default) or parquet")
-    p.add_argument("--oov", default="mask", choices=("mask", "keep"), help="out-of-vocabulary policy (keep is not private)")
+    p.add_argument(
+        "--output-format",
+        default="same",
+        choices=("same", "parquet"),
+        help="same as the input (default) or parquet",
+    )
+    p.add_argument(
+        "--oov",
+        default="mask",
+        choices=("mask", "keep"),
+        help="out-of-vocabulary policy (keep is not private)",
+    )
     p.add_argument(
         "--seed",
         default=None,
@@ -35,8 +47,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--engine", default="local", choices=("local", "ray"), help="local (default) or ray")
     p.add_argument("--workers", default="1", help="processes (local) or sanitizer actors (ray); default 1")
-    p.add_argument("--batch-size", default=None, help="rows per batch (default 20000); does not change the output")
-    p.add_argument("--address", default=None, help="ray: address of an existing cluster (default: a local Ray for this run)")
+    p.add_argument(
+        "--batch-size", default=None, help="rows per batch (default 20000); does not change the output"
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        help="ray: address of an existing cluster (default: a local Ray for this run)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--json", action="store_true", help="print the manifest as JSON on stdout")
     p.set_defaults(func=run)
@@ -55,13 +73,19 @@ def run(args: argparse.Namespace) -> int:
     w = None if args.w is None else check_probability(args.w, name="w")
     seed = None if args.seed is None else check_int(args.seed, name="seed", min_value=0, max_value=2**63 - 1)
     workers = check_int(args.workers, name="--workers", min_value=1, max_value=MAX_WORKERS)
-    batch = DEFAULT_BATCH_SIZE if args.batch_size is None else check_int(
-        args.batch_size, name="--batch-size", min_value=1, max_value=10_000_000
+    batch = (
+        DEFAULT_BATCH_SIZE
+        if args.batch_size is None
+        else check_int(args.batch_size, name="--batch-size", min_value=1, max_value=10_000_000)
     )
     words = None
     size = None
     if args.vocab is not None:
-        words = tuple(parse_vocab_text(read_text_file(args.vocab, max_bytes=MAX_VOCAB_FILE_BYTES, kind="vocabulary file")))
+        words = tuple(
+            parse_vocab_text(
+                read_text_file(args.vocab, max_bytes=MAX_VOCAB_FILE_BYTES, kind="vocabulary file")
+            )
+        )
     elif args.vocab_size is not None:
         size = check_int(args.vocab_size, name="--vocab-size", min_value=2, max_value=10_000_000)
     spec = MechanismSpec(
@@ -74,7 +98,6 @@ def run(args: argparse.Namespace) -> int:
         vocab_words=words,
         oov=args.oov,
     ).validate()
-    _ = DEFAULT_VOCAB_SIZE  # the same defaults as `sanitize`
     manifest = sanitize_files(
         args.input,
         args.output,
@@ -95,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
         pr = manifest["privacy"]
         seed_text = f"seed {seed}" if seed is not None else "seed drawn from the OS, not recorded"
         print(
-            f"dpcore: sanitized {c['rows']:,} rows, {c['tokens']:,} tokens ({c['replaced_tokens']:,} replaced, "
+            f"dpcore: sanitized {c['rows']:,} rows, {c['tokens']:,} tokens "
+            f"({c['replaced_tokens']:,} replaced, "
             f"{c['oov_tokens']:,} out of vocabulary, policy {args.oov}) with {manifest['mechanism']} "
             f"ε={spec.epsilon:g}, {seed_text}; longest document {pr['max_tokens_per_document']:,} tokens "
             f"→ {args.output} (manifest _dpcore_manifest.json)",

@@ -31,7 +31,14 @@ from typing import Any
 import numpy as np
 
 from dpcore import __version__
-from dpcore.corpus.core import COUNT_COLUMNS, ROW_COLUMN, BatchSanitizer, MechanismSpec, privacy_statement, vocabulary_digest
+from dpcore.corpus.core import (
+    COUNT_COLUMNS,
+    ROW_COLUMN,
+    BatchSanitizer,
+    MechanismSpec,
+    privacy_statement,
+    vocabulary_digest,
+)
 from dpcore.validation import DPCoreError, check_int
 
 __all__ = [
@@ -174,7 +181,12 @@ def _table_batches(table: Any, batch_size: int, start_row: int) -> Iterator[tupl
 
     for a in range(0, table.num_rows, batch_size):
         t = table.slice(a, batch_size)
-        yield 0, t.append_column(ROW_COLUMN, pa.array(np.arange(start_row + a, start_row + a + t.num_rows, dtype=np.int64)))
+        yield (
+            0,
+            t.append_column(
+                ROW_COLUMN, pa.array(np.arange(start_row + a, start_row + a + t.num_rows, dtype=np.int64))
+            ),
+        )
 
 
 def sanitize_table(
@@ -203,7 +215,9 @@ def sanitize_table(
         raise DPCoreError("sanitize_table needs a pyarrow.Table")
     spec = make_spec(mechanism, epsilon, **options)
     if text_column not in table.column_names:
-        raise DPCoreError(f"the table has no column {text_column!r} (columns: {', '.join(table.column_names)})")
+        raise DPCoreError(
+            f"the table has no column {text_column!r} (columns: {', '.join(table.column_names)})"
+        )
     if not _is_text_type(table.schema.field(text_column).type):
         raise DPCoreError(f"column {text_column!r} holds {table.schema.field(text_column).type}, not text")
     batch_size = check_int(batch_size, name="batch size", min_value=1, max_value=10_000_000)
@@ -212,12 +226,19 @@ def sanitize_table(
     sanitizer = BatchSanitizer(spec, seed)
     counts = _Counts()
     parts = []
-    for _, t in iter_local(_table_batches(table, batch_size, start_row), sanitizer, text_column, workers=workers):
+    for _, t in iter_local(
+        _table_batches(table, batch_size, start_row), sanitizer, text_column, workers=workers
+    ):
         counts.add(t, text_column)
         parts.append(t.drop_columns([ROW_COLUMN, *COUNT_COLUMNS]))
     out = pa.concat_tables(parts) if parts else table
     manifest = build_manifest(
-        sanitizer, seed=seed, seed_given=given, counts=counts.as_dict(), max_tokens=counts.max_tokens, text_column=text_column
+        sanitizer,
+        seed=seed,
+        seed_given=given,
+        counts=counts.as_dict(),
+        max_tokens=counts.max_tokens,
+        text_column=text_column,
     )
     return CorpusResult(out, manifest)
 
@@ -237,11 +258,17 @@ def sanitize_dataframe(df: Any, *, text_column: str, **kwargs: Any) -> CorpusRes
     col = df[text_column]
     bad = col[~col.map(lambda v: v is None or isinstance(v, str) or (isinstance(v, float) and np.isnan(v)))]
     if len(bad):
-        raise DPCoreError(f"column {text_column!r} is not text: row {bad.index[0]!r} holds a {type(bad.iloc[0]).__name__}")
+        raise DPCoreError(
+            f"column {text_column!r} is not text: row {bad.index[0]!r} holds a {type(bad.iloc[0]).__name__}"
+        )
     texts = pa.array([None if not isinstance(v, str) else v for v in col], type=pa.string())
     res = sanitize_table(pa.table({text_column: texts}), text_column=text_column, **kwargs)
     out = df.copy()
-    out[text_column] = pd.Series(res.data.column(text_column).to_pylist(), index=df.index, dtype=col.dtype if col.dtype != object else object)
+    out[text_column] = pd.Series(
+        res.data.column(text_column).to_pylist(),
+        index=df.index,
+        dtype=col.dtype if col.dtype != object else object,
+    )
     res.data = out
     return res
 
@@ -278,7 +305,14 @@ def sanitize_ray_dataset(
         return t.append_column(ROW_COLUMN, t.column(row_index_column).cast("int64"))
 
     ds = ds.map_batches(rename_in, batch_format="pyarrow", batch_size=batch_size)
-    ds = ray_sanitize_dataset(ds, spec, seed, text_column, batch_size=batch_size, workers=check_int(workers, name="workers", min_value=1, max_value=MAX_WORKERS))
+    ds = ray_sanitize_dataset(
+        ds,
+        spec,
+        seed,
+        text_column,
+        batch_size=batch_size,
+        workers=check_int(workers, name="workers", min_value=1, max_value=MAX_WORKERS),
+    )
     return ds.drop_columns([ROW_COLUMN, *COUNT_COLUMNS])
 
 

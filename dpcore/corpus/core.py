@@ -176,7 +176,11 @@ def privacy_statement(mech: Any, *, max_tokens: int, oov: str) -> dict[str, Any]
     out["not_covered"] = (
         "the number of tokens of each document and the positions of out-of-vocabulary tokens are "
         "released as they are"
-        + ("; out-of-vocabulary tokens are released IN CLEAR (--oov keep): no guarantee for them" if oov == "keep" else "")
+        + (
+            "; out-of-vocabulary tokens are released IN CLEAR (--oov keep): no guarantee for them"
+            if oov == "keep"
+            else ""
+        )
     )
     return out
 

@@ -17,6 +17,7 @@ Both produce the same rows: every row is seeded by ``[seed, row index]``.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import time
@@ -184,7 +185,9 @@ def start_ray(address: str | None, workers: int) -> Callable[[], None]:
     try:
         import ray
     except ImportError:
-        raise DPCoreError("--engine ray needs Ray Data: pip install 'ray[data]' (see requirements.txt)") from None
+        raise DPCoreError(
+            "--engine ray needs Ray Data: pip install 'ray[data]' (see requirements.txt)"
+        ) from None
     if ray.is_initialized():
         return lambda: None
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -207,8 +210,15 @@ def start_ray(address: str | None, workers: int) -> Callable[[], None]:
 
 def ray_context() -> Any:
     """Ray Data settings for dpcore: order preserved, no Ray progress bars (dpcore draws one)."""
+    import logging
+    import warnings
+
     from ray.data import DataContext
 
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    # Ray Data warns that the sanitizer pool "only received 1 input" when one file is one
+    # reading chunk: the reading step is a generator that yields many batches, so all actors work.
+    warnings.filterwarnings("ignore", message=".*minimum number of concurrent actors.*")
     ctx = DataContext.get_current()
     ctx.execution_options.preserve_order = True
     ctx.enable_progress_bars = False
@@ -216,7 +226,9 @@ def ray_context() -> Any:
     return ctx
 
 
-def ray_sanitize_dataset(ds: Any, spec: MechanismSpec, seed: int, text_column: str, *, batch_size: int, workers: int) -> Any:
+def ray_sanitize_dataset(
+    ds: Any, spec: MechanismSpec, seed: int, text_column: str, *, batch_size: int, workers: int
+) -> Any:
     """``map_batches`` over an actor pool of ``workers`` sanitizers (needs :data:`ROW_COLUMN`)."""
     return ds.map_batches(
         _RaySanitizer,
@@ -262,7 +274,7 @@ def iter_ray(
             t = t.drop_columns(["__dpcore_file"])
             # a batch never straddles files when produced, but be safe if Ray merged blocks
             cuts = [0] + [i for i in range(1, len(files)) if files[i] != files[i - 1]] + [len(files)]
-            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+            for a, b in itertools.pairwise(cuts):
                 yield int(files[a]), t.slice(a, b - a)
     except DPCoreError:
         raise

@@ -92,7 +92,9 @@ def find_files(spec: str | os.PathLike[str]) -> list[str]:
     p = Path(s)
     if p.is_dir():
         files = sorted(
-            str(f) for f in p.iterdir() if f.is_file() and f.suffix.lower() in FORMATS and not f.name.startswith(("_", "."))
+            str(f)
+            for f in p.iterdir()
+            if f.is_file() and f.suffix.lower() in FORMATS and not f.name.startswith(("_", "."))
         )
         if not files:
             raise DPCoreError(f"input folder {s!r} holds no .parquet, .csv or .jsonl file")
@@ -111,14 +113,20 @@ def file_format(path: str) -> str:
     """``parquet``, ``csv`` or ``jsonl`` from the file's extension."""
     ext = Path(path).suffix.lower()
     if ext not in FORMATS:
-        raise DPCoreError(f"input file {path!r}: unknown format {ext or '(no extension)'!r}; use .parquet, .csv or .jsonl")
+        raise DPCoreError(
+            f"input file {path!r}: unknown format {ext or '(no extension)'!r}; use .parquet, .csv or .jsonl"
+        )
     return FORMATS[ext]
 
 
 def _is_text_type(t: Any) -> bool:
     import pyarrow as pa
 
-    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view", lambda _: False)(t))
+    return bool(
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or getattr(pa.types, "is_string_view", lambda _: False)(t)
+    )
 
 
 def _missing_column(path: str, column: str, names: list[str]) -> DPCoreError:
@@ -126,20 +134,28 @@ def _missing_column(path: str, column: str, names: list[str]) -> DPCoreError:
     return DPCoreError(f"input file {path!r} has no column {column!r} (columns: {shown or 'none'})")
 
 
-def _plan_parquet(path: str, text_column: str, idx: int, start: int, group_rows: int) -> tuple[list[Chunk], list[str], int]:
+def _plan_parquet(
+    path: str, text_column: str, idx: int, start: int, group_rows: int
+) -> tuple[list[Chunk], list[str], int]:
     import pyarrow.parquet as pq
 
     try:
         pf = pq.ParquetFile(path)
         schema = pf.schema_arrow
     except Exception as exc:  # pyarrow raises ArrowInvalid / OSError for damaged files
-        raise DPCoreError(f"input file {path!r} is not a readable Parquet file (damaged or truncated?): {str(exc).splitlines()[0][:200]}") from None
+        raise DPCoreError(
+            f"input file {path!r} is not a readable Parquet file (damaged or truncated?): "
+            f"{str(exc).splitlines()[0][:200]}"
+        ) from None
     names = list(schema.names)
     if text_column not in names:
         raise _missing_column(path, text_column, names)
     t = schema.field(text_column).type
     if not _is_text_type(t):
-        raise DPCoreError(f"column {text_column!r} of {path!r} holds {t}, not text; choose the text column with --text-column")
+        raise DPCoreError(
+            f"column {text_column!r} of {path!r} holds {t}, not text; "
+            "choose the text column with --text-column"
+        )
     for reserved in (ROW_COLUMN, RAW_COLUMN):
         if reserved in names:
             raise DPCoreError(f"input file {path!r} has a column named {reserved!r}, which dpcore reserves")
@@ -166,7 +182,9 @@ def _csv_names(path: str) -> list[str]:
         names = list(reader.schema.names)
         reader.close()
     except Exception as exc:
-        raise DPCoreError(f"input file {path!r} is not readable CSV: {str(exc).splitlines()[0][:200]}") from None
+        raise DPCoreError(
+            f"input file {path!r} is not readable CSV: {str(exc).splitlines()[0][:200]}"
+        ) from None
     return names
 
 
@@ -196,7 +214,9 @@ def _plan_csv(path: str, text_column: str, idx: int, start: int) -> tuple[list[C
         for b in _csv_reader(path, names):
             n += b.num_rows
     except Exception as exc:
-        raise DPCoreError(f"input file {path!r} is not readable CSV: {str(exc).splitlines()[0][:200]}") from None
+        raise DPCoreError(
+            f"input file {path!r} is not readable CSV: {str(exc).splitlines()[0][:200]}"
+        ) from None
     return [Chunk(idx, path, start, n)], names, n
 
 
@@ -211,7 +231,9 @@ def _iter_json_lines(path: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
             except json.JSONDecodeError as exc:
                 raise DPCoreError(f"input file {path!r}, line {i}: not JSON ({exc.msg})") from None
             if not isinstance(obj, dict):
-                raise DPCoreError(f"input file {path!r}, line {i}: a JSON {type(obj).__name__}, not an object")
+                raise DPCoreError(
+                    f"input file {path!r}, line {i}: a JSON {type(obj).__name__}, not an object"
+                )
             yield i, line.rstrip("\r\n"), obj
 
 
@@ -340,7 +362,9 @@ def read_chunk(plan: InputPlan, chunk: Chunk, batch_size: int) -> Iterator[Any]:
 def _json_table(text_column: str, texts: list[str | None], lines: list[str], start: int) -> Any:
     import pyarrow as pa
 
-    t = pa.table({text_column: pa.array(texts, type=pa.string()), RAW_COLUMN: pa.array(lines, type=pa.string())})
+    t = pa.table(
+        {text_column: pa.array(texts, type=pa.string()), RAW_COLUMN: pa.array(lines, type=pa.string())}
+    )
     return _with_rows(t, start)
 
 
@@ -365,9 +389,13 @@ class OutputFolder:
     def __enter__(self) -> OutputFolder:
         parent = self.path.parent if str(self.path.parent) else Path(".")
         try:
-            self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name[:200]}.", suffix=".dpcore-tmp", dir=parent))
+            self.tmp = Path(
+                tempfile.mkdtemp(prefix=f".{self.path.name[:200]}.", suffix=".dpcore-tmp", dir=parent)
+            )
         except OSError as exc:
-            raise DPCoreError(f"cannot create the output next to {str(self.path)!r}: {exc.strerror}") from None
+            raise DPCoreError(
+                f"cannot create the output next to {str(self.path)!r}: {exc.strerror}"
+            ) from None
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -406,7 +434,8 @@ class OutputFolder:
                 table = pa.Table.from_pylist(objs, schema=self._schema)
             except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
                 raise DPCoreError(
-                    f"cannot write this JSONL as Parquet: its fields change type between rows ({str(exc)[:160]}); "
+                    "cannot write this JSONL as Parquet: its fields change type between rows "
+                    f"({str(exc)[:160]}); "
                     "use --output-format same"
                 ) from None
         else:
@@ -422,7 +451,9 @@ class OutputFolder:
             else:
                 import pyarrow.csv as pcsv
 
-                self._writer = pcsv.CSVWriter(target, table.schema, write_options=pcsv.WriteOptions(quoting_style="needed"))
+                self._writer = pcsv.CSVWriter(
+                    target, table.schema, write_options=pcsv.WriteOptions(quoting_style="needed")
+                )
         elif table.schema != self._schema:
             table = table.cast(self._schema)
         self._writer.write_table(table)
@@ -440,7 +471,9 @@ class OutputFolder:
         """Write the manifest, flush everything to disk and rename the folder into place."""
         self._close_part()
         assert self.tmp is not None
-        (self.tmp / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        (self.tmp / MANIFEST_NAME).write_text(
+            json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
         for f in self.tmp.iterdir():
             fd = os.open(f, os.O_RDONLY)
             try:
@@ -469,7 +502,8 @@ def check_output_folder(path: str | os.PathLike[str], *, inputs: list[str]) -> P
     for src in inputs:
         if same_file(target, src) or same_file(target, os.path.dirname(os.path.abspath(src))):
             raise DPCoreError(
-                f"output {str(target)!r} is the input {src!r} or its folder; choose another output so the input is not overwritten"
+                f"output {str(target)!r} is the input {src!r} or its folder; "
+                "choose another output so the input is not overwritten"
             )
     parent = target.parent if str(target.parent) else Path(".")
     if not parent.is_dir():
