@@ -369,12 +369,15 @@ def sanitize_files(
         else:
             stream = iter_ray(plan, spec, seed, batch_size=batch_size, workers=workers, address=address)
         current = -1
+        first: tuple[float, int] | None = None  # (time, tokens) when the first batch was in
         for idx, t in stream:
             while current < idx:
                 current += 1
                 folder.start_part(current)
             bar.update(t.num_rows, counts.add(t, plan.text_column))
             folder.write(t, plan.text_column)
+            if first is None:
+                first = (time.perf_counter() - t0, counts.tokens)
         bar.close()
         if counts.rows != plan.total_rows:
             raise DPCoreError(f"internal error: wrote {counts.rows} rows of {plan.total_rows}")
@@ -398,6 +401,9 @@ def sanitize_files(
                     "workers": workers,
                     "batch_size": batch_size,
                     "seconds": round(elapsed, 3),
+                    # start-up (a local Ray, actors loading V) and the first batch, apart
+                    "first_batch_seconds": round(first[0], 3) if first else None,
+                    "first_batch_tokens": first[1] if first else 0,
                     "note": "engine, workers and batch size do not change the output",
                 },
                 "manifest": MANIFEST_NAME,

@@ -215,12 +215,16 @@ def ray_context() -> Any:
 
     from ray.data import DataContext
 
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    logging.getLogger("ray.data").setLevel(logging.ERROR)
     # Ray Data warns that the sanitizer pool "only received 1 input" when one file is one
     # reading chunk: the reading step is a generator that yields many batches, so all actors work.
     warnings.filterwarnings("ignore", message=".*minimum number of concurrent actors.*")
     ctx = DataContext.get_current()
     ctx.execution_options.preserve_order = True
+    # Ray Data packs a generator's output into blocks of up to this size, and an actor task takes
+    # whole blocks: with the default (128 MiB) a whole file became one block for one actor. Small
+    # blocks spread the batches over all actors (they are re-bundled into batch_size rows).
+    ctx.target_max_block_size = 1 << 20
     ctx.enable_progress_bars = False
     ctx.print_on_execution_start = False
     return ctx
@@ -230,12 +234,14 @@ def ray_sanitize_dataset(
     ds: Any, spec: MechanismSpec, seed: int, text_column: str, *, batch_size: int, workers: int
 ) -> Any:
     """``map_batches`` over an actor pool of ``workers`` sanitizers (needs :data:`ROW_COLUMN`)."""
+    from ray.data import ActorPoolStrategy
+
     return ds.map_batches(
         _RaySanitizer,
         fn_constructor_kwargs={"spec": spec, "seed": seed, "text_column": text_column},
         batch_size=batch_size,
         batch_format="pyarrow",
-        concurrency=workers,
+        compute=ActorPoolStrategy(size=workers),
         num_cpus=1,
         zero_copy_batch=True,
     )
@@ -254,6 +260,7 @@ def iter_ray(
     stop = start_ray(address, workers)
     try:
         import ray.data
+        from ray.data import ActorPoolStrategy
 
         ray_context()
         items = [{"chunk": i} for i in range(len(plan.chunks))]
@@ -263,8 +270,8 @@ def iter_ray(
             fn_constructor_kwargs={"plan": plan, "batch_size": batch_size},
             batch_size=1,
             batch_format="numpy",
-            concurrency=1,
-            num_cpus=0.5,
+            compute=ActorPoolStrategy(size=1),
+            num_cpus=0,  # reading is light; all CPUs go to the sanitizer actors
         )
         ds = ray_sanitize_dataset(ds, spec, seed, plan.text_column, batch_size=batch_size, workers=workers)
         for t in ds.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=2):
