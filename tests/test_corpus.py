@@ -301,3 +301,34 @@ def test_dataframe_and_table_api_match_the_files_path(tmp_path: Path) -> None:
     got = pd.read_csv(tmp_path / "o" / "part-00000.csv", keep_default_na=False)
     assert got["text"].tolist() == res.data["text"].tolist()
     assert res.manifest["counts"]["rows"] == 40
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "status"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_signalled_cli_run_leaves_no_output(sig: str, status: int, tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[1]
+    corpus(20_000).to_csv(tmp_path / "in.csv", index=False)
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "dpcore", *BASE, "--input", str(tmp_path / "in.csv"), "--output", str(out)]
+    argv += ["--text-column", "text", "--batch-size", "200", "--workers", "2"]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.Popen(
+        argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        tmp_dirs = [p for p in tmp_path.iterdir() if p.name.endswith(".dpcore-tmp")]
+        if tmp_dirs and any(tmp_dirs[0].iterdir()):
+            break  # a part file is being written
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == status, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"], err
