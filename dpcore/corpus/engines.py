@@ -6,8 +6,9 @@
     whatever the corpus size; results are written in input order. On Linux the workers are
     forked after the vocabulary is loaded, so they share it (copy-on-write) and start at once.
 ``ray``
-    Ray Data: a dataset of reading chunks, a reading ``map_batches`` step (a generator: one file
-    or run of Parquet row groups, ``batch_size`` rows at a time), then ``map_batches`` over an
+    Ray Data: a dataset of reading chunks, a reading ``map_batches`` task (a generator: one file
+    or run of Parquet row groups, ``batch_size`` rows at a time, in blocks of at most 1 MiB so
+    every actor gets work), then ``map_batches`` over an
     actor pool of ``workers`` sanitizers (each actor builds the vocabulary once), executed in
     streaming mode with order preserved; the driver writes the output. ``address`` joins an
     existing cluster; by default a local Ray is started for the run and stopped after it.
@@ -25,11 +26,20 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from dpcore.corpus.core import COUNT_COLUMNS, ROW_COLUMN, BatchSanitizer, MechanismSpec
+from dpcore.corpus.core import BatchSanitizer, MechanismSpec
 from dpcore.corpus.io import InputPlan, read_chunk
 from dpcore.validation import DPCoreError
 
-__all__ = ["ENGINES", "Progress", "file_batches", "iter_local", "iter_ray"]
+__all__ = [
+    "ENGINES",
+    "Progress",
+    "file_batches",
+    "iter_local",
+    "iter_ray",
+    "ray_context",
+    "ray_sanitize_dataset",
+    "start_ray",
+]
 
 ENGINES = ("local", "ray")
 
@@ -148,18 +158,12 @@ def iter_local(
 # --- ray ----------------------------------------------------------------------------------------
 
 
-class _ReadChunks:
-    """Ray Data reading step: a batch of chunk indices in, tables of ``batch_size`` rows out."""
-
-    def __init__(self, plan: InputPlan, batch_size: int) -> None:
-        self.plan = plan
-        self.batch_size = batch_size
-
-    def __call__(self, batch: dict[str, Any]) -> Iterator[Any]:
-        for i in batch["chunk"]:
-            chunk = self.plan.chunks[int(i)]
-            for t in read_chunk(self.plan, chunk, self.batch_size):
-                yield _tag_file(t, chunk.file_index)
+def _read_chunks(batch: dict[str, Any], plan: InputPlan, batch_size: int) -> Iterator[Any]:
+    """Ray Data reading step: chunk indices in, tables of ``batch_size`` rows out."""
+    for i in batch["chunk"]:
+        chunk = plan.chunks[int(i)]
+        for t in read_chunk(plan, chunk, batch_size):
+            yield _tag_file(t, chunk.file_index)
 
 
 def _tag_file(table: Any, file_index: int) -> Any:
@@ -260,17 +264,15 @@ def iter_ray(
     stop = start_ray(address, workers)
     try:
         import ray.data
-        from ray.data import ActorPoolStrategy
 
         ray_context()
         items = [{"chunk": i} for i in range(len(plan.chunks))]
         ds = ray.data.from_items(items, override_num_blocks=max(1, len(items)))
         ds = ds.map_batches(
-            _ReadChunks,
-            fn_constructor_kwargs={"plan": plan, "batch_size": batch_size},
+            _read_chunks,
+            fn_kwargs={"plan": plan, "batch_size": batch_size},
             batch_size=1,
             batch_format="numpy",
-            compute=ActorPoolStrategy(size=1),
             num_cpus=0,  # reading is light; all CPUs go to the sanitizer actors
         )
         ds = ray_sanitize_dataset(ds, spec, seed, plan.text_column, batch_size=batch_size, workers=workers)
@@ -294,6 +296,3 @@ def iter_ray(
         raise
     finally:
         stop()
-
-
-__all__ += ["COUNT_COLUMNS", "ROW_COLUMN", "ray_context", "ray_sanitize_dataset", "start_ray"]
