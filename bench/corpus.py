@@ -153,9 +153,11 @@ def run_config(name: str, args: list[str]) -> dict:
 def _label(pid: int, cmd: str, root: int) -> str:
     if "sanitize-corpus" in cmd:
         return "driver" if pid == root else "worker (forked)"
-    for key in ("_RaySanitizer", "_ReadChunks", "raylet", "gcs_server", "dashboard", "log_monitor", "ray::"):
+    if cmd.startswith("ray::"):
+        return cmd.split()[0][:48]  # a Ray worker, named by what it runs (IDLE between tasks)
+    for key in ("raylet", "gcs_server", "dashboard", "log_monitor", "monitor.py", "runtime_env"):
         if key in cmd:
-            return key.strip(":")
+            return f"Ray's {key}"
     return cmd.split()[0].rsplit("/", 1)[-1][:24] if cmd else "?"
 
 
