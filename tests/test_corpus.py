@@ -332,3 +332,20 @@ def test_signalled_cli_run_leaves_no_output(sig: str, status: int, tmp_path: Pat
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == status, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"], err
+
+
+def test_fallback_mechanism_is_also_independent_of_batches_and_workers(tmp_path: Path) -> None:
+    """feyisetan has no uniform path: one generator per row, same output however it is cut."""
+    table = pa.Table.from_pandas(corpus(30), preserve_index=False)
+    spec = MechanismSpec("feyisetan", 5.0, vocab_size=500)
+    a = sanitize_table(table, text_column="text", mechanism=spec, seed=2, batch_size=4).data
+    b = sanitize_table(table, text_column="text", mechanism=spec, seed=2, batch_size=50, workers=2).data
+    assert a.equals(b)
+
+
+def test_jsonl_with_byte_order_mark_and_crlf(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b'\xef\xbb\xbf{"text": "the cat", "k": 1}\r\n{"text": "a dog", "k": 2}\r\n')
+    m = sanitize_files(src, tmp_path / "o", text_column="text", mechanism=SPEC, seed=1)
+    got = [json.loads(x) for x in (tmp_path / "o" / "part-00000.jsonl").read_text().splitlines()]
+    assert m["counts"]["rows"] == 2 and [g["k"] for g in got] == [1, 2]

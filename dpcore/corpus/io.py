@@ -222,7 +222,7 @@ def _plan_csv(path: str, text_column: str, idx: int, start: int) -> tuple[list[C
 
 def _iter_json_lines(path: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
     """(line number, line, parsed object) for every non-blank line."""
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8-sig") as fh:  # a byte-order mark is allowed
         for i, line in enumerate(fh, 1):
             if not line.strip():
                 continue
