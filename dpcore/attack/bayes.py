@@ -486,13 +486,12 @@ def vocab_first_pieces(
     return first, share
 
 
-def _forward_log_probs(mlm: Any, variants: list[tuple[list[int], int]]) -> Any:
-    """log-softmax of the MLM's output at the mask position of each variant (torch, float32)."""
-    import torch
-
+def _forward_log_probs(mlm: Any, variants: list[tuple[list[int], int]]) -> np.ndarray:
+    """log-softmax of the MLM's output at the mask position of each variant (float64, numpy)."""
     from dpcore.attack.mask_inference import masked_position_logits
 
-    return torch.log_softmax(masked_position_logits(mlm, variants), dim=-1)
+    z = masked_position_logits(mlm, variants).astype(np.float64)
+    return z - logsumexp(z, axis=-1, keepdims=True)
 
 
 @dataclass
@@ -547,8 +546,6 @@ def mlm_bayes_attack(
     progress
         ``progress(done_variants, total_variants)``.
     """
-    import torch
-
     from dpcore.attack.mask_inference import (
         VariantBuilder,
         allowed_mask,
@@ -562,9 +559,9 @@ def mlm_bayes_attack(
     lu = unigram_log_prior(vocab) if log_unigram is None else np.asarray(log_unigram, dtype=np.float64)
     tok = mlm.tokenizer
     first, share = vocab_first_pieces(tok, vocab, lu)
-    mlm_vocab = int(mlm.model.config.vocab_size)
+    mlm_vocab = int(mlm.vocab_size)
     first = np.minimum(first, mlm_vocab - 1)
-    allowed = torch.from_numpy(allowed_mask(tok, mlm_vocab, "word"))
+    allowed = allowed_mask(tok, mlm_vocab, "word")
     channel = channel_of(mech, max_elements=max_elements) if use_channel else None
     builder = VariantBuilder.for_model(mlm)
 
@@ -599,10 +596,9 @@ def mlm_bayes_attack(
     passes = 0
     for b in range(0, order.size, batch_size):
         idx = order[b : b + batch_size]
-        logp = _forward_log_probs(mlm, [variants[v] for v in idx])
-        masked = logp.masked_fill(~allowed[: logp.shape[-1]], float("-inf"))
-        mlm_pred[idx] = masked.argmax(dim=-1).numpy()
-        lp = logp.double().numpy()
+        lp = _forward_log_probs(mlm, [variants[v] for v in idx])
+        n_out = min(lp.shape[-1], allowed.shape[0])
+        mlm_pred[idx] = np.argmax(np.where(allowed[None, :n_out], lp[:, :n_out], -np.inf), axis=-1)
         prior = lp[:, first] + share[None, :]  # (batch, |V|) unnormalised log prior
         prior_guess[idx] = np.argmax(prior, axis=1)
         if channel is not None:

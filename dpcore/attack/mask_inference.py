@@ -260,48 +260,34 @@ def target_id(tok: Any, token: str, vocab_size: int, allowed: Any) -> int:
     return int(tid) if ok else -1
 
 
-def masked_position_logits(mlm: MaskedLM, variants: list[tuple[list[int], int]]) -> Any:
-    """float32 logits at the mask position of each ``(ids, position)`` variant, one forward pass.
+def masked_position_logits(mlm: MaskedLM, variants: list[tuple[list[int], int]]) -> np.ndarray:
+    """float32 logits (numpy) at the mask position of each ``(ids, position)`` variant, one pass.
 
-    Variants are right-padded into one batch. For BERT models the output head is computed only at
-    the masked positions.
+    Variants are right-padded into one batch. The output head is computed only at the masked
+    positions (:meth:`dpcore.attack.mlm.MaskedLM.masked_logits`), on either backend.
     """
-    import torch
-
-    model, tok = mlm.model, mlm.tokenizer
+    tok = mlm.tokenizer
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     width = max(len(ids) for ids, _ in variants)
-    inp = torch.full((len(variants), width), pad, dtype=torch.long)
-    att = torch.zeros((len(variants), width), dtype=torch.long)
+    inp = np.full((len(variants), width), pad, dtype=np.int64)
+    att = np.zeros((len(variants), width), dtype=np.int64)
     for r, (ids, _) in enumerate(variants):
-        inp[r, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+        inp[r, : len(ids)] = ids
         att[r, : len(ids)] = 1
-    rows = torch.arange(len(variants))
-    cols = torch.tensor([p for _, p in variants], dtype=torch.long)
-    hidden = None
-    with torch.inference_mode():
-        if hasattr(model, "bert") and hasattr(model, "cls"):
-            hidden = model.bert(input_ids=inp, attention_mask=att).last_hidden_state
-            logits = model.cls(hidden[rows, cols])
-        else:
-            logits = model(input_ids=inp, attention_mask=att).logits[rows, cols]
-        logits = logits.float()
-    del hidden
-    # The forward pass's activations were freed inside the heaps of torch's worker threads;
+    cols = np.fromiter((p for _, p in variants), dtype=np.int64, count=len(variants))
+    logits = mlm.masked_logits(inp, att, cols)
+    # The forward pass's activations were freed inside the heaps of the runtime's worker threads;
     # hand them back to the OS so a long-running server does not keep them (dpcore.memory).
     release_free_memory()
     return logits
 
 
-def _forward_top1(mlm: MaskedLM, variants: list[tuple[list[int], int]], allowed: Any) -> list[int]:
+def _forward_top1(mlm: MaskedLM, variants: list[tuple[list[int], int]], allowed: np.ndarray) -> np.ndarray:
     """Top-1 allowed id at the mask position of each variant, in one forward pass."""
-    import torch
-
     logits = masked_position_logits(mlm, variants)
-    with torch.inference_mode():
-        n = min(logits.shape[-1], allowed.shape[0])
-        logits = logits[:, :n].masked_fill(~allowed[:n], float("-inf"))
-        return [int(i) for i in logits.argmax(dim=-1)]
+    n = min(logits.shape[-1], allowed.shape[0])
+    logits = np.where(allowed[None, :n], logits[:, :n], -np.inf)
+    return np.argmax(logits, axis=-1)
 
 
 def mask_token_inference(
@@ -343,8 +329,6 @@ def mask_token_inference(
         Empty input, more than :data:`MAX_SENTENCES` sentences, misaligned or over-long
         sentences, an unknown unit or a bad batch size.
     """
-    import torch
-
     if unit not in UNITS:
         raise DPCoreError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
     bs = check_int(batch_size, name="batch_size", min_value=1, max_value=MAX_BATCH_SIZE)
@@ -352,9 +336,8 @@ def mask_token_inference(
     data = _check_pairs(pairs)
     t0 = time.monotonic()
     tok = mlm.tokenizer
-    vocab_size = int(mlm.model.config.vocab_size)
+    vocab_size = int(mlm.vocab_size)
     allowed_np = allowed_mask(tok, vocab_size, unit)
-    allowed = torch.from_numpy(allowed_np)
     builder = VariantBuilder.for_model(mlm)
 
     # Targets: the id the attacker must predict at each position (-1: unrepresentable).
@@ -380,7 +363,7 @@ def mask_token_inference(
     passes = 0
     for b in range(0, len(order), bs):
         idx = order[b : b + bs]
-        pred[idx] = _forward_top1(mlm, [variants[v] for v in idx], allowed)
+        pred[idx] = _forward_top1(mlm, [variants[v] for v in idx], allowed_np)
         passes += 1
         if progress is not None:
             progress(min(b + bs, len(order)), len(order))

@@ -1,21 +1,29 @@
 """Loading a masked language model offline: the attacker of SanText's §5.3 attack.
 
-dpcore ships a fine-tuned MiniLM masked LM (``dpcore/attack/models/minilm-mlm``, fp16
-safetensors, trained by ``python -m dpcore train-attacker``; see its ``training_record.json``).
-Any other fill-mask model can be used instead: a local folder, or a hub name that is already in
-the local Hugging Face cache. Nothing is downloaded at run time (``HF_HUB_OFFLINE=1``,
-``local_files_only=True``), and no folder runs code: every folder passes
+dpcore ships a fine-tuned MiniLM masked LM (``dpcore/attack/models/minilm-mlm``, trained by
+``python -m dpcore train-attacker``; see its ``training_record.json``) in two forms:
+
+- ``model.onnx``, run with **onnxruntime** and tokenized with ``tokenizers``: the default, and
+  all the app and the CLI need (no torch, no transformers). Its weights are stored in float16
+  and computed in float32 (:mod:`dpcore.attack.onnx_export`); ``bench/attack.py`` measures its
+  speed and its top-1 agreement with the torch model.
+- ``model.safetensors`` for torch (``requirements-dev.txt``): training, export, and the
+  comparison in ``bench/attack.py`` (``load_mlm(backend="torch")``).
+
+Any other fill-mask model can be used instead (``--mlm NAME_OR_PATH``) where torch and
+transformers are installed: a local folder, or a hub name that is already in the local Hugging
+Face cache. Nothing is downloaded at run time (``HF_HUB_OFFLINE=1``, ``local_files_only=True``),
+and no folder runs code: every folder passes
 :func:`dpcore.attack.model_folder.validate_model_folder` first (no ``auto_map``, no pickle
 weights, sane config and files), and loaders get ``trust_remote_code=False`` and
 ``use_safetensors=True``.
 
-Precision: ``"float32"``, ``"bfloat16"`` or ``"auto"`` (the default: bfloat16 where the CPU has
-native bf16 instructions, e.g. AVX512-BF16 or AMX, else float32). On the 2-core development
-machine bfloat16 weights were 3× faster than float32 on tweets, and 99.0% of the top-1
-predictions were identical (attacker top-1 8.73% vs 8.65% on 1,225 positions). Results record
-the precision used.
+Precision of the torch backend: ``"float32"``, ``"bfloat16"`` or ``"auto"`` (bfloat16 where the
+CPU has native bf16 instructions, else float32). The onnxruntime backend computes in float32.
+Results record the backend and precision used.
 
-torch and transformers are imported inside functions only, never when dpcore is imported.
+torch, transformers and onnxruntime are imported inside functions only, never when dpcore is
+imported.
 """
 
 from __future__ import annotations
@@ -28,10 +36,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from dpcore.attack.model_folder import validate_model_folder
 from dpcore.validation import DPCoreError, check_int
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_MLM_DIR",
     "MaskedLM",
     "default_mlm_available",
@@ -43,28 +54,46 @@ __all__ = [
 #: Accepted values of ``precision``.
 PRECISIONS = ("auto", "float32", "bfloat16")
 
-#: The shipped attacker (config, tokenizer files, fp16 model.safetensors, training_record.json).
+#: Accepted values of ``backend``: ``"auto"`` is onnxruntime for the shipped model, torch for
+#: any other folder or hub name.
+BACKENDS = ("auto", "onnxruntime", "torch")
+
+#: The shipped attacker (config, tokenizer files, model.onnx, fp16 model.safetensors,
+#: training_record.json).
 DEFAULT_MLM_DIR = Path(__file__).resolve().parent / "models" / "minilm-mlm"
 
 _HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
 
+_NEEDS_TORCH = (
+    "needs torch and transformers, which the runtime requirements leave out; install them with "
+    "`pip install -r requirements-dev.txt` (or `pip install 'dpcore[torch]'`)"
+)
+
 
 @dataclass
 class MaskedLM:
-    """A masked LM and its tokenizer, in eval mode on the CPU.
+    """A masked LM and its tokenizer, ready for inference on the CPU.
 
     Attributes
     ----------
     name
         What the user asked for (folder or hub name), recorded in results.
     model
-        A ``transformers`` ``*ForMaskedLM`` model (eval mode).
+        The ``transformers`` ``*ForMaskedLM`` model (torch backend), or the onnxruntime
+        ``InferenceSession`` (onnxruntime backend).
     tokenizer
-        Its fast tokenizer.
+        Its tokenizer: a ``transformers`` fast tokenizer, or a
+        :class:`~dpcore.attack.wordpiece.WordPieceTokenizer`.
     training_record
         The shipped model's ``training_record.json``, when present.
     precision
-        ``"float32"`` or ``"bfloat16"``: the dtype of the weights.
+        ``"float32"`` or ``"bfloat16"``: the dtype inference runs in.
+    backend
+        ``"torch"`` or ``"onnxruntime"``.
+    vocab_size
+        Number of output logits.
+    max_positions
+        Longest input the model accepts, special tokens included (before the tokenizer's cap).
     """
 
     name: str
@@ -72,27 +101,75 @@ class MaskedLM:
     tokenizer: Any
     training_record: dict[str, Any] | None = None
     precision: str = "float32"
+    backend: str = "torch"
+    vocab_size: int = 0
+    max_positions: int = 512
 
     @property
     def max_length(self) -> int:
         """Longest input the model accepts, special tokens included."""
-        n = getattr(self.model.config, "max_position_embeddings", 512) or 512
+        n = self.max_positions or 512
         tok_max = getattr(self.tokenizer, "model_max_length", n) or n
         return int(min(n, tok_max, 4096))
 
+    def masked_logits(
+        self, input_ids: np.ndarray, attention_mask: np.ndarray, positions: np.ndarray
+    ) -> np.ndarray:
+        """float32 logits (batch × vocab_size) at ``positions[r]`` of each row ``r``.
+
+        ``input_ids`` and ``attention_mask`` are int64 (batch × length), right-padded.
+        """
+        if self.backend == "onnxruntime":
+            (out,) = self.model.run(
+                ["logits"],
+                {"input_ids": input_ids, "attention_mask": attention_mask, "positions": positions},
+            )
+            return np.asarray(out, dtype=np.float32)
+        import torch
+
+        model = self.model
+        inp, att = torch.from_numpy(input_ids), torch.from_numpy(attention_mask)
+        rows, cols = torch.arange(len(positions)), torch.from_numpy(positions)
+        with torch.inference_mode():
+            if hasattr(model, "bert") and hasattr(model, "cls"):
+                hidden = model.bert(input_ids=inp, attention_mask=att).last_hidden_state
+                logits = model.cls(hidden[rows, cols])
+            else:
+                logits = model(input_ids=inp, attention_mask=att).logits[rows, cols]
+            return logits.float().numpy()
+
 
 def default_mlm_available() -> bool:
-    """True if the shipped attacker's weights are present."""
-    return (DEFAULT_MLM_DIR / "model.safetensors").is_file() and (DEFAULT_MLM_DIR / "config.json").is_file()
+    """True if the shipped attacker is present (its ONNX graph and tokenizer)."""
+    return (DEFAULT_MLM_DIR / "model.onnx").is_file() and (DEFAULT_MLM_DIR / "tokenizer.json").is_file()
+
+
+def torch_available() -> bool:
+    """True if torch and transformers can be imported (needed for ``backend="torch"``)."""
+    import importlib.util
+
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers"))
+    except (ImportError, ValueError):  # a module set to None in sys.modules
+        return False
 
 
 def mlm_from_objects(model: Any, tokenizer: Any, *, name: str = "custom") -> MaskedLM:
-    """Wrap an already constructed model and tokenizer (used by tests and notebooks)."""
+    """Wrap an already constructed torch model and tokenizer (used by tests and notebooks)."""
     if getattr(tokenizer, "mask_token_id", None) is None:
         raise DPCoreError(f"model {name!r} has no mask token: it is not a fill-mask model")
     model.eval()
     dtype = str(next(model.parameters()).dtype).replace("torch.", "")
-    return MaskedLM(name=name, model=model, tokenizer=tokenizer, precision=dtype)
+    cfg = model.config
+    return MaskedLM(
+        name=name,
+        model=model,
+        tokenizer=tokenizer,
+        precision=dtype,
+        backend="torch",
+        vocab_size=int(cfg.vocab_size),
+        max_positions=int(getattr(cfg, "max_position_embeddings", 512) or 512),
+    )
 
 
 def _resolve_precision(precision: str) -> str:
@@ -109,8 +186,43 @@ def _resolve_precision(precision: str) -> str:
     return "bfloat16" if native else "float32"
 
 
+def _read_record(folder: str | Path) -> dict[str, Any] | None:
+    rec_path = os.path.join(folder, "training_record.json")
+    if os.path.isfile(rec_path):  # validated: UTF-8 JSON object
+        with open(rec_path, encoding="utf-8") as fh:
+            return json.load(fh)
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _load_onnx(folder: str) -> MaskedLM:
+    """The shipped attacker on onnxruntime (cached: one session per process)."""
+    import onnxruntime as ort
+
+    from dpcore.attack.wordpiece import WordPieceTokenizer
+
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    session = ort.InferenceSession(
+        os.path.join(folder, "model.onnx"), sess_options=opts, providers=["CPUExecutionProvider"]
+    )
+    with open(os.path.join(folder, "config.json"), encoding="utf-8") as fh:
+        cfg = json.load(fh)
+    return MaskedLM(
+        name=folder,
+        model=session,
+        tokenizer=WordPieceTokenizer(folder),
+        training_record=_read_record(folder),
+        precision="float32",
+        backend="onnxruntime",
+        vocab_size=int(cfg["vocab_size"]),
+        max_positions=int(cfg.get("max_position_embeddings", 512)),
+    )
+
+
 @functools.lru_cache(maxsize=2)
-def _load_cached(name: str, precision: str) -> MaskedLM:
+def _load_torch(name: str, precision: str) -> MaskedLM:
     os.environ["HF_HUB_OFFLINE"] = "1"
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
@@ -139,13 +251,8 @@ def _load_cached(name: str, precision: str) -> MaskedLM:
     import torch
 
     model = model.to(getattr(torch, precision)).eval()
-    record = None
-    rec_path = os.path.join(folder, "training_record.json")
-    if os.path.isfile(rec_path):  # validated above: UTF-8 JSON object
-        with open(rec_path, encoding="utf-8") as fh:
-            record = json.load(fh)
     mlm = mlm_from_objects(model, tokenizer, name=name)
-    mlm.training_record = record
+    mlm.training_record = _read_record(folder)
     return mlm
 
 
@@ -162,7 +269,12 @@ def _cached_snapshot(name: str) -> str:
         ) from None
 
 
-def load_mlm(name_or_path: str | os.PathLike[str] | None = None, *, precision: str = "auto") -> MaskedLM:
+def load_mlm(
+    name_or_path: str | os.PathLike[str] | None = None,
+    *,
+    precision: str = "auto",
+    backend: str = "auto",
+) -> MaskedLM:
     """Load a fill-mask model offline (cached: the same name returns the same object).
 
     Parameters
@@ -171,27 +283,55 @@ def load_mlm(name_or_path: str | os.PathLike[str] | None = None, *, precision: s
         A folder, or a hub name already in the local Hugging Face cache. Default: the shipped
         attacker :data:`DEFAULT_MLM_DIR`.
     precision
-        ``"auto"`` (default), ``"float32"`` or ``"bfloat16"``; see the module docstring.
+        ``"auto"`` (default), ``"float32"`` or ``"bfloat16"``: the torch backend's dtype
+        (see the module docstring). The onnxruntime backend accepts ``"auto"`` and
+        ``"float32"``.
+    backend
+        ``"auto"`` (default: onnxruntime for the shipped model, torch for any other model),
+        ``"onnxruntime"`` (the shipped model only) or ``"torch"``.
 
     Raises
     ------
     DPCoreError
         If the folder does not exist, the name is not cached locally, the model has no mask
-        token, or the precision is unknown.
+        token, torch is needed but not installed, or the precision or backend is unknown.
+
+    Examples
+    --------
+    >>> from dpcore.attack.mlm import fill_mask, load_mlm
+    >>> mlm = load_mlm()                      # the shipped attacker, on onnxruntime
+    >>> [w for w, _ in fill_mask(mlm, "this movie was [MASK] and too long .", top_k=3)]  # doctest: +SKIP
+    ['boring', 'good', 'funny']
     """
-    prec = _resolve_precision(precision)
+    if precision not in PRECISIONS:
+        raise DPCoreError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if backend not in BACKENDS:
+        raise DPCoreError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if name_or_path is None:
-        if not default_mlm_available():
-            raise DPCoreError(
-                f"the shipped attacker is missing from {DEFAULT_MLM_DIR}; rebuild it with "
-                "`python -m dpcore train-attacker` or pass --mlm NAME_OR_PATH"
-            )
         name = str(DEFAULT_MLM_DIR)
+        shipped = True
     else:
         name = str(name_or_path).strip()
         if not name:
             raise DPCoreError("the masked-LM name or path is empty")
-    return _load_cached(name, prec)
+        shipped = os.path.isdir(name) and os.path.samefile(name, DEFAULT_MLM_DIR)
+    if backend == "onnxruntime" and not shipped:
+        raise DPCoreError("the onnxruntime backend runs the shipped attacker only; use backend='torch'")
+    if shipped and backend != "torch":
+        if precision == "bfloat16":
+            raise DPCoreError("the onnxruntime backend computes in float32; bfloat16 needs backend='torch'")
+        if not default_mlm_available():
+            raise DPCoreError(
+                f"the shipped attacker is missing from {DEFAULT_MLM_DIR}; rebuild it with "
+                "`python -m dpcore train-attacker` then `python -m dpcore export-onnx`, or pass --mlm"
+            )
+        return _load_onnx(str(DEFAULT_MLM_DIR))
+    if not torch_available():
+        what = "the shipped attacker on torch" if shipped else f"the masked LM {name!r}"
+        raise DPCoreError(f"running {what} {_NEEDS_TORCH}")
+    if shipped and not (DEFAULT_MLM_DIR / "model.safetensors").is_file():
+        raise DPCoreError(f"the shipped attacker's torch weights are missing from {DEFAULT_MLM_DIR}")
+    return _load_torch(name, _resolve_precision(precision))
 
 
 def fill_mask(mlm: MaskedLM, text: str, *, top_k: int = 5) -> list[tuple[str, float]]:
@@ -199,18 +339,19 @@ def fill_mask(mlm: MaskedLM, text: str, *, top_k: int = 5) -> list[tuple[str, fl
 
     ``text`` contains the model's mask token, e.g. ``"i went to the [MASK] to buy some milk ."``.
     """
-    import torch
-
     k = check_int(top_k, name="top_k", min_value=1, max_value=1000)
     tok = mlm.tokenizer
     if tok.mask_token not in text:
         raise DPCoreError(f"text must contain the mask token {tok.mask_token!r}")
-    enc = tok(text, return_tensors="pt", truncation=True, max_length=mlm.max_length)
-    pos = int((enc["input_ids"][0] == tok.mask_token_id).nonzero()[0, 0])
-    with torch.inference_mode():
-        logits = mlm.model(**enc).logits[0, pos]
-    probs = torch.softmax(logits.float(), dim=-1)
-    top = probs.topk(k)
-    return [
-        (tok.convert_ids_to_tokens(int(i)), float(p)) for p, i in zip(top.values, top.indices, strict=True)
-    ]
+    ids = list(tok(text)["input_ids"])[: mlm.max_length]
+    if tok.mask_token_id not in ids:
+        raise DPCoreError("the mask token lies beyond the model's longest input")
+    pos = ids.index(tok.mask_token_id)
+    inp = np.asarray([ids], dtype=np.int64)
+    logits = mlm.masked_logits(inp, np.ones_like(inp), np.asarray([pos], dtype=np.int64))[0].astype(
+        np.float64
+    )
+    probs = np.exp(logits - logits.max())
+    probs /= probs.sum()
+    top = np.argsort(-probs, kind="stable")[: min(k, probs.size)]
+    return [(str(tok.convert_ids_to_tokens(int(i))), float(probs[i])) for i in top]

