@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     from dpcore.commands import COMMAND_MODULES
 
     parser = _Parser(
-        prog="python -m dpcore",
+        prog=_prog(),
         description="dpcore: audit, explain and apply differential privacy for NLP.",
     )
     parser.add_argument("--version", action="version", version=f"dpcore {__version__}")
@@ -44,6 +44,14 @@ def build_parser() -> argparse.ArgumentParser:
     for mod in COMMAND_MODULES:
         importlib.import_module(f"dpcore.commands.{mod}").register(sub)
     return parser
+
+
+def _prog() -> str:
+    """``dpcore`` when run as the console script, else ``python -m dpcore``."""
+    import os
+
+    name = os.path.basename(sys.argv[0] or "")
+    return "dpcore" if name in ("dpcore", "dpcore.exe") else "python -m dpcore"
 
 
 def _check_utf8(argv: Sequence[str]) -> None:

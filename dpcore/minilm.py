@@ -56,6 +56,9 @@ def _encoder() -> tuple[Any, Any]:
 
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
+    # No arena: activations go back to the allocator after each run, so a long-running server
+    # does not keep the largest batch's buffers (dpcore.memory trims them back to the OS).
+    opts.enable_cpu_mem_arena = False
     session = ort.InferenceSession(
         str(minilm_file("encoder.onnx")), sess_options=opts, providers=["CPUExecutionProvider"]
     )

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.limits import MAX_DIM as _MAX_DIM
 from dpcore.rng import cell_seed_sequence, resolve_seed
 from dpcore.validation import DPCoreError, check_epsilon, check_finite_float, check_int
 
@@ -54,7 +55,7 @@ __all__ = [
 ]
 
 #: Largest dimension n accepted (the dashboard's and the CLI's cap).
-MAX_DIM = 4096
+MAX_DIM = _MAX_DIM
 #: Largest number of pairs per dimension in the violation simulation.
 MAX_PAIRS = 1_000_000
 #: Total work cap of one simulation (values drawn) and the measured rate used in its message

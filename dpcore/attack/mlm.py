@@ -203,6 +203,9 @@ def _load_onnx(folder: str) -> MaskedLM:
 
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
+    # No arena: activations go back to the allocator after each run, so a long-running server
+    # does not keep the largest batch's buffers (dpcore.memory trims them back to the OS).
+    opts.enable_cpu_mem_arena = False
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     session = ort.InferenceSession(
         os.path.join(folder, "model.onnx"), sess_options=opts, providers=["CPUExecutionProvider"]

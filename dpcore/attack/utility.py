@@ -40,6 +40,7 @@ import numpy as np
 
 from dpcore.attack.datasets import Split
 from dpcore.audit.bounds import cp_lower, cp_upper
+from dpcore.limits import UTILITY_CLASSIFIERS, UTILITY_N_TEST, UTILITY_N_TRAIN
 from dpcore.rng import cell_seed_sequence, resolve_seed
 from dpcore.text.mechanisms import TextMechanism
 from dpcore.validation import DPCoreError, check_finite_float
@@ -53,9 +54,9 @@ __all__ = [
     "utility_sweep",
 ]
 
-CLASSIFIERS = ("tfidf", "minilm")
-DEFAULT_N_TRAIN = 4_000
-DEFAULT_N_TEST = 1_000
+CLASSIFIERS = UTILITY_CLASSIFIERS
+DEFAULT_N_TRAIN = UTILITY_N_TRAIN
+DEFAULT_N_TEST = UTILITY_N_TEST
 
 Progress = Callable[[int, int], None] | None
 

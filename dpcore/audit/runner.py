@@ -16,6 +16,7 @@ from dpcore.audit.montecarlo import (
     sample_counts,
 )
 from dpcore.audit.result import AuditResult, verdict_for
+from dpcore.limits import AUDIT_MAX_TRIALS, AUDIT_METHODS
 from dpcore.mechanisms import VECTOR_MECHANISMS, IIDAuditable, VectorMechanism
 from dpcore.mechanisms.base import MAX_DIM
 from dpcore.rng import cell_seed_sequence, resolve_seed
@@ -23,9 +24,9 @@ from dpcore.validation import DPCoreError, check_epsilon, check_finite_float, ch
 
 __all__ = ["MAX_TRIALS", "METHODS", "audit", "audit_grid", "build_mechanism"]
 
-METHODS = ("exact", "mc")
+METHODS = AUDIT_METHODS
 #: Largest number of trials per input accepted by the API and the CLI.
-MAX_TRIALS = 10**9
+MAX_TRIALS = AUDIT_MAX_TRIALS
 MIN_TRIALS = 10
 #: Largest number of noise values a real-sampler (black-box) run may draw (trials × dim × 2).
 MAX_BLACKBOX_DRAWS = 2 * 10**10

@@ -13,6 +13,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "adept_sim",
     "accounting",
     "train_attacker",
+    "export_onnx",
     "mask_attack",
     "sanitize",
     "sanitize_corpus",

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dpcore.audit import MAX_TRIALS, METHODS, audit_grid
 from dpcore.commands.common import emit_json, stderr_progress
-from dpcore.mechanisms import MAX_DIM
+from dpcore.limits import AUDIT_MAX_TRIALS as MAX_TRIALS
+from dpcore.limits import AUDIT_METHODS as METHODS
+from dpcore.limits import MAX_DIM
 from dpcore.validation import DPCoreError, parse_int_list
 
 
@@ -55,6 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dpcore.audit import audit_grid
+
     if (args.model_based or args.blackbox) and args.method != "mc":
         raise DPCoreError("--model-based and --blackbox apply only to --method mc")
     if args.dims is not None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from dpcore.commands.common import emit_json
-from dpcore.mechanisms import VECTOR_MECHANISMS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,6 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def rows() -> list[dict[str, object]]:
     """One dict per registered mechanism (every registry dpcore has)."""
+    from dpcore.mechanisms import VECTOR_MECHANISMS
+
     out: list[dict[str, object]] = []
     for e in VECTOR_MECHANISMS:
         out.append(

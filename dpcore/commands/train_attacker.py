@@ -68,6 +68,13 @@ def check_output_folder(path: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dpcore.attack.mlm import torch_available
+
+    if not torch_available():
+        raise DPCoreError(
+            "train-attacker needs torch and transformers, which the runtime requirements leave out: "
+            "pip install -r requirements-dev.txt"
+        )
     from dpcore.attack.training import TrainConfig, train_attacker
 
     check_output_folder(args.output)
@@ -116,4 +123,5 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"  (untrained head: top-1 {res.base_heldout_top1:.3f}, top-5 {res.base_heldout_top5:.3f})")
     print(f"saved to {args.output}")
+    print(f"for the torch-free runtime, export it: dpcore export-onnx --attacker {args.output}")
     return 0

@@ -10,7 +10,9 @@ from dpcore.validation import check_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from dpcore.attack.utility import CLASSIFIERS, DEFAULT_N_TEST, DEFAULT_N_TRAIN
+    from dpcore.limits import UTILITY_CLASSIFIERS as CLASSIFIERS
+    from dpcore.limits import UTILITY_N_TEST as DEFAULT_N_TEST
+    from dpcore.limits import UTILITY_N_TRAIN as DEFAULT_N_TRAIN
 
     p = sub.add_parser(
         "utility",

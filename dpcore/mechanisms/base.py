@@ -23,6 +23,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from dpcore.limits import MAX_DIM as _MAX_DIM
 from dpcore.mechanisms.samplers import laplace_log_cdf, laplace_log_sf, laplace_sample_eq7
 from dpcore.validation import DPCoreError, check_epsilon, check_int
 
@@ -36,7 +37,7 @@ __all__ = [
 ]
 
 #: Largest dimension any vector mechanism accepts.
-MAX_DIM = 4096
+MAX_DIM = _MAX_DIM
 
 
 @runtime_checkable
