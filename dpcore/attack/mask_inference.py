@@ -328,6 +328,15 @@ def mask_token_inference(
     DPCoreError
         Empty input, more than :data:`MAX_SENTENCES` sentences, misaligned or over-long
         sentences, an unknown unit or a bad batch size.
+
+    Examples
+    --------
+    >>> from dpcore.attack.mask_inference import mask_token_inference
+    >>> from dpcore.attack.mlm import load_mlm
+    >>> words = "i went to the store to buy some milk .".split()
+    >>> res = mask_token_inference([(words, words)], load_mlm())
+    >>> res.n_tokens, 0.0 <= res.defense_rate <= 1.0
+    (10, True)
     """
     if unit not in UNITS:
         raise DPCoreError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")

@@ -262,6 +262,12 @@ def audit_grid(
 
     ``options`` maps a mechanism name to its extra keyword arguments. ``progress(done, total)``
     counts cells (and, within a Monte-Carlo cell, its trials).
+
+    Examples
+    --------
+    >>> from dpcore.audit import audit_grid
+    >>> [r.verdict for r in audit_grid(["laplace", "adept"], dims=[1, 64], epsilons=[1.0])]
+    ['within-claim', 'within-claim', 'within-claim', 'violates']
     """
     seed = resolve_seed(seed)
     cells = [(m, e, d) for m in mechanisms for e in epsilons for d in dims]

@@ -30,7 +30,16 @@ __all__ = [
 
 
 def create_mechanism(name: str, **kwargs: object) -> VectorMechanism:
-    """Build the registered mechanism ``name`` (keyword-only arguments, e.g. ``epsilon``, ``dim``)."""
+    """Build the registered mechanism ``name`` (keyword-only arguments, e.g. ``epsilon``, ``dim``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcore.mechanisms import create_mechanism
+    >>> m = create_mechanism("laplace", epsilon=1.0, dim=4)
+    >>> m.sample(np.zeros(4), 3, np.random.default_rng(0)).shape
+    (3, 4)
+    """
     return VECTOR_MECHANISMS.create(name, **kwargs)
 
 

@@ -496,6 +496,14 @@ def create_text_mechanism(
     ------
     DPCoreError
         Unknown name, bad parameters, or ``p``/``w`` given to a mechanism that has none.
+
+    Examples
+    --------
+    >>> from dpcore.text import create_text_mechanism
+    >>> from dpcore.text.vocab import build_vocabulary
+    >>> m = create_text_mechanism("santext", vocab=build_vocabulary("glove", size=2000), epsilon=2.0)
+    >>> m.privacy.notion, m.claimed_epsilon
+    ('MLDP', 2.0)
     """
     TEXT_MECHANISMS.get(name)  # clear error for unknown names
     kwargs: dict[str, Any] = {"vocab": vocab, "epsilon": epsilon}
