@@ -1,0 +1,61 @@
+"""The mechanism comparison: every mechanism on the same sentences and split, ε scales marked."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpcore.attack.comparison import compare_mechanisms
+from dpcore.validation import DPCoreError
+from dpcore.viz.comparison_figure import comparison_figure, comparison_table
+
+
+@pytest.fixture(scope="module")
+def result() -> dict:
+    return compare_mechanisms(
+        ["santext", "feyisetan", "random"],
+        [1.0, 30.0],
+        sentences=8,
+        n_train=200,
+        n_test=100,
+        vocab_size=2000,
+        attacks=("bayes-unigram", "mlm"),
+        seed=0,
+    )
+
+
+def test_every_mechanism_at_every_epsilon_on_shared_data(result: dict) -> None:
+    rows = result["rows"]
+    assert [(r["mechanism"], r["epsilon"]) for r in rows] == [
+        ("santext", 1.0), ("santext", 30.0), ("feyisetan", 1.0), ("feyisetan", 30.0),
+        ("random", 1.0), ("random", 30.0),
+    ]  # fmt: skip
+    p = result["parameters"]
+    assert p["sentences"] == 8 and p["n_train"] == 200 and p["seed"] == 0 and "equal ε" in p["note"]
+    by = {(r["mechanism"], r["epsilon"]): r for r in rows}
+    # Feyisetan has no closed form: no Bayesian number, never a made-up one.
+    assert by["feyisetan", 1.0]["defense_bayes"] is None and by["feyisetan", 1.0]["defense_mlm"] is not None
+    # SanText gets stronger attacks at large ε; random replacement defends at any ε.
+    assert by["santext", 30.0]["defense_bayes"] < by["santext", 1.0]["defense_bayes"]
+    assert by["random", 30.0]["defense_bayes"] > 0.9
+    assert by["santext", 1.0]["epsilon_scale"].startswith("ε per unit of")
+    assert by["random", 1.0]["epsilon_scale"].startswith("ε-LDP")
+
+
+def test_figure_marks_the_two_epsilon_scales(result: dict) -> None:
+    fig = comparison_figure(result["rows"])
+    names = [t.name for t in fig.data]
+    assert any(n.startswith("santext (ε·d") for n in names)
+    assert any(n.startswith("random (ε-LDP)") for n in names)
+    dashes = {t.name.split(" (")[0]: t.line.dash for t in fig.data}
+    assert dashes["random"] == "dash" and dashes["santext"] == "solid"
+    assert not any("feyisetan" in n and "Bayesian" in n for n in names)
+    table = comparison_table(result["rows"])
+    assert table[0]["defense rate, Bayesian (%)"] is not None
+    assert {"ε scale", "accuracy (%)"} <= set(table[0])
+
+
+def test_bad_arguments_are_clear() -> None:
+    with pytest.raises(DPCoreError, match="unknown text mechanism|not registered|unknown"):
+        compare_mechanisms(["no-such"], [1.0])
+    with pytest.raises(DPCoreError, match="attacks"):
+        compare_mechanisms(["santext"], [1.0], attacks=("bayes-mlm",))
