@@ -55,7 +55,7 @@ def test_figure_marks_the_two_epsilon_scales(result: dict) -> None:
 
 
 def test_bad_arguments_are_clear() -> None:
-    with pytest.raises(DPCoreError, match="unknown text mechanism|not registered|unknown"):
+    with pytest.raises(DPCoreError, match=r"unknown|not registered"):
         compare_mechanisms(["no-such"], [1.0])
     with pytest.raises(DPCoreError, match="attacks"):
         compare_mechanisms(["santext"], [1.0], attacks=("bayes-mlm",))
