@@ -6,7 +6,8 @@ HTTP 200, and Playwright opens ``/`` and waits until the app script has rendered
 title. The time printed is process start → title visible. After each run the server's memory
 maps are checked for libtorch: torch must not load at start-up. Prints every run and the median.
 
-Run: ``python bench/cold_start.py`` (``--runs N``, default 3).
+Run: ``python bench/cold_start.py`` (``--runs N``, default 3; ``--python VENV/bin/python`` and
+``--root DIR`` serve with another interpreter or checkout, as in ``bench/app_memory.py``).
 """
 
 from __future__ import annotations
@@ -37,14 +38,16 @@ def _get_ok(url: str) -> bool:
         return False
 
 
-def one_run(browser) -> tuple[float, float, float, bool]:  # type: ignore[no-untyped-def]
+def one_run(  # type: ignore[no-untyped-def]
+    browser, python: str = sys.executable, root: Path | None = None
+) -> tuple[float, float, float, bool]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log_path = Path(tempfile.gettempdir()) / "dpcore-cold_start-server.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w") as log:
         t0 = time.perf_counter()
-        proc = start_server(port, log)
+        proc = start_server(port, log, python, root) if root else start_server(port, log, python)
         try:
             deadline = t0 + 120
             while not (_get_ok(f"{url}/_stcore/health") and _get_ok(f"{url}/")):
@@ -71,7 +74,10 @@ def one_run(browser) -> tuple[float, float, float, bool]:  # type: ignore[no-unt
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--python", default=sys.executable, help="interpreter that serves the app")
+    ap.add_argument("--root", default=None, help="checkout to serve (default: this one)")
     args = ap.parse_args()
+    root = Path(args.root).resolve() if args.root else None
     from playwright.sync_api import sync_playwright
 
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -84,7 +90,7 @@ def main() -> None:
             executable_path=exe, headless=True, args=["--no-sandbox", "--disable-gpu"]
         )
         for i in range(max(1, min(args.runs, 20))):
-            t_http, t_page, rss, torch = one_run(browser)
+            t_http, t_page, rss, torch = one_run(browser, args.python, root)
             times.append(t_page)
             any_torch |= torch
             print(
