@@ -7,10 +7,11 @@ One run, the same inputs for every backend:
    shipped attacker on each backend: onnxruntime (the runtime default: float16-stored weights,
    float32 compute), an int8 dynamically quantised copy of it (made in a temporary folder, to
    choose the precision by measurement), torch float32 and torch bfloat16 (the previous
-   default on CPUs with native bf16).
+   default, ``precision="auto"``, on CPUs with native bf16 such as this one).
 2. **Agreement.** Top-1 predictions on the attacker's held-out words (the training record's
    split: ``build_corpus(seed=0)``, one single-piece word per held-out sentence, as
-   ``train-attacker`` evaluates), compared with torch float32, and held-out top-1 accuracy.
+   ``train-attacker`` evaluates; needs Debian ``wordnet-base`` as the training did, else a
+   warning says the split differs), compared with torch float32, and held-out top-1 accuracy.
 
     python bench/attack.py                      # 872 tweets, 2,000 held-out words
     python bench/attack.py --n 200 --words 500  # quicker
@@ -75,6 +76,13 @@ def heldout_variants(mlm: MaskedLM, n_words: int) -> tuple[list[tuple[list[int],
         heldout_fraction=float(cfg.get("heldout_fraction", 0.02)),
         sources=tuple(cfg.get("sources", ("pang_lee", "wiki", "wordnet"))),
     )
+    expected = (rec.get("corpus") or {}).get("heldout_sentences")
+    if expected is not None and expected != len(corpus.heldout):
+        print(
+            f"WARNING: {len(corpus.heldout):,} held-out sentences, the training record has {expected:,}: "
+            "a corpus source is missing (Debian wordnet-base?), so this is not the record's split",
+            file=sys.stderr,
+        )
     tok = mlm.tokenizer
     items = []
 

@@ -2,7 +2,7 @@
 chart (defense rate of the Bayesian and masked-LM attackers against accuracy, over a grid of ε,
 on the same sentences and split). Writes CSV, JSON and an interactive HTML chart.
 
-    python bench/compare_mechanisms.py                       # every mechanism, ε ∈ {0.5, 1, 3, 10, 30}
+    python bench/compare_mechanisms.py                       # every mechanism, ε ∈ {1, 3, 10, 30}
     python bench/compare_mechanisms.py --mechanisms santext,tem --epsilons 1,3 --sentences 20
 
 Outputs ``bench/results/mechanism_comparison.{csv,json}`` (and ``.html``, not committed). The
@@ -26,10 +26,10 @@ sys.path.insert(0, str(ROOT))
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mechanisms", default=None, help="comma-separated names (default: all registered)")
-    ap.add_argument("--epsilons", default="0.5,1,3,10,30")
-    ap.add_argument("--sentences", type=int, default=40)
-    ap.add_argument("--n-train", type=int, default=2000)
-    ap.add_argument("--n-test", type=int, default=500)
+    ap.add_argument("--epsilons", default="1,3,10,30")
+    ap.add_argument("--sentences", type=int, default=30)
+    ap.add_argument("--n-train", type=int, default=1000)
+    ap.add_argument("--n-test", type=int, default=300)
     ap.add_argument("--vocab-size", type=int, default=15000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))

@@ -13,6 +13,7 @@ from dpcore.cli import main
 from dpcore.mechanisms import VECTOR_MECHANISMS
 from dpcore.sensitivity import adept_violation_fractions
 from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
+from dpcore.text.registry import required_embedding
 from dpcore.text.vocab import build_vocabulary
 from dpcore.validation import MIN_EPSILON, DPCoreError, check_epsilon, check_int
 
@@ -55,10 +56,11 @@ def test_epsilon_below_the_floor_is_refused_everywhere(eps: float) -> None:
     for name in VECTOR_MECHANISMS.names():
         with pytest.raises(DPCoreError, match="floor"):
             VECTOR_MECHANISMS.create(name, epsilon=eps, dim=4)
-    vocab = build_vocabulary("glove", size=300)
+    vocabs = {"glove": build_vocabulary("glove", size=300), "bert": build_vocabulary("bert")}
     for name in TEXT_MECHANISMS.names():
         if name == "random":
             continue  # ignores ε by definition (0-LDP)
+        vocab = vocabs[required_embedding(name) or "glove"]
         with pytest.raises(DPCoreError, match="floor"):
             create_text_mechanism(name, vocab=vocab, epsilon=eps)
 
@@ -75,10 +77,11 @@ def test_every_mechanism_works_at_the_floor() -> None:
     for name in VECTOR_MECHANISMS.names():
         r = audit(name, dim=4, epsilon=MIN_EPSILON, method="mc", trials=2_000, seed=0)
         assert not np.isnan(r.empirical_epsilon), name
-    vocab = build_vocabulary("glove", size=300)
+    vocabs = {"glove": build_vocabulary("glove", size=300), "bert": build_vocabulary("bert")}
     rng = np.random.default_rng(0)
     ids = np.arange(50)
     for name in TEXT_MECHANISMS.names():
+        vocab = vocabs[required_embedding(name) or "glove"]
         mech = create_text_mechanism(name, vocab=vocab, epsilon=MIN_EPSILON)
         out = mech.sample_ids(ids, rng)
         assert out.shape == ids.shape and out.min() >= 0 and out.max() < len(vocab), name

@@ -192,4 +192,6 @@ def test_list_includes_text_mechanisms(capsys: pytest.CaptureFixture[str]) -> No
     code, out, _ = run(["list", "--json"], capsys)
     assert code == 0
     text = {r["name"] for r in json.loads(out) if r["family"] == "text"}
-    assert text == {"santext", "santext+", "random", "feyisetan", "tem"}
+    from dpcore.text import TEXT_MECHANISMS
+
+    assert text == set(TEXT_MECHANISMS.names()) and {"santext", "santext+", "tem", "dp-mlm"} <= text

@@ -61,7 +61,9 @@ def compare_mechanisms(
     dataset, sentences, n_train, n_test
         Built-in labelled dataset, attack sentences and split sizes (drawn once from ``seed``).
     vocab_size
-        Most frequent GloVe words in V (one V for all mechanisms).
+        Most frequent GloVe words in V (one V for every mechanism that works over GloVe; a
+        mechanism that needs another embedding, such as dp-mlm's WordPieces, gets that
+        embedding's whole vocabulary, and its rows say so).
     attacks
         Any of ``"bayes-unigram"`` and ``"mlm"``; the Bayesian attacker is skipped (value
         ``None``) for mechanisms without a closed-form distribution.
@@ -92,6 +94,7 @@ def compare_mechanisms(
     from dpcore.attack.experiment import attack_sweep, sample_attack_sentences
     from dpcore.attack.utility import utility_sweep
     from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
+    from dpcore.text.registry import required_embedding
     from dpcore.text.vocab import build_vocabulary
 
     names = list(TEXT_MECHANISMS.names()) if mechanisms is None else list(dict.fromkeys(mechanisms))
@@ -109,7 +112,7 @@ def compare_mechanisms(
     data = load_labelled_dataset(dataset)
     sents = sample_attack_sentences(data, sentences, seed=seed)
     split = split_dataset(data, n_train=n_train, n_test=n_test, split_seed=seed)
-    vocab = build_vocabulary("glove", size=vocab_size)
+    vocabs = {"glove": build_vocabulary("glove", size=vocab_size)}
     if "mlm" in attacks and mlm is None:
         from dpcore.attack.mlm import load_mlm
 
@@ -118,8 +121,12 @@ def compare_mechanisms(
     rows: list[dict[str, Any]] = []
     total, done = len(names) * len(eps), 0
     for name in names:
+        emb = required_embedding(name) or "glove"
+        if emb not in vocabs:
+            vocabs[emb] = build_vocabulary(emb)
+        vocab = vocabs[emb]
 
-        def make(e: float, name: str = name) -> Any:
+        def make(e: float, name: str = name, vocab: Any = vocab) -> Any:
             return create_text_mechanism(name, vocab=vocab, epsilon=e)
 
         probe = make(eps[0])
@@ -145,6 +152,8 @@ def compare_mechanisms(
             rows.append(
                 {
                     "mechanism": name,
+                    "embedding": emb,
+                    "vocab_size": len(vocab),
                     "epsilon": e,
                     "notion": probe.privacy.notion,
                     "epsilon_scale": epsilon_scale(probe),
@@ -168,8 +177,8 @@ def compare_mechanisms(
         "n_train": n_train,
         "n_test": n_test,
         "split_seed": seed,
-        "embedding": "glove",
-        "vocab_size": len(vocab),
+        "embedding": "glove unless a mechanism needs another (each row names its own)",
+        "vocab_size": len(vocabs["glove"]),
         "attacks": list(attacks),
         "mlm": None if mlm is None else f"{getattr(mlm, 'backend', '?')}: {getattr(mlm, 'name', '?')}",
         "classifier": "tfidf",

@@ -11,6 +11,7 @@
 Importing this package is cheap: embeddings load on first use.
 """
 
+from dpcore.text import dpmlm as _dpmlm  # noqa: F401  (registers dp-mlm)
 from dpcore.text import mechanisms as _mechanisms  # noqa: F401  (registers the mechanisms)
 from dpcore.text import tem as _tem  # noqa: F401  (registers tem)
 from dpcore.text.mechanisms import (

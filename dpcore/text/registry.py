@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from dpcore.registry import Registry
 
-__all__ = ["TEXT_MECHANISMS"]
+__all__ = ["TEXT_MECHANISMS", "required_embedding"]
 
 #: Name → text mechanism class (keyword-only constructors: ``vocab``, ``epsilon``, …).
 TEXT_MECHANISMS: Registry = Registry("text mechanism")
+
+
+def required_embedding(name: str) -> str | None:
+    """The embedding a mechanism needs (its tag ``embedding:NAME``; dp-mlm: ``bert``), or None."""
+    for tag in TEXT_MECHANISMS.get(name).tags:
+        if tag.startswith("embedding:"):
+            return tag.split(":", 1)[1]
+    return None

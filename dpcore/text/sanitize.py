@@ -220,7 +220,12 @@ def sanitize_lines(
     ids = vocab.ids(flat)
     known = ids >= 0
     out = flat.copy()
-    if known.any():
+    if known.any() and getattr(mechanism, "contextual", False):
+        # Contextual mechanisms (dp-mlm) draw each token given its whole line.
+        cut = np.cumsum(lengths)[:-1]
+        per_line = [p[k] for p, k in zip(np.split(ids, cut), np.split(known, cut), strict=True)]
+        out[known] = vocab.words[np.concatenate(mechanism.sample_lines(per_line, rng))]
+    elif known.any():
         out[known] = vocab.words[mechanism.sample_ids(ids[known], rng)]
     if oov == "mask":
         out[~known] = OOV_TOKEN

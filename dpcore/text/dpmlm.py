@@ -1,0 +1,302 @@
+"""DP-MLM (Meisenbacher, Chevli, Vladika and Matthes, Findings of ACL 2024): each token is
+replaced by a draw of the exponential mechanism over a masked LM's clipped logits, in context.
+
+For the token at position i of a line t₁ … tₙ (WordPieces of the masked LM's vocabulary):
+
+1. the LM reads the original line and, as a second segment, the line with tᵢ masked
+   (``[CLS] t₁…tₙ [SEP] t₁…[MASK]…tₙ [SEP]``: the paper's "concatenated" input, §3.2);
+2. u(y) = clip(logit_y, a, b) for every candidate y ∈ V (the logits at the mask);
+3. the output is drawn with Pr[y] ∝ exp(ε·u(y) / (2Δu)), Δu = b − a (§3.1, the exponential
+   mechanism of McSherry and Talwar with the clipped logits as utility).
+
+**Guarantee.** Every u(y) lies in [a, b] *whatever the input line is*, so for any two inputs
+the weight of y changes by at most e^{εΔu/(2Δu)} = e^{ε/2} and the normaliser by at most the
+same: each released token is **ε-LDP with respect to the whole line**, not only to tᵢ. A line of
+n tokens, each released this way, is (n·ε)-DP for any change of the line (sequential
+composition), which is how the paper accounts for a rewritten text. The candidate set is the
+fixed public vocabulary V (the ``bert`` embedding's WordPieces, reserved tokens removed), never
+built from the text.
+
+**Exactness.** Given the line, the output distribution is exact (a softmax over |V| clipped
+logits, float64): :meth:`DPMLM.log_prob_lines`. The token-level API shared with the other
+mechanisms (:meth:`~DPMLM.sample_ids`, :meth:`~DPMLM.log_prob`, :meth:`~DPMLM.iter_log_rows`, used
+by the metrics, the bound check, the Bayesian attack and the text audit) treats each token as a
+**one-word line** ``[CLS] x [SEP] [MASK] [SEP]``, and is exact for that context. Sanitizing text
+(:func:`dpcore.text.sanitize.sanitize_lines`) uses the real lines.
+
+**The LM and the clip.** The LM is dpcore's shipped MiniLM attacker (onnxruntime; the same
+model the mask-token inference attack uses, so the attacker knows the sanitizer's LM: the
+conservative choice). The published code clips RoBERTa-base's logits to
+[−3.2093127, 16.3047979]; these bounds do not transfer to another LM, so dpcore calibrates its
+own on public text (:func:`calibrate_clip`: over masked positions of the first 50 Lee-corpus
+sentences, a = median of each position's 1st percentile over V and b = median of each
+position's maximum). Any fixed, public (a, b) gives the guarantee; the calibration only affects
+utility.
+
+Unlike the published ``dpmlm_rewrite``, every token is privatized: the published default keeps
+stopwords and punctuation verbatim, which makes the output reveal whether an input token is a
+stopword (not ε-LDP for a stopword against a non-stopword).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp
+
+from dpcore.text.mechanisms import TextMechanism, TextPrivacy
+from dpcore.text.registry import TEXT_MECHANISMS
+from dpcore.text.sampling import DEFAULT_MAX_ELEMENTS
+from dpcore.text.vocab import Vocabulary
+from dpcore.validation import DPCoreError, check_finite_float
+
+__all__ = ["DEFAULT_CLIP", "DPMLM", "calibrate_clip"]
+
+#: (a, b) for the shipped attacker, from :func:`calibrate_clip` on the Lee corpus (public text
+#: shipped with gensim); ``tests/test_dpmlm.py`` recomputes them.
+DEFAULT_CLIP = (-16.3931, -0.3963)
+
+#: Masked variants per forward pass.
+BATCH = 64
+
+#: Longest line whose two copies fit the LM's 512 positions; longer lines use a window of this
+#: many tokens around each position.
+MAX_CONTEXT_TOKENS = 254
+
+
+def _candidate_ids(vocab: Vocabulary, tokenizer: Any) -> np.ndarray:
+    ids = np.asarray(tokenizer.convert_tokens_to_ids(list(vocab.words)), dtype=np.int64)
+    unk = tokenizer.unk_token_id
+    if np.any(ids == unk) and "[UNK]" not in set(vocab.words):
+        bad = [w for w, i in zip(vocab.words, ids, strict=True) if i == unk][:3]
+        raise DPCoreError(f"words of V are not tokens of the masked LM (e.g. {bad}); use the bert embedding")
+    return ids
+
+
+def _variants(
+    tokenizer: Any, lines: Sequence[Sequence[int]]
+) -> tuple[list[tuple[list[int], int]], list[int]]:
+    """The concatenated masked inputs of every position of every line (and each line's length)."""
+    cls, sep, mask = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.mask_token_id
+    out: list[tuple[list[int], int]] = []
+    lengths: list[int] = []
+    for line in lines:
+        toks = [int(t) for t in line]
+        lengths.append(len(toks))
+        for i in range(len(toks)):
+            lo = max(0, min(i - MAX_CONTEXT_TOKENS // 2, len(toks) - MAX_CONTEXT_TOKENS))
+            win = toks[lo : lo + MAX_CONTEXT_TOKENS]
+            j = i - lo
+            masked = [*win[:j], mask, *win[j + 1 :]]
+            seq = [cls, *win, sep, *masked, sep]
+            out.append((seq, len(win) + 2 + j))
+    return out, lengths
+
+
+def _masked_logits(mlm: Any, variants: list[tuple[list[int], int]]) -> np.ndarray:
+    pad = mlm.tokenizer.pad_token_id or 0
+    width = max(len(v) for v, _ in variants)
+    n = len(variants)
+    ids = np.full((n, width), pad, dtype=np.int64)
+    att = np.zeros((n, width), dtype=np.int64)
+    for r, (v, _) in enumerate(variants):
+        ids[r, : len(v)] = v
+        att[r, : len(v)] = 1
+    pos = np.fromiter((p for _, p in variants), dtype=np.int64, count=n)
+    return mlm.masked_logits(ids, att, pos)
+
+
+def calibrate_clip(
+    mlm: Any = None, sentences: Sequence[str] | None = None, vocab: Vocabulary | None = None
+) -> tuple[float, float]:
+    """Clip bounds (a, b) of the LM's logits over V, from public text (module docstring).
+
+    Parameters
+    ----------
+    mlm
+        The masked LM (default: the shipped attacker).
+    sentences
+        Public sentences (default: the first 50 lines of the Lee corpus, at most 40 WordPieces each).
+    vocab
+        The candidate set V (default: the whole ``bert`` vocabulary).
+    """
+    from dpcore.text.corpora import load_corpus
+    from dpcore.text.vocab import build_vocabulary
+
+    if mlm is None:
+        from dpcore.attack.mlm import load_mlm
+
+        mlm = load_mlm()
+    sents = list(load_corpus("lee")[:50]) if sentences is None else list(sentences)
+    vocab = build_vocabulary("bert") if vocab is None else vocab
+    cand = _candidate_ids(vocab, mlm.tokenizer)
+    lines = [mlm.tokenizer(s, add_special_tokens=False)["input_ids"][:40] for s in sents]
+    variants, _ = _variants(mlm.tokenizer, [ln for ln in lines if ln])
+    lows, highs = [], []
+    for b in range(0, len(variants), BATCH):
+        z = _masked_logits(mlm, variants[b : b + BATCH])[:, cand].astype(np.float64)
+        lows.append(np.percentile(z, 1.0, axis=1))
+        highs.append(z.max(axis=1))
+    return float(np.median(np.concatenate(lows))), float(np.median(np.concatenate(highs)))
+
+
+@TEXT_MECHANISMS.register(
+    "dp-mlm",
+    summary="DP-MLM: exponential mechanism over clipped masked-LM logits in context; ε-LDP per token.",
+    citation="Meisenbacher et al. 2024 (Findings ACL), DP-MLM, §3.1–3.2",
+    tags=("exact", "embedding:bert"),
+)
+class DPMLM(TextMechanism):
+    """DP-MLM (Meisenbacher et al. 2024, §3.1): Pr[y] ∝ exp(ε·clip(logit_y, a, b) / (2(b − a))).
+
+    Parameters
+    ----------
+    vocab
+        A vocabulary of the ``bert`` embedding (its WordPieces are the LM's tokens).
+    epsilon
+        ε per released token (ε-LDP; a line of n tokens spends n·ε).
+    clip_low, clip_high
+        The public clip bounds (a, b); default :data:`DEFAULT_CLIP`.
+    mlm
+        A :class:`dpcore.attack.mlm.MaskedLM` with the bert-base-uncased WordPiece vocabulary
+        (default: the shipped attacker, loaded on first use).
+    """
+
+    name = "dp-mlm"
+    has_exact_distribution = True
+    #: The output of a token depends on its line (see :meth:`sample_lines`).
+    contextual = True
+
+    def __init__(
+        self,
+        *,
+        vocab: Vocabulary,
+        epsilon: float,
+        clip_low: float = DEFAULT_CLIP[0],
+        clip_high: float = DEFAULT_CLIP[1],
+        mlm: Any = None,
+    ) -> None:
+        super().__init__(vocab=vocab, epsilon=epsilon)
+        if vocab.embedding != "bert":
+            raise DPCoreError("dp-mlm draws WordPieces of its masked LM: build V from the bert embedding")
+        self.clip_low = check_finite_float(clip_low, name="clip_low", min_value=-1e6, max_value=1e6)
+        self.clip_high = check_finite_float(clip_high, name="clip_high", min_value=-1e6, max_value=1e6)
+        if not self.clip_high > self.clip_low:
+            raise DPCoreError("clip_high must be larger than clip_low")
+        self._mlm = mlm
+        self._cand: np.ndarray | None = None
+
+    @property
+    def privacy(self) -> TextPrivacy:
+        return TextPrivacy(
+            notion="LDP",
+            epsilon=self.epsilon,
+            epsilon0=0.0,
+            metric="any two words (per token; a line of n tokens spends n·ε)",
+            citation="Meisenbacher et al. 2024, DP-MLM §3.1",
+        )
+
+    def params(self) -> dict[str, Any]:
+        out = super().params()
+        out |= {"clip": [self.clip_low, self.clip_high], "lm": "dpcore minilm-mlm (onnxruntime)"}
+        return out
+
+    @property
+    def mlm(self) -> Any:
+        """The masked LM (the shipped attacker unless one was given)."""
+        if self._mlm is None:
+            from dpcore.attack.mlm import load_mlm
+
+            self._mlm = load_mlm()
+        return self._mlm
+
+    @property
+    def candidates(self) -> np.ndarray:
+        """LM token id of every word of V, in V's order."""
+        if self._cand is None:
+            self._cand = _candidate_ids(self.vocab, self.mlm.tokenizer)
+        return self._cand
+
+    def _log_rows(self, variants: list[tuple[list[int], int]]) -> Iterator[np.ndarray]:
+        """log Pr[· | context] over V (float64) for each variant, a batch at a time."""
+        scale = self.epsilon / (2.0 * (self.clip_high - self.clip_low))
+        for b in range(0, len(variants), BATCH):
+            z = _masked_logits(self.mlm, variants[b : b + BATCH])[:, self.candidates].astype(np.float64)
+            z = np.clip(z, self.clip_low, self.clip_high) * scale
+            yield z - logsumexp(z, axis=1, keepdims=True)
+
+    def log_prob_lines(self, lines: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Exact ``log Pr[M(line)_i = y]`` for every position i of every line (rows over V).
+
+        ``lines`` hold ids of V. Returns one (len(line), |V|) array per line.
+        """
+        tok_lines = [self.candidates[self._check_ids(np.asarray(ln))] for ln in lines]
+        variants, lengths = _variants(self.mlm.tokenizer, tok_lines)
+        rows = np.vstack(list(self._log_rows(variants))) if variants else np.zeros((0, len(self.vocab)))
+        return np.split(rows, np.cumsum(lengths)[:-1]) if lengths else []
+
+    def sample_lines(self, lines: Sequence[np.ndarray], rng: np.random.Generator) -> list[np.ndarray]:
+        """One draw per token of each line (ids of V), each given its whole line (Gumbel-max)."""
+        tok_lines = [self.candidates[self._check_ids(np.asarray(ln))] for ln in lines]
+        variants, lengths = _variants(self.mlm.tokenizer, tok_lines)
+        out = np.empty(len(variants), dtype=np.int64)
+        k = 0
+        for rows in self._log_rows(variants):
+            g = rng.gumbel(size=rows.shape)
+            out[k : k + len(rows)] = np.argmax(rows + g, axis=1)
+            k += len(rows)
+        return np.split(out, np.cumsum(lengths)[:-1]) if lengths else []
+
+    # --- the token-level API: each token as a one-word line --------------------------------
+
+    def sample_ids(
+        self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = DEFAULT_MAX_ELEMENTS
+    ) -> np.ndarray:
+        """One draw of M(x) per id, each token alone as a one-word line (module docstring).
+
+        One forward pass per distinct word; its occurrences then draw from that row by the
+        Gumbel-max trick, at most ``max_elements`` noise values at a time.
+        """
+        x = self._check_ids(ids)
+        out = np.empty(x.size, dtype=np.int64)
+        if x.size == 0:
+            return out
+        uniq, inv = np.unique(x, return_inverse=True)
+        order = np.argsort(inv, kind="stable")  # occurrences grouped by distinct word
+        bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
+        chunk = max(1, max_elements // len(self.vocab))
+        for sl, rows in self.iter_log_rows(uniq, max_elements=max_elements):
+            occ = order[bounds[sl.start] : bounds[sl.stop]]
+            for c in range(0, occ.size, chunk):
+                part = occ[c : c + chunk]
+                scores = rows[inv[part] - sl.start] + rng.gumbel(size=(part.size, rows.shape[1]))
+                out[part] = np.argmax(scores, axis=1)
+        return out
+
+    def iter_log_rows(
+        self, x: np.ndarray, *, max_elements: int = DEFAULT_MAX_ELEMENTS
+    ) -> Iterator[tuple[slice, np.ndarray]]:
+        """Exact rows ``log Pr[M(x) = ·]`` over V for one-word lines, a batch at a time."""
+        x = self._check_ids(x)
+        step = max(1, min(BATCH, max_elements // max(1, len(self.vocab))))
+        for start in range(0, x.size, step):
+            sl = slice(start, min(start + step, x.size))
+            variants, _ = _variants(self.mlm.tokenizer, [[int(t)] for t in self.candidates[x[sl]]])
+            yield sl, next(self._log_rows(variants))
+
+    def log_prob(
+        self, x: np.ndarray, y: np.ndarray, *, max_elements: int = DEFAULT_MAX_ELEMENTS
+    ) -> np.ndarray:
+        """Exact ``log Pr[M(x_k) = y_k]`` for paired ids (one-word lines)."""
+        x = self._check_ids(x)
+        y = self._check_ids(y)
+        if x.shape != y.shape:
+            raise DPCoreError("x and y must have the same length")
+        uniq, inv = np.unique(x, return_inverse=True)
+        out = np.empty(x.size)
+        for sl, rows in self.iter_log_rows(uniq, max_elements=max_elements):
+            k = np.flatnonzero((inv >= sl.start) & (inv < sl.stop))
+            out[k] = rows[inv[k] - sl.start, y[k]]
+        return out
