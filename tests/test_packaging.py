@@ -5,6 +5,7 @@ answers `dpcore --help` and sanitizes text from outside the repository."""
 from __future__ import annotations
 
 import email
+import os
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def clean_env() -> dict[str, str]:
+    """The environment without PYTHONPATH (other tests or Ray may set it to the repository)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
 
 pytestmark = pytest.mark.slow
 
@@ -96,12 +103,18 @@ def test_fresh_virtualenv_install_imports_and_runs_the_cli(wheel: Path, tmp_path
         "out = dpcore.sanitize('the patient has hiv', mechanism='santext', epsilon=3.0, seed=0); "
         "print(len(out.lines), out.parameters['mechanism'])"
     )
-    run = subprocess.run([str(py), "-c", code], cwd=elsewhere, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [str(py), "-c", code], cwd=elsewhere, capture_output=True, text=True, timeout=300, env=clean_env()
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split() == ["1", "santext"]
-    helped = subprocess.run([str(exe), "--help"], cwd=elsewhere, capture_output=True, text=True, timeout=60)
+    helped = subprocess.run(
+        [str(exe), "--help"], cwd=elsewhere, capture_output=True, text=True, timeout=60, env=clean_env()
+    )
     assert helped.returncode == 0 and helped.stdout.startswith("usage: dpcore "), helped.stdout[:200]
-    listed = subprocess.run([str(exe), "list"], cwd=elsewhere, capture_output=True, text=True, timeout=120)
+    listed = subprocess.run(
+        [str(exe), "list"], cwd=elsewhere, capture_output=True, text=True, timeout=120, env=clean_env()
+    )
     assert listed.returncode == 0 and "santext" in listed.stdout
 
 

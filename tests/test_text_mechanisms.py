@@ -296,7 +296,7 @@ def test_bad_names_and_ids() -> None:
     v = toy_vocab()
     with pytest.raises(DPCoreError, match="unknown text mechanism"):
         create_text_mechanism("nope", vocab=v, epsilon=1.0)
-    with pytest.raises(DPCoreError, match="only to santext"):
+    with pytest.raises(DPCoreError, match="p does not apply to santext"):
         create_text_mechanism("santext", vocab=v, epsilon=1.0, p=0.3)
     with pytest.raises(DPCoreError):
         SanText(vocab=v, epsilon=1.0).sample_ids(np.array([0, 99]), np.random.default_rng(0))

@@ -190,18 +190,21 @@ def start_ray(address: str | None, workers: int) -> Callable[[], None]:
         import ray
     except ImportError:
         raise DPCoreError(
-            "--engine ray needs Ray Data: pip install 'ray[data]' (see requirements.txt)"
+            "--engine ray needs Ray Data: pip install -r requirements-dev.txt "
+            "(or pip install 'dpcore[corpus]')"
         ) from None
     if ray.is_initialized():
         return lambda: None
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR"}
+    old_path = os.environ.get("PYTHONPATH")
     if address:
         kwargs["address"] = address
     else:
-        # a local Ray for this run: its workers must import this dpcore
+        # a local Ray for this run: its workers must import this dpcore. The processes Ray starts
+        # inherit the variable now; it is restored afterwards, so the caller's process is unchanged.
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        paths = [root] + [p for p in (old_path or "").split(os.pathsep) if p]
         os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
         kwargs["num_cpus"] = max(1, workers)
     try:
@@ -209,6 +212,11 @@ def start_ray(address: str | None, workers: int) -> Callable[[], None]:
     except Exception as exc:
         where = f"the Ray cluster at {address!r}" if address else "a local Ray"
         raise DPCoreError(f"cannot start {where}: {str(exc).splitlines()[0][:200]}") from None
+    finally:
+        if old_path is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old_path
     return ray.shutdown
 
 

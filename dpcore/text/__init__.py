@@ -12,8 +12,10 @@ Importing this package is cheap: embeddings load on first use.
 """
 
 from dpcore.text import dpmlm as _dpmlm  # noqa: F401  (registers dp-mlm)
+from dpcore.text import mahalanobis as _mahalanobis  # noqa: F401  (registers mahalanobis)
 from dpcore.text import mechanisms as _mechanisms  # noqa: F401  (registers the mechanisms)
 from dpcore.text import tem as _tem  # noqa: F401  (registers tem)
+from dpcore.text import vickrey as _vickrey  # noqa: F401  (registers vickrey-*)
 from dpcore.text.mechanisms import (
     Feyisetan,
     RandomReplacement,

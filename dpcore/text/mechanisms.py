@@ -60,6 +60,7 @@ __all__ = [
     "TextMechanism",
     "TextPrivacy",
     "create_text_mechanism",
+    "mechanism_parameters",
 ]
 
 
@@ -482,20 +483,42 @@ class Feyisetan(TextMechanism):
         return out
 
 
+def mechanism_parameters(name: str) -> dict[str, Any]:
+    """The keyword parameters of a registered text mechanism beyond ``vocab`` and ``epsilon``,
+    with their defaults (read from its constructor: one source of truth for the CLI, the
+    dashboard and the API).
+
+    Examples
+    --------
+    >>> from dpcore.text.mechanisms import mechanism_parameters
+    >>> mechanism_parameters("santext+")
+    {'p': 0.3, 'w': 0.9}
+    """
+    import inspect
+
+    factory = TEXT_MECHANISMS.get(name).factory
+    sig = inspect.signature(factory)
+    return {
+        k: (None if v.default is inspect.Parameter.empty else v.default)
+        for k, v in sig.parameters.items()
+        if k not in ("self", "vocab", "epsilon", "mlm") and v.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+
+
 def create_text_mechanism(
     name: str,
     *,
     vocab: Vocabulary,
     epsilon: float,
-    p: float | None = None,
-    w: float | None = None,
+    **params: Any,
 ) -> TextMechanism:
-    """Build a registered text mechanism; ``p`` and ``w`` apply to ``santext+`` only.
+    """Build a registered text mechanism with its own parameters (``None`` values are ignored).
 
     Raises
     ------
     DPCoreError
-        Unknown name, bad parameters, or ``p``/``w`` given to a mechanism that has none.
+        Unknown name, bad parameters, or a parameter the mechanism does not have (the message
+        lists the ones it has).
 
     Examples
     --------
@@ -505,13 +528,13 @@ def create_text_mechanism(
     >>> m.privacy.notion, m.claimed_epsilon
     ('MLDP', 2.0)
     """
-    TEXT_MECHANISMS.get(name)  # clear error for unknown names
-    kwargs: dict[str, Any] = {"vocab": vocab, "epsilon": epsilon}
-    if name == "santext+":
-        if p is not None:
-            kwargs["p"] = p
-        if w is not None:
-            kwargs["w"] = w
-    elif p is not None or w is not None:
-        raise DPCoreError(f"p and w apply only to santext+, not to {name}")
-    return TEXT_MECHANISMS.create(name, **kwargs)
+    accepted = mechanism_parameters(name)  # clear error for unknown names
+    given = {k: v for k, v in params.items() if v is not None}
+    unknown = [k for k in given if k not in accepted]
+    if unknown:
+        has = ", ".join(accepted) if accepted else "none"
+        raise DPCoreError(
+            f"{', '.join(unknown)} {'does' if len(unknown) == 1 else 'do'} not apply to {name} "
+            f"(its parameters: {has})"
+        )
+    return TEXT_MECHANISMS.create(name, vocab=vocab, epsilon=epsilon, **given)

@@ -145,9 +145,17 @@ class DpcoreSanitizer:
         return self.mechanism.sample_ids(np.full(n, word_id, dtype=np.int64), rng)
 
     def claimed_bound(self, x: str, x_prime: str, distance: float) -> float:
-        """ε·d(x, x′) + ε₀ (ε₀ = 0 except for SanText+; LDP: ε)."""
+        """ε·d(x, x′) + ε₀ (ε₀ = 0 except for SanText+; LDP: ε).
+
+        d is the metric of the mechanism's own claim: the embedding's Euclidean distance, or the
+        mechanism's ``privacy_distance`` where it has one (the Mahalanobis mechanisms' d_RM).
+        """
         if self.guarantee == "ldp":
             return self.epsilon
+        own = getattr(self.mechanism, "privacy_distance", None)
+        if own is not None:
+            ids = self.mechanism.vocab.ids([x, x_prime])
+            distance = float(own(ids[:1], ids[1:])[0])
         return self.epsilon * distance + self.epsilon0
 
     def protected_ids(self) -> np.ndarray | None:
@@ -156,7 +164,7 @@ class DpcoreSanitizer:
 
     def log_prob_row(self, word: str) -> tuple[np.ndarray, np.ndarray]:
         """Exact ``log Pr[M(word) = y]`` over the whole vocabulary (closed-form mechanisms)."""
-        if not isinstance(self.mechanism, ExponentialTokenMechanism):
+        if not self.mechanism.has_exact_distribution:
             raise DPCoreError(f"{self.name} has no closed-form output distribution")
         wid = self.mechanism.vocab.ids([word])
         if wid[0] < 0:
