@@ -6,6 +6,12 @@ a masked-LM attack is selected (dpcore.attack.mlm imports it lazily). Caps keep 
 about a minute at most: ≤ 200 sentences, ≤ 6 ε values, ≤ 4,000 training sentences, and with a
 masked-LM attack at most 480 sentence runs (sentences × (ε values + 1) ×
 mechanisms). Long runs report progress after every batch, so a widget change stops them.
+
+Speed: every result is cached per unit — (mechanism, ε, attack group, sentences, seed) for the
+attacks, (mechanism, ε, split, seed) for utility, the ε = ∞ reference and the baselines once —
+so adding or removing one ε or mechanism reuses every other unit. The Bayesian attack and
+utility are computed first and drawn (seconds); the masked-LM attack then fills the same figures
+in unit by unit.
 """
 
 from __future__ import annotations
@@ -13,22 +19,23 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from dpcore.attack.bayes import prepare_channels
 from dpcore.attack.datasets import DATASETS, load_labelled_dataset, split_dataset
-from dpcore.attack.experiment import attack_sweep, sample_attack_sentences
+from dpcore.attack.experiment import attack_at_epsilon, attack_reference, sample_attack_sentences
 from dpcore.attack.mlm import default_mlm_available
-from dpcore.attack.utility import utility_sweep
+from dpcore.attack.utility import utility_at_epsilon, utility_baselines
 from dpcore.text import create_text_mechanism
 from dpcore.text.vocab import build_vocabulary
 from dpcore.viz.attack_figure import ATTACK_LABELS, epsilon_figure, tradeoff_figure
 from pages._shared import (
     apply_query_params,
+    bar_updater,
     choice_param,
     download_buttons,
     ensure_navigation,
     float_param,
     int_param,
     multi_param,
-    replay_safe,
     show_errors,
     sync_query_params,
 )
@@ -45,6 +52,27 @@ EPS_GRID = ["0.5", "1", "2", "3", "6", "10", "14", "20"]
 MECHANISMS = ["santext", "santext+"]
 ATTACKS = ["bayes-unigram", "mlm", "bayes-mlm"]
 MLM_ATTACKS = {"mlm", "bayes-mlm"}
+#: Column names shown in the tables (the downloads keep the machine names).
+ATTACK_COLUMNS = {
+    "mechanism": "Mechanism",
+    "attack": "Attacker",
+    "epsilon": "ε",
+    "defense_rate": "Defense rate",
+    "ci_low": "95% CI low",
+    "ci_high": "95% CI high",
+    "tokens": "Positions scored",
+    "kept_by_sanitizer": "Kept by sanitizer",
+    "attacker_top1_unsanitized": "Attacker top-1, unsanitized",
+}
+UTILITY_COLUMNS = {
+    "mechanism": "Mechanism",
+    "epsilon": "ε",
+    "accuracy": "Accuracy (sanitized test)",
+    "ci_low": "95% CI low",
+    "ci_high": "95% CI high",
+    "accuracy_raw_test": "Accuracy (raw test)",
+    "test_tokens_replaced": "Test tokens replaced",
+}
 VOCAB_SIZES = [2_000, 5_000, 10_000, 15_000]
 TRAIN_SIZES = [500, 1_000, 2_000, 4_000]
 TEST_SIZES = [200, 500, 1_000]
@@ -55,11 +83,11 @@ SPECS = {
     "p": float_param(0.3, 0.0, 1.0),
     "w": float_param(0.9, 0.0, 1.0),
     "data": choice_param("tweets", list(DATASETS)),
-    "n": int_param(40, 5, MAX_SENTENCES),
-    "attacks": multi_param(["bayes-unigram", "mlm", "bayes-mlm"], ATTACKS),
-    "vsize": choice_param(15_000, VOCAB_SIZES),
-    "ntrain": choice_param(4_000, TRAIN_SIZES),
-    "ntest": choice_param(1_000, TEST_SIZES),
+    "n": int_param(20, 5, MAX_SENTENCES),
+    "attacks": multi_param(["bayes-unigram", "mlm"], ATTACKS),
+    "vsize": choice_param(5_000, VOCAB_SIZES),
+    "ntrain": choice_param(1_000, TRAIN_SIZES),
+    "ntest": choice_param(500, TEST_SIZES),
     "seed": int_param(0, 0, 2**31 - 1),
 }
 
@@ -76,46 +104,67 @@ def get_mlm():
     return load_mlm()
 
 
-def _maker(mech: str, p: float, w: float, vsize: int):
+def _mechanism(mech: str, eps: float, p: float, w: float, vsize: int):
     extra = {"p": p, "w": w} if mech == "santext+" else {}
-    return lambda e: create_text_mechanism(mech, vocab=get_vocab(vsize), epsilon=e, **extra)
+    return create_text_mechanism(mech, vocab=get_vocab(vsize), epsilon=eps, **extra)
 
 
 @st.cache_data(max_entries=16, max_size="16MB", show_spinner=False)
-def run_attacks(
+def get_sentences(data: str, n: int, seed: int) -> list[str]:
+    return sample_attack_sentences(load_labelled_dataset(data), n, seed=seed)
+
+
+@st.cache_data(max_entries=16, max_size="16MB", show_spinner=False)
+def get_split(data: str, ntrain: int, ntest: int):
+    return split_dataset(load_labelled_dataset(data), n_train=ntrain, n_test=ntest, split_seed=0)
+
+
+@st.cache_data(max_entries=32, max_size="16MB", show_spinner=False)
+def run_reference(data: str, n: int, group: tuple[str, ...], vsize: int, seed: int, _progress=None) -> dict:
+    """ε = ∞ reference of one attack group; depends on V and the sentences, not the mechanism."""
+    mlm = get_mlm() if MLM_ATTACKS & set(group) else None
+    mech = _mechanism("santext", 1.0, 0.3, 0.9, vsize)
+    return attack_reference(get_sentences(data, n, seed), mech, attacks=group, mlm=mlm, progress=_progress)
+
+
+@st.cache_data(max_entries=256, max_size="16MB", show_spinner=False)
+def run_attack_unit(
     mech: str,
-    eps: tuple[float, ...],
+    eps: float,
     p: float,
     w: float,
     data: str,
     n: int,
-    attacks: tuple[str, ...],
+    group: tuple[str, ...],
     vsize: int,
     seed: int,
     _progress=None,
 ) -> dict:
-    sentences = sample_attack_sentences(load_labelled_dataset(data), n, seed=seed)
-    mlm = get_mlm() if MLM_ATTACKS & set(attacks) else None
-    return attack_sweep(
-        sentences, _maker(mech, p, w, vsize), eps, attacks=attacks, mlm=mlm, seed=seed, progress=_progress
+    """One (mechanism, ε, attack group, sentences, seed) unit."""
+    ref = run_reference(data, n, group, vsize, seed, _progress=_progress)
+    mlm = get_mlm() if MLM_ATTACKS & set(group) else None
+    return attack_at_epsilon(
+        get_sentences(data, n, seed),
+        _mechanism(mech, eps, p, w, vsize),
+        ref,
+        attacks=group,
+        mlm=mlm,
+        seed=seed,
+        progress=_progress,
     )
 
 
-@st.cache_data(max_entries=16, max_size="16MB", show_spinner=False)
-def run_utility(
-    mech: str,
-    eps: tuple[float, ...],
-    p: float,
-    w: float,
-    data: str,
-    vsize: int,
-    ntrain: int,
-    ntest: int,
-    seed: int,
-    _progress=None,
+@st.cache_data(max_entries=256, max_size="16MB", show_spinner=False)
+def run_utility_unit(
+    mech: str, eps: float, p: float, w: float, data: str, vsize: int, ntrain: int, ntest: int, seed: int
 ) -> dict:
-    split = split_dataset(load_labelled_dataset(data), n_train=ntrain, n_test=ntest, split_seed=0)
-    return utility_sweep(split, _maker(mech, p, w, vsize), eps, seed=seed, progress=_progress)
+    """One (mechanism, ε, split, seed) utility row."""
+    return utility_at_epsilon(get_split(data, ntrain, ntest), _mechanism(mech, eps, p, w, vsize), seed=seed)
+
+
+@st.cache_data(max_entries=16, max_size="16MB", show_spinner=False)
+def run_baselines(data: str, vsize: int, ntrain: int, ntest: int, seed: int) -> dict:
+    return utility_baselines(get_split(data, ntrain, ntest), get_vocab(vsize), seed=seed)
 
 
 st.title("Attack & utility")
@@ -180,55 +229,110 @@ if MLM_ATTACKS & set(attacks) and mlm_runs > MAX_MLM_SENTENCE_RUNS:
     )
     st.stop()
 
+settings = [(m, (p, w) if m == "santext+" else (0.3, 0.9)) for m in mechs]
+fast = [a for a in attacks if a not in MLM_ATTACKS]
+slow = tuple(a for a in attacks if a in MLM_ATTACKS)
 attack_rows: list[dict] = []
 utility_rows: list[dict] = []
-baselines: dict = {}
-params: dict = {}
-with show_errors():
-    for mech in mechs:
-        mp, mw = (p, w) if mech == "santext+" else (0.3, 0.9)
-        if attacks:
-            bar = st.progress(0.0, text=f"Attacking {mech}…")
-            tick = replay_safe(
-                lambda d, t, b=bar, m=mech: b.progress(d / t, text=f"Attacking {m}… {100 * d / t:.0f}%")
+mech_params: dict[str, dict] = {}
+status = st.progress(0.0, text="Bayesian attack and utility…")
+metrics = st.empty()
+st.subheader("Privacy–utility trade-off (Fig. 4)")
+trade_slot = st.empty()
+trade_note = st.empty()
+st.subheader("Defense rate and accuracy against ε")
+eps_slot = st.empty()
+drawn = [0]
+
+
+def draw(final: bool) -> None:
+    """(Re)draw the metrics and both figures from the rows computed so far."""
+    adf, udf = pd.DataFrame(attack_rows), pd.DataFrame(utility_rows)
+    drawn[0] += 1
+    with metrics.container():
+        c1, c2, c3 = st.columns(3)
+        c1.metric("Accuracy, unsanitized", f"{baselines['accuracy_unsanitized']:.3f}")
+        c2.metric("Accuracy, random replacement", f"{baselines['accuracy_random']:.3f}")
+        c3.metric("Majority class", f"{baselines['majority']:.3f}")
+    if len(adf):
+        trade_slot.plotly_chart(
+            tradeoff_figure(adf, udf, baselines), width="stretch", key=f"tradeoff-figure-{drawn[0]}"
+        )
+        trade_note.caption(
+            "Each point is one ε; hollow markers (ε=∞) are unsanitized text: accuracy without "
+            "sanitization, defense = 1 − the attacker's top-1 there. Error bars: 95% Clopper–Pearson."
+            + (
+                ""
+                if final
+                else " **The masked-LM attacker is still running; its points appear as they finish.**"
             )
-            res = run_attacks(mech, eps, mp, mw, data, n, tuple(attacks), vsize, seed, _progress=tick)
-            bar.empty()
-            attack_rows += [{"mechanism": mech, **r} for r in res["rows"]]
-            params[f"attack:{mech}"] = res["parameters"]
-        bar = st.progress(0.0, text=f"Training classifiers on {mech} text…")
-        tick = replay_safe(lambda d, t, b=bar, m=mech: b.progress(d / t, text=f"Training on {m}… {d}/{t}"))
-        ures = run_utility(mech, eps, mp, mw, data, vsize, ntrain, ntest, seed, _progress=tick)
-        bar.empty()
-        utility_rows += [{"mechanism": mech, **r} for r in ures["rows"]]
-        baselines = ures["baselines"]
-        params[f"utility:{mech}"] = ures["parameters"]
+        )
+    else:
+        trade_slot.info("Choose at least one attack to see the trade-off.")
+    eps_slot.plotly_chart(
+        epsilon_figure(adf, udf, baselines), width="stretch", key=f"epsilon-figure-{drawn[0]}"
+    )
+
+
+with show_errors():
+    # Phase 1: Bayesian (unigram) attack and utility, unit by unit: seconds.
+    units = len(settings) * len(eps) * (1 + bool(fast)) + 1
+    done = [0]
+
+    def step(text: str) -> None:
+        done[0] += 1
+        status.progress(min(done[0] / units, 1.0), text=text)
+
+    baselines = run_baselines(data, vsize, ntrain, ntest, seed)
+    step("Baselines done")
+    for mech, (mp, mw) in settings:
+        if fast:  # one distance pass for every ε of this mechanism (channels cached in dpcore)
+            prepare_channels([_mechanism(mech, e, mp, mw, vsize) for e in eps])
+        for e in eps:
+            if fast:
+                unit = run_attack_unit(mech, e, mp, mw, data, n, tuple(fast), vsize, seed)
+                attack_rows += [{"mechanism": mech, **r} for r in unit["rows"]]
+                mech_params[mech] = unit["parameters"]
+                step(f"Bayesian attack: {mech}, ε = {e:g}")
+            row = run_utility_unit(mech, e, mp, mw, data, vsize, ntrain, ntest, seed)
+            utility_rows.append({"mechanism": mech, **row})
+            mech_params[mech] = mech_params.get(mech) or _mechanism(mech, e, mp, mw, vsize).params()
+            step(f"Utility: {mech}, ε = {e:g}")
+    draw(final=not slow)
+    # Phase 2: the masked-LM attack fills in, one (mechanism, ε) unit at a time.
+    if slow:
+        todo = [(mech, mp, mw, e) for mech, (mp, mw) in settings for e in eps]
+        for i, (mech, mp, mw, e) in enumerate(todo):
+            label = f"Masked-LM attacker: {mech}, ε = {e:g} ({i + 1} of {len(todo)})"
+            status.progress(i / len(todo), text=label)
+            tick = bar_updater(status, lambda d, t, lab=label: lab, start=i / len(todo), span=1 / len(todo))
+            unit = run_attack_unit(mech, e, mp, mw, data, n, slow, vsize, seed, _progress=tick)
+            attack_rows += [{"mechanism": mech, **r} for r in unit["rows"]]
+            draw(final=i + 1 == len(todo))
+status.empty()
 
 adf = pd.DataFrame(attack_rows)
 udf = pd.DataFrame(utility_rows)
-c1, c2, c3 = st.columns(3)
-c1.metric("Accuracy, unsanitized", f"{baselines['accuracy_unsanitized']:.3f}")
-c2.metric("Accuracy, random replacement", f"{baselines['accuracy_random']:.3f}")
-c3.metric("Majority class", f"{baselines['majority']:.3f}")
-
-st.subheader("Privacy–utility trade-off (Fig. 4)")
-if len(adf):
-    st.plotly_chart(tradeoff_figure(adf, udf, baselines), width="stretch", key="tradeoff-figure")
-    st.caption(
-        "Each point is one ε; hollow markers (ε=∞) are unsanitized text: accuracy without "
-        "sanitization, defense = 1 − the attacker's top-1 there. Error bars: 95% Clopper–Pearson."
-    )
-else:
-    st.info("Choose at least one attack to see the trade-off.")
-
-st.subheader("Defense rate and accuracy against ε")
-st.plotly_chart(epsilon_figure(adf, udf, baselines), width="stretch", key="epsilon-figure")
-
+params = {
+    "mechanisms": {
+        m: {k: v for k, v in mech_params[m].items() if k not in {"epsilon", "privacy"}} for m in mechs
+    },
+    "epsilons": list(eps),
+    "attacks": attacks,
+    "dataset": data,
+    "sentences": n,
+    "vocabulary_size": vsize,
+    "n_train": ntrain,
+    "n_test": ntest,
+    "split_seed": 0,
+    "seed": seed,
+    "seed_streams": "cell_seed_sequence(seed, 'attack'|'utility', mechanism, …, ε)",
+    "mlm": "shipped minilm-mlm (dpcore/attack/models/minilm-mlm)" if slow else None,
+}
 if len(adf):
     st.subheader("Defense rates")
-    cols = ["mechanism", "attack", "epsilon", "defense_rate", "ci_low", "ci_high", "tokens"]
-    cols += ["kept_by_sanitizer", "attacker_top1_unsanitized"]
-    st.dataframe(adf[cols], hide_index=True, width="stretch")
+    adf = adf.sort_values(["mechanism", "attack", "epsilon"], kind="stable")
+    st.dataframe(adf[list(ATTACK_COLUMNS)].rename(columns=ATTACK_COLUMNS), hide_index=True, width="stretch")
     if {"mlm", "bayes-unigram"} <= set(adf["attack"]) or {"mlm", "bayes-mlm"} <= set(adf["attack"]):
         piv = adf.pivot_table(index=["mechanism", "epsilon"], columns="attack", values="defense_rate")
         best = piv.drop(columns=["mlm"]).min(axis=1)
@@ -238,7 +342,8 @@ if len(adf):
         )
     download_buttons(adf, {"runs": params}, f"dpcore-attack-{data}-seed{seed}", key="attack")
 st.subheader("Accuracy")
-st.dataframe(udf, hide_index=True, width="stretch")
+udf = udf.sort_values(["mechanism", "epsilon"], kind="stable")
+st.dataframe(udf[list(UTILITY_COLUMNS)].rename(columns=UTILITY_COLUMNS), hide_index=True, width="stretch")
 download_buttons(udf, {"runs": params, **baselines}, f"dpcore-utility-{data}-seed{seed}", key="utility")
 
 with st.expander("What is measured, exactly"):

@@ -55,6 +55,7 @@ SPECS = {
     "w": float_param(0.9, 0.0, 1.0),
     "vsize": choice_param(10_000, VOCAB_SIZES),
     "seed": int_param(0, 0, 2**31 - 1),
+    "nsent": int_param(3, 1, 20),
     "draws": int_param(5, 1, 10),
     "source": choice_param("sample", SOURCES),
     "corpus": choice_param("tweets", list(CORPORA)),
@@ -188,7 +189,7 @@ with show_errors():
     if source == "sample":
         c1, c2 = st.columns([2, 1])
         c1.selectbox("Corpus", list(CORPORA), key="corpus", format_func=lambda c: CORPORA[c].title)
-        n_sent = c2.number_input("Sentences", 1, 20, 3, key="n_sentences")
+        n_sent = c2.number_input("Sentences", 1, 20, key="nsent")
         text = "\n".join(sample_sentences(st.session_state["corpus"], int(n_sent), seed=seed))
         info = CORPORA[st.session_state["corpus"]]
         st.caption(f"Source: {info.source}. Package: {info.package}. Licence: {info.licence}.")

@@ -57,12 +57,17 @@ __all__ = [
     "ATTACKS",
     "MAX_ATTACK_SENTENCES",
     "MAX_ATTACK_TOKENS",
+    "MLM_ATTACKS",
     "PROGRESS_UNITS",
+    "attack_at_epsilon",
+    "attack_reference",
     "attack_sweep",
     "sample_attack_sentences",
 ]
 
 ATTACKS = ("mlm", "bayes-unigram", "bayes-mlm")
+#: Attacks that need the masked LM (one group: they share forward passes).
+MLM_ATTACKS = ("mlm", "bayes-mlm")
 #: Most sentences one attack run accepts.
 MAX_ATTACK_SENTENCES = 5_000
 #: Longer sentences are cut to their first tokens (the attacked positions, not the text).
@@ -133,6 +138,172 @@ def _mlm_hits(
     return np.concatenate([np.asarray(h, dtype=bool)[m] for h, m in zip(res.hits, scored, strict=True)])
 
 
+def _check_attacks(attacks: Sequence[str], mlm: Any) -> list[str]:
+    atk = list(dict.fromkeys(attacks))
+    bad = [a for a in atk if a not in ATTACKS]
+    if not atk or bad:
+        raise DPCoreError(f"attacks must be among {', '.join(ATTACKS)}; got {', '.join(bad) or 'none'}")
+    if any(a in MLM_ATTACKS for a in atk) and mlm is None:
+        raise DPCoreError("the mlm and bayes-mlm attacks need a masked LM")
+    return atk
+
+
+def _check_sentences(sentences: Sequence[str]) -> list[str]:
+    sents = [str(s) for s in sentences]
+    if not sents:
+        raise DPCoreError("no sentences to attack")
+    if len(sents) > MAX_ATTACK_SENTENCES:
+        raise DPCoreError(f"too many sentences: {len(sents):,} (at most {MAX_ATTACK_SENTENCES:,})")
+    return sents
+
+
+def attack_reference(
+    sentences: Sequence[str],
+    mechanism: TextMechanism,
+    *,
+    attacks: Sequence[str] = ("bayes-unigram",),
+    mlm: Any = None,
+    batch_size: int = 64,
+    progress: Progress = None,
+) -> dict[str, dict[str, Any]]:
+    """The ε = ∞ reference of each attack (module docstring): one unit of :func:`attack_sweep`.
+
+    Depends on the vocabulary of ``mechanism`` (not on its ε) and on the sentences; a caller that
+    caches per unit computes it once per (vocabulary, sentences, attack group).
+
+    Parameters
+    ----------
+    sentences
+        The private sentences.
+    mechanism
+        Any mechanism over the vocabulary V (only V is used).
+    attacks, mlm, batch_size
+        As in :func:`attack_sweep`.
+    progress
+        ``progress(done, total)`` after every batch of masked-LM forward passes.
+
+    Returns
+    -------
+    dict
+        attack → ``{"attacker_top1_unsanitized", ["prior_top1"]}``.
+    """
+    atk = _check_attacks(attacks, mlm)
+    sents = _check_sentences(sentences)
+    log_u = unigram_log_prior(mechanism.vocab)
+    pairs, scored = _pairs(mechanism, sents, None)
+    x, y = _flat_ids(mechanism, pairs, scored)
+    unsanitized: dict[str, dict[str, Any]] = {}
+    if "bayes-unigram" in atk:
+        unsanitized["bayes-unigram"] = {
+            "attacker_top1_unsanitized": float(np.mean(x == y)),
+            "prior_top1": float(np.mean(x == np.argmax(log_u))),
+        }
+    if any(a in MLM_ATTACKS for a in atk):
+        if "bayes-mlm" in atk:
+            out = mlm_bayes_attack(
+                pairs,
+                scored,
+                mechanism,
+                mlm,
+                log_unigram=log_u,
+                batch_size=batch_size,
+                use_channel=False,
+                progress=progress,
+            )
+            mlm_hit = out.mlm_hit
+            unsanitized["bayes-mlm"] = {
+                "attacker_top1_unsanitized": float(np.mean(x == y)),
+                "prior_top1": float(np.mean(out.prior_hit)),
+            }
+        else:
+            mlm_hit = _mlm_hits(pairs, scored, mlm, batch_size, progress)
+        if "mlm" in atk:
+            unsanitized["mlm"] = {"attacker_top1_unsanitized": float(np.mean(mlm_hit))}
+    return unsanitized
+
+
+def attack_at_epsilon(
+    sentences: Sequence[str],
+    mechanism: TextMechanism,
+    unsanitized: dict[str, dict[str, Any]],
+    *,
+    attacks: Sequence[str] = ("bayes-unigram",),
+    mlm: Any = None,
+    seed: int = 0,
+    confidence: float = 0.95,
+    batch_size: int = 64,
+    progress: Progress = None,
+) -> dict[str, Any]:
+    """One (mechanism, ε, attack group) unit of :func:`attack_sweep`: identical rows.
+
+    The sanitization stream is ``cell_seed_sequence(seed, "attack", mechanism.name, ε)``, so a
+    unit computed alone equals the same ε inside a sweep; a caller can cache units and reuse
+    them when an ε or a mechanism is added or removed.
+
+    Parameters
+    ----------
+    sentences
+        The private sentences.
+    mechanism
+        The sanitizer at this ε.
+    unsanitized
+        :func:`attack_reference` for these sentences, V and attacks.
+    attacks, mlm, confidence, batch_size
+        As in :func:`attack_sweep`.
+    seed
+        The resolved sanitization seed (an int).
+    progress
+        ``progress(done, total)`` after every batch of masked-LM forward passes.
+
+    Returns
+    -------
+    dict
+        ``{"rows": [one per attack], "sentences", "scored_positions", "parameters"}``.
+    """
+    atk = _check_attacks(attacks, mlm)
+    sents = _check_sentences(sentences)
+    conf = check_finite_float(confidence, name="confidence", min_value=0.5, max_value=0.999999)
+    eps = float(mechanism.epsilon)
+    log_u = unigram_log_prior(mechanism.vocab)
+    rng = np.random.default_rng(cell_seed_sequence(int(seed), "attack", mechanism.name, eps))
+    pairs, scored = _pairs(mechanism, sents, rng)
+    x, y = _flat_ids(mechanism, pairs, scored)
+    found: dict[str, Any] = {}
+    if "bayes-unigram" in atk:
+        found["bayes-unigram"] = bayes_attack(mechanism, x, y, log_prior=log_u, confidence=conf)
+    if any(a in MLM_ATTACKS for a in atk):
+        if "bayes-mlm" in atk:
+            out = mlm_bayes_attack(
+                pairs, scored, mechanism, mlm, log_unigram=log_u, batch_size=batch_size, progress=progress
+            )
+            found["bayes-mlm"] = defense_counts(
+                "bayes-mlm", out.bayes_hit, out.kept, confidence=conf, seconds=out.seconds
+            )
+            found["bayes-mlm"].prior_top1 = float(np.mean(out.prior_hit))
+            if "mlm" in atk:
+                found["mlm"] = defense_counts(
+                    "mlm", out.mlm_hit, out.kept, confidence=conf, seconds=out.seconds
+                )
+        else:
+            t1 = time.monotonic()
+            hits = _mlm_hits(pairs, scored, mlm, batch_size, progress)
+            found["mlm"] = defense_counts("mlm", hits, x == y, confidence=conf, seconds=time.monotonic() - t1)
+    rows: list[dict[str, Any]] = []
+    for a in atk:
+        r = found[a]
+        row = {"epsilon": eps, **r.to_dict(), **unsanitized[a]}
+        if a == "bayes-mlm":
+            row["prior_top1_sanitized"] = r.prior_top1
+            row["prior_top1"] = unsanitized[a]["prior_top1"]
+        rows.append(row)
+    return {
+        "rows": rows,
+        "sentences": len(pairs),
+        "scored_positions": int(x.size),
+        "parameters": mechanism.params(),
+    }
+
+
 def attack_sweep(
     sentences: Sequence[str],
     make_mechanism: Callable[[float], TextMechanism],
@@ -172,25 +343,16 @@ def attack_sweep(
         ``{"parameters", "rows": [one per (ε, attack)], "unsanitized": {attack: {...}}}``.
     """
     t0 = time.monotonic()
-    atk = list(dict.fromkeys(attacks))
-    bad = [a for a in atk if a not in ATTACKS]
-    if not atk or bad:
-        raise DPCoreError(f"attacks must be among {', '.join(ATTACKS)}; got {', '.join(bad) or 'none'}")
-    uses_mlm = any(a in {"mlm", "bayes-mlm"} for a in atk)
-    if uses_mlm and mlm is None:
-        raise DPCoreError("the mlm and bayes-mlm attacks need a masked LM")
+    atk = _check_attacks(attacks, mlm)
+    uses_mlm = any(a in MLM_ATTACKS for a in atk)
     conf = check_finite_float(confidence, name="confidence", min_value=0.5, max_value=0.999999)
-    sents = [str(s) for s in sentences]
-    if not sents:
-        raise DPCoreError("no sentences to attack")
-    if len(sents) > MAX_ATTACK_SENTENCES:
-        raise DPCoreError(f"too many sentences: {len(sents):,} (at most {MAX_ATTACK_SENTENCES:,})")
+    sents = _check_sentences(sentences)
     eps_list = [float(e) for e in epsilons]
     if not eps_list:
         raise DPCoreError("give at least one ε")
     s = resolve_seed(seed)
-    groups = int("bayes-unigram" in atk) + int(uses_mlm)
-    total, done = (len(eps_list) + 1) * groups * PROGRESS_UNITS, 0
+    groups = [g for g in (["bayes-unigram"], [a for a in atk if a in MLM_ATTACKS]) if set(g) & set(atk)]
+    total, done = (len(eps_list) + 1) * len(groups) * PROGRESS_UNITS, 0
 
     def tick() -> None:
         nonlocal done
@@ -203,84 +365,39 @@ def attack_sweep(
             progress(done + (PROGRESS_UNITS * d) // max(t, 1), total)
 
     mech_ref = make_mechanism(eps_list[0])
+    mechs = [make_mechanism(e) for e in eps_list]
     if any(a.startswith("bayes") for a in atk):
-        prepare_channels([make_mechanism(e) for e in eps_list])  # one distance pass for all ε
-    log_u = unigram_log_prior(mech_ref.vocab)
+        prepare_channels(mechs)  # one distance pass for all ε
 
-    # ε = ∞ reference.
-    pairs, scored = _pairs(mech_ref, sents, None)
-    x, y = _flat_ids(mech_ref, pairs, scored)
     unsanitized: dict[str, dict[str, Any]] = {}
-    if "bayes-unigram" in atk:
-        prior_top1 = float(np.mean(x == np.argmax(log_u)))
-        unsanitized["bayes-unigram"] = {
-            "attacker_top1_unsanitized": float(np.mean(x == y)),
-            "prior_top1": prior_top1,
-        }
+    for g in groups:
+        unsanitized.update(
+            attack_reference(sents, mech_ref, attacks=g, mlm=mlm, batch_size=batch_size, progress=within)
+        )
         tick()
-    if uses_mlm:
-        if "bayes-mlm" in atk:
-            out = mlm_bayes_attack(
-                pairs,
-                scored,
-                mech_ref,
-                mlm,
-                log_unigram=log_u,
-                batch_size=batch_size,
-                use_channel=False,
-                progress=within,
-            )
-            mlm_hit, prior_hit = out.mlm_hit, out.prior_hit
-            unsanitized["bayes-mlm"] = {
-                "attacker_top1_unsanitized": float(np.mean(x == y)),
-                "prior_top1": float(np.mean(prior_hit)),
-            }
-        else:
-            mlm_hit = _mlm_hits(pairs, scored, mlm, batch_size, within)
-        if "mlm" in atk:
-            unsanitized["mlm"] = {"attacker_top1_unsanitized": float(np.mean(mlm_hit))}
-        tick()
-    n_sentences, n_scored = len(pairs), int(x.size)
 
     rows: list[dict[str, Any]] = []
     mech_params: dict[str, Any] = {}
-    for eps in eps_list:
-        mech = make_mechanism(eps)
+    n_sentences = n_scored = 0
+    for mech in mechs:
         mech_params = mech.params()
-        rng = np.random.default_rng(cell_seed_sequence(s, "attack", mech.name, eps))
-        pairs, scored = _pairs(mech, sents, rng)
-        x, y = _flat_ids(mech, pairs, scored)
-        found: dict[str, Any] = {}
-        if "bayes-unigram" in atk:
-            found["bayes-unigram"] = bayes_attack(mech, x, y, log_prior=log_u, confidence=conf)
+        found: dict[str, dict[str, Any]] = {}
+        for g in groups:
+            unit = attack_at_epsilon(
+                sents,
+                mech,
+                unsanitized,
+                attacks=g,
+                mlm=mlm,
+                seed=s,
+                confidence=conf,
+                batch_size=batch_size,
+                progress=within,
+            )
+            n_sentences, n_scored = unit["sentences"], unit["scored_positions"]
+            found.update({r["attack"]: r for r in unit["rows"]})
             tick()
-        if uses_mlm:
-            if "bayes-mlm" in atk:
-                out = mlm_bayes_attack(
-                    pairs, scored, mech, mlm, log_unigram=log_u, batch_size=batch_size, progress=within
-                )
-                found["bayes-mlm"] = defense_counts(
-                    "bayes-mlm", out.bayes_hit, out.kept, confidence=conf, seconds=out.seconds
-                )
-                found["bayes-mlm"].prior_top1 = float(np.mean(out.prior_hit))
-                if "mlm" in atk:
-                    found["mlm"] = defense_counts(
-                        "mlm", out.mlm_hit, out.kept, confidence=conf, seconds=out.seconds
-                    )
-            else:
-                t1 = time.monotonic()
-                hits = _mlm_hits(pairs, scored, mlm, batch_size, within)
-                found["mlm"] = defense_counts(
-                    "mlm", hits, x == y, confidence=conf, seconds=time.monotonic() - t1
-                )
-            tick()
-        for a in atk:
-            r = found[a]
-            row = {"epsilon": eps, **r.to_dict(), **unsanitized[a]}
-            if a == "bayes-mlm":
-                row["prior_top1_sanitized"] = r.prior_top1
-                row["prior_top1"] = unsanitized[a]["prior_top1"]
-            rows.append(row)
+        rows += [found[a] for a in atk]
     params = {
         **{k: v for k, v in mech_params.items() if k not in {"epsilon", "privacy"}},
         "epsilons": eps_list,

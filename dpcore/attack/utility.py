@@ -51,6 +51,8 @@ __all__ = [
     "DEFAULT_N_TRAIN",
     "accuracy_ci",
     "train_and_score",
+    "utility_at_epsilon",
+    "utility_baselines",
     "utility_sweep",
 ]
 
@@ -125,6 +127,118 @@ def _sanitize(
     return san, raw, c["replaced"] / max(1, c["tokens"])
 
 
+def _utility_rng(seed: int, *key: str | float) -> np.random.Generator:
+    return np.random.default_rng(cell_seed_sequence(seed, "utility", *key))
+
+
+def utility_at_epsilon(
+    split: Split,
+    mechanism: TextMechanism,
+    *,
+    seed: int = 0,
+    classifier: str = "tfidf",
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """One (mechanism, ε) row of :func:`utility_sweep`, computed alone (same streams, same row).
+
+    Parameters
+    ----------
+    split
+        The fixed train/test split.
+    mechanism
+        The sanitizer at this ε.
+    seed
+        The resolved sanitization seed (an int).
+    classifier, confidence
+        As in :func:`utility_sweep`.
+
+    Returns
+    -------
+    dict
+        The row: ``epsilon``, ``accuracy``, ``ci_low``, ``ci_high``, ``accuracy_raw_test``, ….
+    """
+    conf = check_finite_float(confidence, name="confidence", min_value=0.5, max_value=0.999999)
+    eps = float(mechanism.epsilon)
+    s = int(seed)
+    y_tr, y_te = split.y_train, split.y_test
+    n_te = int(y_te.size)
+    san_tr, _, _ = _sanitize(split.train_texts, mechanism, _utility_rng(s, mechanism.name, "train", eps))
+    san_te, raw_te, replaced = _sanitize(
+        split.test_texts, mechanism, _utility_rng(s, mechanism.name, "test", eps)
+    )
+    c = train_and_score(
+        san_tr, y_tr, {"san": (san_te, y_te), "raw": (raw_te, y_te)}, classifier=classifier, seed=s
+    )
+    acc, lo, hi = accuracy_ci(c["san"], n_te, conf)
+    acc_raw, lo_raw, hi_raw = accuracy_ci(c["raw"], n_te, conf)
+    return {
+        "epsilon": eps,
+        "accuracy": acc,
+        "ci_low": lo,
+        "ci_high": hi,
+        "accuracy_raw_test": acc_raw,
+        "raw_test_ci_low": lo_raw,
+        "raw_test_ci_high": hi_raw,
+        "test_tokens_replaced": replaced,
+    }
+
+
+def utility_baselines(
+    split: Split,
+    vocab: Any,
+    *,
+    seed: int = 0,
+    classifier: str = "tfidf",
+    confidence: float = 0.95,
+    progress: Progress = None,
+) -> dict[str, Any]:
+    """The reference lines of :func:`utility_sweep` (unsanitized, random replacement, majority).
+
+    They depend on the split, V and the seed, not on the mechanism or ε, so a caller that caches
+    per unit computes them once.
+
+    Parameters
+    ----------
+    split
+        The fixed train/test split.
+    vocab
+        The vocabulary V (the random-replacement line draws uniformly from it; OOV → ``[UNK]``).
+    seed
+        The resolved sanitization seed (an int).
+    classifier, confidence
+        As in :func:`utility_sweep`.
+    progress
+        ``progress(done, 2)`` after each classifier fit.
+
+    Returns
+    -------
+    dict
+        ``majority``, ``accuracy_unsanitized`` (+ CI) and ``accuracy_random`` (+ CI).
+    """
+    from dpcore.text import create_text_mechanism
+
+    conf = check_finite_float(confidence, name="confidence", min_value=0.5, max_value=0.999999)
+    s = int(seed)
+    y_tr, y_te = split.y_train, split.y_test
+    n_te = int(y_te.size)
+    rnd = create_text_mechanism("random", vocab=vocab, epsilon=1.0)
+    base: dict[str, Any] = {"majority": accuracy_ci(int(np.bincount(y_te).max()), n_te, conf)[0]}
+    # One random-replacement pass also gives the raw lines, tokenized as every sanitizer does.
+    r_tr, raw_tr, _ = _sanitize(split.train_texts, rnd, _utility_rng(s, "random", "train"))
+    r_te, raw_te, _ = _sanitize(split.test_texts, rnd, _utility_rng(s, "random", "test"))
+    c = train_and_score(raw_tr, y_tr, {"raw": (raw_te, y_te)}, classifier=classifier, seed=s)
+    a, lo, hi = accuracy_ci(c["raw"], n_te, conf)
+    base.update(accuracy_unsanitized=a, unsanitized_ci_low=lo, unsanitized_ci_high=hi)
+    if progress is not None:
+        progress(1, 2)
+    c = train_and_score(r_tr, y_tr, {"san": (r_te, y_te)}, classifier=classifier, seed=s)
+    a, lo, hi = accuracy_ci(c["san"], n_te, conf)
+    base.update(accuracy_random=a, random_ci_low=lo, random_ci_high=hi)
+    if progress is not None:
+        progress(2, 2)
+    return base
+
+
 def utility_sweep(
     split: Split,
     make_mechanism: Callable[[float], TextMechanism],
@@ -169,64 +283,24 @@ def utility_sweep(
     s = resolve_seed(seed)
     t0 = time.monotonic()
 
-    def rng(*key: str | float) -> np.random.Generator:
-        return np.random.default_rng(cell_seed_sequence(s, "utility", *key))
-
-    y_tr, y_te = split.y_train, split.y_test
-    tr_texts, te_texts = split.train_texts, split.test_texts
-    n_te = int(y_te.size)
     total = len(eps_list) + (2 if baselines else 0)
-    done = 0
     rows: list[dict[str, Any]] = []
     mech0 = None
-    raw_te = raw_tr = None
-    for eps in eps_list:
+    for i, eps in enumerate(eps_list):
         mech = make_mechanism(eps)
         mech0 = mech0 or mech
-        san_tr, raw_tr, _ = _sanitize(tr_texts, mech, rng(mech.name, "train", eps))
-        san_te, raw_te, replaced = _sanitize(te_texts, mech, rng(mech.name, "test", eps))
-        c = train_and_score(
-            san_tr, y_tr, {"san": (san_te, y_te), "raw": (raw_te, y_te)}, classifier=classifier, seed=s
-        )
-        acc, lo, hi = accuracy_ci(c["san"], n_te, conf)
-        acc_raw, lo_raw, hi_raw = accuracy_ci(c["raw"], n_te, conf)
-        rows.append(
-            {
-                "epsilon": eps,
-                "accuracy": acc,
-                "ci_low": lo,
-                "ci_high": hi,
-                "accuracy_raw_test": acc_raw,
-                "raw_test_ci_low": lo_raw,
-                "raw_test_ci_high": hi_raw,
-                "test_tokens_replaced": replaced,
-            }
-        )
-        done += 1
+        rows.append(utility_at_epsilon(split, mech, seed=s, classifier=classifier, confidence=conf))
         if progress is not None:
-            progress(done, total)
-    assert mech0 is not None and raw_tr is not None and raw_te is not None
-    base: dict[str, Any] = {}
-    majority = int(np.bincount(y_te).max())
-    base["majority"] = accuracy_ci(majority, n_te, conf)[0]
+            progress(i + 1, total)
+    assert mech0 is not None
+    n_te = int(split.y_test.size)
+    base: dict[str, Any] = {"majority": accuracy_ci(int(np.bincount(split.y_test).max()), n_te, conf)[0]}
     if baselines:
-        from dpcore.text import create_text_mechanism
-
-        c = train_and_score(raw_tr, y_tr, {"raw": (raw_te, y_te)}, classifier=classifier, seed=s)
-        a, lo, hi = accuracy_ci(c["raw"], n_te, conf)
-        base.update(accuracy_unsanitized=a, unsanitized_ci_low=lo, unsanitized_ci_high=hi)
-        done += 1
-        if progress is not None:
-            progress(done, total)
-        rnd = create_text_mechanism("random", vocab=mech0.vocab, epsilon=1.0)
-        r_tr, _, _ = _sanitize(tr_texts, rnd, rng("random", "train"))
-        r_te, _, _ = _sanitize(te_texts, rnd, rng("random", "test"))
-        c = train_and_score(r_tr, y_tr, {"san": (r_te, y_te)}, classifier=classifier, seed=s)
-        a, lo, hi = accuracy_ci(c["san"], n_te, conf)
-        base.update(accuracy_random=a, random_ci_low=lo, random_ci_high=hi)
-        done += 1
-        if progress is not None:
-            progress(done, total)
+        k = len(eps_list)
+        tick = None if progress is None else (lambda d, t: progress(k + d, total))
+        base = utility_baselines(
+            split, mech0.vocab, seed=s, classifier=classifier, confidence=conf, progress=tick
+        )
     params = {
         **{k: v for k, v in mech0.params().items() if k not in {"epsilon", "privacy"}},
         **split.record(),

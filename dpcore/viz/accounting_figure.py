@@ -7,6 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dpcore.accounting import BinaryEncodingReport
+from dpcore.viz.axes import log_axis
 
 __all__ = ["binary_bits_figure", "dpnr_dropout_figure"]
 
@@ -109,7 +110,7 @@ def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
         ),
         barmode="group",
         xaxis={"title": "bit"},
-        yaxis={"title": "ε (log scale)", "type": "log"},
+        yaxis=log_axis("ε (log scale)"),
         template="plotly_white",
         legend={"orientation": "h", "y": -0.25},
         height=440,

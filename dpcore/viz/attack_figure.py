@@ -22,13 +22,17 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dpcore.viz.axes import log_axis
+
 __all__ = ["ATTACK_LABELS", "epsilon_figure", "tradeoff_figure"]
 
 ATTACK_LABELS = {
-    "mlm": "masked-LM attack (§5.3)",
-    "bayes-unigram": "Bayesian, unigram prior",
-    "bayes-mlm": "Bayesian, MLM prior",
+    "mlm": "masked-LM attacker",
+    "bayes-unigram": "Bayesian attacker (word frequencies)",
+    "bayes-mlm": "Bayesian attacker (masked-LM prior)",
 }
+#: Share of the axis ranges within which a second ε label would collide with a first one.
+_LABEL_DX, _LABEL_DY = 0.07, 0.07
 _PALETTE = ("#3b6ea5", "#c0504d", "#4e9a59", "#8064a2", "#d68a1a", "#2f9fa8")
 _DASH = {"santext": "solid", "santext+": "dash", "random": "dot", "feyisetan": "dashdot"}
 
@@ -54,27 +58,53 @@ def tradeoff_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict
     keys = list(dict.fromkeys(zip(merged["mechanism"], merged["attack"], strict=True)))
     attacks = list(dict.fromkeys(merged["attack"]))
     acc_inf = baselines.get("accuracy_unsanitized")
+    xs = list(merged["accuracy"]) + ([acc_inf] if acc_inf is not None else [])
+    x_span = (max(xs) - min(xs)) if xs else 1.0
+    x_span = x_span or 1.0
+    y_span = 1.18
+    placed: list[tuple[float, float]] = []
+
+    def free(x: float, y: float) -> bool:
+        """True if a label at (x, y) is clear of every label placed so far (then place it)."""
+        if any(abs(x - px) < _LABEL_DX * x_span and abs(y - py) < _LABEL_DY * y_span for px, py in placed):
+            return False
+        placed.append((x, y))
+        return True
+
     for mech, atk in keys:
         g = merged[(merged["mechanism"] == mech) & (merged["attack"] == atk)].sort_values("epsilon")
         color = _color(attacks.index(atk))
-        name = f"{mech} · {ATTACK_LABELS.get(atk, atk)}"
+        name = f"{mech}, {ATTACK_LABELS.get(atk, atk)}"
+        # ε labels only where they do not collide with another (hover shows every ε).
+        labels = [
+            f"ε={e:g}" if free(float(x), float(y)) else ""
+            for e, x, y in zip(g["epsilon"], g["accuracy"], g["defense_rate"], strict=True)
+        ]
         fig.add_trace(
             go.Scatter(
                 x=g["accuracy"], y=g["defense_rate"], mode="lines+markers+text", name=name,
-                text=[f"ε={e:g}" for e in g["epsilon"]], textposition="top right",
+                text=labels, textposition="top right", cliponaxis=False,
+                hovertext=[f"{name}<br>ε={e:g}" for e in g["epsilon"]], hoverinfo="text+x+y",
                 line={"color": color, "dash": _DASH.get(mech, "solid")}, legendgroup=name,
                 error_y={"type": "data", "symmetric": False,
                          "array": g["ci_high"] - g["defense_rate"],
                          "arrayminus": g["defense_rate"] - g["ci_low"], "thickness": 1},
             )
         )  # fmt: skip
-        if acc_inf is not None and "attacker_top1_unsanitized" in g and len(g):
+    # ε = ∞ (unsanitized text) does not depend on the mechanism: one marker per attacker, in
+    # the legend, drawn last and unclipped so no curve hides it.
+    if acc_inf is not None and "attacker_top1_unsanitized" in merged and len(merged):
+        for atk in attacks:
+            g = merged[merged["attack"] == atk]
             top1 = float(g["attacker_top1_unsanitized"].iloc[0])
+            y_inf = 1.0 - top1
             fig.add_trace(
                 go.Scatter(
-                    x=[acc_inf], y=[1.0 - top1], mode="markers+text", text=["ε=∞"],
-                    textposition="bottom left", marker={"color": color, "symbol": "circle-open", "size": 11},
-                    name=f"{name} · unsanitized", legendgroup=name, showlegend=False,
+                    x=[acc_inf], y=[y_inf], mode="markers+text",
+                    text=["ε=∞" if free(float(acc_inf), y_inf) else ""], textposition="bottom left",
+                    marker={"color": _color(attacks.index(atk)), "symbol": "circle-open", "size": 14,
+                            "line": {"width": 3}},
+                    cliponaxis=False, name=f"ε = ∞ (unsanitized), {ATTACK_LABELS.get(atk, atk)}",
                 )
             )  # fmt: skip
     if baselines.get("accuracy_random") is not None:
@@ -107,7 +137,7 @@ def epsilon_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[
         fig.add_trace(
             go.Scatter(
                 x=g["epsilon"], y=g["defense_rate"], mode="lines+markers",
-                name=f"defense · {mech} · {ATTACK_LABELS.get(atk, atk)}",
+                name=f"defense rate, {mech}, {ATTACK_LABELS.get(atk, atk)}",
                 line={"color": _color(attacks.index(atk)), "dash": _DASH.get(mech, "solid")},
                 error_y={"type": "data", "symmetric": False,
                          "array": g["ci_high"] - g["defense_rate"],
@@ -119,7 +149,7 @@ def epsilon_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[
         g = g.sort_values("epsilon")
         fig.add_trace(
             go.Scatter(
-                x=g["epsilon"], y=g["accuracy"], mode="lines+markers", name=f"accuracy · {mech}",
+                x=g["epsilon"], y=g["accuracy"], mode="lines+markers", name=f"accuracy, {mech}",
                 line={"color": "#333", "dash": _DASH.get(str(mech), "solid")},
                 marker={"symbol": "square"}, legendgroup=f"acc{i}",
                 error_y={"type": "data", "symmetric": False, "array": g["ci_high"] - g["accuracy"],
@@ -140,8 +170,9 @@ def epsilon_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[
                 row=2,
                 col=1,
             )
-    fig.update_xaxes(title_text="ε", type="log", row=2, col=1)
-    fig.update_xaxes(type="log", row=1, col=1)
+    eps_values = list(utility["epsilon"]) + (list(attack["epsilon"]) if len(attack) else [])
+    fig.update_xaxes(**log_axis("ε", eps_values), row=2, col=1)
+    fig.update_xaxes(**log_axis("", eps_values), row=1, col=1)
     fig.update_yaxes(title_text="defense rate", range=[-0.02, 1.05], row=1, col=1)
     fig.update_yaxes(title_text="accuracy", row=2, col=1)
     fig.update_layout(legend={"orientation": "h", "y": -0.15}, margin={"t": 30}, height=640)

@@ -8,6 +8,8 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpcore.viz.axes import log_axis
+
 __all__ = ["INF_LABEL", "audit_figure", "results_frame"]
 
 INF_LABEL = "∞"
@@ -150,7 +152,7 @@ def audit_figure(
     fig.update_layout(
         title=title or "Empirical privacy loss vs dimension",
         xaxis={"title": "dimension n", "type": "log", "dtick": math.log10(2)},
-        yaxis={"title": "empirical ε̂", "type": "log" if log_y else "linear"},
+        yaxis=log_axis("empirical ε̂") if log_y else {"title": "empirical ε̂", "type": "linear"},
         template="plotly_white",
         legend={"orientation": "h", "y": -0.2},
         height=560,

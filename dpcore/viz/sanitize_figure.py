@@ -9,6 +9,8 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpcore.viz.axes import log_axis
+
 __all__ = ["sanitize_figure"]
 
 _PALETTE = ("#3b6ea5", "#c0504d", "#4e9a59", "#8064a2", "#d68a1a", "#2f9fa8", "#7f7f7f", "#b5536b")
@@ -47,14 +49,17 @@ def sanitize_figure(df: pd.DataFrame, *, epsilon: float | None = None, threshold
     if epsilon is not None:
         fig.add_vline(x=epsilon, line={"color": "#999", "dash": "dot"})
     fig.update_layout(
-        xaxis={"title": "ε", "type": "log"},
+        xaxis=log_axis("ε", df["epsilon"]),
         yaxis={"title": "N_x = Pr[M(x) = x]", "range": [0, 1.02]},
-        yaxis2={
-            "title": f"S_x (support holding {threshold:g} of the mass)",
-            "overlaying": "y",
-            "side": "right",
-            "type": "log",
-        },
+        # Explicit decade ticks from the data: Plotly's own right-axis log ticks came out
+        # duplicated and decreasing ("5, 4, 3, 2, 2, 1") over S_x ≈ 1 … 12,900.
+        yaxis2=log_axis(
+            f"S_x (support holding {threshold:g} of the mass)",
+            df["S_x"],
+            overlaying="y",
+            side="right",
+            showgrid=False,
+        ),
         legend={"orientation": "h", "y": -0.2},
         margin={"t": 30, "r": 60},
         height=460,

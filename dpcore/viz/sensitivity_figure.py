@@ -10,6 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dpcore.sensitivity import ViolationResult
+from dpcore.viz.axes import log_axis
 
 __all__ = ["sensitivity_curve_figure", "violation_figure"]
 
@@ -43,7 +44,7 @@ def violation_figure(results: Sequence[ViolationResult], *, log_x: bool = False)
     c = results[0].clip if results else 1.0
     fig.update_layout(
         title=f"Pairs whose clipped L1 distance exceeds the claimed sensitivity 2C = {2 * c:g}",
-        xaxis={"title": "dimension n", "type": "log" if log_x else "linear"},
+        xaxis=log_axis("dimension n") if log_x else {"title": "dimension n", "type": "linear"},
         yaxis={"title": "violating pairs (%)", "range": [-2, 102]},
         template="plotly_white",
         legend={"orientation": "h", "y": -0.2},
@@ -107,7 +108,7 @@ def sensitivity_curve_figure(clip: float, n_max: int, *, highlight: int | None =
         )
     fig.update_layout(
         title="Maximum L1 distance between two points of the L2 ball of radius C",
-        xaxis={"title": "dimension n", "type": "log"},
+        xaxis=log_axis("dimension n"),
         # Explicit 1-2-5 ticks: Plotly abbreviates minor log ticks to their leading digit.
         yaxis={
             "title": "L1 distance",

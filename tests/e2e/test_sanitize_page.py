@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import time
 from pathlib import Path
 
@@ -39,10 +41,35 @@ def test_sanitize_a_sentence_and_screenshot(app_url: str, page, artifacts: Path)
     page.screenshot(path=str(artifacts / "sanitize.png"), full_page=True)
 
 
+# S_x data and the right axis's computed ticks (value, label) of the metrics figure.
+SX_AXIS = """() => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')].pop();
+  const sx = gd._fullData.map((d, i) => [d, i]).filter(([d]) => d.yaxis === 'y2')
+                .flatMap(([d, i]) => gd.calcdata[i].map((c) => c.y));
+  const ax = gd._fullLayout.yaxis2;
+  return {sx, ticks: ax._vals.map((t) => ({x: t.x, text: t.text})), range: ax.range};
+}"""
+
+
 def test_sanitize_default_page_highlights_replacements(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
-    page.goto(f"{app_url}/sanitize?mech=santext%2B&eps=2&vsize=5000")
+    page.goto(f"{app_url}/sanitize?mech=santext%2B&eps=2&vsize=5000&nsent=4")
     _wait_idle(page)
     assert page.locator(".dp-sanitized mark").count() > 0
+    # The sentence count is a URL parameter: nsent=4 gives four sampled lines.
+    assert page.locator(".dp-sanitized").first.inner_text().strip().count("\n") + 1 >= 4
+    # S_x right axis: distinct, increasing decade labels that match their values and cover the data.
+    ax = page.evaluate(SX_AXIS)
+    sx = [v for v in ax["sx"] if v is not None and v > 0]
+    assert sx, "no S_x data drawn"
+    vals = [10 ** t["x"] for t in ax["ticks"]]  # log axis: tick positions are log10 values
+    labels = [t["text"] for t in ax["ticks"]]
+    assert len(vals) >= 1 and len(set(labels)) == len(labels), labels
+    assert all(b > a for a, b in itertools.pairwise(vals)), vals
+    for v, lab in zip(vals, labels, strict=True):
+        assert abs(v - float(lab.replace(",", ""))) < 1e-6 * v, (v, lab)
+        assert abs(round(math.log10(v)) - math.log10(v)) < 1e-9, f"{lab} is not a decade"
+    lo, hi = 10 ** ax["range"][0], 10 ** ax["range"][1]
+    assert lo <= min(sx) * 1.0001 and hi >= max(sx) * 0.9999, (lo, hi, min(sx), max(sx))
     page.screenshot(path=str(artifacts / "sanitize-default.png"), full_page=True)
 
 

@@ -1,0 +1,160 @@
+"""Benchmark: each dashboard page's first result and one widget change, in one run.
+
+One ``streamlit run app.py`` server (fresh: every cache cold) and headless Debian Chromium via
+Playwright. The server is warmed by opening the home page (cold start is ``bench/cold_start.py``).
+Then, page by page, in one browser context each:
+
+- **first result**: ``page.goto`` → the first Plotly figure (or table) is visible;
+- **complete**: ``page.goto`` → the script has finished (on the Attack page, the masked-LM
+  attacker fills the figures in after the first result);
+- **widget change**: one widget changed in the browser (the change in the table) → the script has
+  finished again, from the moment of the change.
+
+The 2 cores of this machine may be shared, so ``os.getloadavg()`` is recorded before and after.
+Prints the table and writes ``bench/results/pages.txt``.
+
+Run: ``python bench/pages.py`` (``--only attack sanitize`` times some pages and writes nothing).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from app_memory import free_port, start_server, wait_healthy
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "results" / "pages.txt"
+RUNNING = '[data-testid="stApp"][data-test-script-state="running"]'
+RESULT = ".js-plotly-plot .main-svg, [data-testid='stDataFrame']"
+TIMEOUT_MS = 300_000
+
+
+def _fill(label: str, value: str) -> Callable:  # type: ignore[type-arg]
+    def act(page) -> None:  # type: ignore[no-untyped-def]
+        box = page.get_by_label(label, exact=True).first
+        box.fill(value)
+        box.press("Enter")
+
+    return act
+
+
+def _remove_last_tag(label: str) -> Callable:  # type: ignore[type-arg]
+    def act(page) -> None:  # type: ignore[no-untyped-def]
+        box = page.locator('[data-testid="stMultiSelect"]', has_text=label).first
+        box.locator("input").first.click()
+        page.keyboard.press("Backspace")  # removes the last chosen value
+        page.keyboard.press("Escape")
+
+    return act
+
+
+#: (page, url path, widget change described, the change)
+CASES = [
+    ("Privacy-loss audit", "audit", "claimed ε 1 → 2", _fill("Claimed ε", "2")),
+    ("Audit a text sanitizer", "audit_text", "claimed ε 1 → 2", _fill("Claimed ε", "2")),
+    ("Sensitivity", "sensitivity", "seed 0 → 1", _fill("Seed", "1")),
+    ("Accounting & samplers", "accounting", "DPNR k 768 → 300", _fill("Embedding dimension k", "300")),
+    ("Sanitize text", "sanitize", "ε 3 → 2", _fill("ε", "2")),
+    ("Attack & utility", "attack", "remove ε = 10 (the last ε)", _remove_last_tag("ε values")),
+]
+
+
+def _wait_idle(page) -> None:  # type: ignore[no-untyped-def]
+    page.wait_for_function(f"() => !document.querySelector('{RUNNING}')", timeout=TIMEOUT_MS)
+
+
+def _started(page) -> None:  # type: ignore[no-untyped-def]
+    """Wait (≤ 3 s) until the rerun the change triggered is visible, so idle means 'done'."""
+    try:
+        page.wait_for_selector(RUNNING, state="attached", timeout=3_000)
+    except Exception:  # a very fast rerun may finish before we look
+        pass
+
+
+def measure(browser, url: str, path: str, change: Callable) -> tuple[float, float, float]:  # type: ignore[no-untyped-def,type-arg]
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        t0 = time.monotonic()
+        page.goto(f"{url}/{path}")
+        page.wait_for_selector(RESULT, state="visible", timeout=TIMEOUT_MS)
+        first = time.monotonic() - t0
+        page.wait_for_selector("h1", state="visible")
+        _wait_idle(page)
+        complete = time.monotonic() - t0
+        time.sleep(1.0)
+        t1 = time.monotonic()
+        change(page)
+        _started(page)
+        _wait_idle(page)
+        page.wait_for_selector(RESULT, state="visible")
+        return first, complete, time.monotonic() - t1
+    finally:
+        ctx.close()
+
+
+def main() -> None:
+    import argparse
+
+    from playwright.sync_api import sync_playwright
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="*", help="url paths to time (default: every page); no file written")
+    args = ap.parse_args()
+    cases = [c for c in CASES if not args.only or c[1] in args.only]
+
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        raise SystemExit("Debian chromium is not installed")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    rows: list[str] = []
+    with tempfile.TemporaryFile("w+") as log, sync_playwright() as pw:
+        proc = start_server(port, log)
+        try:
+            wait_healthy(url, proc)
+            browser = pw.chromium.launch(executable_path=exe, headless=True, args=["--no-sandbox"])
+            warm = browser.new_page()
+            warm.goto(url)
+            warm.wait_for_selector("h1", state="visible", timeout=TIMEOUT_MS)
+            warm.close()
+            load0 = os.getloadavg()
+            for title, path, what, change in cases:
+                la = os.getloadavg()[0]
+                first, complete, changed = measure(browser, url, path, change)
+                row = f"| {title} | {first:.1f} s | {complete:.1f} s | {changed:.1f} s ({what}) | {la:.2f} |"
+                print(row, flush=True)
+                rows.append(row)
+            load1 = os.getloadavg()
+            browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+    head = [
+        f"# python bench/pages.py — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+        f"{os.cpu_count()} cores, fresh server (cold caches), headless Chromium 1400×1000",
+        f"# load average (1, 5, 15 min) before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; "
+        f"after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}",
+        "",
+        "| page (defaults) | first result | complete | after one widget change | 1-min load |",
+        "|---|---|---|---|---|",
+    ]
+    text = "\n".join(head + rows) + "\n"
+    if args.only:
+        return
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(text)
+    print(f"\nwrote {OUT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
