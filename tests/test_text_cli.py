@@ -80,7 +80,7 @@ BAD = [
     (["--epsilon", "1", "--embedding", "word2vec"], "unknown embedding"),
     (["--epsilon", "1", "--mechanism", "santext+", "--p", "1.5"], "p must lie"),
     (["--epsilon", "1", "--mechanism", "santext+", "--w", "-0.1"], "w must lie"),
-    (["--epsilon", "1", "--p", "0.3"], "only to santext+"),
+    (["--epsilon", "1", "--p", "0.3"], "--p does not apply to santext"),
     (["--epsilon", "1", "--mechanism", "nope"], "unknown text mechanism"),
     (["--epsilon", "1", "--seed", "1.5"], "seed"),
 ]

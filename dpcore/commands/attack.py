@@ -21,6 +21,9 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--epsilons", default=None, help="a sweep: comma-separated ε values (JSON list output)")
     p.add_argument("--p", default=None, help="santext+: replacement probability of non-sensitive words (0.3)")
     p.add_argument("--w", default=None, help="santext+: fraction of V marked sensitive (0.9)")
+    from dpcore.commands.common import add_param_argument
+
+    add_param_argument(p)
     p.add_argument("--vocab-size", default=15000, help="GloVe vocabulary: the N most frequent words (15000)")
     d = p.add_mutually_exclusive_group()
     d.add_argument("--dataset", default=None, help="tweets (positive/negative) or tweets3 (3 classes)")
@@ -41,21 +44,24 @@ def parse_epsilons(args: argparse.Namespace) -> tuple[list[float], bool]:
 
 def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Any]:
     """Validate mechanism options cheaply, then return ε ↦ mechanism over the GloVe vocabulary."""
+    from dpcore.commands.common import mechanism_params
     from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
+    from dpcore.text.registry import required_embedding
     from dpcore.text.vocab import build_vocabulary
 
     TEXT_MECHANISMS.get(args.mechanism)
-    if args.mechanism != "santext+" and (args.p is not None or args.w is not None):
-        raise DPCoreError(f"--p and --w apply only to santext+, not to {args.mechanism}")
-    p = None if args.p is None else check_probability(args.p, name="p")
-    w = None if args.w is None else check_probability(args.w, name="w")
+    params = mechanism_params(args.mechanism, args)
+    for name in ("p", "w"):
+        if name in params:
+            params[name] = check_probability(params[name], name=name)
+    embedding = required_embedding(args.mechanism) or "glove"
     size = check_int(args.vocab_size, name="--vocab-size", min_value=2, max_value=400_000)
     state: dict[str, Any] = {}
 
     def make(eps: float) -> Any:
         if "vocab" not in state:
-            state["vocab"] = build_vocabulary("glove", size=size)
-        return create_text_mechanism(args.mechanism, vocab=state["vocab"], epsilon=eps, p=p, w=w)
+            state["vocab"] = build_vocabulary(embedding, size=size if embedding == "glove" else None)
+        return create_text_mechanism(args.mechanism, vocab=state["vocab"], epsilon=eps, **params)
 
     return make
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from dpcore.jsonutil import dumps
 
-__all__ = ["emit_json", "stderr_progress"]
+__all__ = ["add_param_argument", "emit_json", "mechanism_params", "stderr_progress"]
 
 
 def emit_json(obj: Any) -> None:
@@ -47,3 +47,41 @@ def stderr_progress(label: str, *, enabled: bool = True) -> Callable[[int, int],
             print(f"{label}: {pct:5.1f}% ({done:,} of {total:,})", file=sys.stderr, flush=True)
 
     return report
+
+
+def add_param_argument(p: Any) -> None:
+    """``--param NAME=VALUE`` (repeatable): a text mechanism's own parameter (``dpcore list``)."""
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a mechanism parameter, e.g. lam=0.3 (mahalanobis), t=0.7 (vickrey-*), beta=0.01 (tem); "
+        "repeatable; `list` shows each mechanism's parameters",
+    )
+
+
+def mechanism_params(mechanism: str, args: Any) -> dict[str, float]:
+    """The mechanism parameters given on the command line (``--p``/``--w`` and ``--param``),
+    checked against the mechanism's own parameters (one line naming the accepted ones)."""
+    from dpcore.text.mechanisms import mechanism_parameters
+    from dpcore.validation import DPCoreError, check_finite_float
+
+    accepted = mechanism_parameters(mechanism)
+    given: dict[str, object] = {}
+    for name in ("p", "w"):
+        if getattr(args, name, None) is not None:
+            given[name] = getattr(args, name)
+    for item in getattr(args, "param", None) or []:
+        name, sep, value = str(item).partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise DPCoreError(f"--param takes NAME=VALUE, got {item!r}")
+        given[name] = value
+    unknown = [k for k in given if k not in accepted]
+    if unknown:
+        has = ", ".join(accepted) if accepted else "none"
+        flags = ", ".join(f"--{k}" if k in ("p", "w") else k for k in unknown)
+        verb = "does" if len(unknown) == 1 else "do"
+        raise DPCoreError(f"{flags} {verb} not apply to {mechanism} (its parameters: {has})")
+    return {k: check_finite_float(v, name=k) for k, v in given.items()}

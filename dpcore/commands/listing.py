@@ -29,15 +29,19 @@ def rows() -> list[dict[str, object]]:
             }
         )
     from dpcore.text import TEXT_MECHANISMS
+    from dpcore.text.mechanisms import mechanism_parameters
 
     for e in TEXT_MECHANISMS:
+        params = mechanism_parameters(e.name)
         out.append(
             {
                 "name": e.name,
                 "family": "text",
                 "flawed": e.flawed,
-                "summary": e.summary,
+                "summary": e.summary
+                + (f" Parameters: {', '.join(f'{k}={v:g}' for k, v in params.items())}." if params else ""),
                 "citation": e.citation,
+                "parameters": params,
             }
         )
     from dpcore.textaudit.loaders import available_sanitizers

@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from dpcore.commands.common import emit_json
-from dpcore.validation import DPCoreError, check_epsilon, check_int, check_probability
+from dpcore.commands.common import add_param_argument, emit_json, mechanism_params
+from dpcore.validation import check_epsilon, check_int, check_probability
 
 #: Default vocabulary sizes: GloVe is cut to the 15,000 most frequent words (the scale of the
 #: paper's SST-2 vocabulary, 14,730); BERT keeps its whole WordPiece vocabulary.
@@ -17,10 +17,13 @@ DEFAULT_VOCAB_SIZE = {"glove": 15_000, "bert": None}
 def add_mechanism_arguments(p: argparse.ArgumentParser) -> None:
     """Options shared by ``sanitize`` and ``metrics``."""
     p.add_argument("--mechanism", required=True, help="santext, santext+, feyisetan or random")
-    p.add_argument("--embedding", default="glove", help="glove (default) or bert")
+    p.add_argument(
+        "--embedding", default=None, help="glove or bert (default: glove, or the one the mechanism needs)"
+    )
     p.add_argument("--epsilon", required=True, help="ε > 0 (per unit of embedding distance)")
     p.add_argument("--p", default=None, help="santext+: replacement probability of non-sensitive words (0.3)")
     p.add_argument("--w", default=None, help="santext+: fraction of V marked sensitive (0.9)")
+    add_param_argument(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--vocab", default=None, help="vocabulary file: one word per line, in that order")
     g.add_argument(
@@ -34,16 +37,17 @@ def build_mechanism(args: argparse.Namespace) -> Any:
     """Validate the shared options (cheap checks first), then load V and build the mechanism."""
     from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
     from dpcore.text.embeddings import check_embedding_name
+    from dpcore.text.registry import required_embedding
     from dpcore.text.sanitize import read_text_file
     from dpcore.text.vocab import MAX_VOCAB_FILE_BYTES, build_vocabulary, parse_vocab_text
 
     TEXT_MECHANISMS.get(args.mechanism)
-    embedding = check_embedding_name(args.embedding)
+    embedding = check_embedding_name(args.embedding or required_embedding(args.mechanism) or "glove")
     check_epsilon(args.epsilon)
-    if args.mechanism != "santext+" and (args.p is not None or args.w is not None):
-        raise DPCoreError(f"--p and --w apply only to santext+, not to {args.mechanism}")
-    p = None if args.p is None else check_probability(args.p, name="p")
-    w = None if args.w is None else check_probability(args.w, name="w")
+    params = mechanism_params(args.mechanism, args)
+    for name in ("p", "w"):
+        if name in params:
+            params[name] = check_probability(params[name], name=name)
     words = None
     size = DEFAULT_VOCAB_SIZE[embedding]
     if args.vocab is not None:
@@ -56,8 +60,7 @@ def build_mechanism(args: argparse.Namespace) -> Any:
         args.mechanism,
         vocab=build_vocabulary(embedding, size=size, words=words),
         epsilon=args.epsilon,
-        p=p,
-        w=w,
+        **params,
     )
 
 

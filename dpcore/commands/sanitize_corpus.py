@@ -7,7 +7,7 @@ import sys
 
 from dpcore.commands.common import emit_json
 from dpcore.commands.sanitize import add_mechanism_arguments
-from dpcore.validation import DPCoreError, check_epsilon, check_int, check_probability
+from dpcore.validation import check_epsilon, check_int, check_probability
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,10 +67,13 @@ def run(args: argparse.Namespace) -> int:
 
     # cheap checks first, as build_mechanism does; the spec is rebuilt in every worker
     check_epsilon(args.epsilon)
-    if args.mechanism != "santext+" and (args.p is not None or args.w is not None):
-        raise DPCoreError(f"--p and --w apply only to santext+, not to {args.mechanism}")
-    p = None if args.p is None else check_probability(args.p, name="p")
-    w = None if args.w is None else check_probability(args.w, name="w")
+    from dpcore.commands.common import mechanism_params
+    from dpcore.text.registry import required_embedding
+
+    params = mechanism_params(args.mechanism, args)
+    p = None if "p" not in params else check_probability(params.pop("p"), name="p")
+    w = None if "w" not in params else check_probability(params.pop("w"), name="w")
+    embedding = args.embedding or required_embedding(args.mechanism) or "glove"
     seed = None if args.seed is None else check_int(args.seed, name="seed", min_value=0, max_value=2**63 - 1)
     workers = check_int(args.workers, name="--workers", min_value=1, max_value=MAX_WORKERS)
     batch = (
@@ -91,9 +94,10 @@ def run(args: argparse.Namespace) -> int:
     spec = MechanismSpec(
         mechanism=args.mechanism,
         epsilon=float(args.epsilon),
-        embedding=args.embedding,
+        embedding=embedding,
         p=p,
         w=w,
+        params=tuple(sorted(params.items())),
         vocab_size=size,
         vocab_words=words,
         oov=args.oov,

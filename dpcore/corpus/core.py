@@ -62,6 +62,8 @@ class MechanismSpec:
         ``glove`` or ``bert``.
     p, w:
         SanText+ parameters (None: the mechanism's defaults).
+    params:
+        Any other mechanism parameters, as ``(name, value)`` pairs (e.g. ``(("lam", 0.3),)``).
     vocab_size:
         Keep the N most frequent embedding words (None: the embedding's default).
     vocab_words:
@@ -78,6 +80,7 @@ class MechanismSpec:
     vocab_size: int | None = None
     vocab_words: tuple[str, ...] | None = field(default=None, repr=False)
     oov: str = "mask"
+    params: tuple[tuple[str, float], ...] = ()
 
     def validate(self) -> MechanismSpec:
         """Cheap checks before any loading (one clear :class:`DPCoreError`)."""
@@ -91,8 +94,16 @@ class MechanismSpec:
         check_epsilon(self.epsilon)
         if self.oov not in OOV_POLICIES:
             raise DPCoreError(f"oov must be one of {', '.join(OOV_POLICIES)}, got {self.oov!r}")
-        if self.mechanism != "santext+" and (self.p is not None or self.w is not None):
-            raise DPCoreError(f"p and w apply only to santext+, not to {self.mechanism}")
+        from dpcore.text.mechanisms import mechanism_parameters
+
+        given = [k for k, v in (("p", self.p), ("w", self.w)) if v is not None] + [k for k, _ in self.params]
+        accepted = mechanism_parameters(self.mechanism)
+        unknown = [k for k in given if k not in accepted]
+        if unknown:
+            has = ", ".join(accepted) if accepted else "none"
+            raise DPCoreError(
+                f"{', '.join(unknown)}: not a parameter of {self.mechanism} (its parameters: {has})"
+            )
         return self
 
     def build(self) -> Any:
@@ -111,7 +122,9 @@ def _build_cached(spec: MechanismSpec) -> Any:
     vocab = build_vocabulary(
         spec.embedding, size=size, words=None if spec.vocab_words is None else list(spec.vocab_words)
     )
-    return create_text_mechanism(spec.mechanism, vocab=vocab, epsilon=spec.epsilon, p=spec.p, w=spec.w)
+    return create_text_mechanism(
+        spec.mechanism, vocab=vocab, epsilon=spec.epsilon, p=spec.p, w=spec.w, **dict(spec.params)
+    )
 
 
 def single_threaded_blas() -> contextlib.AbstractContextManager[Any]:
