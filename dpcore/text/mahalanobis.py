@@ -34,7 +34,11 @@ from dpcore.text.sampling import iter_chunks
 from dpcore.text.vocab import Vocabulary
 from dpcore.validation import DPCoreError, check_finite_float
 
-__all__ = ["Mahalanobis", "nearest_two", "regularized_covariance"]
+__all__ = ["Mahalanobis", "nearest", "nearest_two", "regularized_covariance"]
+
+#: Positions whose noisy points are drawn and decoded at a time (bounds memory for any input
+#: length; fixed, so results do not depend on how the input is batched).
+POSITION_CHUNK = 1 << 15
 
 #: dpcore's default λ (the paper sweeps λ; 0 is the spherical mechanism).
 DEFAULT_LAMBDA = 0.5
@@ -67,6 +71,18 @@ def regularized_covariance(vocab: Vocabulary, lam: float) -> tuple[np.ndarray, n
         _COV.clear()
     _COV[key] = (vocab, sig, half, inv_half)
     return sig, half, inv_half
+
+
+def nearest(points: np.ndarray, vocab: Vocabulary) -> np.ndarray:
+    """Id of the nearest word (Euclidean) to each point; one matrix product per chunk."""
+    vec, sq = vocab.vectors, vocab.sq_norms
+    out = np.empty(points.shape[0], dtype=np.int64)
+    for sl in iter_chunks(points.shape[0], len(vocab), NOISY_NN_MAX_ELEMENTS):
+        scores = points[sl] @ vec.T
+        scores *= -2.0
+        scores += sq[None, :]
+        out[sl] = np.argmin(scores, axis=1)
+    return out
 
 
 def nearest_two(
@@ -168,9 +184,14 @@ class Mahalanobis(TextMechanism):
     def sample_ids(
         self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = NOISY_NN_MAX_ELEMENTS
     ) -> np.ndarray:
-        """The word nearest to φ(x) + Z for each position (chunked)."""
+        """Decode φ(x) + Z for each position, :data:`POSITION_CHUNK` positions at a time."""
         ids = self._check_ids(ids)
-        if ids.size == 0:
-            return ids.copy()
-        first, _, _, _ = nearest_two(self.noisy_points(ids, rng), self.vocab)
-        return first
+        out = np.empty(ids.size, dtype=np.int64)
+        for start in range(0, ids.size, POSITION_CHUNK):
+            part = ids[start : start + POSITION_CHUNK]
+            out[start : start + part.size] = self.decode(self.noisy_points(part, rng), rng)
+        return out
+
+    def decode(self, points: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Noisy points → words: the nearest word (Algorithm 1, last step)."""
+        return nearest(points, self.vocab)

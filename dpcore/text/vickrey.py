@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.text.mahalanobis import DEFAULT_LAMBDA, Mahalanobis, nearest_two
+from dpcore.text.mahalanobis import DEFAULT_LAMBDA, POSITION_CHUNK, Mahalanobis, nearest_two
 from dpcore.text.mechanisms import NOISY_NN_MAX_ELEMENTS, Feyisetan, TextPrivacy
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.vocab import Vocabulary
@@ -50,9 +50,7 @@ def vickrey_first_probability(d1: np.ndarray, d2: np.ndarray, t: float) -> np.nd
     return np.clip(p, 0.0, 1.0)
 
 
-def vickrey_choice(
-    points: np.ndarray, vocab: Vocabulary, t: float, rng: np.random.Generator
-) -> np.ndarray:
+def vickrey_choice(points: np.ndarray, vocab: Vocabulary, t: float, rng: np.random.Generator) -> np.ndarray:
     """Decode noisy points ψ: the nearest word w.p. p₁, else the second-nearest."""
     first, second, d1, d2 = nearest_two(points, vocab)
     take_first = rng.random(points.shape[0]) < vickrey_first_probability(d1, d2, t)
@@ -107,10 +105,14 @@ class VickreyCMP(Feyisetan):
     def sample_ids(
         self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = NOISY_NN_MAX_ELEMENTS
     ) -> np.ndarray:
+        """Decode φ(x) + Z with the Vickrey choice, :data:`POSITION_CHUNK` positions at a time."""
         ids = self._check_ids(ids)
-        if ids.size == 0:
-            return ids.copy()
-        return vickrey_choice(self.noisy_points(ids, rng), self.vocab, self.t, rng)
+        out = np.empty(ids.size, dtype=np.int64)
+        for start in range(0, ids.size, POSITION_CHUNK):
+            part = ids[start : start + POSITION_CHUNK]
+            points = self.noisy_points(part, rng)
+            out[start : start + part.size] = vickrey_choice(points, self.vocab, self.t, rng)
+        return out
 
 
 @TEXT_MECHANISMS.register(
@@ -147,10 +149,6 @@ class VickreyMahalanobis(Mahalanobis):
     def params(self) -> dict[str, Any]:
         return super().params() | {"t": self.t}
 
-    def sample_ids(
-        self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = NOISY_NN_MAX_ELEMENTS
-    ) -> np.ndarray:
-        ids = self._check_ids(ids)
-        if ids.size == 0:
-            return ids.copy()
-        return vickrey_choice(self.noisy_points(ids, rng), self.vocab, self.t, rng)
+    def decode(self, points: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Noisy points → the nearest word w.p. p₁, else the second-nearest (Algorithm 1)."""
+        return vickrey_choice(points, self.vocab, self.t, rng)
