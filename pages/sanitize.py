@@ -12,13 +12,20 @@ import html
 import pandas as pd
 import streamlit as st
 
+from dpcore.commands.sanitize import DEFAULT_VOCAB_SIZE
 from dpcore.jsonutil import dumps
-from dpcore.rng import spawn_rngs
 from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
 from dpcore.text.corpora import CORPORA, sample_sentences
 from dpcore.text.embeddings import EMBEDDINGS
 from dpcore.text.metrics import metrics_over_epsilons, token_metrics
-from dpcore.text.sanitize import MAX_PAGE_CHARS, check_text, decode_text, sanitize_lines, split_lines
+from dpcore.text.sanitize import (
+    MAX_PAGE_CHARS,
+    check_text,
+    decode_text,
+    draw_rng,
+    sanitize_lines,
+    split_lines,
+)
 from dpcore.text.vocab import build_vocabulary
 from dpcore.viz.sanitize_figure import sanitize_figure
 from pages._shared import (
@@ -53,7 +60,7 @@ SPECS = {
     "eps": float_param(3.0, 0.01, 1000.0),
     "p": float_param(0.3, 0.0, 1.0),
     "w": float_param(0.9, 0.0, 1.0),
-    "vsize": choice_param(10_000, VOCAB_SIZES),
+    "vsize": choice_param(DEFAULT_VOCAB_SIZE["glove"], VOCAB_SIZES),
     "seed": int_param(0, 0, 2**31 - 1),
     "nsent": int_param(3, 1, 20),
     "draws": int_param(5, 1, 10),
@@ -73,6 +80,19 @@ def _mechanism(mech: str, emb: str, eps: float, p: float, w: float, vsize: int):
     return create_text_mechanism(mech, vocab=get_vocab(emb, vsize), epsilon=eps, **extra)
 
 
+def reproduce_command(
+    mech: str, emb: str, eps: float, p: float, w: float, vsize: int, seed: int, oov: str
+) -> str:
+    """The ``python -m dpcore sanitize`` command whose output is this page's draw 1."""
+    args = ["python -m dpcore sanitize", f"--mechanism {mech}", f"--embedding {emb}", f"--epsilon {eps!r}"]
+    if mech == "santext+":
+        args += [f"--p {p!r}", f"--w {w!r}"]
+    if emb == "glove":
+        args.append(f"--vocab-size {vsize}")
+    args += [f"--seed {seed}", "--draw 1", f"--oov {oov}", "--input input.txt", "--output sanitized.txt"]
+    return " ".join(args)
+
+
 @st.cache_data(max_entries=64, max_size="16MB", show_spinner=False)
 def run_sanitize(
     text: str,
@@ -90,8 +110,9 @@ def run_sanitize(
     m = _mechanism(mech, emb, eps, p, w, vsize)
     lines = split_lines(text)
     results = []
-    for k, rng in enumerate(spawn_rngs(seed, draws)):
-        results.append(sanitize_lines(lines, m, seed=rng, oov=oov))
+    for k in range(draws):
+        # Draw 1 = the seed itself, as the CLI and the library (dpcore.text.sanitize.draw_rng).
+        results.append(sanitize_lines(lines, m, seed=draw_rng(seed, k + 1), oov=oov))
         if _progress is not None:  # a widget change stops the run between draws
             _progress(k + 1, draws)
     first = results[0]
@@ -103,7 +124,7 @@ def run_sanitize(
             **first.parameters,
             "seed": seed,
             "draws": draws,
-            "draw_seeds": "SeedSequence(seed).spawn(draws)",
+            "draw_seeds": "draw 1: seed; draw k: SeedSequence(seed, spawn_key=(k-1,)) (draw_rng)",
         },
     }
 
@@ -263,6 +284,18 @@ c2.download_button(
     mime="application/json",
     key="dl-json",
 )
+
+with st.container(border=True):
+    st.markdown("**Reproduce this** with the CLI (draw 1 = the seed itself; `--draw K` gives draw K)")
+    st.code(reproduce_command(mech, emb, eps, p, w, vsize, seed, oov), language="bash")
+    st.caption(
+        "Save the original text as `input.txt` first (one sentence per line). The library call "
+        "`sanitize_lines(lines, mechanism, seed=SEED)` gives the same draw 1."
+    )
+    st.download_button(
+        "Download input.txt", text if text.endswith("\n") else text + "\n", file_name="input.txt",
+        mime="text/plain", key="dl-input",
+    )  # fmt: skip
 
 st.subheader("Per-token privacy metrics")
 vocab = get_vocab(emb, vsize)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import time
 from pathlib import Path
 
@@ -96,3 +97,50 @@ def test_a_widget_change_cancels_a_long_sanitization(app_url: str, page, artifac
     assert "of 10 draws" not in page.locator("body").inner_text()
     assert elapsed < 8.0, f"the rerun took {elapsed:.1f} s: the ten Feyisetan draws were not cancelled"
     page.screenshot(path=str(artifacts / "sanitize-cancelled.png"), full_page=True)
+
+
+def test_reproduce_box_matches_cli_and_library(app_url: str, page, artifacts: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Draw 1 (and draw 2) on the page = the page's CLI command (`--draw 2`) = the library."""
+    import json
+    import shlex
+    import subprocess
+    import sys
+
+    page.goto(f"{app_url}/sanitize?source=paste&mech=santext%2B&eps=3&seed=7&draws=2")
+    _wait_idle(page)
+    text = "the patient in boston was diagnosed with hiv last week\nwe loved the food but not the service"
+    box = page.get_by_label("Text (one sentence per line", exact=False)
+    box.fill(text)
+    box.press("Control+Enter")
+    page.wait_for_function(
+        "() => (document.querySelector('.dp-orig') || {}).innerText?.includes('boston')", timeout=90_000
+    )
+    _wait_idle(page)
+    command = page.locator('[data-testid="stCode"] code').first.inner_text().strip()
+    assert command.startswith("python -m dpcore sanitize ") and "--seed 7" in command, command
+    assert "--vocab-size 15000" in command, command  # the CLI's default vocabulary size
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Download all draws + parameters (JSON)").click()
+    shown = json.loads(Path(dl.value.path()).read_text(encoding="utf-8"))["draws"]
+
+    (tmp_path / "input.txt").write_text(text + "\n", encoding="utf-8")
+    argv = shlex.split(command)
+    assert argv[:3] == ["python", "-m", "dpcore"]
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    for draw in (1, 2):
+        args = [sys.executable, *argv[1:]]
+        args[args.index("--draw") + 1] = str(draw)
+        subprocess.run(args, cwd=tmp_path, check=True, env=env, capture_output=True, timeout=180)
+        cli = (tmp_path / "sanitized.txt").read_text(encoding="utf-8").splitlines()
+        assert cli == shown[draw - 1], (draw, cli, shown[draw - 1])
+
+    from dpcore.text import create_text_mechanism
+    from dpcore.text.sanitize import sanitize_lines
+    from dpcore.text.vocab import build_vocabulary
+
+    mech = create_text_mechanism(
+        "santext+", vocab=build_vocabulary("glove", size=15_000), epsilon=3.0, p=0.3, w=0.9
+    )
+    assert sanitize_lines(text.splitlines(), mech, seed=7, oov="mask").lines == shown[0]
+    assert shown[0] != shown[1]  # two draws really differ (else the comparison above proves little)
