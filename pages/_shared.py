@@ -273,11 +273,16 @@ def download_buttons(df: pd.DataFrame, parameters: dict[str, Any], basename: str
     csv = header + df.to_csv(index=False)
     payload = dumps({"parameters": parameters, "results": df.to_dict(orient="records")}, indent=2)
     c1, c2 = st.columns(2)
-    c1.download_button("Download CSV", csv, file_name=f"{basename}.csv", mime="text/csv", key=f"{key}-csv")
+    # on_click="ignore": a download does not rerun the page, so several downloads in a row do
+    # not cancel each other (a rerun would replace the buttons while the browser fetches).
+    c1.download_button(
+        "Download CSV", csv, file_name=f"{basename}.csv", mime="text/csv", key=f"{key}-csv", on_click="ignore"
+    )
     c2.download_button(
         "Download JSON",
         payload,
         file_name=f"{basename}.json",
         mime="application/json",
         key=f"{key}-json",
+        on_click="ignore",
     )

@@ -221,6 +221,11 @@ with show_errors():
             key="text",
             height=150,
         )
+        st.caption(
+            ":material/link_off: Pasted text never goes into the page's link (it may be private and "
+            "URLs are logged): a shared link opens with the example text. Paste yours again, or "
+            "share the text with the link's settings."
+        )
     else:
         up = st.file_uploader("UTF-8 text file", type=["txt"], key="upload")
         if up is None:
@@ -276,6 +281,7 @@ c1.download_button(
     file_name=f"sanitized-{mech}-eps{eps:g}-seed{seed}.txt",
     mime="text/plain",
     key="dl-text",
+    on_click="ignore",
 )
 c2.download_button(
     "Download all draws + parameters (JSON)",
@@ -283,6 +289,7 @@ c2.download_button(
     file_name=f"sanitized-{mech}-eps{eps:g}-seed{seed}.json",
     mime="application/json",
     key="dl-json",
+    on_click="ignore",
 )
 
 with st.container(border=True):
@@ -294,7 +301,7 @@ with st.container(border=True):
     )
     st.download_button(
         "Download input.txt", text if text.endswith("\n") else text + "\n", file_name="input.txt",
-        mime="text/plain", key="dl-input",
+        mime="text/plain", key="dl-input", on_click="ignore",
     )  # fmt: skip
 
 st.subheader("Per-token privacy metrics")

@@ -34,11 +34,26 @@ def test_sanitize_a_sentence_and_screenshot(app_url: str, page, artifacts: Path)
     )
     _wait_idle(page)
     assert "the movie was good and the food was bad" in page.locator(".dp-sanitized").inner_text()
-    with page.expect_download() as dl:
-        page.get_by_role("button", name="Download sanitized text (draw 1)").click()
+    # A link cannot carry pasted text: the page says so.
+    assert "Pasted text never goes into the page's link" in page.locator("body").inner_text()
+    # Three downloads in a row: none cancels another (no rerun in between), none names a server path.
+    got = {}
+    for name in (
+        "Download sanitized text (draw 1)",
+        "Download all draws + parameters (JSON)",
+        "Download input.txt",
+    ):
+        with page.expect_download() as dl:
+            page.get_by_role("button", name=name).click()
+        got[name] = Path(dl.value.path()).read_text(encoding="utf-8")
+        assert dl.value.failure() is None, (name, dl.value.failure())
+    assert got["Download sanitized text (draw 1)"].strip() == "the movie was good and the food was bad"
+    assert got["Download input.txt"].strip() == "the movie was good and the food was bad"
+    assert '"draws"' in got["Download all draws + parameters (JSON)"]
+    for text in got.values():
+        assert str(Path(__file__).resolve().parents[2]) not in text and "/root/" not in text
     path = artifacts / "sanitize-download.txt"
-    dl.value.save_as(str(path))
-    assert path.read_text(encoding="utf-8").strip() == "the movie was good and the food was bad"
+    path.write_text(got["Download sanitized text (draw 1)"], encoding="utf-8")
     page.screenshot(path=str(artifacts / "sanitize.png"), full_page=True)
 
 
