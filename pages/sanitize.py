@@ -146,15 +146,46 @@ def run_curves(
     )
 
 
-def highlight(tokens: list[str], changed: list[bool], oov: list[bool]) -> str:
-    """HTML for one line: every token escaped; replaced tokens marked, OOV tokens greyed."""
+def highlight(
+    tokens: list[str],
+    changed: list[bool],
+    oov: list[bool],
+    kept: dict[str, tuple[bool, float]] | None = None,
+) -> str:
+    """HTML for one line: every token escaped; replaced tokens marked, OOV tokens greyed.
+
+    ``kept`` maps a word to (sensitive, N_x): an unchanged sensitive word is outlined in red with
+    its N_x = Pr[M(x) = x] on hover (a kept "hiv" must stand out as much as a replaced one).
+    WordPiece continuations (``##ing``) are joined back to their word; the pieces show on hover.
+    """
+    groups: list[list[int]] = []
+    for i, tok in enumerate(tokens):
+        if tok.startswith("##") and groups:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
     parts = []
-    for tok, ch, unk in zip(tokens, changed, oov, strict=True):
-        t = html.escape(tok)
-        if unk:
-            parts.append(f'<span style="color:#888" title="out of vocabulary">{t}</span>')
-        elif ch:
-            parts.append(f'<mark style="background:#ffe08a;padding:0 2px">{t}</mark>')
+    for g in groups:
+        word = tokens[g[0]] + "".join(tokens[i][2:] for i in g[1:])
+        t = html.escape(word)
+        pieces = f"WordPiece: {' · '.join(tokens[i] for i in g)}" if len(g) > 1 else ""
+        if any(oov[i] for i in g):
+            tip = "; ".join(x for x in ("out of vocabulary", pieces) if x)
+            parts.append(f'<span style="color:#888" title="{html.escape(tip)}">{t}</span>')
+        elif any(changed[i] for i in g):
+            tip = html.escape(pieces) if pieces else "replaced"
+            parts.append(f'<mark style="background:#ffe08a;padding:0 2px" title="{tip}">{t}</mark>')
+        elif kept and len(g) == 1 and kept.get(tokens[g[0]], (False, 0.0))[0]:
+            nx = kept[tokens[g[0]]][1]
+            tip = f"kept sensitive word: N_x = Pr[M(x) = x] = {nx:.3g}"
+            parts.append(
+                f'<span class="dp-kept" style="outline:2px solid #c0504d;border-radius:3px;padding:0 2px" '
+                f'title="{html.escape(tip)}">{t}</span>'
+            )
+        elif pieces:
+            parts.append(
+                f'<span style="text-decoration:underline dotted" title="{html.escape(pieces)}">{t}</span>'
+            )
         else:
             parts.append(t)
     return " ".join(parts) or "&nbsp;"
@@ -247,13 +278,17 @@ first = res["draws"][0]
 changed = [[a != b for a, b in zip(o, s, strict=True)] for o, s in zip(orig, first["tokens"], strict=True)]
 left, right = st.columns(2)
 left.markdown("**Original** (tokenized)")
-right.markdown(f"**Sanitized** (draw 1; replaced tokens highlighted, seed {seed})")
+right.markdown(
+    f"**Sanitized** (draw 1, seed {seed}; replaced words highlighted, kept sensitive words outlined "
+    "in red, N_x on hover)"
+)
+right_slot = right.empty()
 orig_html = "<br>".join(highlight(o, [False] * len(o), u) for o, u in zip(orig, res["oov"], strict=True))
 san_html = "<br>".join(
     highlight(s, c, u) for s, c, u in zip(first["tokens"], changed, res["oov"], strict=True)
 )
 left.markdown(f'<div class="dp-orig">{orig_html}</div>', unsafe_allow_html=True)
-right.markdown(f'<div class="dp-sanitized">{san_html}</div>', unsafe_allow_html=True)
+right_slot.markdown(f'<div class="dp-sanitized">{san_html}</div>', unsafe_allow_html=True)
 summary = first["summary"]
 st.caption(
     f"{summary['tokens']} tokens, {summary['replaced']} replaced, {summary['oov']} out of vocabulary "
@@ -316,6 +351,13 @@ if not words:
 with show_errors():
     metrics = run_metrics(words, mech, emb, eps, p, w, vsize, seed)
 mdf = pd.DataFrame(metrics)
+# Redraw draw 1 with the kept sensitive words outlined, now that their N_x is known.
+# "sensitive" is None for mechanisms that protect every word alike (SanText, baselines).
+kept = {str(r["word"]): (r["sensitive"] is not False, float(r["N_x"])) for r in metrics}
+san_html = "<br>".join(
+    highlight(s_, c, u, kept) for s_, c, u in zip(first["tokens"], changed, res["oov"], strict=True)
+)
+right_slot.markdown(f'<div class="dp-sanitized">{san_html}</div>', unsafe_allow_html=True)
 cols = [
     "word",
     "sensitive",

@@ -159,3 +159,27 @@ def test_reproduce_box_matches_cli_and_library(app_url: str, page, artifacts: Pa
     )
     assert sanitize_lines(text.splitlines(), mech, seed=7, oov="mask").lines == shown[0]
     assert shown[0] != shown[1]  # two draws really differ (else the comparison above proves little)
+
+
+def test_kept_sensitive_words_and_wordpieces(app_url: str, page) -> None:  # type: ignore[no-untyped-def]
+    """BERT WordPieces are joined back into words (pieces on hover); a kept sensitive word is
+    outlined with its N_x on hover."""
+    page.goto(f"{app_url}/sanitize?source=paste&emb=bert&mech=santext%2B&eps=200&seed=3")
+    _wait_idle(page)
+    box = page.get_by_label("Text (one sentence per line", exact=False)
+    box.fill("the patient tested positive for hiv unbelievably")
+    box.press("Control+Enter")
+    page.wait_for_function(
+        "() => (document.querySelector('.dp-orig') || {}).innerText?.includes('hiv')", timeout=90_000
+    )
+    _wait_idle(page)
+    page.wait_for_selector(".dp-sanitized .dp-kept", timeout=60_000)
+    orig = page.locator(".dp-orig").inner_text()
+    assert "unbelievably" in orig and "##" not in orig, orig  # pieces joined back into the word
+    tips = page.locator(".dp-orig [title^='WordPiece']").evaluate_all("els => els.map(e => e.title)")
+    assert any(t.startswith("WordPiece: un") and "##" in t for t in tips), tips
+    kept = page.locator(".dp-sanitized .dp-kept", has_text="hiv")
+    assert kept.count() == 1
+    title = kept.first.get_attribute("title") or ""
+    assert title.startswith("kept sensitive word: N_x = Pr[M(x) = x] = "), title
+    assert 0.0 < float(title.rsplit("= ", 1)[1]) <= 1.0, title
