@@ -159,11 +159,13 @@ def choice_param(default: Any, options: Sequence[Any]) -> Param:
     return Param(default, parse, str)
 
 
-def multi_param(default: Sequence[str], options: Sequence[str], max_items: int = 16) -> Param:
+def multi_param(
+    default: Sequence[str], options: Sequence[str], max_items: int = 16, *, allow_empty: bool = False
+) -> Param:
     def parse(text: str) -> list[str]:
         items = [t for t in text.split(",") if t]
         bad = [t for t in items if t not in options]
-        if bad or not items or len(items) > max_items:
+        if bad or (not items and not allow_empty) or len(items) > max_items:
             raise ValueError(f"must be a comma-separated list from {', '.join(options)}")
         return list(dict.fromkeys(items))
 

@@ -36,6 +36,7 @@ from pages._shared import (
     ensure_navigation,
     float_param,
     int_param,
+    multi_param,
     show_errors,
     sync_query_params,
 )
@@ -44,6 +45,8 @@ ensure_navigation()
 
 # ---- work caps for a shared server ----------------------------------------------------------
 VOCAB_SIZES = [2_000, 5_000, 10_000, 15_000]
+#: ε values offered for the side-by-side comparison (at most 3 extra panels of each kind).
+COMPARE_EPS = ["0.5", "1", "2", "3", "5", "10", "20", "50"]
 MAX_METRIC_WORDS = 25
 MAX_PLOT_WORDS = 4
 POPULATION = 2_000  # inputs sampled for S_y*
@@ -63,6 +66,8 @@ SPECS = {
     "vsize": choice_param(DEFAULT_VOCAB_SIZE["glove"], VOCAB_SIZES),
     "seed": int_param(0, 0, 2**31 - 1),
     "nsent": int_param(3, 1, 20),
+    "also": multi_param([], TEXT_MECHANISMS.names(), max_items=3, allow_empty=True),
+    "also_eps": multi_param([], COMPARE_EPS, max_items=3, allow_empty=True),
     "draws": int_param(5, 1, 10),
     "source": choice_param("sample", SOURCES),
     "corpus": choice_param("tweets", list(CORPORA)),
@@ -221,6 +226,9 @@ with st.sidebar:
     )
     st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="seed")
     st.number_input("Draws (repeat the sampling)", min_value=1, max_value=10, step=1, key="draws")
+    st.header("Side by side")
+    st.multiselect("Also with mechanisms (same ε)", TEXT_MECHANISMS.names(), key="also", max_selections=3)
+    st.multiselect("Also at ε (same mechanism)", COMPARE_EPS, key="also_eps", max_selections=3)
     st.radio(
         "Out-of-vocabulary tokens",
         ["mask", "keep"],
@@ -295,18 +303,43 @@ st.caption(
     f"({'masked as [UNK]' if oov == 'mask' else 'kept as written — not private'})."
 )
 
+also = [m for m in st.session_state["also"] if m != mech]
+also_eps = [float(e) for e in st.session_state["also_eps"] if float(e) != eps]
+if also or also_eps:
+    st.subheader("Side by side (draw 1, same seed)")
+    panels = [(mech, eps)] + [(m, eps) for m in also] + [(mech, e) for e in also_eps]
+    cols = st.columns(len(panels))
+    with show_errors():
+        for col, (pm, pe) in zip(cols, panels, strict=True):
+            other = (
+                res if (pm, pe) == (mech, eps) else run_sanitize(text, pm, emb, pe, p, w, vsize, seed, 1, oov)
+            )
+            toks = other["draws"][0]["tokens"]
+            ch = [[a != b for a, b in zip(o, t_, strict=True)] for o, t_ in zip(orig, toks, strict=True)]
+            body = "<br>".join(highlight(t_, c, u) for t_, c, u in zip(toks, ch, other["oov"], strict=True))
+            col.markdown(f"**{pm}, ε = {pe:g}**")
+            col.markdown(f'<div class="dp-side">{body}</div>', unsafe_allow_html=True)
+            col.caption(other["parameters"]["privacy"])
+
 st.subheader(f"Variability over {draws} draws")
 st.dataframe(
     pd.DataFrame(
         {
-            "draw": [i + 1 for i in range(draws)],
-            "sanitized (first line)": [d["lines"][0] if d["lines"] else "" for d in res["draws"]],
-            "replaced": [d["summary"]["replaced"] for d in res["draws"]],
+            "Draw": [i + 1 for i in range(draws)],
+            "Sanitized text (first line; every line below)": [
+                d["lines"][0] if d["lines"] else "" for d in res["draws"]
+            ],
+            "Tokens replaced": [d["summary"]["replaced"] for d in res["draws"]],
         }
     ),
     hide_index=True,
     width="stretch",
 )
+with st.expander("Every draw, full lines", expanded=draws <= 3):
+    for k, d in enumerate(res["draws"]):
+        ch = [[a != b for a, b in zip(o, t_, strict=True)] for o, t_ in zip(orig, d["tokens"], strict=True)]
+        body = "<br>".join(highlight(t_, c, u) for t_, c, u in zip(d["tokens"], ch, res["oov"], strict=True))
+        st.markdown(f'**Draw {k + 1}**<div class="dp-draw">{body}</div>', unsafe_allow_html=True)
 
 payload = dumps({"parameters": params, "draws": [d["lines"] for d in res["draws"]]}, indent=2)
 c1, c2 = st.columns(2)

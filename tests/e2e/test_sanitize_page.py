@@ -68,8 +68,17 @@ SX_AXIS = """() => {
 
 
 def test_sanitize_default_page_highlights_replacements(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
-    page.goto(f"{app_url}/sanitize?mech=santext%2B&eps=2&vsize=5000&nsent=4")
+    page.goto(f"{app_url}/sanitize?mech=santext%2B&eps=2&vsize=5000&nsent=4&draws=2&also=random&also_eps=20")
     _wait_idle(page)
+    # Side by side: the chosen setting, another mechanism, another ε — each with every line.
+    heads = page.locator("strong", has_text=", ε = ").all_inner_texts()
+    assert {"santext+, ε = 2", "random, ε = 2", "santext+, ε = 20"} <= set(heads), heads
+    sides = page.locator(".dp-side").all_inner_texts()
+    assert len(sides) == 3 and all(s_.strip().count("\n") + 1 >= 4 for s_ in sides), sides
+    assert sides[1] != sides[0]  # random replacement differs from SanText+ on the same text
+    # Each draw's full lines (two draws, four lines each).
+    draws = page.locator(".dp-draw").all_inner_texts()
+    assert len(draws) == 2 and all(d.strip().count("\n") + 1 >= 4 for d in draws), draws
     assert page.locator(".dp-sanitized mark").count() > 0
     # The sentence count is a URL parameter: nsent=4 gives four sampled lines.
     assert page.locator(".dp-sanitized").first.inner_text().strip().count("\n") + 1 >= 4
