@@ -288,7 +288,7 @@ left, right = st.columns(2)
 left.markdown("**Original** (tokenized)")
 right.markdown(
     f"**Sanitized** (draw 1, seed {seed}; replaced words highlighted, kept sensitive words outlined "
-    "in red, N_x on hover)"
+    "in red (SanText+'s V_S), N_x on hover)"
 )
 right_slot = right.empty()
 orig_html = "<br>".join(highlight(o, [False] * len(o), u) for o, u in zip(orig, res["oov"], strict=True))
@@ -385,8 +385,8 @@ with show_errors():
     metrics = run_metrics(words, mech, emb, eps, p, w, vsize, seed)
 mdf = pd.DataFrame(metrics)
 # Redraw draw 1 with the kept sensitive words outlined, now that their N_x is known.
-# "sensitive" is None for mechanisms that protect every word alike (SanText, baselines).
-kept = {str(r["word"]): (r["sensitive"] is not False, float(r["N_x"])) for r in metrics}
+# Sensitive = SanText+'s V_S ("sensitive" is None for mechanisms that treat every word alike).
+kept = {str(r["word"]): (r["sensitive"] is True, float(r["N_x"])) for r in metrics}
 san_html = "<br>".join(
     highlight(s_, c, u, kept) for s_, c, u in zip(first["tokens"], changed, res["oov"], strict=True)
 )
