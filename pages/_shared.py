@@ -159,11 +159,13 @@ def choice_param(default: Any, options: Sequence[Any]) -> Param:
     return Param(default, parse, str)
 
 
-def multi_param(default: Sequence[str], options: Sequence[str], max_items: int = 16) -> Param:
+def multi_param(
+    default: Sequence[str], options: Sequence[str], max_items: int = 16, *, allow_empty: bool = False
+) -> Param:
     def parse(text: str) -> list[str]:
         items = [t for t in text.split(",") if t]
         bad = [t for t in items if t not in options]
-        if bad or not items or len(items) > max_items:
+        if bad or (not items and not allow_empty) or len(items) > max_items:
             raise ValueError(f"must be a comma-separated list from {', '.join(options)}")
         return list(dict.fromkeys(items))
 
@@ -273,11 +275,16 @@ def download_buttons(df: pd.DataFrame, parameters: dict[str, Any], basename: str
     csv = header + df.to_csv(index=False)
     payload = dumps({"parameters": parameters, "results": df.to_dict(orient="records")}, indent=2)
     c1, c2 = st.columns(2)
-    c1.download_button("Download CSV", csv, file_name=f"{basename}.csv", mime="text/csv", key=f"{key}-csv")
+    # on_click="ignore": a download does not rerun the page, so several downloads in a row do
+    # not cancel each other (a rerun would replace the buttons while the browser fetches).
+    c1.download_button(
+        "Download CSV", csv, file_name=f"{basename}.csv", mime="text/csv", key=f"{key}-csv", on_click="ignore"
+    )
     c2.download_button(
         "Download JSON",
         payload,
         file_name=f"{basename}.json",
         mime="application/json",
         key=f"{key}-json",
+        on_click="ignore",
     )

@@ -7,6 +7,7 @@ the configuration of all three.
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 import streamlit as st
@@ -38,7 +39,11 @@ ensure_navigation()
 # ---- work caps -------------------------------------------------------------------------------
 SIZES = [1_000, 10_000, 100_000, 1_000_000]  # draws per sampler
 
+#: The tabs, by their URL value.
+TABS = {"dpnr": "DPNR (word dropout)", "binary": "Binary encoding + RR", "sampler": "Sampler inspector"}
+
 SPECS = {
+    "tab": choice_param("dpnr", list(TABS)),
     # DPNR
     "k": int_param(768, 1, MAX_K),
     "eps": float_param(0.05, 0.001, 100.0),
@@ -67,6 +72,22 @@ def loss_example(scale: float, z: float, size: int, seed: int) -> dict:
     return infinite_loss_example(scale, z=z, size=size, seed=seed).to_dict()
 
 
+_SUPER = str.maketrans("0123456789+-−=()ikmnε", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ⁱᵏᵐⁿᵋ")
+
+
+def unicode_powers(text: str) -> str:
+    """``2^{i−1}`` → ``2ⁱ⁻¹``: exponents written for LaTeX shown as Unicode superscripts."""
+    return re.sub(
+        r"\^\{([^{}]*)\}",
+        lambda m: (
+            m.group(1).translate(_SUPER)
+            if set(m.group(1)) <= set("0123456789+-−=()ikmnε")
+            else f"^({m.group(1)})"
+        ),
+        text,
+    )
+
+
 def _fmt(v: object) -> str:
     if isinstance(v, float):
         if math.isinf(v):
@@ -84,9 +105,15 @@ st.caption(
 )
 
 apply_query_params(SPECS)
+# The default stays the tab the visit started on (a changing default would make a new widget).
+first_tab = st.session_state.setdefault("tab_first", TABS[st.session_state["tab"]])
+tab_list = st.tabs(list(TABS.values()), default=first_tab, key="tab_label", on_change="rerun")
+tab_dpnr, tab_bin, tab_samp = tab_list
+# The selected tab goes into the URL (?tab=dpnr|binary|sampler) like every widget.
+st.session_state["tab"] = next(
+    (k for k, t in zip(TABS, tab_list, strict=True) if t.open), st.session_state["tab"]
+)
 sync_query_params(SPECS)  # session state already holds every widget's current value
-
-tab_dpnr, tab_bin, tab_samp = st.tabs(["DPNR (word dropout)", "Binary encoding + RR", "Sampler inspector"])
 
 # ---- DPNR ------------------------------------------------------------------------------------
 with tab_dpnr:
@@ -94,7 +121,8 @@ with tab_dpnr:
         "DPNR adds Lap(1/ε) to each of the k coordinates of a min-max normalised embedding and "
         "claims ε-DP per word. All k coordinates come from the same input, so the budget composes "
         "to **kε** (corrected Theorem 1); word dropout at rate μ gives "
-        "**ε′ = ln((1 − μ)·e^{kε} + μ)** (corrected Theorem 2, eq. 11). Both are exact worst "
+        "$\\varepsilon' = \\ln\\big((1 - \\mu)\\,e^{k\\varepsilon} + \\mu\\big)$ "
+        "(corrected Theorem 2, eq. 11). Both are exact worst "
         "cases, not just bounds: kε is reached by two embeddings at opposite corners of [0, 1]^k, "
         "and ε′ when, in addition, the embedding with the word dropped equals the neighbour's "
         "(`dpcore.accounting.dpnr_dropout_loss` computes the exact loss of any configuration)."
@@ -130,12 +158,13 @@ with tab_bin:
         "Lyu et al. (2020b) encode each feature with a sign bit, m integer bits and f fraction "
         "bits, flip each bit by randomized response with budget ε_i and claim Σ ε_i "
         "(every bit treated as sensitivity 1, eqs. 13–14). The revisit by Lai et al. (2022) weights "
-        "each bit by its place value: integer bit i **2^{i−1}·ε_i** (eqs. 16–17), the sign bit "
-        "**2^{m+1}·ε_i** (eq. 18), fraction bit i **2^{−i}·ε_i** (eq. 19). dpcore also computes the "
+        "each bit by its place value: integer bit i $2^{i-1}\\varepsilon_i$ (eqs. 16–17), the sign bit "
+        "$2^{m+1}\\varepsilon_i$ (eq. 18), fraction bit i $2^{-i}\\varepsilon_i$ (eq. 19). "
+        "dpcore also computes the "
         "**exact worst-case LDP loss** of the per-bit randomized response over the whole encoded "
         "domain, shown beside the paper's figure."
     )
-    st.caption(BINARY_NOTE)
+    st.caption(unicode_powers(BINARY_NOTE))
     c1, c2, c3, c4, c5 = st.columns(5)
     c1.selectbox("Sign bits", [0, 1], key="sign")
     c2.number_input("Integer bits m", min_value=0, max_value=MAX_BITS, step=1, key="m")

@@ -12,13 +12,20 @@ import html
 import pandas as pd
 import streamlit as st
 
+from dpcore.commands.sanitize import DEFAULT_VOCAB_SIZE
 from dpcore.jsonutil import dumps
-from dpcore.rng import spawn_rngs
 from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
 from dpcore.text.corpora import CORPORA, sample_sentences
 from dpcore.text.embeddings import EMBEDDINGS
 from dpcore.text.metrics import metrics_over_epsilons, token_metrics
-from dpcore.text.sanitize import MAX_PAGE_CHARS, check_text, decode_text, sanitize_lines, split_lines
+from dpcore.text.sanitize import (
+    MAX_PAGE_CHARS,
+    check_text,
+    decode_text,
+    draw_rng,
+    sanitize_lines,
+    split_lines,
+)
 from dpcore.text.vocab import build_vocabulary
 from dpcore.viz.sanitize_figure import sanitize_figure
 from pages._shared import (
@@ -29,6 +36,7 @@ from pages._shared import (
     ensure_navigation,
     float_param,
     int_param,
+    multi_param,
     show_errors,
     sync_query_params,
 )
@@ -37,6 +45,8 @@ ensure_navigation()
 
 # ---- work caps for a shared server ----------------------------------------------------------
 VOCAB_SIZES = [2_000, 5_000, 10_000, 15_000]
+#: ε values offered for the side-by-side comparison (at most 3 extra panels of each kind).
+COMPARE_EPS = ["0.5", "1", "2", "3", "5", "10", "20", "50"]
 MAX_METRIC_WORDS = 25
 MAX_PLOT_WORDS = 4
 POPULATION = 2_000  # inputs sampled for S_y*
@@ -53,9 +63,11 @@ SPECS = {
     "eps": float_param(3.0, 0.01, 1000.0),
     "p": float_param(0.3, 0.0, 1.0),
     "w": float_param(0.9, 0.0, 1.0),
-    "vsize": choice_param(10_000, VOCAB_SIZES),
+    "vsize": choice_param(DEFAULT_VOCAB_SIZE["glove"], VOCAB_SIZES),
     "seed": int_param(0, 0, 2**31 - 1),
     "nsent": int_param(3, 1, 20),
+    "also": multi_param([], TEXT_MECHANISMS.names(), max_items=3, allow_empty=True),
+    "also_eps": multi_param([], COMPARE_EPS, max_items=3, allow_empty=True),
     "draws": int_param(5, 1, 10),
     "source": choice_param("sample", SOURCES),
     "corpus": choice_param("tweets", list(CORPORA)),
@@ -71,6 +83,19 @@ def get_vocab(emb: str, vsize: int):
 def _mechanism(mech: str, emb: str, eps: float, p: float, w: float, vsize: int):
     extra = {"p": p, "w": w} if mech == "santext+" else {}
     return create_text_mechanism(mech, vocab=get_vocab(emb, vsize), epsilon=eps, **extra)
+
+
+def reproduce_command(
+    mech: str, emb: str, eps: float, p: float, w: float, vsize: int, seed: int, oov: str
+) -> str:
+    """The ``python -m dpcore sanitize`` command whose output is this page's draw 1."""
+    args = ["python -m dpcore sanitize", f"--mechanism {mech}", f"--embedding {emb}", f"--epsilon {eps!r}"]
+    if mech == "santext+":
+        args += [f"--p {p!r}", f"--w {w!r}"]
+    if emb == "glove":
+        args.append(f"--vocab-size {vsize}")
+    args += [f"--seed {seed}", "--draw 1", f"--oov {oov}", "--input input.txt", "--output sanitized.txt"]
+    return " ".join(args)
 
 
 @st.cache_data(max_entries=64, max_size="16MB", show_spinner=False)
@@ -90,8 +115,9 @@ def run_sanitize(
     m = _mechanism(mech, emb, eps, p, w, vsize)
     lines = split_lines(text)
     results = []
-    for k, rng in enumerate(spawn_rngs(seed, draws)):
-        results.append(sanitize_lines(lines, m, seed=rng, oov=oov))
+    for k in range(draws):
+        # Draw 1 = the seed itself, as the CLI and the library (dpcore.text.sanitize.draw_rng).
+        results.append(sanitize_lines(lines, m, seed=draw_rng(seed, k + 1), oov=oov))
         if _progress is not None:  # a widget change stops the run between draws
             _progress(k + 1, draws)
     first = results[0]
@@ -103,7 +129,7 @@ def run_sanitize(
             **first.parameters,
             "seed": seed,
             "draws": draws,
-            "draw_seeds": "SeedSequence(seed).spawn(draws)",
+            "draw_seeds": "draw 1: seed; draw k: SeedSequence(seed, spawn_key=(k-1,)) (draw_rng)",
         },
     }
 
@@ -125,15 +151,46 @@ def run_curves(
     )
 
 
-def highlight(tokens: list[str], changed: list[bool], oov: list[bool]) -> str:
-    """HTML for one line: every token escaped; replaced tokens marked, OOV tokens greyed."""
+def highlight(
+    tokens: list[str],
+    changed: list[bool],
+    oov: list[bool],
+    kept: dict[str, tuple[bool, float]] | None = None,
+) -> str:
+    """HTML for one line: every token escaped; replaced tokens marked, OOV tokens greyed.
+
+    ``kept`` maps a word to (sensitive, N_x): an unchanged sensitive word is outlined in red with
+    its N_x = Pr[M(x) = x] on hover (a kept "hiv" must stand out as much as a replaced one).
+    WordPiece continuations (``##ing``) are joined back to their word; the pieces show on hover.
+    """
+    groups: list[list[int]] = []
+    for i, tok in enumerate(tokens):
+        if tok.startswith("##") and groups:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
     parts = []
-    for tok, ch, unk in zip(tokens, changed, oov, strict=True):
-        t = html.escape(tok)
-        if unk:
-            parts.append(f'<span style="color:#888" title="out of vocabulary">{t}</span>')
-        elif ch:
-            parts.append(f'<mark style="background:#ffe08a;padding:0 2px">{t}</mark>')
+    for g in groups:
+        word = tokens[g[0]] + "".join(tokens[i][2:] for i in g[1:])
+        t = html.escape(word)
+        pieces = f"WordPiece: {' · '.join(tokens[i] for i in g)}" if len(g) > 1 else ""
+        if any(oov[i] for i in g):
+            tip = "; ".join(x for x in ("out of vocabulary", pieces) if x)
+            parts.append(f'<span style="color:#888" title="{html.escape(tip)}">{t}</span>')
+        elif any(changed[i] for i in g):
+            tip = html.escape(pieces) if pieces else "replaced"
+            parts.append(f'<mark style="background:#ffe08a;padding:0 2px" title="{tip}">{t}</mark>')
+        elif kept and len(g) == 1 and kept.get(tokens[g[0]], (False, 0.0))[0]:
+            nx = kept[tokens[g[0]]][1]
+            tip = f"kept sensitive word: N_x = Pr[M(x) = x] = {nx:.3g}"
+            parts.append(
+                f'<span class="dp-kept" style="outline:2px solid #c0504d;border-radius:3px;padding:0 2px" '
+                f'title="{html.escape(tip)}">{t}</span>'
+            )
+        elif pieces:
+            parts.append(
+                f'<span style="text-decoration:underline dotted" title="{html.escape(pieces)}">{t}</span>'
+            )
         else:
             parts.append(t)
     return " ".join(parts) or "&nbsp;"
@@ -169,6 +226,9 @@ with st.sidebar:
     )
     st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="seed")
     st.number_input("Draws (repeat the sampling)", min_value=1, max_value=10, step=1, key="draws")
+    st.header("Side by side")
+    st.multiselect("Also with mechanisms (same ε)", TEXT_MECHANISMS.names(), key="also", max_selections=3)
+    st.multiselect("Also at ε (same mechanism)", COMPARE_EPS, key="also_eps", max_selections=3)
     st.radio(
         "Out-of-vocabulary tokens",
         ["mask", "keep"],
@@ -200,6 +260,11 @@ with show_errors():
             key="text",
             height=150,
         )
+        st.caption(
+            ":material/link_off: Pasted text never goes into the page's link (it may be private and "
+            "URLs are logged): a shared link opens with the example text. Paste yours again, or "
+            "share the text with the link's settings."
+        )
     else:
         up = st.file_uploader("UTF-8 text file", type=["txt"], key="upload")
         if up is None:
@@ -221,31 +286,60 @@ first = res["draws"][0]
 changed = [[a != b for a, b in zip(o, s, strict=True)] for o, s in zip(orig, first["tokens"], strict=True)]
 left, right = st.columns(2)
 left.markdown("**Original** (tokenized)")
-right.markdown(f"**Sanitized** (draw 1; replaced tokens highlighted, seed {seed})")
+right.markdown(
+    f"**Sanitized** (draw 1, seed {seed}; replaced words highlighted, kept sensitive words outlined "
+    "in red (SanText+'s V_S), N_x on hover)"
+)
+right_slot = right.empty()
 orig_html = "<br>".join(highlight(o, [False] * len(o), u) for o, u in zip(orig, res["oov"], strict=True))
 san_html = "<br>".join(
     highlight(s, c, u) for s, c, u in zip(first["tokens"], changed, res["oov"], strict=True)
 )
 left.markdown(f'<div class="dp-orig">{orig_html}</div>', unsafe_allow_html=True)
-right.markdown(f'<div class="dp-sanitized">{san_html}</div>', unsafe_allow_html=True)
+right_slot.markdown(f'<div class="dp-sanitized">{san_html}</div>', unsafe_allow_html=True)
 summary = first["summary"]
 st.caption(
     f"{summary['tokens']} tokens, {summary['replaced']} replaced, {summary['oov']} out of vocabulary "
     f"({'masked as [UNK]' if oov == 'mask' else 'kept as written — not private'})."
 )
 
+also = [m for m in st.session_state["also"] if m != mech]
+also_eps = [float(e) for e in st.session_state["also_eps"] if float(e) != eps]
+if also or also_eps:
+    st.subheader("Side by side (draw 1, same seed)")
+    panels = [(mech, eps)] + [(m, eps) for m in also] + [(mech, e) for e in also_eps]
+    cols = st.columns(len(panels))
+    with show_errors():
+        for col, (pm, pe) in zip(cols, panels, strict=True):
+            other = (
+                res if (pm, pe) == (mech, eps) else run_sanitize(text, pm, emb, pe, p, w, vsize, seed, 1, oov)
+            )
+            toks = other["draws"][0]["tokens"]
+            ch = [[a != b for a, b in zip(o, t_, strict=True)] for o, t_ in zip(orig, toks, strict=True)]
+            body = "<br>".join(highlight(t_, c, u) for t_, c, u in zip(toks, ch, other["oov"], strict=True))
+            col.markdown(f"**{pm}, ε = {pe:g}**")
+            col.markdown(f'<div class="dp-side">{body}</div>', unsafe_allow_html=True)
+            col.caption(other["parameters"]["privacy"])
+
 st.subheader(f"Variability over {draws} draws")
 st.dataframe(
     pd.DataFrame(
         {
-            "draw": [i + 1 for i in range(draws)],
-            "sanitized (first line)": [d["lines"][0] if d["lines"] else "" for d in res["draws"]],
-            "replaced": [d["summary"]["replaced"] for d in res["draws"]],
+            "Draw": [i + 1 for i in range(draws)],
+            "Sanitized text (first line; every line below)": [
+                d["lines"][0] if d["lines"] else "" for d in res["draws"]
+            ],
+            "Tokens replaced": [d["summary"]["replaced"] for d in res["draws"]],
         }
     ),
     hide_index=True,
     width="stretch",
 )
+with st.expander("Every draw, full lines", expanded=draws <= 3):
+    for k, d in enumerate(res["draws"]):
+        ch = [[a != b for a, b in zip(o, t_, strict=True)] for o, t_ in zip(orig, d["tokens"], strict=True)]
+        body = "<br>".join(highlight(t_, c, u) for t_, c, u in zip(d["tokens"], ch, res["oov"], strict=True))
+        st.markdown(f'**Draw {k + 1}**<div class="dp-draw">{body}</div>', unsafe_allow_html=True)
 
 payload = dumps({"parameters": params, "draws": [d["lines"] for d in res["draws"]]}, indent=2)
 c1, c2 = st.columns(2)
@@ -255,6 +349,7 @@ c1.download_button(
     file_name=f"sanitized-{mech}-eps{eps:g}-seed{seed}.txt",
     mime="text/plain",
     key="dl-text",
+    on_click="ignore",
 )
 c2.download_button(
     "Download all draws + parameters (JSON)",
@@ -262,7 +357,20 @@ c2.download_button(
     file_name=f"sanitized-{mech}-eps{eps:g}-seed{seed}.json",
     mime="application/json",
     key="dl-json",
+    on_click="ignore",
 )
+
+with st.container(border=True):
+    st.markdown("**Reproduce this** with the CLI (draw 1 = the seed itself; `--draw K` gives draw K)")
+    st.code(reproduce_command(mech, emb, eps, p, w, vsize, seed, oov), language="bash")
+    st.caption(
+        "Save the original text as `input.txt` first (one sentence per line). The library call "
+        "`sanitize_lines(lines, mechanism, seed=SEED)` gives the same draw 1."
+    )
+    st.download_button(
+        "Download input.txt", text if text.endswith("\n") else text + "\n", file_name="input.txt",
+        mime="text/plain", key="dl-input", on_click="ignore",
+    )  # fmt: skip
 
 st.subheader("Per-token privacy metrics")
 vocab = get_vocab(emb, vsize)
@@ -276,6 +384,13 @@ if not words:
 with show_errors():
     metrics = run_metrics(words, mech, emb, eps, p, w, vsize, seed)
 mdf = pd.DataFrame(metrics)
+# Redraw draw 1 with the kept sensitive words outlined, now that their N_x is known.
+# Sensitive = SanText+'s V_S ("sensitive" is None for mechanisms that treat every word alike).
+kept = {str(r["word"]): (r["sensitive"] is True, float(r["N_x"])) for r in metrics}
+san_html = "<br>".join(
+    highlight(s_, c, u, kept) for s_, c, u in zip(first["tokens"], changed, res["oov"], strict=True)
+)
+right_slot.markdown(f'<div class="dp-sanitized">{san_html}</div>', unsafe_allow_html=True)
 cols = [
     "word",
     "sensitive",

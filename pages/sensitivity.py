@@ -130,7 +130,13 @@ with show_errors():
 
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Claimed sensitivity 2C", f"{rep.claimed_sensitivity:.4g}")
-c2.metric("True L1 sensitivity 2C√n", f"{rep.l1_sensitivity_l2_clip:.4g}", f"×{rep.ratio:.3g}")
+# Both increases are bad news (worse than claimed): the same red in both places.
+c2.metric(
+    "True L1 sensitivity 2C√n",
+    f"{rep.l1_sensitivity_l2_clip:.4g}",
+    f"×{rep.ratio:.3g}",
+    delta_color="inverse",
+)
 c3.metric("Claimed ε", f"{eps:g}")
 c4.metric("True ε = ε√n", f"{rep.true_epsilon:.4g}", f"×{rep.ratio:.3g}", delta_color="inverse")
 v = rep.extreme_x[0]

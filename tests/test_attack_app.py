@@ -73,14 +73,14 @@ def test_bad_query_params_warn_and_fall_back(monkeypatch: pytest.MonkeyPatch) ->
     text = " ".join(w.value for w in at.warning)
     for key in ("eps", "n", "data", "attacks"):
         assert f"`{key}`" in text
-    assert at.number_input(key="n").value == 40
+    assert at.number_input(key="n").value == 20  # the default (chosen for a first figure in seconds)
 
 
 @pytest.mark.skipif(not default_mlm_available(), reason="the shipped masked-LM attacker is not installed")
 def test_mlm_attacks_run_with_the_shipped_model() -> None:
     at = _app(mechs="santext", eps="3", attacks="mlm,bayes-mlm", n="5").run()
     assert not at.exception and not at.error
-    assert {"mlm", "bayes-mlm"} <= set(at.dataframe[0].value["attack"])
+    assert {"mlm", "bayes-mlm"} <= set(at.dataframe[0].value["Attacker"])  # human column name
 
 
 def test_missing_model_is_explained_not_fatal(monkeypatch: pytest.MonkeyPatch) -> None:

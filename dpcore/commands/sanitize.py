@@ -9,8 +9,9 @@ from typing import Any
 from dpcore.commands.common import add_param_argument, emit_json, mechanism_params
 from dpcore.validation import check_epsilon, check_int, check_probability
 
-#: Default vocabulary sizes: GloVe is cut to the 15,000 most frequent words (the scale of the
-#: paper's SST-2 vocabulary, 14,730); BERT keeps its whole WordPiece vocabulary.
+#: Default vocabulary sizes of the CLI and the dashboard's Sanitize page: GloVe is cut to the 15,000
+#: most frequent words (the scale of the paper's SST-2 vocabulary, 14,730); BERT keeps its whole
+#: WordPiece vocabulary.
 DEFAULT_VOCAB_SIZE = {"glove": 15_000, "bert": None}
 
 
@@ -76,6 +77,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_mechanism_arguments(p)
     p.add_argument("--seed", default=None, help="seed (default: fresh, printed in the summary)")
+    p.add_argument(
+        "--draw",
+        default="1",
+        help="which draw of the dashboard's repeated sampling to reproduce (default 1: the seed itself)",
+    )
     p.add_argument("--input", required=True, help="UTF-8 text file, at most 5 MB")
     p.add_argument("--output", required=True, help="output file (replaced atomically)")
     p.add_argument("--oov", default="mask", choices=("mask", "keep"), help="out-of-vocabulary policy")
@@ -106,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     from dpcore.rng import resolve_seed
     from dpcore.text.sanitize import (
         check_output_path,
+        draw_rng,
         read_text_file,
         sanitize_lines,
         split_lines,
@@ -121,7 +128,9 @@ def run(args: argparse.Namespace) -> int:
     text = read_text_file(args.input)
     mech = make()
     lines = split_lines(text)
-    result = sanitize_lines(lines, mech, seed=seed, oov=args.oov)
+    draw = check_int(args.draw, name="--draw", min_value=1, max_value=1_000_000)
+    # Draw 1 passes the int seed itself (recorded as such); later draws their child stream.
+    result = sanitize_lines(lines, mech, seed=seed if draw == 1 else draw_rng(seed, draw), oov=args.oov)
     trailing = "\n" if text.endswith(("\n", "\r")) else ""
     body = aligned_jsonl(lines, result) if args.format == "jsonl" else "\n".join(result.lines) + trailing
     # disk full or permission denied: one clear error, nothing left behind (dpcore.files)

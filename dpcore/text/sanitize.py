@@ -39,6 +39,7 @@ __all__ = [
     "SanitizedText",
     "check_output_path",
     "check_text",
+    "draw_rng",
     "read_text_file",
     "sanitize_lines",
     "split_lines",
@@ -171,6 +172,28 @@ class SanitizedText:
             "replaced": self.n_replaced,
             "oov": self.n_oov,
         }
+
+
+def draw_rng(seed: int, draw: int) -> np.random.Generator:
+    """The generator of draw ``draw`` (1-based) of a repeated sanitization with ``seed``.
+
+    Draw 1 is ``np.random.default_rng(seed)``: exactly what :func:`sanitize_lines` with
+    ``seed=seed`` and ``python -m dpcore sanitize --seed SEED`` use, so the dashboard's "draw 1,
+    seed S" is the library's and the CLI's output. Draw k ≥ 2 is the independent child stream
+    ``SeedSequence(seed, spawn_key=(k - 1,))`` (``--draw K`` on the CLI).
+
+    Parameters
+    ----------
+    seed
+        A non-negative integer seed.
+    draw
+        The draw number, from 1.
+    """
+    if int(draw) < 1:
+        raise DPCoreError(f"draw must be at least 1, got {draw}")
+    if int(draw) == 1:
+        return np.random.default_rng(int(seed))
+    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(int(draw) - 1,)))
 
 
 def sanitize_lines(

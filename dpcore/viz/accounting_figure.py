@@ -15,7 +15,7 @@ __all__ = ["binary_bits_figure", "dpnr_dropout_figure"]
 def dpnr_dropout_figure(
     mu: np.ndarray, eps_prime: np.ndarray, *, k: int, epsilon: float, selected_mu: float, selected: float
 ) -> go.Figure:
-    """ε′ = ln((1 − μ)e^{kε} + μ) against μ, with the claim ε and the no-dropout kε."""
+    """ε′ = ln((1 − μ)·exp(kε) + μ) against μ, with the claim ε and the no-dropout kε."""
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
@@ -86,23 +86,34 @@ def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
             y=[r["claimed_epsilon"] for r in rows],
             name="claimed ε_i = exact LDP loss of bit i (eqs. 13–14)",
             marker_color="#9aa5b1",
+            offsetgroup="claimed",
         )
     )
-    fig.add_trace(
-        go.Bar(
-            x=labels,
-            y=[r["place_value_epsilon"] for r in rows],
-            name="place-value figure of Lai et al. 2022 (eqs. 17–19): red above, green below the claim",
-            marker_color=[
-                "#c0504d" if r["place_value_epsilon"] > r["claimed_epsilon"] else "#4e9a59" for r in rows
-            ],
-            customdata=[[r["distance_bound"], r["equation"]] for r in rows],
-            hovertemplate=(
-                "%{x}<br>place-value figure %{y:.4g} = %{customdata[0]:.4g}·ε_i "
-                "(%{customdata[1]})<extra></extra>"
-            ),
+    # One trace per colour, so the legend explains both (they share one bar slot per bit).
+    for above, color, name in (
+        (True, "#c0504d", "place-value figure (Lai et al. 2022, eqs. 17–19) above the claim: under-charged"),
+        (
+            False,
+            "#4e9a59",
+            "place-value figure (Lai et al. 2022, eqs. 17–19) at or below the claim: over-charged",
+        ),
+    ):
+        sel = [r for r in rows if (r["place_value_epsilon"] > r["claimed_epsilon"]) == above]
+        fig.add_trace(
+            go.Bar(
+                x=[lab for lab, r in zip(labels, rows, strict=True) if r in sel],
+                y=[r["place_value_epsilon"] for r in sel],
+                name=name,
+                marker_color=color,
+                offsetgroup="place-value",
+                customdata=[[r["distance_bound"], r["equation"]] for r in sel],
+                hovertemplate=(
+                    "%{x}<br>place-value figure %{y:.4g} = %{customdata[0]:.4g}·ε_i "
+                    "(%{customdata[1]})<extra></extra>"
+                ),
+            )
         )
-    )
+
     fig.update_layout(
         title=(
             f"One feature: claimed {report.claimed_per_feature:.4g}, exact LDP loss "
@@ -113,6 +124,8 @@ def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
         yaxis=log_axis("ε (log scale)"),
         template="plotly_white",
         legend={"orientation": "h", "y": -0.25},
+        xaxis_categoryorder="array",
+        xaxis_categoryarray=labels,
         height=440,
         margin={"t": 60, "l": 60, "r": 20, "b": 40},
     )

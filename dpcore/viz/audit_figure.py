@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpcore.viz.axes import log_axis
+from dpcore.viz.axes import FONT, log_axis
 
 __all__ = ["INF_LABEL", "audit_figure", "results_frame"]
 
@@ -55,10 +55,25 @@ def audit_figure(
     allv = [float(v) for c in cols if c in df for v in df[c].tolist() if pd.notna(v)]
     top = _finite_top(allv, max(2.0 * epsilon, 1.0))
     fig = go.Figure()
+    # ∞ gets its own band above the finite range [0, top] (large finite values stop at `top`),
+    # one row per mechanism with an infinite value so that, e.g., copy and DPText both show.
+    mechs = list(dict.fromkeys(df["mechanism"])) if len(df) else []
+    inf_mechs = [
+        m for m in mechs
+        if any(c in df and df.loc[df["mechanism"] == m, c].map(lambda v: pd.notna(v) and math.isinf(v)).any()
+               for c in ("exact", "exact_lr", "mc"))
+    ]  # fmt: skip
+    gap = 1.12  # band starts this factor above `top` (multiplicative: works on log axes too)
+    step = 1.07
+    band_lo, band_hi = top * gap / 1.05, top * gap * step ** max(len(inf_mechs) - 1, 0) * 1.05
+    inf_row = {m: top * gap * step**k for k, m in enumerate(inf_mechs)}
+    cur = [""]
 
     def clamp(v: float) -> float | None:
         if v is None or pd.isna(v):
             return None
+        if math.isinf(float(v)):
+            return inf_row.get(cur[0], top * gap)
         return min(float(v), top)
 
     def label(v: float) -> str:
@@ -68,9 +83,12 @@ def audit_figure(
 
     for i, (mech, g) in enumerate(df.groupby("mechanism", sort=False)):
         color = _PALETTE[i % len(_PALETTE)]
+        cur[0] = str(mech)
         g = g.sort_values("dim")
         x = g["dim"].tolist()
-        if "mc_lower" in g and g["mc_lower"].notna().any():
+        # No Monte-Carlo band for a curve with infinite values: it would cover the whole chart
+        # (the bounds stay in the hover text).
+        if "mc_lower" in g and g["mc_lower"].notna().any() and mech not in inf_mechs:
             lo = [clamp(v) for v in g["mc_lower"]]
             hi = [clamp(v) for v in g["mc_upper"]]
             fig.add_trace(
@@ -141,25 +159,47 @@ def audit_figure(
     )
     fig.add_hline(y=top, line={"color": "#bbb", "width": 1})
     fig.add_annotation(
-        x=0,
+        x=1,
         xref="paper",
         y=top,
-        text=f"{INF_LABEL} and larger values (hover for exact numbers)",
+        text=f"values above {top:.3g} drawn here (hover for exact numbers)",
         showarrow=False,
-        yshift=10,
-        xanchor="left",
+        yshift=-12,
+        xanchor="right",
+        font={"size": 14, "color": "#666"},
     )
+    if inf_mechs:
+        fig.add_hrect(y0=band_lo, y1=band_hi, fillcolor="#f3e3e3", line_width=0, layer="below")
+        fig.add_annotation(
+            x=0,
+            xref="paper",
+            y=(band_lo * band_hi) ** 0.5 if log_y else (band_lo + band_hi) / 2,
+            text=f"ε̂ = {INF_LABEL}",
+            showarrow=False,
+            xanchor="right",
+            xshift=-6,
+            font={"size": 16, "color": "#a33"},
+        )
     fig.update_layout(
         title=title or "Empirical privacy loss vs dimension",
         xaxis={"title": "dimension n", "type": "log", "dtick": math.log10(2)},
         yaxis=log_axis("empirical ε̂") if log_y else {"title": "empirical ε̂", "type": "linear"},
         template="plotly_white",
+        font=FONT,
         legend={"orientation": "h", "y": -0.2},
         height=560,
-        margin={"t": 60, "l": 60, "r": 20, "b": 40},
+        margin={"t": 60, "l": 80, "r": 20, "b": 40},
     )
+    fig.update_xaxes(tickfont={"size": 14}, title_font={"size": 16})
+    fig.update_yaxes(tickfont={"size": 14}, title_font={"size": 16})
+    y_max = band_hi * 1.02 if inf_mechs else top * 1.05
     if log_y:
-        fig.update_yaxes(range=[-3, math.log10(top) + 0.05])
+        fig.update_yaxes(range=[-3, math.log10(y_max)])
     else:
-        fig.update_yaxes(range=[0, top * 1.05])
+        # Ticks only on the finite range: a number inside the ∞ band would read as a value.
+        raw = top / 5
+        mag = 10 ** math.floor(math.log10(raw))
+        step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+        ticks = [k * step for k in range(int(top / step) + 1)]
+        fig.update_yaxes(range=[0, y_max], tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
     return fig

@@ -19,6 +19,23 @@ def _wait_for_plot(page) -> None:  # type: ignore[no-untyped-def]
     )
 
 
+# Every trace's drawn y values with its hover labels, the CI bands, fonts and the y range.
+AUDIT_FIGURE = """() => {
+  const gd = document.querySelector('.js-plotly-plot');
+  const fl = gd._fullLayout;
+  const traces = gd._fullData.map((d, i) => ({
+      name: d.name, fill: d.fill,
+      y: gd.calcdata[i].map((c) => c.y),
+      labels: gd.calcdata[i].map((c, j) => {
+        const cd = d.customdata ? d.customdata[j] : null;
+        return Array.isArray(cd) ? String(cd[0]) : String(cd);
+      })}));
+  return {font: fl.font.size, xtick: fl.xaxis.tickfont.size, ytick: fl.yaxis.tickfont.size,
+          yrange: fl.yaxis.range, bands: traces.filter((t) => t.fill === 'toself').map((t) => t.name),
+          traces: traces.filter((t) => t.fill !== 'toself')};
+}"""
+
+
 def test_audit_page_plots_and_screenshot(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
     page.goto(f"{app_url}/audit")
     _wait_for_plot(page)
@@ -26,6 +43,25 @@ def test_audit_page_plots_and_screenshot(app_url: str, page, artifacts: Path) ->
     assert any(t.startswith("adept") for t in legend), legend
     assert any(t.startswith("dptext") for t in legend), legend
     page.screenshot(path=str(artifacts / "audit.png"), full_page=True)
+    f = page.evaluate(AUDIT_FIGURE)
+    # Readable on a projector: base and tick fonts ≥ 14 px.
+    assert f["font"] >= 14 and f["xtick"] >= 14 and f["ytick"] >= 14, f
+    # ∞ has its own band, above every finite value drawn, and copy and dptext both show there,
+    # on different rows.
+    inf = {t["name"]: t for t in f["traces"] if "∞" in t["labels"]}
+    names = " ".join(inf)
+    assert "copy" in names and "dptext" in names, list(inf)
+    inf_y = {n: {y for y, lab in zip(t["y"], t["labels"], strict=True) if lab == "∞"} for n, t in inf.items()}
+    finite_y = [
+        y for t in f["traces"] for y, lab in zip(t["y"], t["labels"], strict=True) if lab not in ("∞", "n/a")
+    ]
+    assert min(min(v) for v in inf_y.values()) > max(finite_y), (inf_y, max(finite_y))
+    copy_rows = set().union(*(v for n, v in inf_y.items() if n.startswith("copy")))
+    dptext_rows = set().union(*(v for n, v in inf_y.items() if n.startswith("dptext")))
+    assert not copy_rows & dptext_rows, (copy_rows, dptext_rows)
+    assert f["yrange"][1] > max(max(v) for v in inf_y.values()), f["yrange"]  # inside the plot
+    # No Monte-Carlo band of an infinite curve covers the chart.
+    assert not [n for n in f["bands"] if n.split(":")[0] in ("copy", "dptext")], f["bands"]
 
 
 def test_audit_deep_link_and_download(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]

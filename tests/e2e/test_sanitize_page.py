@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import time
 from pathlib import Path
 
@@ -33,11 +34,26 @@ def test_sanitize_a_sentence_and_screenshot(app_url: str, page, artifacts: Path)
     )
     _wait_idle(page)
     assert "the movie was good and the food was bad" in page.locator(".dp-sanitized").inner_text()
-    with page.expect_download() as dl:
-        page.get_by_role("button", name="Download sanitized text (draw 1)").click()
+    # A link cannot carry pasted text: the page says so.
+    assert "Pasted text never goes into the page's link" in page.locator("body").inner_text()
+    # Three downloads in a row: none cancels another (no rerun in between), none names a server path.
+    got = {}
+    for name in (
+        "Download sanitized text (draw 1)",
+        "Download all draws + parameters (JSON)",
+        "Download input.txt",
+    ):
+        with page.expect_download() as dl:
+            page.get_by_role("button", name=name).click()
+        got[name] = Path(dl.value.path()).read_text(encoding="utf-8")
+        assert dl.value.failure() is None, (name, dl.value.failure())
+    assert got["Download sanitized text (draw 1)"].strip() == "the movie was good and the food was bad"
+    assert got["Download input.txt"].strip() == "the movie was good and the food was bad"
+    assert '"draws"' in got["Download all draws + parameters (JSON)"]
+    for text in got.values():
+        assert str(Path(__file__).resolve().parents[2]) not in text and "/root/" not in text
     path = artifacts / "sanitize-download.txt"
-    dl.value.save_as(str(path))
-    assert path.read_text(encoding="utf-8").strip() == "the movie was good and the food was bad"
+    path.write_text(got["Download sanitized text (draw 1)"], encoding="utf-8")
     page.screenshot(path=str(artifacts / "sanitize.png"), full_page=True)
 
 
@@ -52,8 +68,17 @@ SX_AXIS = """() => {
 
 
 def test_sanitize_default_page_highlights_replacements(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
-    page.goto(f"{app_url}/sanitize?mech=santext%2B&eps=2&vsize=5000&nsent=4")
+    page.goto(f"{app_url}/sanitize?mech=santext%2B&eps=2&vsize=5000&nsent=4&draws=2&also=random&also_eps=20")
     _wait_idle(page)
+    # Side by side: the chosen setting, another mechanism, another ε — each with every line.
+    heads = page.locator("strong", has_text=", ε = ").all_inner_texts()
+    assert {"santext+, ε = 2", "random, ε = 2", "santext+, ε = 20"} <= set(heads), heads
+    sides = page.locator(".dp-side").all_inner_texts()
+    assert len(sides) == 3 and all(s_.strip().count("\n") + 1 >= 4 for s_ in sides), sides
+    assert sides[1] != sides[0]  # random replacement differs from SanText+ on the same text
+    # Each draw's full lines (two draws, four lines each).
+    draws = page.locator(".dp-draw").all_inner_texts()
+    assert len(draws) == 2 and all(d.strip().count("\n") + 1 >= 4 for d in draws), draws
     assert page.locator(".dp-sanitized mark").count() > 0
     # The sentence count is a URL parameter: nsent=4 gives four sampled lines.
     assert page.locator(".dp-sanitized").first.inner_text().strip().count("\n") + 1 >= 4
@@ -96,3 +121,74 @@ def test_a_widget_change_cancels_a_long_sanitization(app_url: str, page, artifac
     assert "of 10 draws" not in page.locator("body").inner_text()
     assert elapsed < 8.0, f"the rerun took {elapsed:.1f} s: the ten Feyisetan draws were not cancelled"
     page.screenshot(path=str(artifacts / "sanitize-cancelled.png"), full_page=True)
+
+
+def test_reproduce_box_matches_cli_and_library(app_url: str, page, artifacts: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Draw 1 (and draw 2) on the page = the page's CLI command (`--draw 2`) = the library."""
+    import json
+    import shlex
+    import subprocess
+    import sys
+
+    page.goto(f"{app_url}/sanitize?source=paste&mech=santext%2B&eps=3&seed=7&draws=2")
+    _wait_idle(page)
+    text = "the patient in boston was diagnosed with hiv last week\nwe loved the food but not the service"
+    box = page.get_by_label("Text (one sentence per line", exact=False)
+    box.fill(text)
+    box.press("Control+Enter")
+    page.wait_for_function(
+        "() => (document.querySelector('.dp-orig') || {}).innerText?.includes('boston')", timeout=90_000
+    )
+    _wait_idle(page)
+    command = page.locator('[data-testid="stCode"] code').first.inner_text().strip()
+    assert command.startswith("python -m dpcore sanitize ") and "--seed 7" in command, command
+    assert "--vocab-size 15000" in command, command  # the CLI's default vocabulary size
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Download all draws + parameters (JSON)").click()
+    shown = json.loads(Path(dl.value.path()).read_text(encoding="utf-8"))["draws"]
+
+    (tmp_path / "input.txt").write_text(text + "\n", encoding="utf-8")
+    argv = shlex.split(command)
+    assert argv[:3] == ["python", "-m", "dpcore"]
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    for draw in (1, 2):
+        args = [sys.executable, *argv[1:]]
+        args[args.index("--draw") + 1] = str(draw)
+        subprocess.run(args, cwd=tmp_path, check=True, env=env, capture_output=True, timeout=180)
+        cli = (tmp_path / "sanitized.txt").read_text(encoding="utf-8").splitlines()
+        assert cli == shown[draw - 1], (draw, cli, shown[draw - 1])
+
+    from dpcore.text import create_text_mechanism
+    from dpcore.text.sanitize import sanitize_lines
+    from dpcore.text.vocab import build_vocabulary
+
+    mech = create_text_mechanism(
+        "santext+", vocab=build_vocabulary("glove", size=15_000), epsilon=3.0, p=0.3, w=0.9
+    )
+    assert sanitize_lines(text.splitlines(), mech, seed=7, oov="mask").lines == shown[0]
+    assert shown[0] != shown[1]  # two draws really differ (else the comparison above proves little)
+
+
+def test_kept_sensitive_words_and_wordpieces(app_url: str, page) -> None:  # type: ignore[no-untyped-def]
+    """BERT WordPieces are joined back into words (pieces on hover); a kept sensitive word is
+    outlined with its N_x on hover."""
+    page.goto(f"{app_url}/sanitize?source=paste&emb=bert&mech=santext%2B&eps=200&seed=3")
+    _wait_idle(page)
+    box = page.get_by_label("Text (one sentence per line", exact=False)
+    box.fill("the patient tested positive for hiv unbelievably")
+    box.press("Control+Enter")
+    page.wait_for_function(
+        "() => (document.querySelector('.dp-orig') || {}).innerText?.includes('hiv')", timeout=90_000
+    )
+    _wait_idle(page)
+    page.wait_for_selector(".dp-sanitized .dp-kept", timeout=60_000)
+    orig = page.locator(".dp-orig").inner_text()
+    assert "unbelievably" in orig and "##" not in orig, orig  # pieces joined back into the word
+    tips = page.locator(".dp-orig [title^='WordPiece']").evaluate_all("els => els.map(e => e.title)")
+    assert any(t.startswith("WordPiece: un") and "##" in t for t in tips), tips
+    kept = page.locator(".dp-sanitized .dp-kept", has_text="hiv")
+    assert kept.count() == 1
+    title = kept.first.get_attribute("title") or ""
+    assert title.startswith("kept sensitive word: N_x = Pr[M(x) = x] = "), title
+    assert 0.0 < float(title.rsplit("= ", 1)[1]) <= 1.0, title

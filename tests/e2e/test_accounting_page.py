@@ -1,0 +1,42 @@
+"""The "Accounting & samplers" page in a real browser: the selected tab is in the URL, formulas
+render as math, and the binary-RR legend explains both bar colours (one page load)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+IDLE = '() => !document.querySelector(\'[data-testid="stApp"][data-test-script-state="running"]\')'
+
+# Legend entries of the binary-RR figure with the colour of their bars.
+LEGEND = """() => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')].find(
+    (g) => g.data.some((d) => d.type === 'bar'));
+  return gd._fullData.filter((d) => d.type === 'bar' && d.showlegend !== false && d.visible === true)
+           .map((d) => ({name: d.name, color: (d.marker || {}).color, n: d._length}));
+}"""
+
+
+def test_accounting_tab_deep_link_math_and_legend(app_url: str, page) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{app_url}/accounting?tab=binary")
+    page.wait_for_selector('[role="tab"][aria-selected="true"]', timeout=60_000)
+    page.wait_for_function(IDLE, timeout=60_000)
+    selected = page.locator('[role="tab"][aria-selected="true"]').inner_text()
+    assert "Binary encoding" in selected, selected
+    # Both colours of the place-value bars have their own legend entry, in words.
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some((g) => g.data)")
+    legend = page.evaluate(LEGEND)
+    colors = {e["color"] for e in legend if "place-value" in e["name"]}
+    assert colors == {"#c0504d", "#4e9a59"}, legend
+    names = " | ".join(e["name"] for e in legend)
+    assert "under-charged" in names and "over-charged" in names, names
+    # Formulas are typeset (KaTeX), not raw "e^{kε}" or "2^{i−1}".
+    body = page.locator("body").inner_text()
+    assert "^{" not in body
+    assert page.locator(".katex").count() >= 3
+    # Choosing another tab writes it into the URL.
+    page.get_by_role("tab", name="Sampler inspector").click()
+    page.wait_for_function("() => location.search.includes('tab=sampler')", timeout=30_000)
+    page.get_by_role("tab", name="DPNR (word dropout)").click()
+    page.wait_for_function("() => location.search.includes('tab=dpnr')", timeout=30_000)
