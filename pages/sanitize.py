@@ -18,6 +18,7 @@ from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
 from dpcore.text.corpora import CORPORA, sample_sentences
 from dpcore.text.embeddings import EMBEDDINGS
 from dpcore.text.metrics import metrics_over_epsilons, token_metrics
+from dpcore.text.registry import required_embedding
 from dpcore.text.sanitize import (
     MAX_PAGE_CHARS,
     check_text,
@@ -238,6 +239,12 @@ with st.sidebar:
 
 sync_query_params(SPECS)
 mech, emb = st.session_state["mech"], st.session_state["emb"]
+needed = required_embedding(mech)
+if needed is not None and needed != emb:
+    st.caption(f"{mech} samples the tokens of its own model: it runs over the {needed} embedding.")
+    emb = needed
+#: A masked-LM mechanism runs one forward pass per token (~40 tokens/s on 2 cores).
+LM_MAX_CHARS = 600
 eps, p, w = float(st.session_state["eps"]), float(st.session_state["p"]), float(st.session_state["w"])
 vsize, seed = int(st.session_state["vsize"]), int(st.session_state["seed"])
 draws, oov = int(st.session_state["draws"]), st.session_state["oov"]
@@ -272,6 +279,12 @@ with show_errors():
             st.stop()
         text = decode_text(up.getvalue(), what="the uploaded file", max_bytes=4 * MAX_PAGE_CHARS)
     text = check_text(text, max_chars=MAX_PAGE_CHARS)
+    if needed is not None and len(text) > LM_MAX_CHARS:
+        st.warning(
+            f"{mech} runs one masked-LM forward pass per token: this page sanitizes the first "
+            f"{LM_MAX_CHARS} characters (use `python -m dpcore sanitize` for longer text)."
+        )
+        text = text[:LM_MAX_CHARS]
     bar = st.progress(0.0, text="Sanitizing…")
     tick = bar_updater(bar, lambda d, t: f"Sanitized {d} of {t} draws")
     try:
