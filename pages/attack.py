@@ -24,9 +24,11 @@ from dpcore.attack.datasets import DATASETS, load_labelled_dataset, split_datase
 from dpcore.attack.experiment import attack_at_epsilon, attack_reference, sample_attack_sentences
 from dpcore.attack.mlm import default_mlm_available
 from dpcore.attack.utility import utility_at_epsilon, utility_baselines
-from dpcore.text import create_text_mechanism
+from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
+from dpcore.text.registry import required_embedding
 from dpcore.text.vocab import build_vocabulary
 from dpcore.viz.attack_figure import ATTACK_LABELS, epsilon_figure, tradeoff_figure
+from dpcore.viz.comparison_figure import comparison_figure, comparison_table
 from pages._shared import (
     apply_query_params,
     bar_updater,
@@ -358,3 +360,62 @@ with st.expander("What is measured, exactly"):
         "independent seeded streams; the ε = ∞ reference trains and tests on raw text.\n"
         "- Sentences, split and sanitization are seeded; every download records the parameters."
     )
+
+
+# ---- every mechanism on one chart (issue 12) -------------------------------------------------
+st.header("Every mechanism on one chart")
+st.caption(
+    "All registered text mechanisms at the same ε grid, on the same sentences and the same "
+    "train/test split: defense rate of the Bayesian attacker (only where the mechanism's "
+    "distribution is exact) and of the masked-LM attacker, against accuracy. ε is per unit of "
+    "embedding distance for metric mechanisms and per pair of words for ε-LDP ones, so **equal ε "
+    "is not equal privacy** across the two (solid vs dashed lines)."
+)
+
+
+@st.cache_data(max_entries=2, max_size="16MB", show_spinner=False)
+def shipped_comparison() -> dict | None:
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "results" / "mechanism_comparison.json"
+    if not path.is_file():
+        return None
+    import json
+
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@st.cache_data(max_entries=4, max_size="16MB", show_spinner=False)
+def live_comparison(mechs: tuple[str, ...], eps: tuple[float, ...], seed: int) -> dict:
+    from dpcore.attack.comparison import compare_mechanisms
+
+    return compare_mechanisms(
+        list(mechs), list(eps), sentences=10, n_train=400, n_test=200, vocab_size=5_000, seed=seed
+    )
+
+
+cmp_res = shipped_comparison()
+with st.expander("Recompute on a small sample (live, capped)"):
+    fast = [n for n in TEXT_MECHANISMS.names() if required_embedding(n) is None]
+    cm = st.multiselect("Mechanisms", list(TEXT_MECHANISMS.names()), default=fast, key="cmp_mechs")
+    ce = st.multiselect(
+        "ε values (at most 3)", ["1", "3", "10", "30"], default=["1", "10"], key="cmp_eps", max_selections=3
+    )
+    if any(required_embedding(n) for n in cm):
+        st.caption("dp-mlm runs one masked-LM forward pass per token: about a minute per ε.")
+    if st.button("Run the comparison", key="cmp_run", disabled=not (cm and ce)):
+        with st.spinner("Sanitizing, attacking and training for every mechanism and ε…"), show_errors():
+            cmp_res = live_comparison(tuple(cm), tuple(float(e) for e in ce), 0)
+if cmp_res:
+    p = cmp_res["parameters"]
+    st.caption(
+        f"{len(p['mechanisms'])} mechanisms, ε ∈ {{{', '.join(f'{e:g}' for e in p['epsilons'])}}}, "
+        f"{p['sentences']} attack sentences, {p['n_train']:,}/{p['n_test']:,} train/test, seed {p['seed']}. "
+        "Regenerate: `python bench/compare_mechanisms.py`."
+    )
+    st.plotly_chart(comparison_figure(cmp_res["rows"]), width="stretch")
+    cdf = pd.DataFrame(comparison_table(cmp_res["rows"]))
+    st.dataframe(cdf, hide_index=True, width="stretch")
+    download_buttons(cdf, p, f"dpcore-mechanism-comparison-seed{p['seed']}", key="comparison")
+else:
+    st.info("No comparison yet: run `python bench/compare_mechanisms.py`, or recompute above.")
