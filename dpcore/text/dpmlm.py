@@ -95,6 +95,24 @@ def _variants(
     return out, lengths
 
 
+#: Most batch × length² per forward pass: bounds the attention buffers (12 heads, float32) to
+#: about 200 MB for long lines, whose two copies can reach 500 positions.
+MAX_BATCH_AREA = 1 << 22
+
+
+def _batches(variants: list[tuple[list[int], int]]) -> Iterator[slice]:
+    """Consecutive slices of at most :data:`BATCH` variants and :data:`MAX_BATCH_AREA`."""
+    start, width = 0, 0
+    for i, (seq, _) in enumerate(variants):
+        w = max(width, len(seq))
+        if i > start and ((i - start + 1) * w * w > MAX_BATCH_AREA or i - start >= BATCH):
+            yield slice(start, i)
+            start, w = i, len(seq)
+        width = w
+    if start < len(variants):
+        yield slice(start, len(variants))
+
+
 def _masked_logits(mlm: Any, variants: list[tuple[list[int], int]]) -> np.ndarray:
     pad = mlm.tokenizer.pad_token_id or 0
     width = max(len(v) for v, _ in variants)
@@ -222,8 +240,8 @@ class DPMLM(TextMechanism):
     def _log_rows(self, variants: list[tuple[list[int], int]]) -> Iterator[np.ndarray]:
         """log Pr[· | context] over V (float64) for each variant, a batch at a time."""
         scale = self.epsilon / (2.0 * (self.clip_high - self.clip_low))
-        for b in range(0, len(variants), BATCH):
-            z = _masked_logits(self.mlm, variants[b : b + BATCH])[:, self.candidates].astype(np.float64)
+        for sl in _batches(variants):
+            z = _masked_logits(self.mlm, variants[sl])[:, self.candidates].astype(np.float64)
             z = np.clip(z, self.clip_low, self.clip_high) * scale
             yield z - logsumexp(z, axis=1, keepdims=True)
 
