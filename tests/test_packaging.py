@@ -45,6 +45,24 @@ def wheel(tmp_path_factory, source: Path) -> Path:
     return whl
 
 
+def install_into_venv(tmp_path: Path, *pip_args: str) -> tuple[Path, Path, Path]:
+    """A fresh virtualenv that sees this environment's packages (dependencies, pip and setuptools:
+    no download), with dpcore installed by ``pip install --no-deps PIP_ARGS``; returns its python,
+    its ``dpcore`` command and an empty folder outside the repository."""
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+        check=True,
+        timeout=120,
+    )
+    py = venv / "bin" / "python"
+    pip = [str(py), "-m", "pip", "install", "-q", "--no-deps", *pip_args]
+    subprocess.run(pip, check=True, timeout=300, capture_output=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    return py, venv / "bin" / "dpcore", elsewhere
+
+
 def test_wheel_declares_dependencies_console_script_and_models(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
@@ -80,22 +98,7 @@ def test_wheel_declares_dependencies_console_script_and_models(wheel: Path) -> N
 
 
 def test_fresh_virtualenv_install_imports_and_runs_the_cli(wheel: Path, tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    # Dependencies, pip and setuptools come from this environment (no download); dpcore from the wheel.
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-        check=True,
-        timeout=120,
-    )
-    py, exe = venv / "bin" / "python", venv / "bin" / "dpcore"
-    subprocess.run(
-        [str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
-        check=True,
-        timeout=300,
-        capture_output=True,
-    )
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
+    py, exe, elsewhere = install_into_venv(tmp_path, "--no-index", str(wheel))
     code = (
         "import dpcore, pathlib; "
         "assert 'site-packages' in dpcore.__file__, dpcore.__file__; "
@@ -119,21 +122,7 @@ def test_fresh_virtualenv_install_imports_and_runs_the_cli(wheel: Path, tmp_path
 
 
 def test_editable_install_runs_from_the_sources(source: Path, tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-        check=True,
-        timeout=120,
-    )
-    py, exe = venv / "bin" / "python", venv / "bin" / "dpcore"
-    subprocess.run(
-        [str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "-e", str(source)],
-        check=True,
-        timeout=300,
-        capture_output=True,
-    )
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
+    py, exe, elsewhere = install_into_venv(tmp_path, "--no-build-isolation", "-e", str(source))
     run = subprocess.run(
         [str(py), "-c", "import dpcore; print(dpcore.__file__)"],
         cwd=elsewhere,

@@ -24,6 +24,7 @@ Gamma(m, 1/ε) norm).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,7 @@ from dpcore.text.sampling import iter_chunks
 from dpcore.text.vocab import Vocabulary
 from dpcore.validation import DPCoreError, check_finite_float
 
-__all__ = ["Mahalanobis", "nearest", "nearest_two", "regularized_covariance"]
+__all__ = ["Mahalanobis", "decode_in_chunks", "nearest", "nearest_two", "regularized_covariance"]
 
 #: Positions whose noisy points are drawn and decoded at a time (bounds memory for any input
 #: length; fixed, so results do not depend on how the input is batched).
@@ -71,6 +72,21 @@ def regularized_covariance(vocab: Vocabulary, lam: float) -> tuple[np.ndarray, n
         _COV.clear()
     _COV[key] = (vocab, sig, half, inv_half)
     return sig, half, inv_half
+
+
+def decode_in_chunks(
+    ids: np.ndarray,
+    noisy_points: Callable[[np.ndarray, np.random.Generator], np.ndarray],
+    decode: Callable[[np.ndarray, np.random.Generator], np.ndarray],
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """``decode(noisy_points(ids))`` over :data:`POSITION_CHUNK` positions at a time (bounded
+    memory; a fixed chunk, so the draws do not depend on how callers batch their input)."""
+    out = np.empty(ids.size, dtype=np.int64)
+    for start in range(0, ids.size, POSITION_CHUNK):
+        part = ids[start : start + POSITION_CHUNK]
+        out[start : start + part.size] = decode(noisy_points(part, rng), rng)
+    return out
 
 
 def nearest(points: np.ndarray, vocab: Vocabulary) -> np.ndarray:
@@ -185,12 +201,7 @@ class Mahalanobis(TextMechanism):
         self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = NOISY_NN_MAX_ELEMENTS
     ) -> np.ndarray:
         """Decode φ(x) + Z for each position, :data:`POSITION_CHUNK` positions at a time."""
-        ids = self._check_ids(ids)
-        out = np.empty(ids.size, dtype=np.int64)
-        for start in range(0, ids.size, POSITION_CHUNK):
-            part = ids[start : start + POSITION_CHUNK]
-            out[start : start + part.size] = self.decode(self.noisy_points(part, rng), rng)
-        return out
+        return decode_in_chunks(self._check_ids(ids), self.noisy_points, self.decode, rng)
 
     def decode(self, points: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Noisy points → words: the nearest word (Algorithm 1, last step)."""

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.text.mahalanobis import DEFAULT_LAMBDA, POSITION_CHUNK, Mahalanobis, nearest_two
+from dpcore.text.mahalanobis import DEFAULT_LAMBDA, Mahalanobis, decode_in_chunks, nearest_two
 from dpcore.text.mechanisms import NOISY_NN_MAX_ELEMENTS, Feyisetan, TextPrivacy
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.vocab import Vocabulary
@@ -106,13 +106,11 @@ class VickreyCMP(Feyisetan):
         self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = NOISY_NN_MAX_ELEMENTS
     ) -> np.ndarray:
         """Decode φ(x) + Z with the Vickrey choice, :data:`POSITION_CHUNK` positions at a time."""
-        ids = self._check_ids(ids)
-        out = np.empty(ids.size, dtype=np.int64)
-        for start in range(0, ids.size, POSITION_CHUNK):
-            part = ids[start : start + POSITION_CHUNK]
-            points = self.noisy_points(part, rng)
-            out[start : start + part.size] = vickrey_choice(points, self.vocab, self.t, rng)
-        return out
+        return decode_in_chunks(self._check_ids(ids), self.noisy_points, self.decode, rng)
+
+    def decode(self, points: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Noisy points → the nearest word w.p. p₁, else the second-nearest (Algorithm 1)."""
+        return vickrey_choice(points, self.vocab, self.t, rng)
 
 
 @TEXT_MECHANISMS.register(
