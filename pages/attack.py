@@ -307,7 +307,12 @@ with show_errors():
         for i, (mech, mp, mw, e) in enumerate(todo):
             label = f"Masked-LM attacker: {mech}, ε = {e:g} ({i + 1} of {len(todo)})"
             status.progress(i / len(todo), text=label)
-            tick = bar_updater(status, lambda d, t, lab=label: lab, start=i / len(todo), span=1 / len(todo))
+            tick = bar_updater(
+                status,
+                lambda d, t, lab=label: f"{lab}: {100 * d / max(t, 1):.0f}%",
+                start=i / len(todo),
+                span=1 / len(todo),
+            )
             unit = run_attack_unit(mech, e, mp, mw, data, n, slow, vsize, seed, _progress=tick)
             attack_rows += [{"mechanism": mech, **r} for r in unit["rows"]]
             draw(final=i + 1 == len(todo))
@@ -315,22 +320,33 @@ status.empty()
 
 adf = pd.DataFrame(attack_rows)
 udf = pd.DataFrame(utility_rows)
-params = {
-    "mechanisms": {
-        m: {k: v for k, v in mech_params[m].items() if k not in {"epsilon", "privacy"}} for m in mechs
-    },
-    "epsilons": list(eps),
-    "attacks": attacks,
+common = {
     "dataset": data,
-    "sentences": n,
     "vocabulary_size": vsize,
-    "n_train": ntrain,
-    "n_test": ntest,
-    "split_seed": 0,
+    "epsilons": list(eps),
     "seed": seed,
-    "seed_streams": "cell_seed_sequence(seed, 'attack'|'utility', mechanism, …, ε)",
-    "mlm": "shipped minilm-mlm (dpcore/attack/models/minilm-mlm)" if slow else None,
+    "unit_cache": "one result per (mechanism, ε, attack group, sentences, seed); ε = ∞ and baselines once",
 }
+params: dict = {}
+for m in mechs:
+    mech_p = {k: v for k, v in mech_params[m].items() if k not in {"epsilon", "privacy"}}
+    params[f"attack:{m}"] = {
+        **mech_p,
+        **common,
+        "attacks": attacks,
+        "sentences": n,
+        "seed_streams": "cell_seed_sequence(seed, 'attack', mechanism, ε)",
+        # the shipped model by name, never a server path
+        "mlm": "shipped minilm-mlm (dpcore/attack/models/minilm-mlm)" if slow else None,
+    }
+    params[f"utility:{m}"] = {
+        **mech_p,
+        **common,
+        "n_train": ntrain,
+        "n_test": ntest,
+        "split_seed": 0,
+        "seed_streams": "cell_seed_sequence(seed, 'utility', mechanism, 'train'|'test', ε)",
+    }
 if len(adf):
     st.subheader("Defense rates")
     adf = adf.sort_values(["mechanism", "attack", "epsilon"], kind="stable")

@@ -27,6 +27,11 @@ RENDERED = """() => {
           names: gd.data.filter((d) => d.showlegend !== false).map((d) => d.name)};
 }"""
 
+TABLES = """() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].map((d) => {
+  const sc = d.querySelector('.dvn-scroller');
+  return sc ? {scroll: sc.scrollWidth, client: sc.clientWidth} : null;
+})"""
+
 EPS_TICKS = """() => {
   const gd = document.querySelectorAll('.js-plotly-plot')[1];
   return [...gd.querySelectorAll('.xaxislayer-above text')].map((t) => t.textContent);
@@ -66,6 +71,11 @@ def test_attack_page_deep_link_draws_readable_figures(app_url: str, page, artifa
         p = m["points"][0]
         cx, cy = (p["x0"] + p["x1"]) / 2, (p["y0"] + p["y1"]) / 2
         assert area["x0"] - 1 <= cx <= area["x1"] + 1 and area["y0"] - 1 <= cy <= area["y1"] + 1, (m, area)
+    # Tables: human column names, and every column visible at 1400 px (no horizontal scrolling).
+    grids = page.evaluate(TABLES)
+    assert len(grids) == 2 and all(grids), grids  # both tables, each with its scroll container
+    for g in grids:
+        assert g["scroll"] <= g["client"] + 1, f"a table is cut off horizontally: {g}"
     # The ε axis of the second figure labels decades only.
     ticks = [t for t in page.evaluate(EPS_TICKS) if t]
     assert ticks and set(ticks) <= {"0.1", "1", "10", "100"}, ticks

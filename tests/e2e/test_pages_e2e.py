@@ -230,10 +230,7 @@ def test_a_widget_change_cancels_a_long_audit_run(app_url: str, page, artifacts:
     # values, just under the page's cap (over 10 s on 2 cores). Streamlit stops the running
     # script at its next progress update when a widget changes, so the new result arrives long
     # before the old run could have finished.
-    page.goto(
-        f"{app_url}/audit?mechs=dptext-resample&eps=1&nmin=1&nmax=64&mc=true&trials=1000000"
-        "&seed=5"
-    )
+    page.goto(f"{app_url}/audit?mechs=dptext-resample&eps=1&nmin=1&nmax=64&mc=true&trials=1000000&seed=5")
     page.get_by_text("Monte-Carlo dptext-resample", exact=False).first.wait_for(timeout=60_000)
     page.locator('[data-testid="stSidebar"]').get_by_text("Monte-Carlo with confidence bounds").click()
     t0 = time.monotonic()
@@ -277,7 +274,9 @@ def test_a_widget_change_cancels_a_long_masked_lm_attack(app_url: str, page, art
     )
     # wait until forward passes are under way (the bar shows a percentage above 0)
     page.wait_for_function(
-        "() => /Attacking santext… [1-9]/.test(document.body.innerText)", timeout=120_000, polling=100
+        "() => /Masked-LM attacker: santext, .*: [1-9][0-9]*%/.test(document.body.innerText)",
+        timeout=120_000,
+        polling=100,
     )
     page.locator('[data-testid="stMultiSelect"]', has_text="Attacks").get_by_role(
         "button", name="Remove masked-LM"
@@ -288,7 +287,7 @@ def test_a_widget_change_cancels_a_long_masked_lm_attack(app_url: str, page, art
     elapsed = time.monotonic() - t0 - 1.0
     print(f"utility-only rerun after cancelling the attack: {elapsed:.1f} s")
     body = page.locator("body").inner_text()
-    assert "Attacking" not in body and "Choose at least one attack" in body
+    assert "Masked-LM attacker:" not in body and "Choose at least one attack" in body
     assert elapsed < 8.0, f"the utility-only rerun took {elapsed:.1f} s: the attack was not cancelled"
     page.screenshot(path=str(artifacts / "attack-cancelled.png"), full_page=True)
 

@@ -13,7 +13,7 @@ Then, page by page, in one browser context each:
 The 2 cores of this machine may be shared, so ``os.getloadavg()`` is recorded before and after.
 Prints the table and writes ``bench/results/pages.txt``.
 
-Run: ``python bench/pages.py`` (``--only attack sanitize`` times some pages and writes nothing).
+Run: ``python bench/page_timing.py`` (``--only attack sanitize`` times some pages and writes nothing).
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def main() -> None:
             proc.terminate()
             proc.wait(timeout=20)
     head = [
-        f"# python bench/pages.py — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+        f"# python bench/page_timing.py — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
         f"{os.cpu_count()} cores, fresh server (cold caches), headless Chromium 1400×1000",
         f"# load average (1, 5, 15 min) before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; "
         f"after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}",
