@@ -98,7 +98,7 @@ def comparison_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         {
             "mechanism": r["mechanism"],
             "ε": r["epsilon"],
-            "ε scale": r["epsilon_scale"],
+            "ε scale": "ε-LDP" if r["notion"] == "LDP" else "ε·d",
             "guarantee": r["notion"],
             "defense rate, Bayesian (%)": pct(r["defense_bayes"]),
             "defense rate, masked LM (%)": pct(r["defense_mlm"]),

@@ -73,7 +73,8 @@ def test_attack_page_deep_link_draws_readable_figures(app_url: str, page, artifa
         assert area["x0"] - 1 <= cx <= area["x1"] + 1 and area["y0"] - 1 <= cy <= area["y1"] + 1, (m, area)
     # Tables: human column names, and every column visible at 1400 px (no horizontal scrolling).
     grids = page.evaluate(TABLES)
-    assert len(grids) == 2 and all(grids), grids  # both tables, each with its scroll container
+    # the defense-rate and accuracy tables (and the all-mechanism comparison, when shipped)
+    assert len(grids) >= 2 and all(grids), grids
     for g in grids:
         assert g["scroll"] <= g["client"] + 1, f"a table is cut off horizontally: {g}"
     # The ε axis of the second figure labels decades only.
