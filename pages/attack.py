@@ -429,7 +429,7 @@ if cmp_res:
         f"{p['sentences']} attack sentences, {p['n_train']:,}/{p['n_test']:,} train/test, seed {p['seed']}. "
         "Regenerate: `python bench/compare_mechanisms.py`."
     )
-    st.plotly_chart(comparison_figure(cmp_res["rows"]), width="stretch")
+    st.plotly_chart(comparison_figure(cmp_res["rows"]), width="stretch", key="comparison-figure")
     cdf = pd.DataFrame(comparison_table(cmp_res["rows"]))
     st.dataframe(cdf, hide_index=True, width="stretch")
     download_buttons(cdf, p, f"dpcore-mechanism-comparison-seed{p['seed']}", key="comparison")

@@ -27,6 +27,16 @@ def _clear_caches() -> None:
     st.cache_data.clear()
 
 
+
+def sweep_tables(at) -> list:  # type: ignore[no-untyped-def]
+    """The sweep's tables (not the all-mechanism comparison table)."""
+    return [t for t in at.dataframe if "ε scale" not in t.value.columns]
+
+
+def sweep_charts(at) -> list:  # type: ignore[no-untyped-def]
+    """The sweep's figures (not the all-mechanism comparison chart at the end of the page)."""
+    return [c for c in at.get("plotly_chart") if getattr(c, "key", None) != "comparison-figure"]
+
 def _app(**query: str) -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=120)
     for k, v in {**SMALL, **query}.items():
@@ -45,20 +55,20 @@ def test_small_config_renders_both_figures_and_tables() -> None:
     at = _app(mechs="santext", eps="1,10").run()
     assert not at.exception
     assert not at.error
-    assert len(at.get("plotly_chart")) == 2
-    trade = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert len(sweep_charts(at)) == 2
+    trade = json.loads(sweep_charts(at)[0].proto.spec)
     labels = [t for tr in trade["data"] for t in (tr.get("text") or [])]
     assert "ε=1" in labels and "ε=10" in labels and "ε=∞" in labels
-    assert len(at.dataframe) == 2
+    assert len(sweep_tables(at)) == 2
     assert at.query_params["eps"] == "1,10"
 
 
 def test_widget_change_updates_the_figure() -> None:
     at = _app(mechs="santext", eps="1,10").run()
-    before = json.loads(at.get("plotly_chart")[1].proto.spec)
+    before = json.loads(sweep_charts(at)[1].proto.spec)
     at.multiselect(key="eps").set_value(["1", "3", "10"]).run()
     assert not at.exception
-    after = json.loads(at.get("plotly_chart")[1].proto.spec)
+    after = json.loads(sweep_charts(at)[1].proto.spec)
     assert before != after
     xs = next(tr["x"] for tr in after["data"] if tr["name"].startswith("accuracy"))
     assert _values(xs) == [1.0, 3.0, 10.0]
@@ -80,7 +90,7 @@ def test_bad_query_params_warn_and_fall_back(monkeypatch: pytest.MonkeyPatch) ->
 def test_mlm_attacks_run_with_the_shipped_model() -> None:
     at = _app(mechs="santext", eps="3", attacks="mlm,bayes-mlm", n="5").run()
     assert not at.exception and not at.error
-    assert {"mlm", "bayes-mlm"} <= set(at.dataframe[0].value["Attacker"])  # human column name
+    assert {"mlm", "bayes-mlm"} <= set(sweep_tables(at)[0].value["Attacker"])  # human column name
 
 
 def test_missing_model_is_explained_not_fatal(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -88,7 +98,7 @@ def test_missing_model_is_explained_not_fatal(monkeypatch: pytest.MonkeyPatch) -
     at = _app(mechs="santext", eps="3", attacks="bayes-unigram,mlm").run()
     assert not at.exception
     assert any("masked-LM" in w.value for w in at.warning)
-    assert len(at.get("plotly_chart")) == 2
+    assert len(sweep_charts(at)) == 2
 
 
 @pytest.mark.skipif(not default_mlm_available(), reason="the shipped masked-LM attacker is not installed")
@@ -100,11 +110,11 @@ def test_masked_lm_work_over_the_budget_is_refused_with_the_numbers() -> None:
     assert len(at.error) == 1
     msg = at.error[0].value
     assert "1,600" in msg and "480" in msg and "Bayesian unigram" in msg
-    assert not at.get("plotly_chart")
+    assert not sweep_charts(at)
     # The same request with the Bayesian unigram attack alone needs no masked LM and runs.
     at.multiselect(key="attacks").set_value(["bayes-unigram"]).run()
     assert not at.exception and not at.error
-    assert len(at.get("plotly_chart")) == 2
+    assert len(sweep_charts(at)) == 2
 
 
 def test_no_attack_selected_shows_utility_only() -> None:
@@ -113,5 +123,5 @@ def test_no_attack_selected_shows_utility_only() -> None:
     at.multiselect(key="attacks").set_value([]).run()
     assert not at.exception and not at.error
     assert any("Choose at least one attack" in i.value for i in at.info)
-    assert len(at.get("plotly_chart")) == 1
-    assert len(at.dataframe) == 1  # the accuracy table
+    assert len(sweep_charts(at)) == 1
+    assert len(sweep_tables(at)) == 1  # the accuracy table

@@ -82,6 +82,12 @@ def mechanism_params(mechanism: str, args: Any) -> dict[str, float]:
     if unknown:
         has = ", ".join(accepted) if accepted else "none"
         flags = ", ".join(f"--{k}" if k in ("p", "w") else k for k in unknown)
+        from dpcore.text import TEXT_MECHANISMS
+
         verb = "does" if len(unknown) == 1 else "do"
-        raise DPCoreError(f"{flags} {verb} not apply to {mechanism} (its parameters: {has})")
+        owners = {k: [n for n in TEXT_MECHANISMS.names() if k in mechanism_parameters(n)] for k in unknown}
+        where = "; ".join(f"{k} is a parameter of {', '.join(v)}" for k, v in owners.items() if v)
+        raise DPCoreError(
+            f"{flags} {verb} not apply to {mechanism} (its parameters: {has}{'; ' + where if where else ''})"
+        )
     return {k: check_finite_float(v, name=k) for k, v in given.items()}
