@@ -39,6 +39,15 @@ def _trace(spec: dict, startswith: str) -> dict:
     return next(t for t in spec["data"] if t.get("name", "").startswith(startswith))
 
 
+def _bars_by_bit(spec: dict, startswith: str) -> list[float]:
+    """Bar heights of every trace named ``startswith…`` (one per colour), in the bits' order."""
+    order = next(t for t in spec["data"] if t.get("type") == "bar")["x"]  # the claimed bars: every bit
+    by_x = {
+        x: y for t in spec["data"] if t.get("name", "").startswith(startswith) for x, y in zip(t["x"], t["y"])
+    }
+    return [by_x[x] for x in order]
+
+
 # --------------------------------------------------------------------------------------------
 # Sensitivity
 # --------------------------------------------------------------------------------------------
@@ -132,8 +141,11 @@ def test_accounting_default_renders_three_figures() -> None:
     dpnr, binary, samplers = _specs(at)
     sel = _trace(dpnr, "μ = 0.3")
     assert sel["y"] == [pytest.approx(dpnr_dropout_epsilon(768, 0.05, 0.3))]
-    true_bars = _trace(binary, "place-value figure")["y"]
+    true_bars = _bars_by_bit(binary, "place-value figure")
     assert true_bars == pytest.approx([3.2, 0.1, 0.2, 0.4, 0.8, 0.05, 0.025, 0.0125, 0.00625, 0.003125])
+    # two colours, each explained in the legend: above the claim (under-charged) and at/below it
+    names = [t["name"] for t in binary["data"] if t.get("name", "").startswith("place-value figure")]
+    assert any("under-charged" in n for n in names) and any("over-charged" in n for n in names)
     assert sum(1 for t in samplers["data"] if t["type"] == "bar") == 4
     assert any("infinite privacy loss" in e.value for e in at.error)  # eq. 11 at z = 0.1
 
@@ -149,8 +161,8 @@ def test_accounting_widgets_change_the_figures() -> None:
     assert at.query_params["mu"] == "0.9"
     at.number_input(key="m").set_value(6).run()
     bin1 = _specs(at)[1]
-    assert len(_trace(bin1, "place-value figure")["y"]) == len(_trace(bin0, "place-value figure")["y"]) + 2
-    assert _trace(bin1, "place-value figure")["y"][0] == pytest.approx(0.1 * 2**7)  # sign bit: 2^(m+1)·ε_i
+    assert len(_bars_by_bit(bin1, "place-value figure")) == len(_bars_by_bit(bin0, "place-value figure")) + 2
+    assert _bars_by_bit(bin1, "place-value figure")[0] == pytest.approx(0.1 * 2**7)  # sign bit: 2^(m+1)·ε_i
     at.number_input(key="b").set_value(2.0).run()
     samp1 = _specs(at)[2]
     lap0 = next(t for t in samp0["data"] if t["type"] == "scatter")
