@@ -257,7 +257,9 @@ def test_privacy_maps() -> None:
     assert SanTextPlus(vocab=v, epsilon=2.0, p=0.0).privacy.epsilon0 == math.inf
     assert RandomReplacement(vocab=v).privacy.epsilon == 0.0
     assert Feyisetan(vocab=v, epsilon=3.0).privacy.epsilon == 3.0
-    assert set(TEXT_MECHANISMS.names()) == {"santext", "santext+", "random", "feyisetan", "tem"}
+    assert set(TEXT_MECHANISMS.names()) == {
+        "santext", "santext+", "random", "feyisetan", "tem", "custext", "custext+"
+    }
 
 
 # ---- Feyisetan baseline ------------------------------------------------------------------------

@@ -145,7 +145,16 @@ class DpcoreSanitizer:
         return self.mechanism.sample_ids(np.full(n, word_id, dtype=np.int64), rng)
 
     def claimed_bound(self, x: str, x_prime: str, distance: float) -> float:
-        """ε·d(x, x′) + ε₀ (ε₀ = 0 except for SanText+; LDP: ε)."""
+        """ε·d(x, x′) + ε₀ (ε₀ = 0 except for SanText+; LDP: ε).
+
+        +∞ (no claim) for pairs outside the mechanism's scope, when it has one
+        (``pair_in_scope``: CusText claims ε-LDP only within a group).
+        """
+        in_scope = getattr(self.mechanism, "pair_in_scope", None)
+        if in_scope is not None:
+            ids = self.mechanism.vocab.ids([x, x_prime])
+            if ids.min() < 0 or not bool(in_scope(ids[:1], ids[1:])[0]):
+                return math.inf
         if self.guarantee == "ldp":
             return self.epsilon
         return self.epsilon * distance + self.epsilon0
