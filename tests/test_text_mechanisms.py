@@ -258,7 +258,8 @@ def test_privacy_maps() -> None:
     assert RandomReplacement(vocab=v).privacy.epsilon == 0.0
     assert Feyisetan(vocab=v, epsilon=3.0).privacy.epsilon == 3.0
     assert set(TEXT_MECHANISMS.names()) == {
-        "santext", "santext+", "random", "feyisetan", "tem", "custext", "custext+", "mahalanobis"
+        "santext", "santext+", "random", "feyisetan", "tem", "custext", "custext+", "mahalanobis",
+        "vickrey-cmp", "vickrey-mahalanobis",
     }
 
 

@@ -15,6 +15,7 @@ from dpcore.text import custext as _custext  # noqa: F401  (registers custext, c
 from dpcore.text import mahalanobis as _mahalanobis  # noqa: F401  (registers mahalanobis)
 from dpcore.text import mechanisms as _mechanisms  # noqa: F401  (registers the mechanisms)
 from dpcore.text import tem as _tem  # noqa: F401  (registers tem)
+from dpcore.text import vickrey as _vickrey  # noqa: F401  (registers vickrey-cmp, vickrey-mahalanobis)
 from dpcore.text.mechanisms import (
     Feyisetan,
     RandomReplacement,
