@@ -138,7 +138,7 @@ class CusText(ExponentialTokenMechanism):
 
     def __init__(self, *, vocab: Vocabulary, epsilon: float, k: int = DEFAULT_K) -> None:
         super().__init__(vocab=vocab, epsilon=epsilon)
-        self.k = check_int(k, name="k", min_value=1, max_value=len(vocab))
+        self.k = k = check_int(k, name="k", min_value=1, max_value=len(vocab))
         members, group_of = custext_groups(vocab, self.k, keep_stopwords=self.keep_stopwords)
         self._members, self._group_of = members, group_of
         n = len(vocab)
@@ -152,23 +152,29 @@ class CusText(ExponentialTokenMechanism):
         ungrouped = np.flatnonzero(~grouped)
         out_ids[ungrouped, 0] = ungrouped
         logp[ungrouped, 0] = 0.0
-        gid = group_of[grouped]
-        xs = np.flatnonzero(grouped)
-        out_ids[xs] = members[gid]
-        valid = out_ids[xs] >= 0
-        vx = vocab.vectors[xs][:, None, :]
-        vy = vocab.vectors[np.where(valid, out_ids[xs], 0)]
-        d = np.sqrt(np.maximum(((vx - vy) ** 2).sum(axis=2), 0.0))  # (|V_grouped|, K), chunk-free: K small
-        u = np.where(valid, -d, np.nan)
-        lo = np.nanmin(u, axis=1, keepdims=True)
-        hi = np.nanmax(u, axis=1, keepdims=True)
-        span = hi - lo
-        with np.errstate(invalid="ignore", divide="ignore"):
+        # within-group distances from one (G, K, m) gather (G·K·m floats, ≈ |V|·m): no |V|×K×m array
+        valid_g = members >= 0
+        mv = vocab.vectors[np.where(valid_g, members, 0)]
+        msq = vocab.sq_norms[np.where(valid_g, members, 0)]
+        gram = np.einsum("gim,gjm->gij", mv, mv)
+        dg = np.sqrt(np.maximum(msq[:, :, None] + msq[:, None, :] - 2.0 * gram, 0.0))
+        ii = np.arange(k)
+        dg[:, ii, ii] = 0.0  # exact zero on the diagonal
+        both = valid_g[:, :, None] & valid_g[:, None, :]
+        u = np.where(both, -dg, np.nan)  # u[g, i, j] = −d(member i, member j)
+        with np.errstate(invalid="ignore"):
+            lo = np.nanmin(np.where(both, u, np.inf), axis=2, keepdims=True)
+            hi = np.nanmax(np.where(both, u, -np.inf), axis=2, keepdims=True)
+            span = hi - lo
             un = np.where(span > 0, (u - lo) / np.where(span > 0, span, 1.0), 0.0)  # one-word group: 0
-        s = np.where(valid, 0.5 * self.epsilon * un, -np.inf)
-        s -= s.max(axis=1, keepdims=True)
-        s -= np.log(np.exp(s).sum(axis=1, keepdims=True))
-        logp[xs] = s
+        sc = np.where(both, 0.5 * self.epsilon * un, -np.inf)
+        sc[~valid_g] = 0.0  # padding rows (no such member): harmless, never read
+        sc -= sc.max(axis=2, keepdims=True)
+        sc -= np.log(np.exp(sc).sum(axis=2, keepdims=True))
+        gi, mi = np.nonzero(valid_g)
+        xs = members[gi, mi]
+        out_ids[xs] = members[gi]
+        logp[xs] = sc[gi, mi]
         self._out_ids, self._logp = out_ids, logp
 
     @property
