@@ -192,4 +192,7 @@ def test_list_includes_text_mechanisms(capsys: pytest.CaptureFixture[str]) -> No
     code, out, _ = run(["list", "--json"], capsys)
     assert code == 0
     text = {r["name"] for r in json.loads(out) if r["family"] == "text"}
-    assert text == {"santext", "santext+", "random", "feyisetan", "tem"}
+    assert text == {
+        "santext", "santext+", "random", "feyisetan", "tem", "custext", "custext+", "mahalanobis",
+        "vickrey-cmp", "vickrey-mahalanobis",
+    }
