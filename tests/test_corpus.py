@@ -59,7 +59,7 @@ BASE = [
 # --- the mechanism: pre-drawn uniforms ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["santext", "santext+", "random", "tem"])
+@pytest.mark.parametrize("name", ["santext", "santext+", "random", "tem", "custext", "custext+"])
 def test_uniform_path_is_exactly_sample_ids(name: str) -> None:
     vocab = build_vocabulary("glove", size=500)
     mech = create_text_mechanism(name, vocab=vocab, epsilon=3.0) if name != "tem" else None

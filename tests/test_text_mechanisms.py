@@ -257,7 +257,10 @@ def test_privacy_maps() -> None:
     assert SanTextPlus(vocab=v, epsilon=2.0, p=0.0).privacy.epsilon0 == math.inf
     assert RandomReplacement(vocab=v).privacy.epsilon == 0.0
     assert Feyisetan(vocab=v, epsilon=3.0).privacy.epsilon == 3.0
-    assert {"santext", "santext+", "random", "feyisetan", "tem", "dp-mlm"} <= set(TEXT_MECHANISMS.names())
+    assert {
+        "santext", "santext+", "random", "feyisetan", "tem", "custext", "custext+", "mahalanobis",
+        "vickrey-cmp", "vickrey-mahalanobis", "dp-mlm",
+    } <= set(TEXT_MECHANISMS.names())  # fmt: skip
 
 
 # ---- Feyisetan baseline ------------------------------------------------------------------------

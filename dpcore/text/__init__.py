@@ -11,6 +11,7 @@
 Importing this package is cheap: embeddings load on first use.
 """
 
+from dpcore.text import custext as _custext  # noqa: F401  (registers custext, custext+)
 from dpcore.text import dpmlm as _dpmlm  # noqa: F401  (registers dp-mlm)
 from dpcore.text import mahalanobis as _mahalanobis  # noqa: F401  (registers mahalanobis)
 from dpcore.text import mechanisms as _mechanisms  # noqa: F401  (registers the mechanisms)

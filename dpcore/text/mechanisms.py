@@ -79,6 +79,8 @@ class TextPrivacy:
     epsilon0: float
     metric: str
     citation: str
+    #: Where the guarantee holds, when narrower than all of V (e.g. CusText: within one group).
+    scope: str = ""
 
     def log_bound(self, d: np.ndarray | float) -> np.ndarray | float:
         """The largest allowed ``log Pr[M(x)=y] − log Pr[M(x')=y]`` at distance ``d(x, x')``."""
@@ -86,10 +88,12 @@ class TextPrivacy:
 
     def describe(self) -> str:
         """One line for listings and pages."""
+        scope = f"; {self.scope}" if self.scope else ""
         if self.notion == "LDP":
-            return f"{self.epsilon:g}-LDP ({self.citation})"
+            return f"{self.epsilon:g}-LDP ({self.citation}){scope}"
         e0 = "" if self.epsilon0 == 0 else f", ε₀ = ln(1/p) = {self.epsilon0:.4g}"
-        return f"{self.notion} with ε = {self.epsilon:g} per unit of {self.metric}{e0} ({self.citation})"
+        per = f"per unit of {self.metric}"
+        return f"{self.notion} with ε = {self.epsilon:g} {per}{e0} ({self.citation}){scope}"
 
 
 class TextMechanism(ABC):

@@ -311,8 +311,12 @@ def bound_check(
     e0 = priv.epsilon0 if epsilon0 is None else float(epsilon0)
     rng = make_rng(seed)
     n_v = len(mech.vocab)
-    x = rng.integers(0, n_v, size=triples)
-    x2 = (x + rng.integers(1, n_v, size=triples)) % n_v  # x' ≠ x, uniform over the rest
+    pairs = getattr(mech, "bound_pairs", None)
+    if pairs is not None:  # the guarantee holds on a narrower scope (CusText: one group)
+        x, x2 = pairs(rng, triples)
+    else:
+        x = rng.integers(0, n_v, size=triples)
+        x2 = (x + rng.integers(1, n_v, size=triples)) % n_v  # x' ≠ x, uniform over the rest
     cand = mech._candidates
     kind = rng.integers(0, 4, size=triples)
     y = np.select(
@@ -322,7 +326,10 @@ def bound_check(
     )
     lp_x = mech.log_prob(x, y)
     lp_x2 = mech.log_prob(x2, y)
-    d = pair_distances(mech.vocab.vectors, x, x2)
+    if priv.notion == "LDP":  # pure LDP: the bound is ε for every x ≠ x'
+        d = np.ones(triples)
+    else:
+        d = pair_distances(mech.vocab.vectors, x, x2)
     protected = np.isin(y, cand)
     # (i) on protected outputs; a −inf denominator with a finite numerator is an infinite excess
     with np.errstate(invalid="ignore"):

@@ -149,7 +149,14 @@ class DpcoreSanitizer:
 
         d is the metric of the mechanism's own claim: the embedding's Euclidean distance, or the
         mechanism's ``privacy_distance`` where it has one (the Mahalanobis mechanisms' d_RM).
+        +∞ (no claim) for pairs outside the mechanism's scope, when it has one
+        (``pair_in_scope``: CusText claims ε-LDP only within a group).
         """
+        in_scope = getattr(self.mechanism, "pair_in_scope", None)
+        if in_scope is not None:
+            ids = self.mechanism.vocab.ids([x, x_prime])
+            if ids.min() < 0 or not bool(in_scope(ids[:1], ids[1:])[0]):
+                return math.inf
         if self.guarantee == "ldp":
             return self.epsilon
         own = getattr(self.mechanism, "privacy_distance", None)
