@@ -43,7 +43,10 @@ def _bars_by_bit(spec: dict, startswith: str) -> list[float]:
     """Bar heights of every trace named ``startswith…`` (one per colour), in the bits' order."""
     order = next(t for t in spec["data"] if t.get("type") == "bar")["x"]  # the claimed bars: every bit
     by_x = {
-        x: y for t in spec["data"] if t.get("name", "").startswith(startswith) for x, y in zip(t["x"], t["y"], strict=True)
+        x: y
+        for t in spec["data"]
+        if t.get("name", "").startswith(startswith)
+        for x, y in zip(t["x"], t["y"], strict=True)
     }
     return [by_x[x] for x in order]
 
