@@ -25,7 +25,12 @@ def test_accounting_tab_deep_link_math_and_legend(app_url: str, page) -> None:  
     selected = page.locator('[role="tab"][aria-selected="true"]').inner_text()
     assert "Binary encoding" in selected, selected
     # Both colours of the place-value bars have their own legend entry, in words.
-    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some((g) => g.data)")
+    # Wait until the bar figure is laid out (its _fullData exists) on a cold, loaded server.
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.js-plotly-plot')].some((g) => g._fullData && "
+        "g._fullData.some((d) => d.type === 'bar' && (d.name || '').includes('place-value')))",
+        timeout=60_000,
+    )
     legend = page.evaluate(LEGEND)
     colors = {e["color"] for e in legend if "place-value" in e["name"]}
     assert colors == {"#c0504d", "#4e9a59"}, legend
