@@ -245,10 +245,7 @@ class CusText(ExponentialTokenMechanism):
         self, x: np.ndarray, y: np.ndarray, *, max_elements: int = DEFAULT_MAX_ELEMENTS
     ) -> np.ndarray:
         """Exact ``log Pr[M(x_k) = y_k]`` (−inf outside x's group)."""
-        x = self._check_ids(x)
-        y = self._check_ids(y)
-        if x.shape != y.shape:
-            raise DPCoreError("x and y must have the same length")
+        x, y = self._check_pairs(x, y)
         hit = self._out_ids[x] == y[:, None]
         col = np.argmax(hit, axis=1)
         return np.where(hit.any(axis=1), self._logp[x, col], -np.inf)

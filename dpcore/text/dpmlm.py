@@ -114,16 +114,10 @@ def _batches(variants: list[tuple[list[int], int]]) -> Iterator[slice]:
 
 
 def _masked_logits(mlm: Any, variants: list[tuple[list[int], int]]) -> np.ndarray:
-    pad = mlm.tokenizer.pad_token_id or 0
-    width = max(len(v) for v, _ in variants)
-    n = len(variants)
-    ids = np.full((n, width), pad, dtype=np.int64)
-    att = np.zeros((n, width), dtype=np.int64)
-    for r, (v, _) in enumerate(variants):
-        ids[r, : len(v)] = v
-        att[r, : len(v)] = 1
-    pos = np.fromiter((p for _, p in variants), dtype=np.int64, count=n)
-    return mlm.masked_logits(ids, att, pos)
+    """Logits at each variant's mask (the attack's own batching: padding, head at the mask)."""
+    from dpcore.attack.mask_inference import masked_position_logits
+
+    return masked_position_logits(mlm, variants)
 
 
 def calibrate_clip(
@@ -308,10 +302,7 @@ class DPMLM(TextMechanism):
         self, x: np.ndarray, y: np.ndarray, *, max_elements: int = DEFAULT_MAX_ELEMENTS
     ) -> np.ndarray:
         """Exact ``log Pr[M(x_k) = y_k]`` for paired ids (one-word lines)."""
-        x = self._check_ids(x)
-        y = self._check_ids(y)
-        if x.shape != y.shape:
-            raise DPCoreError("x and y must have the same length")
+        x, y = self._check_pairs(x, y)
         uniq, inv = np.unique(x, return_inverse=True)
         out = np.empty(x.size)
         for sl, rows in self.iter_log_rows(uniq, max_elements=max_elements):

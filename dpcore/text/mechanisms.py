@@ -138,6 +138,13 @@ class TextMechanism(ABC):
             raise DPCoreError("token ids must lie in [0, |V|)")
         return arr
 
+    def _check_pairs(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Validated paired ids ``(x, y)`` of the same length (for ``log_prob``)."""
+        x, y = self._check_ids(x), self._check_ids(y)
+        if x.shape != y.shape:
+            raise DPCoreError("x and y must have the same length")
+        return x, y
+
     @abstractmethod
     def sample_ids(
         self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = DEFAULT_MAX_ELEMENTS
@@ -259,10 +266,7 @@ class ExponentialTokenMechanism(TextMechanism):
         self, x: np.ndarray, y: np.ndarray, *, max_elements: int = DEFAULT_MAX_ELEMENTS
     ) -> np.ndarray:
         """Exact ``log Pr[M(x_k) = y_k]`` for paired ids (float64; −inf where impossible)."""
-        x = self._check_ids(x)
-        y = self._check_ids(y)
-        if x.shape != y.shape:
-            raise DPCoreError("x and y must have the same length")
+        x, y = self._check_pairs(x, y)
         d = np.minimum(pair_distances(self.vocab.vectors, x, y, max_elements=max_elements), self._truncate)
         in_c = np.isin(y, self._candidates)
         log_z = self.log_normalizers(x, max_elements=max_elements)
