@@ -84,7 +84,7 @@ def main() -> int:
     table.reset_index().to_csv(out / "attack_utility_sweep.csv", index=False, float_format="%.4f")
     top1 = adf.groupby("attack")["attacker_top1_unsanitized"].first().to_dict()
     meta = {
-        "mlm": mlm.name,
+        "mlm": "shipped minilm-mlm (dpcore/attack/models/minilm-mlm)" if mlm_path is None else mlm.name,
         "mlm_note": mlm_note,
         "sentences": args.sentences,
         "scored_positions": int(adf["tokens"].iloc[0]),

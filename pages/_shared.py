@@ -288,3 +288,77 @@ def download_buttons(df: pd.DataFrame, parameters: dict[str, Any], basename: str
         key=f"{key}-json",
         on_click="ignore",
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Mechanism parameters: widgets and URL keys generated from the registry's schema
+# --------------------------------------------------------------------------------------------
+def mechanism_param_url_specs() -> dict[str, Param]:
+    """One URL parameter per mechanism parameter name (``p``, ``w``, ``k``, ``beta``, …), read
+    from :func:`dpcore.text.parameters.mechanism_parameter_specs`: a new mechanism's parameters
+    reach every page's URL with no page edit. Names shared by several mechanisms (``t``, ``lam``,
+    ``k``) have one meaning and one default in the schema, and share one key."""
+    from dpcore.text import TEXT_MECHANISMS
+    from dpcore.text.parameters import mechanism_parameter_specs
+
+    out: dict[str, Param] = {}
+    for name in TEXT_MECHANISMS.names():
+        for sp in mechanism_parameter_specs(name):
+            if sp.name in out:
+                continue
+            lo, hi = sp.widget_range
+            if sp.kind == "int":
+                out[sp.name] = int_param(int(sp.default), int(lo), int(hi))
+            else:
+                out[sp.name] = float_param(float(sp.default), float(lo), float(hi))
+    return out
+
+
+def mechanism_param_widgets(mechs: Sequence[str]) -> dict[str, dict[str, float | int]]:
+    """Widgets, in the current container, for the parameters of the selected mechanisms.
+
+    One widget per parameter name (its key is the name, as in the URL), labelled with the
+    mechanisms it applies to, its range and its help line from the schema. Returns, for each
+    mechanism, the keyword arguments to build it with.
+    """
+    from dpcore.text.parameters import mechanism_parameter_specs
+
+    owners: dict[str, list[str]] = {}
+    specs: dict[str, Any] = {}
+    for m in mechs:
+        for sp in mechanism_parameter_specs(m):
+            owners.setdefault(sp.name, []).append(m)
+            specs.setdefault(sp.name, sp)
+    for pname, sp in specs.items():
+        lo, hi = sp.widget_range
+        label = f"{pname} ({', '.join(owners[pname])})"
+        tip = sp.describe()
+        if sp.kind == "int":
+            st.slider(label, int(lo), int(hi), step=int(sp.step or 1), key=pname, help=tip)
+        elif sp.step and (hi - lo) / sp.step <= 200:
+            st.slider(label, float(lo), float(hi), step=float(sp.step), key=pname, help=tip)
+        else:
+            st.number_input(
+                label, float(lo), float(hi), step=float(sp.step or (hi - lo) / 100), key=pname,
+                format="%.4g", help=tip,
+            )  # fmt: skip
+    def value(sp: Any) -> float | int:
+        return int(st.session_state[sp.name]) if sp.kind == "int" else float(st.session_state[sp.name])
+
+    return {m: {sp.name: value(sp) for sp in mechanism_parameter_specs(m)} for m in mechs}
+
+
+def params_key(params: dict[str, float | int]) -> tuple[tuple[str, float | int], ...]:
+    """A hashable, order-free form of one mechanism's parameters (for cache keys)."""
+    return tuple(sorted(params.items()))
+
+
+def show_table(df: pd.DataFrame, columns: dict[str, str], *, key: str | None = None) -> None:
+    """Show the listed columns of ``df`` under human names with units, in the given order.
+
+    Only columns present are shown (a missing one is skipped). The set is chosen to fit a
+    1400-px window without horizontal scrolling; the downloads keep every column under its
+    machine name.
+    """
+    keep = [c for c in columns if c in df.columns]
+    st.dataframe(df[keep].rename(columns=columns), hide_index=True, width="stretch", key=key)

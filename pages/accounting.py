@@ -31,6 +31,7 @@ from pages._shared import (
     float_param,
     int_param,
     show_errors,
+    show_table,
     sync_query_params,
 )
 
@@ -185,7 +186,17 @@ with tab_bin:
     m3.metric("Place-value figure (Lai et al. 2022, eqs. 16–19)", f"{brep.place_value_total:.4g}")
     st.plotly_chart(binary_bits_figure(brep), width="stretch", key="binary")
     df_bin = pd.DataFrame(brep.rows())
-    st.dataframe(df_bin, hide_index=True, width="stretch")
+    show_table(
+        df_bin,
+        {
+            "kind": "Bit",
+            "index": "Position",
+            "claimed_epsilon": "Claimed ε (per bit)",
+            "distance_bound": "Largest change of the value",
+            "place_value_epsilon": "Place-value ε (Lai et al. 2022)",
+            "equation": "Equation",
+        },
+    )
     bparams = {k_: v for k_, v in brep.to_dict().items() if k_ != "bits"}
     download_buttons(df_bin, bparams, "dpcore-binary-rr", key="binary")
 
@@ -210,7 +221,19 @@ with tab_samp:
         ex = loss_example(b, z, min(size, 100_000), sseed)
     st.plotly_chart(sampler_histogram_figure(ins), width="stretch", key="samplers")
     summ = pd.DataFrame(ins.summary_rows()).drop(columns=["citation"])
-    st.dataframe(summ, hide_index=True, width="stretch")
+    show_table(
+        summ,
+        {
+            "label": "Sampler",
+            "flawed": "Flawed",
+            "fraction_negative": "Share of draws < 0",
+            "fraction_zero": "Share = 0",
+            "mean": "Mean",
+            "std": "Std. dev.",
+            "ks_statistic": "KS distance to Laplace(0, b)",
+            "ks_pvalue": "KS p-value",
+        },
+    )
 
     st.subheader("The infinite privacy loss (eq. 11)")
     st.markdown(

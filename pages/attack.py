@@ -19,7 +19,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpcore.attack.bayes import prepare_channels
+from dpcore.attack.bayes import bayes_unsupported_reason, prepare_channels
 from dpcore.attack.datasets import DATASETS, load_labelled_dataset, split_dataset
 from dpcore.attack.experiment import attack_at_epsilon, attack_reference, sample_attack_sentences
 from dpcore.attack.mlm import default_mlm_available
@@ -35,9 +35,11 @@ from pages._shared import (
     choice_param,
     download_buttons,
     ensure_navigation,
-    float_param,
     int_param,
+    mechanism_param_url_specs,
+    mechanism_param_widgets,
     multi_param,
+    params_key,
     show_errors,
     sync_query_params,
 )
@@ -51,7 +53,8 @@ MAX_EPSILONS = 6
 #: each on 2 cores (one forward pass per word), so ≈ 35 s plus the utility part at most.
 MAX_MLM_SENTENCE_RUNS = 480
 EPS_GRID = ["0.5", "1", "2", "3", "6", "10", "14", "20"]
-MECHANISMS = ["santext", "santext+"]
+#: Every registered text mechanism (its parameters come from the registry's schema).
+MECHANISMS = list(TEXT_MECHANISMS.names())
 ATTACKS = ["bayes-unigram", "mlm", "bayes-mlm"]
 MLM_ATTACKS = {"mlm", "bayes-mlm"}
 #: Column names shown in the tables (the downloads keep the machine names).
@@ -82,8 +85,7 @@ TEST_SIZES = [200, 500, 1_000]
 SPECS = {
     "mechs": multi_param(["santext", "santext+"], MECHANISMS),
     "eps": multi_param(["1", "3", "10"], EPS_GRID, max_items=MAX_EPSILONS),
-    "p": float_param(0.3, 0.0, 1.0),
-    "w": float_param(0.9, 0.0, 1.0),
+    **mechanism_param_url_specs(),
     "data": choice_param("tweets", list(DATASETS)),
     "n": int_param(20, 5, MAX_SENTENCES),
     "attacks": multi_param(["bayes-unigram", "mlm"], ATTACKS),
@@ -94,9 +96,18 @@ SPECS = {
 }
 
 
+Params = tuple[tuple[str, float | int], ...]
+
+
 @st.cache_resource(max_entries=4, show_spinner="Loading the embedding…")
-def get_vocab(vsize: int):
-    return build_vocabulary("glove", size=vsize)
+def get_vocab(vsize: int, emb: str = "glove"):
+    """GloVe at the chosen size; a mechanism that needs another embedding (dp-mlm: BERT
+    WordPieces) gets that embedding's whole vocabulary."""
+    return build_vocabulary(emb, size=vsize if emb == "glove" else None)
+
+
+def emb_of(mech: str) -> str:
+    return required_embedding(mech) or "glove"
 
 
 @st.cache_resource(max_entries=1, show_spinner="Loading the masked LM (torch)…")
@@ -106,9 +117,8 @@ def get_mlm():
     return load_mlm()
 
 
-def _mechanism(mech: str, eps: float, p: float, w: float, vsize: int):
-    extra = {"p": p, "w": w} if mech == "santext+" else {}
-    return create_text_mechanism(mech, vocab=get_vocab(vsize), epsilon=eps, **extra)
+def _mechanism(mech: str, eps: float, params: Params, vsize: int):
+    return create_text_mechanism(mech, vocab=get_vocab(vsize, emb_of(mech)), epsilon=eps, **dict(params))
 
 
 @st.cache_data(max_entries=16, max_size="16MB", show_spinner=False)
@@ -122,10 +132,12 @@ def get_split(data: str, ntrain: int, ntest: int):
 
 
 @st.cache_data(max_entries=32, max_size="16MB", show_spinner=False)
-def run_reference(data: str, n: int, group: tuple[str, ...], vsize: int, seed: int, _progress=None) -> dict:
+def run_reference(
+    data: str, n: int, group: tuple[str, ...], vsize: int, seed: int, emb: str = "glove", _progress=None
+) -> dict:
     """ε = ∞ reference of one attack group; depends on V and the sentences, not the mechanism."""
     mlm = get_mlm() if MLM_ATTACKS & set(group) else None
-    mech = _mechanism("santext", 1.0, 0.3, 0.9, vsize)
+    mech = create_text_mechanism("santext", vocab=get_vocab(vsize, emb), epsilon=1.0)
     return attack_reference(get_sentences(data, n, seed), mech, attacks=group, mlm=mlm, progress=_progress)
 
 
@@ -133,8 +145,7 @@ def run_reference(data: str, n: int, group: tuple[str, ...], vsize: int, seed: i
 def run_attack_unit(
     mech: str,
     eps: float,
-    p: float,
-    w: float,
+    params: Params,
     data: str,
     n: int,
     group: tuple[str, ...],
@@ -143,11 +154,11 @@ def run_attack_unit(
     _progress=None,
 ) -> dict:
     """One (mechanism, ε, attack group, sentences, seed) unit."""
-    ref = run_reference(data, n, group, vsize, seed, _progress=_progress)
+    ref = run_reference(data, n, group, vsize, seed, emb_of(mech), _progress=_progress)
     mlm = get_mlm() if MLM_ATTACKS & set(group) else None
     return attack_at_epsilon(
         get_sentences(data, n, seed),
-        _mechanism(mech, eps, p, w, vsize),
+        _mechanism(mech, eps, params, vsize),
         ref,
         attacks=group,
         mlm=mlm,
@@ -158,10 +169,10 @@ def run_attack_unit(
 
 @st.cache_data(max_entries=256, max_size="16MB", show_spinner=False)
 def run_utility_unit(
-    mech: str, eps: float, p: float, w: float, data: str, vsize: int, ntrain: int, ntest: int, seed: int
+    mech: str, eps: float, params: Params, data: str, vsize: int, ntrain: int, ntest: int, seed: int
 ) -> dict:
     """One (mechanism, ε, split, seed) utility row."""
-    return utility_at_epsilon(get_split(data, ntrain, ntest), _mechanism(mech, eps, p, w, vsize), seed=seed)
+    return utility_at_epsilon(get_split(data, ntrain, ntest), _mechanism(mech, eps, params, vsize), seed=seed)
 
 
 @st.cache_data(max_entries=16, max_size="16MB", show_spinner=False)
@@ -186,9 +197,8 @@ with st.sidebar:
     st.header("Mechanism")
     st.multiselect("Mechanisms", MECHANISMS, key="mechs")
     st.multiselect(f"ε values (at most {MAX_EPSILONS})", EPS_GRID, key="eps", max_selections=MAX_EPSILONS)
-    plus = "santext+" in st.session_state["mechs"]
-    st.slider("p (replace a non-sensitive word)", 0.0, 1.0, step=0.05, key="p", disabled=not plus)
-    st.slider("w (fraction of V that is sensitive)", 0.0, 1.0, step=0.05, key="w", disabled=not plus)
+    # the selected mechanisms' own parameters, generated from the registry's schema
+    widget_params = mechanism_param_widgets(list(st.session_state["mechs"]))
     st.select_slider("Vocabulary size (GloVe)", VOCAB_SIZES, key="vsize", format_func=lambda v: f"{v:,}")
     st.header("Data")
     st.selectbox("Dataset", list(DATASETS), key="data", format_func=DATASETS.get)
@@ -201,7 +211,6 @@ with st.sidebar:
 sync_query_params(SPECS)
 mechs = list(st.session_state["mechs"])
 eps = tuple(sorted(float(e) for e in st.session_state["eps"]))
-p, w = float(st.session_state["p"]), float(st.session_state["w"])
 data, n, seed = st.session_state["data"], int(st.session_state["n"]), int(st.session_state["seed"])
 vsize, ntrain, ntest = (
     int(st.session_state["vsize"]),
@@ -219,11 +228,49 @@ if MLM_ATTACKS & set(attacks) and not default_mlm_available():
         icon=":material/model_training:",
     )
     attacks = [a for a in attacks if a not in MLM_ATTACKS]
-mlm_runs = n * (len(eps) + 1) * len(mechs)
-if MLM_ATTACKS & set(attacks) and mlm_runs > MAX_MLM_SENTENCE_RUNS:
+# What each mechanism can run here: its ε (truncated-gumbel is undefined below a floor), the
+# Bayesian attack (exact channels only), utility (not for mechanisms that read the whole line).
+fast = [a for a in attacks if a not in MLM_ATTACKS]
+slow = tuple(a for a in attacks if a in MLM_ATTACKS)
+plan: dict[str, dict] = {}
+plan_notes: list[str] = []
+with show_errors():
+    for m in mechs:
+        prm = params_key(widget_params[m])
+        floor = TEXT_MECHANISMS.get(m).factory.minimum_epsilon(get_vocab(vsize, emb_of(m)))
+        ok = tuple(e for e in eps if e > floor)
+        if len(ok) < len(eps):
+            plan_notes.append(f"**{m}** is defined only for ε > {floor:.4g} on this vocabulary: "
+                              f"{', '.join(f'{e:g}' for e in eps if e <= floor)} skipped.")  # fmt: skip
+        probe = _mechanism(m, ok[0], prm, vsize) if ok else None
+        reason = bayes_unsupported_reason(probe) if probe is not None else None
+        if reason and (fast or "bayes-mlm" in slow):
+            plan_notes.append(f"**{m}**: no Bayesian attack. {reason}.")
+        contextual = bool(getattr(probe, "contextual", False))
+        if contextual:
+            plan_notes.append(
+                f"**{m}**: utility is not computed on this server (one masked-LM pass per token of "
+                f"{ntrain + ntest:,} sentences); run `python -m dpcore utility --mechanism {m}`."
+            )
+        if "refuted" in TEXT_MECHANISMS.get(m).tags:
+            plan_notes.append(f"**{m}**: dpcore refutes its published guarantee: not private as claimed.")
+        plan[m] = {
+            "params": prm,
+            "eps": ok,
+            "fast": [a for a in fast if reason is None],
+            "slow": tuple(a for a in slow if a == "mlm" or reason is None),
+            "utility": not contextual,
+        }
+for note in plan_notes:
+    st.caption(":material/info: " + note)
+if not any(pl["eps"] for pl in plan.values()):
+    st.info("None of the chosen mechanisms is defined at the chosen ε: see the notes above.")
+    st.stop()
+mlm_runs = sum(n * (len(pl["eps"]) + 1) for pl in plan.values() if pl["slow"])
+if mlm_runs and mlm_runs > MAX_MLM_SENTENCE_RUNS:
     st.error(
         f"The masked-LM attacks would run on {mlm_runs:,} sentences ({n} sentences × "
-        f"({len(eps)} ε values + the unsanitized reference) × {len(mechs)} mechanism(s)); this server "
+        f"(ε values + the unsanitized reference) × {len(mechs)} mechanism(s)); this server "
         f"allows {MAX_MLM_SENTENCE_RUNS:,} per request. Lower the sentences, ε values or mechanisms, "
         "choose only the Bayesian unigram attack (it needs no masked LM), or run "
         "`python -m dpcore attack` locally.",
@@ -231,9 +278,6 @@ if MLM_ATTACKS & set(attacks) and mlm_runs > MAX_MLM_SENTENCE_RUNS:
     )
     st.stop()
 
-settings = [(m, (p, w) if m == "santext+" else (0.3, 0.9)) for m in mechs]
-fast = [a for a in attacks if a not in MLM_ATTACKS]
-slow = tuple(a for a in attacks if a in MLM_ATTACKS)
 attack_rows: list[dict] = []
 utility_rows: list[dict] = []
 mech_params: dict[str, dict] = {}
@@ -256,7 +300,7 @@ def draw(final: bool) -> None:
         c1.metric("Accuracy, unsanitized", f"{baselines['accuracy_unsanitized']:.3f}")
         c2.metric("Accuracy, random replacement", f"{baselines['accuracy_random']:.3f}")
         c3.metric("Majority class", f"{baselines['majority']:.3f}")
-    if len(adf):
+    if len(adf) and len(udf):
         trade_slot.plotly_chart(
             tradeoff_figure(adf, udf, baselines), width="stretch", key=f"tradeoff-figure-{drawn[0]}"
         )
@@ -269,8 +313,10 @@ def draw(final: bool) -> None:
                 else " **The masked-LM attacker is still running; its points appear as they finish.**"
             )
         )
-    else:
+    elif not len(adf):
         trade_slot.info("Choose at least one attack to see the trade-off.")
+    else:
+        trade_slot.info("No accuracy for these mechanisms on this server: the trade-off needs it.")
     eps_slot.plotly_chart(
         epsilon_figure(adf, udf, baselines), width="stretch", key=f"epsilon-figure-{drawn[0]}"
     )
@@ -278,7 +324,7 @@ def draw(final: bool) -> None:
 
 with show_errors():
     # Phase 1: Bayesian (unigram) attack and utility, unit by unit: seconds.
-    units = len(settings) * len(eps) * (1 + bool(fast)) + 1
+    units = sum(len(pl["eps"]) * (bool(pl["fast"]) + pl["utility"]) for pl in plan.values()) + 1
     done = [0]
 
     def step(text: str) -> None:
@@ -287,35 +333,37 @@ with show_errors():
 
     baselines = run_baselines(data, vsize, ntrain, ntest, seed)
     step("Baselines done")
-    for mech, (mp, mw) in settings:
-        if fast:  # one distance pass for every ε of this mechanism (channels cached in dpcore)
-            prepare_channels([_mechanism(mech, e, mp, mw, vsize) for e in eps])
-        for e in eps:
-            if fast:
-                unit = run_attack_unit(mech, e, mp, mw, data, n, tuple(fast), vsize, seed)
+    for mech, pl in plan.items():
+        prm = pl["params"]
+        if pl["fast"] and pl["eps"]:  # one distance pass for every ε of this mechanism
+            prepare_channels([_mechanism(mech, e, prm, vsize) for e in pl["eps"]])
+        for e in pl["eps"]:
+            if pl["fast"]:
+                unit = run_attack_unit(mech, e, prm, data, n, tuple(pl["fast"]), vsize, seed)
                 attack_rows += [{"mechanism": mech, **r} for r in unit["rows"]]
                 mech_params[mech] = unit["parameters"]
                 step(f"Bayesian attack: {mech}, ε = {e:g}")
-            row = run_utility_unit(mech, e, mp, mw, data, vsize, ntrain, ntest, seed)
-            utility_rows.append({"mechanism": mech, **row})
-            mech_params[mech] = mech_params.get(mech) or _mechanism(mech, e, mp, mw, vsize).params()
-            step(f"Utility: {mech}, ε = {e:g}")
-    draw(final=not slow)
+            if pl["utility"]:
+                row = run_utility_unit(mech, e, prm, data, vsize, ntrain, ntest, seed)
+                utility_rows.append({"mechanism": mech, **row})
+                step(f"Utility: {mech}, ε = {e:g}")
+            mech_params[mech] = mech_params.get(mech) or _mechanism(mech, e, prm, vsize).params()
+    draw(final=not any(pl["slow"] and pl["eps"] for pl in plan.values()))
     # Phase 2: the masked-LM attack fills in, one (mechanism, ε) unit at a time.
-    if slow:
-        todo = [(mech, mp, mw, e) for mech, (mp, mw) in settings for e in eps]
-        for i, (mech, mp, mw, e) in enumerate(todo):
-            label = f"Masked-LM attacker: {mech}, ε = {e:g} ({i + 1} of {len(todo)})"
-            status.progress(i / len(todo), text=label)
-            tick = bar_updater(
-                status,
-                lambda d, t, lab=label: f"{lab}: {100 * d / max(t, 1):.0f}%",
-                start=i / len(todo),
-                span=1 / len(todo),
-            )
-            unit = run_attack_unit(mech, e, mp, mw, data, n, slow, vsize, seed, _progress=tick)
-            attack_rows += [{"mechanism": mech, **r} for r in unit["rows"]]
-            draw(final=i + 1 == len(todo))
+    todo = [(mech, pl, e) for mech, pl in plan.items() if pl["slow"] for e in pl["eps"]]
+    for i, (mech, pl, e) in enumerate(todo):
+        label = f"Masked-LM attacker: {mech}, ε = {e:g} ({i + 1} of {len(todo)})"
+        status.progress(i / len(todo), text=label)
+        tick = bar_updater(
+            status,
+            lambda d, t, lab=label: f"{lab}: {100 * d / max(t, 1):.0f}%",
+            start=i / len(todo),
+            span=1 / len(todo),
+        )
+        unit = run_attack_unit(mech, e, pl["params"], data, n, pl["slow"], vsize, seed, _progress=tick)
+        attack_rows += [{"mechanism": mech, **r} for r in unit["rows"]]
+        mech_params[mech] = mech_params.get(mech) or unit["parameters"]
+        draw(final=i + 1 == len(todo))
 status.empty()
 
 adf = pd.DataFrame(attack_rows)
@@ -328,7 +376,7 @@ common = {
     "unit_cache": "one result per (mechanism, ε, attack group, sentences, seed); ε = ∞ and baselines once",
 }
 params: dict = {}
-for m in mechs:
+for m in mech_params:  # mechanisms that ran at some ε
     mech_p = {k: v for k, v in mech_params[m].items() if k not in {"epsilon", "privacy"}}
     params[f"attack:{m}"] = {
         **mech_p,
@@ -360,9 +408,12 @@ if len(adf):
         )
     download_buttons(adf, {"runs": params}, f"dpcore-attack-{data}-seed{seed}", key="attack")
 st.subheader("Accuracy")
-udf = udf.sort_values(["mechanism", "epsilon"], kind="stable")
-st.dataframe(udf[list(UTILITY_COLUMNS)].rename(columns=UTILITY_COLUMNS), hide_index=True, width="stretch")
-download_buttons(udf, {"runs": params, **baselines}, f"dpcore-utility-{data}-seed{seed}", key="utility")
+if len(udf):
+    udf = udf.sort_values(["mechanism", "epsilon"], kind="stable")
+    st.dataframe(udf[list(UTILITY_COLUMNS)].rename(columns=UTILITY_COLUMNS), hide_index=True, width="stretch")
+    download_buttons(udf, {"runs": params, **baselines}, f"dpcore-utility-{data}-seed{seed}", key="utility")
+else:
+    st.info("No accuracy for the chosen mechanisms and ε on this server (see the notes above).")
 
 with st.expander("What is measured, exactly"):
     st.markdown(
@@ -415,7 +466,11 @@ with st.expander("Recompute on a small sample (live, capped)"):
     fast = [n for n in TEXT_MECHANISMS.names() if required_embedding(n) is None]
     cm = st.multiselect("Mechanisms", list(TEXT_MECHANISMS.names()), default=fast, key="cmp_mechs")
     ce = st.multiselect(
-        "ε values (at most 3)", ["1", "3", "10", "30"], default=["1", "10"], key="cmp_eps", max_selections=3
+        "ε values (at most 3)",
+        ["1", "3", "10", "30", "100"],
+        default=["1", "10"],
+        key="cmp_eps",
+        max_selections=3,
     )
     if any(required_embedding(n) for n in cm):
         st.caption("dp-mlm runs one masked-LM forward pass per token: about a minute per ε.")

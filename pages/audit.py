@@ -25,6 +25,7 @@ from pages._shared import (
     multi_param,
     replay_safe,
     show_errors,
+    show_table,
     sync_query_params,
 )
 
@@ -250,8 +251,26 @@ def _fmt(v: object) -> str:
 
 
 st.subheader("Values")
-show = df.drop(columns=["flawed"]).map(_fmt)
-st.dataframe(show, hide_index=True, width="stretch")
+show_table(
+    df.drop(columns=["flawed"]).map(_fmt),
+    {
+        "mechanism": "Mechanism",
+        "dim": "n",
+        "claimed_epsilon": "Claimed ε",
+        "true_epsilon": "True ε",
+        "exact": "Exact ε̂",
+        "exact_verdict": "Exact verdict",
+        "mc": "MC ε̂",
+        "mc_lower": f"MC lower ({100 * conf:g}%)",
+        "mc_verdict": "MC verdict",
+        "mc_sampler": "Sampler run",
+    },
+)
+st.caption(
+    "Exact ε̂: the sanity check's exact value; MC: Monte-Carlo with its Clopper–Pearson lower bound. "
+    "The likelihood-ratio estimates, upper bounds and the sampler declaration check are in the "
+    "CSV/JSON downloads."
+)
 
 params = {
     "mechanisms": mechs,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import shlex
 
+import pandas as pd
 import streamlit as st
 
 from dpcore.text.vocab import build_vocabulary
@@ -26,6 +27,7 @@ from pages._shared import (
     float_param,
     int_param,
     show_errors,
+    show_table,
     sync_query_params,
 )
 
@@ -245,8 +247,11 @@ if res.exact_verdict is not None:
 st.plotly_chart(textaudit_figure(res), width="stretch", key="textaudit-figure")
 
 st.subheader("Pairs")
-table = pairs_table(res)
-st.dataframe(table, hide_index=True, width="stretch")
+table = pd.DataFrame(pairs_table(res))
+#: Shown in the downloads only, so that the table fits a 1400-px window.
+hidden = {"event size |S|", "x in S (of T/2)", "x′ in S (of T/2)"}
+show_table(table, {c: c for c in table.columns if c not in hidden})
+st.caption("The event size |S| and its counts for x and x′ are in the CSV/JSON downloads.")
 
 params = {
     "mechanism": res.mechanism,

@@ -37,8 +37,12 @@ from pages._shared import (
     ensure_navigation,
     float_param,
     int_param,
+    mechanism_param_url_specs,
+    mechanism_param_widgets,
     multi_param,
+    params_key,
     show_errors,
+    show_table,
     sync_query_params,
 )
 
@@ -62,8 +66,8 @@ SPECS = {
     "mech": choice_param("santext+", TEXT_MECHANISMS.names()),
     "emb": choice_param("glove", list(EMBEDDINGS)),
     "eps": float_param(3.0, 0.01, 1000.0),
-    "p": float_param(0.3, 0.0, 1.0),
-    "w": float_param(0.9, 0.0, 1.0),
+    # every mechanism's own parameters (p, w, k, beta, lam, t, …), from the registry's schema
+    **mechanism_param_url_specs(),
     "vsize": choice_param(DEFAULT_VOCAB_SIZE["glove"], VOCAB_SIZES),
     "seed": int_param(0, 0, 2**31 - 1),
     "nsent": int_param(3, 1, 20),
@@ -81,18 +85,19 @@ def get_vocab(emb: str, vsize: int):
     return build_vocabulary(emb, size=vsize if emb == "glove" else None)
 
 
-def _mechanism(mech: str, emb: str, eps: float, p: float, w: float, vsize: int):
-    extra = {"p": p, "w": w} if mech == "santext+" else {}
-    return create_text_mechanism(mech, vocab=get_vocab(emb, vsize), epsilon=eps, **extra)
+Params = tuple[tuple[str, float | int], ...]
+
+
+def _mechanism(mech: str, emb: str, eps: float, params: Params, vsize: int):
+    return create_text_mechanism(mech, vocab=get_vocab(emb, vsize), epsilon=eps, **dict(params))
 
 
 def reproduce_command(
-    mech: str, emb: str, eps: float, p: float, w: float, vsize: int, seed: int, oov: str
+    mech: str, emb: str, eps: float, params: Params, vsize: int, seed: int, oov: str
 ) -> str:
     """The ``python -m dpcore sanitize`` command whose output is this page's draw 1."""
     args = ["python -m dpcore sanitize", f"--mechanism {mech}", f"--embedding {emb}", f"--epsilon {eps!r}"]
-    if mech == "santext+":
-        args += [f"--p {p!r}", f"--w {w!r}"]
+    args += [f"--param {k}={v!r}" for k, v in params]
     if emb == "glove":
         args.append(f"--vocab-size {vsize}")
     args += [f"--seed {seed}", "--draw 1", f"--oov {oov}", "--input input.txt", "--output sanitized.txt"]
@@ -105,15 +110,14 @@ def run_sanitize(
     mech: str,
     emb: str,
     eps: float,
-    p: float,
-    w: float,
+    params: Params,
     vsize: int,
     seed: int,
     draws: int,
     oov: str,
     _progress=None,
 ) -> dict:
-    m = _mechanism(mech, emb, eps, p, w, vsize)
+    m = _mechanism(mech, emb, eps, params, vsize)
     lines = split_lines(text)
     results = []
     for k in range(draws):
@@ -137,18 +141,21 @@ def run_sanitize(
 
 @st.cache_data(max_entries=64, max_size="16MB", show_spinner="Computing privacy metrics…")
 def run_metrics(
-    words: tuple[str, ...], mech: str, emb: str, eps: float, p: float, w: float, vsize: int, seed: int
+    words: tuple[str, ...], mech: str, emb: str, eps: float, params: Params, vsize: int, seed: int
 ) -> list[dict]:
-    m = _mechanism(mech, emb, eps, p, w, vsize)
+    m = _mechanism(mech, emb, eps, params, vsize)
     return token_metrics(m, list(words), seed=seed, population=POPULATION)
 
 
 @st.cache_data(max_entries=32, max_size="16MB", show_spinner="Computing N_x and S_x across ε…")
 def run_curves(
-    words: tuple[str, ...], mech: str, emb: str, p: float, w: float, vsize: int, seed: int
+    words: tuple[str, ...], mech: str, emb: str, params: Params, vsize: int, seed: int
 ) -> list[dict]:
+    # ε at or below a mechanism's own floor (truncated-gumbel's calibration) is left out
+    floor = TEXT_MECHANISMS.get(mech).factory.minimum_epsilon(get_vocab(emb, vsize))
+    grid = [e for e in EPS_GRID[emb] if e > floor] or [round(floor * f, 1) for f in (1.1, 2, 5, 10)]
     return metrics_over_epsilons(
-        lambda e: _mechanism(mech, emb, e, p, w, vsize), list(words), EPS_GRID[emb], seed=seed, trials=200
+        lambda e: _mechanism(mech, emb, e, params, vsize), list(words), grid, seed=seed, trials=200
     )
 
 
@@ -213,9 +220,10 @@ with st.sidebar:
     st.selectbox("Mechanism", TEXT_MECHANISMS.names(), key="mech")
     st.selectbox("Embedding", list(EMBEDDINGS), key="emb", format_func=lambda e: EMBEDDINGS[e].title)
     st.number_input("ε", min_value=0.01, max_value=1000.0, step=0.5, key="eps")
-    plus = st.session_state["mech"] == "santext+"
-    st.slider("p (replace a non-sensitive word)", 0.0, 1.0, step=0.05, key="p", disabled=not plus)
-    st.slider("w (fraction of V that is sensitive)", 0.0, 1.0, step=0.05, key="w", disabled=not plus)
+    # the selected mechanisms' own parameters, generated from the registry's schema
+    mech_params = mechanism_param_widgets(
+        list(dict.fromkeys([st.session_state["mech"], *st.session_state["also"]]))
+    )
     st.select_slider(
         "Vocabulary size (GloVe)",
         VOCAB_SIZES,
@@ -245,7 +253,14 @@ if needed is not None and needed != emb:
     emb = needed
 #: A masked-LM mechanism runs one forward pass per token (~40 tokens/s on 2 cores).
 LM_MAX_CHARS = 600
-eps, p, w = float(st.session_state["eps"]), float(st.session_state["p"]), float(st.session_state["w"])
+eps = float(st.session_state["eps"])
+mparams = params_key(mech_params[mech])
+if "refuted" in TEXT_MECHANISMS.get(mech).tags:
+    st.error(
+        f"**{mech} is not private as claimed.** dpcore refutes its published guarantee with an "
+        "exact bound (see its guarantee line and docs/mechanisms). It is here to compare and audit.",
+        icon=":material/dangerous:",
+    )
 vsize, seed = int(st.session_state["vsize"]), int(st.session_state["seed"])
 draws, oov = int(st.session_state["draws"]), st.session_state["oov"]
 
@@ -288,7 +303,7 @@ with show_errors():
     bar = st.progress(0.0, text="Sanitizing…")
     tick = bar_updater(bar, lambda d, t: f"Sanitized {d} of {t} draws")
     try:
-        res = run_sanitize(text, mech, emb, eps, p, w, vsize, seed, draws, oov, _progress=tick)
+        res = run_sanitize(text, mech, emb, eps, mparams, vsize, seed, draws, oov, _progress=tick)
     finally:
         bar.empty()
 
@@ -325,7 +340,9 @@ if also or also_eps:
     with show_errors():
         for col, (pm, pe) in zip(cols, panels, strict=True):
             other = (
-                res if (pm, pe) == (mech, eps) else run_sanitize(text, pm, emb, pe, p, w, vsize, seed, 1, oov)
+                res
+                if (pm, pe) == (mech, eps)
+                else run_sanitize(text, pm, emb, pe, params_key(mech_params[pm]), vsize, seed, 1, oov)
             )
             toks = other["draws"][0]["tokens"]
             ch = [[a != b for a, b in zip(o, t_, strict=True)] for o, t_ in zip(orig, toks, strict=True)]
@@ -375,7 +392,7 @@ c2.download_button(
 
 with st.container(border=True):
     st.markdown("**Reproduce this** with the CLI (draw 1 = the seed itself; `--draw K` gives draw K)")
-    st.code(reproduce_command(mech, emb, eps, p, w, vsize, seed, oov), language="bash")
+    st.code(reproduce_command(mech, emb, eps, mparams, vsize, seed, oov), language="bash")
     st.caption(
         "Save the original text as `input.txt` first (one sentence per line). The library call "
         "`sanitize_lines(lines, mechanism, seed=SEED)` gives the same draw 1."
@@ -395,7 +412,7 @@ if not words:
     st.info("No token of this text is in the vocabulary.")
     st.stop()
 with show_errors():
-    metrics = run_metrics(words, mech, emb, eps, p, w, vsize, seed)
+    metrics = run_metrics(words, mech, emb, eps, mparams, vsize, seed)
 mdf = pd.DataFrame(metrics)
 # Redraw draw 1 with the kept sensitive words outlined, now that their N_x is known.
 # Sensitive = SanText+'s V_S ("sensitive" is None for mechanisms that treat every word alike).
@@ -404,23 +421,27 @@ san_html = "<br>".join(
     highlight(s_, c, u, kept) for s_, c, u in zip(first["tokens"], changed, res["oov"], strict=True)
 )
 right_slot.markdown(f'<div class="dp-sanitized">{san_html}</div>', unsafe_allow_html=True)
-cols = [
-    "word",
-    "sensitive",
-    "method",
-    "N_x",
-    "S_x",
-    "S_x_mc",
-    "S_y_star_mc",
-    "S_y_star_expected",
-    "H0",
-    "H_inf",
-]
-st.dataframe(mdf[cols], hide_index=True, width="stretch")
+show_table(
+    mdf,
+    {
+        "word": "Word",
+        "sensitive": "In V_S",
+        "method": "Method",
+        "N_x": "N_x",
+        "S_x": "S_x",
+        "S_x_mc": "S_x (MC)",
+        "S_y_star_mc": "S_y* (MC)",
+        "S_y_star_expected": "S_y* (exp.)",
+        "H0": "H₀ (nats)",
+        "H_inf": "H∞ (nats)",
+    },
+)
 st.caption(
-    f"N_x = Pr[M(x)=x] and S_x (smallest set holding 95% of the mass) are exact; S_x_mc and S_y* "
-    f"count distinct outputs / producers over 1,000 runs (Yue et al. §5.5), S_y* over {POPULATION:,} "
-    "sampled inputs. Feyisetan has no closed form: its numbers are Monte-Carlo. "
+    f"N_x = Pr[M(x)=x] and S_x (smallest set holding 95% of the mass) are exact; S_x (MC) and S_y* "
+    f"(MC) count distinct outputs / producers over 1,000 runs (Yue et al. §5.5), S_y* over {POPULATION:,} "
+    "sampled inputs; S_y* (exp.) is its expected value. H₀ = ln S_x, H∞ = −ln of the largest "
+    "output probability (min-entropy), both in nats. In V_S: SanText+'s sensitive set. Mechanisms "
+    "without a closed form (Method = mc) have Monte-Carlo numbers only. "
     + (
         f"Metrics are shown for the first {MAX_METRIC_WORDS} distinct tokens."
         if len(words) == MAX_METRIC_WORDS
@@ -434,7 +455,7 @@ download_buttons(
 st.subheader("N_x and S_x against ε")
 plot_words = tuple(sorted(words, key=lambda t: -len(t))[:MAX_PLOT_WORDS])
 with show_errors():
-    curves = run_curves(plot_words, mech, emb, p, w, vsize, seed)
+    curves = run_curves(plot_words, mech, emb, mparams, vsize, seed)
 st.plotly_chart(sanitize_figure(pd.DataFrame(curves), epsilon=eps), width="stretch", key="sanitize-figure")
 
 with st.expander("Sources and licences"):

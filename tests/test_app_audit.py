@@ -138,7 +138,7 @@ def test_monte_carlo_runs_the_real_samplers_by_default() -> None:
     assert not at.exception
     assert at.query_params["model"] == "false"
     rows = at.dataframe[0].value
-    assert set(rows["mc_sampler"]) == {"real"}
+    assert set(rows["Sampler run"]) == {"real"}
     (err,) = [e.value for e in at.error]
     assert "dptext" in err and "laplace" not in err
     assert "10,000 Monte-Carlo trials per neighbour from the real samplers, confidence 0.95" in err
@@ -152,7 +152,7 @@ def test_model_based_option_is_labelled_and_cross_checked() -> None:
     at.query_params.update({"mechs": "laplace", "nmax": "8", "model": "true", "trials": "1000000"})
     at.run()
     assert not at.exception
-    assert set(at.dataframe[0].value["mc_sampler"]) == {"model-based"}
+    assert set(at.dataframe[0].value["Sampler run"]) == {"model-based"}
     shown = " ".join(i.value for i in at.info)
     assert "drawn from the declared probabilities (model-based)" in shown
     assert "No violation detected by this test" in shown and not at.success

@@ -125,3 +125,35 @@ def test_no_attack_selected_shows_utility_only() -> None:
     assert any("Choose at least one attack" in i.value for i in at.info)
     assert len(sweep_charts(at)) == 1
     assert len(sweep_tables(at)) == 1  # the accuracy table
+
+
+def test_every_registered_mechanism_is_offered_with_its_own_parameters_and_limits() -> None:
+    """TEM and CusText get the Bayesian attack, Feyisetan does not (Monte-Carlo), truncated-gumbel
+    is skipped below its ε floor, each with a note; parameters come from the schema."""
+    at = _app(**SMALL, mechs="tem,custext,feyisetan,truncated-gumbel", eps="1,3", k="5").run(timeout=300)
+    assert not at.exception
+    ms = next(m for m in at.multiselect if m.label == "Mechanisms")
+    from dpcore.text import TEXT_MECHANISMS
+
+    assert set(ms.options) == set(TEXT_MECHANISMS.names())
+    labels = {s.label: s.value for s in at.slider}
+    assert labels["k (custext)"] == 5 and "beta (tem)" in {n.label for n in at.number_input}
+    notes = " ".join(c.value for c in at.caption)
+    assert "truncated-gumbel** is defined only for ε >" in notes and "1, 3 skipped" in notes
+    assert "feyisetan**: no Bayesian attack" in notes and "Monte-Carlo only" in notes
+    assert "truncated-gumbel**: dpcore refutes its published guarantee" in notes
+    attack, utility = sweep_tables(at)[:2]
+    got = set(zip(attack.value["Mechanism"], attack.value["ε"], strict=True))
+    assert got == {(m, e) for m in ("custext", "tem") for e in (1.0, 3.0)}
+    assert set(utility.value["Mechanism"]) == {"tem", "custext", "feyisetan"}
+
+
+@pytest.mark.skipif(not default_mlm_available(), reason="the shipped masked-LM attacker is not installed")
+def test_dp_mlm_runs_the_masked_lm_attack_and_says_why_utility_is_skipped() -> None:
+    at = _app(mechs="dp-mlm", eps="1", n="5", attacks="mlm").run(timeout=300)
+    assert not at.exception
+    notes = " ".join(c.value for c in at.caption)
+    assert "dp-mlm**: utility is not computed on this server" in notes
+    attack = sweep_tables(at)[0]
+    assert list(attack.value["Mechanism"]) == ["dp-mlm"] and list(attack.value["Attacker"]) == ["mlm"]
+    assert any("No accuracy" in i.value for i in at.info)

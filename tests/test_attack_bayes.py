@@ -13,6 +13,7 @@ from dpcore.attack.experiment import PROGRESS_UNITS, attack_sweep
 from dpcore.cli import main
 from dpcore.text import create_text_mechanism
 from dpcore.text.vocab import Vocabulary, build_vocabulary
+from dpcore.validation import DPCoreError
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "to", "park", "playing", "."]
 
@@ -85,6 +86,54 @@ def test_likelihood_columns_match_the_mechanisms_exact_log_prob(name: str) -> No
         for r, y in enumerate(ys[sl]):
             ref = mech.log_prob(xs, np.full(xs.size, y))
             np.testing.assert_allclose(cols[r], ref, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize(("name", "eps"), [("tem", 3.0), ("tem", 12.0), ("custext", 2.0), ("custext+", 2.0)])
+def test_columns_of_tem_and_custext_equal_their_exact_rows(name: str, eps: float) -> None:
+    """The Bayesian channel of every other exact mechanism: columns = transposed exact rows."""
+    vocab = build_vocabulary("glove", size=300)
+    mech = create_text_mechanism(name, vocab=vocab, epsilon=eps)
+    if name == "tem":
+        assert mech.gamma < 50  # truncation is live at these ε (γ below the largest distance)
+    xs = np.arange(len(vocab))
+    full = np.concatenate([rows for _, rows in mech.iter_log_rows(xs)])
+    ys = np.array([0, 5, 77, 299, 150, 31])
+    ch = bayes.channel_of(mech, max_elements=2_000)
+    got = np.concatenate([cols for _, cols in bayes.log_likelihood_columns(ch, ys, max_elements=2_000)])
+    np.testing.assert_allclose(got, full[:, ys].T, rtol=1e-9, atol=1e-9)
+    # and the attack runs on them, scoring every position
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, len(vocab), 500)
+    res = bayes.bayes_attack(mech, x, mech.sample_ids(x, rng))
+    assert res.n_tokens == 500 and 0.0 <= res.defense_rate <= 1.0
+
+
+def test_tem_sweep_channels_share_a_pass_and_equal_single_channels() -> None:
+    vocab = build_vocabulary("glove", size=300)
+    mechs = [create_text_mechanism("tem", vocab=vocab, epsilon=e) for e in (2.0, 8.0)]
+    bayes._CHANNEL_CACHE.clear()
+    swept = bayes.prepare_channels(mechs)
+    bayes._CHANNEL_CACHE.clear()
+    for m, ch in zip(mechs, swept, strict=True):
+        single = bayes.channel_of(m)
+        assert ch.truncate == pytest.approx(m.gamma)
+        np.testing.assert_allclose(ch.log_z, single.log_z, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("name", "why"), [("feyisetan", "Monte-Carlo only"), ("mahalanobis", "Monte-Carlo only")]
+)
+def test_bayes_refuses_monte_carlo_mechanisms_with_the_reason(name: str, why: str) -> None:
+    vocab = build_vocabulary("glove", size=300)
+    mech = create_text_mechanism(name, vocab=vocab, epsilon=3.0)
+    with pytest.raises(DPCoreError, match=why):
+        bayes.bayes_attack(mech, np.arange(5), np.arange(5))
+
+
+def test_bayes_refuses_dp_mlm_because_its_rows_read_the_line() -> None:
+    mech = create_text_mechanism("dp-mlm", vocab=build_vocabulary("bert"), epsilon=3.0)
+    with pytest.raises(DPCoreError, match="reads the whole private line"):
+        bayes.channel_of(mech)
 
 
 def test_normalizer_table_equals_per_mechanism_normalizers() -> None:

@@ -78,3 +78,72 @@ def test_attack_page_compares_mechanisms_live() -> None:
     assert tables, "no comparison table"
     assert set(tables[-1]["mechanism"]) == {"santext", "random"}
     assert any("equal ε" in c.value for c in at.caption)
+
+
+def test_epsilon_below_a_mechanisms_floor_is_marked_undefined_and_refuted_claims_flagged() -> None:
+    res = compare_mechanisms(
+        ["truncated-gumbel", "custext"],
+        [3.0, 1000.0],
+        sentences=5,
+        n_train=200,
+        n_test=100,
+        vocab_size=2000,
+        attacks=("bayes-unigram", "mlm"),
+        seed=0,
+    )
+    by = {(r["mechanism"], r["epsilon"]): r for r in res["rows"]}
+    low, high = by["truncated-gumbel", 3.0], by["truncated-gumbel", 1000.0]
+    assert low["accuracy"] is None and low["defense_mlm"] is None and "needs ε >" in low["note"]
+    assert high["accuracy"] is not None and high["note"] == "" and high["claim_refuted"]
+    assert high["defense_bayes"] is None  # Monte-Carlo: no Bayesian number
+    # CusText is exact: the Bayesian attacker now has its channel
+    assert by["custext", 3.0]["defense_bayes"] is not None and not by["custext", 3.0]["claim_refuted"]
+    names = [t.name for t in comparison_figure(res["rows"]).data]
+    assert any(n.startswith("truncated-gumbel") and "claim refuted" in n for n in names)
+    notes = {r["mechanism"]: r["note"] for r in comparison_table(res["rows"]) if r["ε"] == 3.0}
+    assert notes["truncated-gumbel"].startswith("claim refuted; undefined")
+
+
+def test_shipped_results_name_the_model_never_a_path() -> None:
+    import json
+    from pathlib import Path
+
+    from dpcore.attack.comparison import _model_label
+    from dpcore.attack.mlm import DEFAULT_MLM_DIR
+
+    class M:
+        name = str(DEFAULT_MLM_DIR)
+
+    assert _model_label(M()) == "shipped minilm-mlm (dpcore/attack/models/minilm-mlm)"
+    results = Path(__file__).resolve().parents[1] / "bench" / "results"
+    for f in results.glob("*.json"):
+        text = f.read_text(encoding="utf-8")
+        assert str(DEFAULT_MLM_DIR.parent) not in text and "/home/" not in text, f.name
+        json.loads(text)
+
+
+def test_append_merges_a_separate_run_only_on_the_same_data() -> None:
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "compare_bench", Path(__file__).resolve().parents[1] / "bench" / "compare_mechanisms.py"
+    )
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    same = {k: 1 for k in mod.SHARED}
+    base = {
+        "parameters": {**same, "mechanisms": ["santext", "dp-mlm"], "not_in_this_run": {"dp-mlm": "slow"}},
+        "rows": [{"mechanism": "santext", "epsilon": 1.0}, {"mechanism": "dp-mlm", "epsilon": 9.0}],
+    }
+    extra = {
+        "parameters": {**same, "mechanisms": ["dp-mlm"], "seconds": 5.0, "load_average": 1.0},
+        "rows": [{"mechanism": "dp-mlm", "epsilon": 1.0}],
+    }
+    out = mod.merge_runs(base, extra)
+    assert [(r["mechanism"], r["epsilon"]) for r in out["rows"]] == [("santext", 1.0), ("dp-mlm", 1.0)]
+    assert "not_in_this_run" not in out["parameters"]
+    runs = out["parameters"]["appended_runs"]
+    assert runs == [{"mechanisms": ["dp-mlm"], "seconds": 5.0, "load_average": 1.0}]
+    with pytest.raises(SystemExit, match="seed"):
+        mod.merge_runs(base, {**extra, "parameters": {**extra["parameters"], "seed": 2}})

@@ -71,5 +71,7 @@ def test_edge_epsilons(glove: Vocabulary) -> None:
 
 @pytest.mark.parametrize("lam", [-0.1, 1.5, float("nan")])
 def test_bad_lambda(glove: Vocabulary, lam: float) -> None:
-    with pytest.raises(DPCoreError, match="lambda"):
+    with pytest.raises(DPCoreError, match="lam"):  # the schema's check, through the factory
         create_text_mechanism("mahalanobis", vocab=glove, epsilon=1.0, lam=lam)
+    with pytest.raises(DPCoreError, match="lambda"):  # the constructor's own check
+        Mahalanobis(vocab=glove, epsilon=1.0, lam=lam)

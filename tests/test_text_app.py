@@ -90,13 +90,35 @@ def test_empty_text_gives_a_clear_message() -> None:
     assert any("empty" in e.value for e in at.error)
 
 
-def test_santext_plus_with_no_sensitive_words_is_an_error_message() -> None:
+def test_santext_plus_w_outside_the_schema_range_is_a_warning_and_the_default() -> None:
+    # w = 0 would mark no word sensitive; the schema's widget range (0.05–1) refuses it from a URL
     at = _app(mech="santext+", w="0", vsize="2000").run()
     assert not at.exception
-    assert any("marks no word" in e.value for e in at.error)
+    assert any("`w` ignored" in x.value for x in at.warning)
+    assert at.session_state["w"] == 0.9
+
+
+def test_parameter_widgets_come_from_the_schema() -> None:
+    at = _app(mech="custext", also="vickrey-cmp,santext+", k="7").run()
+    assert not at.exception
+    labels = {s.label: s.value for s in at.slider}
+    assert labels["k (custext)"] == 7 and labels["t (vickrey-cmp)"] == 0.5
+    assert labels["p (santext+)"] == 0.3 and "w (santext+)" in labels
+    code = at.code[0].value
+    assert "--mechanism custext" in code and "--param k=7" in code
 
 
 def test_page_is_listed() -> None:
     from pages._shared import PAGES
 
     assert any(p.path == "pages/sanitize.py" and p.url_path == "sanitize" for p in PAGES)
+
+
+def test_refuted_mechanism_is_flagged_and_its_epsilon_floor_explained() -> None:
+    at = _app(mech="truncated-gumbel", eps="3", vsize="2000").run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "not private as claimed" in errors and "calibrated only for ε >" in errors
+    at = _app(mech="truncated-gumbel", eps="200", vsize="2000").run(timeout=120)
+    assert not at.exception
+    assert any("NOT PRIVATE AS CLAIMED" in c.value for c in at.caption)

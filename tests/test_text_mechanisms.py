@@ -275,11 +275,28 @@ def test_feyisetan_extremes_and_seeding(glove_small: Vocabulary) -> None:
     assert (a != ids).mean() > 0.9
 
 
-def test_feyisetan_radius_is_gamma(glove_small: Vocabulary) -> None:
-    """The noise norm is Gamma(m, 1/ε): KS test on the radii the sampler draws."""
+def test_feyisetan_noise_has_its_density_and_drives_the_sampler(glove_small: Vocabulary) -> None:
+    """Z ∝ exp(−ε‖z‖): radius Gamma(m, 1/ε) and uniform direction (KS tests on the mechanism's own
+    noise), and sample_ids is exactly the nearest word to φ(x) + that noise (replayed)."""
     eps, m = 2.0, glove_small.dim
-    radii = np.random.default_rng(8).gamma(shape=float(m), scale=1 / eps, size=5000)
+    mech = Feyisetan(vocab=glove_small, epsilon=eps)
+    z = mech.noise(20_000, np.random.default_rng(8))
+    radii = np.linalg.norm(z, axis=1)
     assert stats.kstest(radii, stats.gamma(a=m, scale=1 / eps).cdf).pvalue > ALPHA
+    # a coordinate of a uniform unit vector: u₁² ~ Beta(1/2, (m − 1)/2)
+    u1 = z[:, 0] / radii
+    assert stats.kstest(u1**2, stats.beta(0.5, (m - 1) / 2).cdf).pvalue > ALPHA
+    assert stats.binomtest(int((u1 > 0).sum()), u1.size).pvalue > ALPHA  # symmetric about 0
+    # a wrong scale is rejected by the same test (the test can fail)
+    assert stats.kstest(radii, stats.gamma(a=m, scale=1 / (1.1 * eps)).cdf).pvalue < ALPHA
+    ids = np.random.default_rng(3).integers(0, len(glove_small), 400)
+    noisy = glove_small.vectors[ids] + mech.noise(ids.size, np.random.default_rng(5))
+    d2 = ((noisy[:, None, :] - glove_small.vectors[None, :, :]) ** 2).sum(axis=2)
+    want = np.argmin(d2, axis=1)
+    got = mech.sample_ids(ids, np.random.default_rng(5))
+    got_chunked = mech.sample_ids(ids, np.random.default_rng(5), max_elements=len(glove_small) * 7)
+    assert (got == want).mean() > 0.995  # float rounding may flip exact near-ties only
+    np.testing.assert_array_equal(got, got_chunked)
 
 
 # ---- bad input -----------------------------------------------------------------------------------

@@ -11,15 +11,20 @@ is compared with the masked-LM attack of :mod:`dpcore.attack.mask_inference`.
 
 Channel (Yue et al. 2021, eq. 1 and eq. 2 / Algorithm 2)
 ---------------------------------------------------------
-For the exact mechanisms (``santext``, ``santext+``, ``random``; see
+For the exact mechanisms of exponential form (``santext``, ``santext+``, ``random``, ``tem``; see
 :class:`dpcore.text.mechanisms.ExponentialTokenMechanism`)
 
     Pr[M(x)=y] = (1 − q_x)·[y = x] + q_x·[y ∈ C]·exp(−½·ε·d(x,y)) / Z(x),
     Z(x) = Σ_{y'∈C} exp(−½·ε·d(x,y')),
 
 with C = V, q_x = 1 for SanText; C = V_S, q_x = 1 on V_S and p on V_N for SanText+; ε = 0 for
-uniform replacement. The attack needs the *column* Pr[M(·)=y] for every distinct y that occurs,
-hence Z(x) for all x ∈ V. Both are computed in chunks of rows with the sampler's machinery
+uniform replacement; for TEM (Carvalho et al. 2023) d is replaced by min(d, γ). CusText and
+CusText+ (Chen et al. 2023) have their own exact rows; their columns are read through the
+mechanism's ``log_prob`` (:class:`RowChannel`). Monte-Carlo mechanisms and dp-mlm, whose rows
+depend on the private line, have no channel: the attack refuses them with the reason.
+
+The attack needs the *column* Pr[M(·)=y] for every distinct y that occurs, hence Z(x) for all
+x ∈ V. Both are computed in chunks of rows with the sampler's machinery
 (:func:`dpcore.text.sampling.log_weight_rows`), in float64 log space; no |V|×|V| matrix is
 ever held (each chunk has at most ``max_elements`` values). Z for several ε over the same V and
 C is computed from one pass over the distances (:func:`log_normalizer_table`).
@@ -66,7 +71,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from dpcore.audit.bounds import cp_lower, cp_upper
-from dpcore.text.mechanisms import RandomReplacement, SanText, SanTextPlus, TextMechanism
+from dpcore.text.mechanisms import ExponentialTokenMechanism, TextMechanism
 from dpcore.text.sampling import DEFAULT_MAX_ELEMENTS, Candidates, iter_chunks, log_weight_rows
 from dpcore.text.vocab import Vocabulary
 from dpcore.validation import DPCoreError, check_finite_float
@@ -74,7 +79,9 @@ from dpcore.validation import DPCoreError, check_finite_float
 __all__ = [
     "AttackCounts",
     "Channel",
+    "RowChannel",
     "bayes_attack",
+    "bayes_unsupported_reason",
     "channel_of",
     "defense_counts",
     "log_likelihood_columns",
@@ -106,6 +113,8 @@ class Channel:
         ε of the exponential weights (0 for uniform replacement).
     log_z
         log Z(x) for every x ∈ V (over C).
+    truncate
+        Distances are truncated at this value (∞; γ for TEM, Carvalho et al. 2023).
     """
 
     vocab: Vocabulary
@@ -116,25 +125,62 @@ class Channel:
     in_c: np.ndarray = field(repr=False)
     log_q: np.ndarray = field(repr=False)
     log_keep: np.ndarray = field(repr=False)
+    truncate: float = math.inf
 
 
-def _channel_parts(mech: TextMechanism) -> tuple[np.ndarray, np.ndarray, float]:
-    """(C, q, ε_em) from the mechanism's public parameters (Yue et al. 2021, eq. 1, eq. 2)."""
-    n = len(mech.vocab)
-    if isinstance(mech, SanTextPlus):
+@dataclass(frozen=True, eq=False)
+class RowChannel:
+    """The exact channel of any other mechanism with a closed form (CusText, CusText+), read
+    through its own paired ``log_prob``: column j is ``log_prob(V, y_j)`` over all x ∈ V."""
+
+    vocab: Vocabulary
+    mechanism: TextMechanism
+
+
+def _exponential_parts(mech: TextMechanism) -> tuple[np.ndarray, np.ndarray, float, float] | None:
+    """(C, q, ε_em, γ) when ``mech`` has the exponential form of eq. 1/2 (module docstring)."""
+    if isinstance(mech, ExponentialTokenMechanism) and (
+        type(mech).log_prob is ExponentialTokenMechanism.log_prob
+    ):
         return (
-            np.flatnonzero(mech.sensitive).astype(np.int64),
-            np.where(mech.sensitive, 1.0, mech.p),
-            mech.epsilon,
+            np.asarray(mech._candidates, dtype=np.int64),
+            np.asarray(mech._replace_prob, dtype=np.float64),
+            float(mech._em_epsilon),
+            float(mech._truncate),
         )
-    if isinstance(mech, RandomReplacement):
-        return np.arange(n, dtype=np.int64), np.ones(n), 0.0
-    if isinstance(mech, SanText):
-        return np.arange(n, dtype=np.int64), np.ones(n), mech.epsilon
-    raise DPCoreError(
-        f"the Bayesian attack needs the mechanism's exact output distribution; {mech.name!r} has "
-        "none in closed form (use santext, santext+ or random)"
-    )
+    return None
+
+
+def _channel_parts(mech: TextMechanism) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """(C, q, ε_em, γ) from the mechanism's public parameters (Yue et al. 2021, eq. 1, eq. 2;
+    TEM's truncation γ, Carvalho et al. 2023, Algorithm 1)."""
+    parts = _exponential_parts(mech)
+    if parts is None:
+        raise DPCoreError(f"{mech.name!r} does not have the exponential form of eq. 1/2")
+    return parts
+
+
+def bayes_unsupported_reason(mech: TextMechanism) -> str | None:
+    """Why the Bayesian attack has no channel for ``mech`` (one line), or None when it has one."""
+    try:
+        _check_bayes_supported(mech)
+    except DPCoreError as exc:
+        return str(exc)
+    return None
+
+
+def _check_bayes_supported(mech: TextMechanism) -> None:
+    if getattr(mech, "contextual", False):
+        raise DPCoreError(
+            f"the Bayesian attack needs Pr[M(x)=y] for every candidate x; {mech.name!r} reads the "
+            "whole private line, so that column takes one language-model pass per word of V at "
+            "every position (not offered): use the masked-LM attacker"
+        )
+    if not mech.has_exact_distribution:
+        raise DPCoreError(
+            f"the Bayesian attack needs the mechanism's exact output distribution; {mech.name!r} has "
+            "none in closed form (Monte-Carlo only): use the masked-LM attacker"
+        )
 
 
 def log_normalizer_table(
@@ -142,9 +188,11 @@ def log_normalizer_table(
     candidates: np.ndarray,
     epsilons: Sequence[float],
     *,
+    truncate: float = math.inf,
     max_elements: int = DEFAULT_MAX_ELEMENTS,
 ) -> np.ndarray:
-    """log Z_ε(x) = log Σ_{y∈C} exp(−½·ε·d(x,y)) for every x ∈ V and every ε (eq. 1).
+    """log Z_ε(x) = log Σ_{y∈C} exp(−½·ε·min(d(x,y), γ)) for every x ∈ V and every ε (eq. 1;
+    γ = ``truncate``, ∞ except for TEM).
 
     One chunked pass over the distances serves all ε: each chunk of rows of −½·d is computed
     once (:func:`dpcore.text.sampling.log_weight_rows` at ε = 1), shifted by its row maximum
@@ -166,7 +214,7 @@ def log_normalizer_table(
     all_ids = np.arange(n, dtype=np.int64)
     buf = None
     for sl in iter_chunks(n, cand_ids.size, max_elements):
-        half_d = log_weight_rows(vocab.vectors, vocab.sq_norms, all_ids[sl], cand, 1.0)  # −½·d
+        half_d = log_weight_rows(vocab.vectors, vocab.sq_norms, all_ids[sl], cand, 1.0, truncate)  # −½·d
         top = half_d.max(axis=1, keepdims=True)  # max of ε·(−½d) is ε·top for every ε > 0
         half_d -= top
         if buf is None or buf.shape != half_d.shape:
@@ -185,35 +233,45 @@ _CHANNEL_CACHE: dict[tuple[Any, ...], tuple[Vocabulary, Channel]] = {}
 _CHANNEL_CACHE_MAX = 16
 
 
-def _cache_key(vocab: Vocabulary, cand: np.ndarray, q: np.ndarray, em: float) -> tuple[Any, ...]:
-    return (id(vocab), hash(cand.tobytes()), hash(q.tobytes()), float(em))
+def _cache_key(
+    vocab: Vocabulary, cand: np.ndarray, q: np.ndarray, em: float, trunc: float
+) -> tuple[Any, ...]:
+    return (id(vocab), hash(cand.tobytes()), hash(q.tobytes()), float(em), float(trunc))
 
 
 def channel_of(
     mech: TextMechanism, *, log_z: np.ndarray | None = None, max_elements: int = DEFAULT_MAX_ELEMENTS
-) -> Channel:
-    """The exact channel of ``mech`` with Z(x) for all x ∈ V (computed once and cached).
+) -> Channel | RowChannel:
+    """The exact channel of ``mech`` (for the exponential form, with Z(x) for all x ∈ V,
+    computed once and cached).
 
     Parameters
     ----------
     mech
-        ``santext``, ``santext+`` or ``random``.
+        Any mechanism with a closed-form distribution that does not read the line:
+        ``santext``, ``santext+``, ``random``, ``tem`` (exponential form, eq. 1/2 with TEM's
+        truncation), ``custext``, ``custext+`` (their own exact ``log_prob``).
     log_z
         Precomputed log Z(x) (e.g. one row of :func:`log_normalizer_table` for a sweep).
 
     Raises
     ------
     DPCoreError
-        For mechanisms without a closed-form distribution (``feyisetan``).
+        For Monte-Carlo mechanisms (``feyisetan``, ``mahalanobis``, ``vickrey-*``,
+        ``truncated-gumbel``) and for ``dp-mlm``, whose rows depend on the private line.
     """
-    cand, q, em = _channel_parts(mech)
+    _check_bayes_supported(mech)
+    parts = _exponential_parts(mech)
+    if parts is None:
+        return RowChannel(mech.vocab, mech)
+    cand, q, em, trunc = parts
     vocab = mech.vocab
-    key = _cache_key(vocab, cand, q, em)
+    key = _cache_key(vocab, cand, q, em, trunc)
     hit = _CHANNEL_CACHE.get(key)
     if hit is not None and hit[0] is vocab:
         return hit[1]
     if log_z is None:
-        log_z = log_normalizer_table(vocab, cand, [em], max_elements=max_elements)[0]
+        log_z = log_normalizer_table(vocab, cand, [em], truncate=trunc, max_elements=max_elements)[0]
     log_z = np.asarray(log_z, dtype=np.float64)
     if log_z.shape != (len(vocab),):
         raise DPCoreError("log_z must hold one value per word of V")
@@ -221,7 +279,7 @@ def channel_of(
     in_c[cand] = True
     with np.errstate(divide="ignore"):
         log_q, log_keep = np.log(q), np.log1p(-q)
-    ch = Channel(vocab, cand, q, float(em), log_z, in_c, log_q, log_keep)
+    ch = Channel(vocab, cand, q, float(em), log_z, in_c, log_q, log_keep, float(trunc))
     if len(_CHANNEL_CACHE) >= _CHANNEL_CACHE_MAX:
         _CHANNEL_CACHE.pop(next(iter(_CHANNEL_CACHE)))
     _CHANNEL_CACHE[key] = (vocab, ch)  # the entry keeps ``vocab`` alive, so its id stays valid
@@ -230,33 +288,52 @@ def channel_of(
 
 def prepare_channels(
     mechs: Sequence[TextMechanism], *, max_elements: int = DEFAULT_MAX_ELEMENTS
-) -> list[Channel]:
+) -> list[Channel | RowChannel]:
     """Channels of many mechanisms (e.g. one per ε of a sweep), sharing distance passes.
 
-    Mechanisms over the same V and C get their Z(x) from one :func:`log_normalizer_table`.
-    The channels are cached, so later :func:`channel_of` calls for these mechanisms are free.
+    Mechanisms of the exponential form over the same V, C and truncation get their Z(x) from
+    one :func:`log_normalizer_table`. The channels are cached, so later :func:`channel_of` calls
+    for these mechanisms are free.
     """
-    groups: dict[tuple[int, bytes], list[int]] = {}
-    parts = [_channel_parts(m) for m in mechs]
-    for i, (m, (cand, _, _)) in enumerate(zip(mechs, parts, strict=True)):
-        groups.setdefault((id(m.vocab), cand.tobytes()), []).append(i)
-    out: list[Channel | None] = [None] * len(mechs)
+    for m in mechs:
+        _check_bayes_supported(m)
+    groups: dict[tuple[int, bytes, float], list[int]] = {}
+    parts = [_exponential_parts(m) for m in mechs]
+    for i, (m, pt) in enumerate(zip(mechs, parts, strict=True)):
+        if pt is not None:
+            groups.setdefault((id(m.vocab), pt[0].tobytes(), pt[3]), []).append(i)
+    out: list[Channel | RowChannel | None] = [None] * len(mechs)
     for members in groups.values():
         todo = [i for i in members if _CHANNEL_CACHE.get(_cache_key(mechs[i].vocab, *parts[i])) is None]
         if todo:
             ems = sorted({parts[i][2] for i in todo})
+            cand, trunc = parts[todo[0]][0], parts[todo[0]][3]
             table = log_normalizer_table(
-                mechs[todo[0]].vocab, parts[todo[0]][0], ems, max_elements=max_elements
+                mechs[todo[0]].vocab, cand, ems, truncate=trunc, max_elements=max_elements
             )
             for i in todo:
                 channel_of(mechs[i], log_z=table[ems.index(parts[i][2])])
-        for i in members:
-            out[i] = channel_of(mechs[i], max_elements=max_elements)
+    for i, m in enumerate(mechs):
+        out[i] = channel_of(m, max_elements=max_elements)
     return [c for c in out if c is not None]
 
 
+def _row_channel_columns(
+    channel: RowChannel, y: np.ndarray, max_elements: int
+) -> Iterator[tuple[slice, np.ndarray]]:
+    """Columns from the mechanism's paired ``log_prob`` (x = every word of V, y = y_j)."""
+    n = len(channel.vocab)
+    # CusText's log_prob holds (pairs, K) temporaries: keep pairs·K within the bound
+    width = n * max(1, int(getattr(channel.mechanism, "k", 1)))
+    x_all = np.arange(n, dtype=np.int64)
+    for sl in iter_chunks(y.size, width, max_elements):
+        ys = y[sl]
+        cols = channel.mechanism.log_prob(np.tile(x_all, ys.size), np.repeat(ys, n))
+        yield sl, cols.reshape(ys.size, n)
+
+
 def log_likelihood_columns(
-    channel: Channel, y: np.ndarray, *, max_elements: int = DEFAULT_MAX_ELEMENTS
+    channel: Channel | RowChannel, y: np.ndarray, *, max_elements: int = DEFAULT_MAX_ELEMENTS
 ) -> Iterator[tuple[slice, np.ndarray]]:
     """Exact columns ``L[j, x] = log Pr[M(x) = y_j]`` over all x ∈ V, a chunk of y at a time.
 
@@ -268,6 +345,9 @@ def log_likelihood_columns(
     y = np.asarray(y, dtype=np.int64)
     if y.ndim != 1 or (y.size and (y.min() < 0 or y.max() >= len(vocab))):
         raise DPCoreError("y must be a 1-D array of ids in [0, |V|)")
+    if isinstance(channel, RowChannel):
+        yield from _row_channel_columns(channel, y, max_elements)
+        return
     n = len(vocab)
     full = Candidates.build(vocab.vectors, vocab.sq_norms, np.arange(n, dtype=np.int64))
     for sl in iter_chunks(y.size, n, max_elements):
@@ -275,7 +355,9 @@ def log_likelihood_columns(
         if channel.em_epsilon == 0.0:
             em = np.broadcast_to(-channel.log_z, (ys.size, n)).copy()
         else:
-            em = log_weight_rows(vocab.vectors, vocab.sq_norms, ys, full, channel.em_epsilon)
+            em = log_weight_rows(
+                vocab.vectors, vocab.sq_norms, ys, full, channel.em_epsilon, channel.truncate
+            )
             em -= channel.log_z[None, :]
         em += channel.log_q[None, :]
         em[~channel.in_c[ys], :] = -np.inf

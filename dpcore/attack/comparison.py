@@ -28,6 +28,20 @@ __all__ = ["compare_mechanisms", "epsilon_scale"]
 Progress = Callable[[int, int], None] | None
 
 
+def _model_label(mlm: Any) -> str:
+    """The shipped attacker by name, never its path on this machine; a user's model as given."""
+    from pathlib import Path
+
+    from dpcore.attack.mlm import DEFAULT_MLM_DIR
+
+    name = str(getattr(mlm, "name", "?"))
+    try:
+        shipped = Path(name).resolve() == DEFAULT_MLM_DIR.resolve()
+    except (OSError, ValueError):
+        shipped = False
+    return "shipped minilm-mlm (dpcore/attack/models/minilm-mlm)" if shipped else name
+
+
 def epsilon_scale(mech: Any) -> str:
     """How a mechanism's ε reads: ``"ε-LDP (any two words)"`` or ``"ε per unit of distance"``."""
     priv = mech.privacy
@@ -129,41 +143,55 @@ def compare_mechanisms(
         def make(e: float, name: str = name, vocab: Any = vocab) -> Any:
             return create_text_mechanism(name, vocab=vocab, epsilon=e)
 
-        probe = make(eps[0])
+        # ε at or below a mechanism's own floor (truncated-gumbel's calibration) is undefined:
+        # its rows say so instead of being dropped or clipped.
+        floor = TEXT_MECHANISMS.get(name).factory.minimum_epsilon(vocab)
+        ok = [e for e in eps if e > floor]
+        probe = make(ok[0]) if ok else None
         exact = bool(getattr(probe, "has_exact_distribution", False))
         mech_attacks = [a for a in attacks if a != "bayes-unigram" or exact]
         found: dict[tuple[str, float], dict[str, Any]] = {}
-        if mech_attacks:
+        if mech_attacks and ok:
             try:
-                att = attack_sweep(sents, make, eps, attacks=tuple(mech_attacks), mlm=mlm, seed=seed)
+                att = attack_sweep(sents, make, ok, attacks=tuple(mech_attacks), mlm=mlm, seed=seed)
             except DPCoreError:
                 if "bayes-unigram" not in mech_attacks:
                     raise
-                # The Bayesian attacker has no channel for this mechanism: masked LM only.
+                # The Bayesian attacker has no channel for this mechanism (dp-mlm: its rows
+                # depend on the whole private line): masked LM only.
                 mech_attacks = [a for a in mech_attacks if a != "bayes-unigram"]
                 att = {"rows": []}
                 if mech_attacks:
-                    att = attack_sweep(sents, make, eps, attacks=tuple(mech_attacks), mlm=mlm, seed=seed)
+                    att = attack_sweep(sents, make, ok, attacks=tuple(mech_attacks), mlm=mlm, seed=seed)
             found = {(r["attack"], float(r["epsilon"])): r for r in att["rows"]}
-        util = utility_sweep(split, make, eps, seed=seed, baselines=False)
-        acc = {float(r["epsilon"]): r for r in util["rows"]}
+        acc: dict[float, dict[str, Any]] = {}
+        if ok:
+            util = utility_sweep(split, make, ok, seed=seed, baselines=False)
+            acc = {float(r["epsilon"]): r for r in util["rows"]}
         for e in eps:
-            b, m, a = found.get(("bayes-unigram", e)), found.get(("mlm", e)), acc[e]
+            b, m, a = found.get(("bayes-unigram", e)), found.get(("mlm", e)), acc.get(e)
+            priv = probe.privacy if probe is not None else None
             rows.append(
                 {
                     "mechanism": name,
                     "embedding": emb,
                     "vocab_size": len(vocab),
                     "epsilon": e,
-                    "notion": probe.privacy.notion,
-                    "epsilon_scale": epsilon_scale(probe),
+                    "notion": priv.notion if priv else "metric DP",
+                    "epsilon_scale": epsilon_scale(probe)
+                    if probe is not None
+                    else "ε per unit of distance (ε·d)",
                     "exact_distribution": exact,
+                    "claim_refuted": bool(priv.refuted) if priv else False,
                     "defense_bayes": None if b is None else b["defense_rate"],
                     "defense_bayes_ci": None if b is None else [b["ci_low"], b["ci_high"]],
                     "defense_mlm": None if m is None else m["defense_rate"],
                     "defense_mlm_ci": None if m is None else [m["ci_low"], m["ci_high"]],
-                    "accuracy": a["accuracy"],
-                    "accuracy_ci": [a["ci_low"], a["ci_high"]],
+                    "accuracy": None if a is None else a["accuracy"],
+                    "accuracy_ci": None if a is None else [a["ci_low"], a["ci_high"]],
+                    "note": ""
+                    if e > floor
+                    else f"undefined: {name} needs ε > {floor:.4g} on this vocabulary",
                 }
             )
             done += 1
@@ -180,7 +208,7 @@ def compare_mechanisms(
         "embedding": "glove unless a mechanism needs another (each row names its own)",
         "vocab_size": len(vocabs["glove"]),
         "attacks": list(attacks),
-        "mlm": None if mlm is None else f"{getattr(mlm, 'backend', '?')}: {getattr(mlm, 'name', '?')}",
+        "mlm": None if mlm is None else f"{getattr(mlm, 'backend', '?')}: {_model_label(mlm)}",
         "classifier": "tfidf",
         "seed": seed,
         "seconds": round(time.monotonic() - t0, 1),

@@ -125,8 +125,12 @@ def run(args: argparse.Namespace) -> int:
     if attack == "bayes-unigram" and args.mlm is not None:
         raise DPCoreError("--mlm applies to --attack mlm or --prior mlm")
     make = mechanism_factory(args)
-    if attack.startswith("bayes") and args.mechanism == "feyisetan":
-        raise DPCoreError("the Bayesian attack needs an exact output distribution; feyisetan has none")
+    if attack.startswith("bayes"):  # any mechanism without an exact channel: one clear line
+        from dpcore.attack.bayes import bayes_unsupported_reason
+
+        reason = bayes_unsupported_reason(make(eps[0]))
+        if reason:
+            raise DPCoreError(reason)
     sentences = _sentences(args, n, seed)
     mlm = None
     if attack != "bayes-unigram":

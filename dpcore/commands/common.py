@@ -90,4 +90,10 @@ def mechanism_params(mechanism: str, args: Any) -> dict[str, float]:
         raise DPCoreError(
             f"{flags} {verb} not apply to {mechanism} (its parameters: {has}{'; ' + where if where else ''})"
         )
-    return {k: check_finite_float(v, name=k) for k, v in given.items()}
+    from dpcore.text.parameters import check_parameter, mechanism_parameter_specs
+
+    specs = {sp.name: sp for sp in mechanism_parameter_specs(mechanism)}
+    out: dict[str, float] = {}
+    for k, v in given.items():
+        out[k] = check_parameter(specs[k], v) if k in specs else check_finite_float(v, name=k)
+    return out

@@ -30,9 +30,11 @@ def rows() -> list[dict[str, object]]:
         )
     from dpcore.text import TEXT_MECHANISMS
     from dpcore.text.mechanisms import mechanism_parameters
+    from dpcore.text.parameters import mechanism_parameter_specs
 
     for e in TEXT_MECHANISMS:
         params = mechanism_parameters(e.name)
+        specs = mechanism_parameter_specs(e.name)
         out.append(
             {
                 "name": e.name,
@@ -42,6 +44,19 @@ def rows() -> list[dict[str, object]]:
                 + (f" Parameters: {', '.join(f'{k}={v:g}' for k, v in params.items())}." if params else ""),
                 "citation": e.citation,
                 "parameters": params,
+                "parameter_specs": [
+                    {
+                        "name": sp.name,
+                        "default": sp.default,
+                        "kind": sp.kind,
+                        "low": sp.low,
+                        "high": sp.high,
+                        "open_low": sp.open_low,
+                        "open_high": sp.open_high,
+                        "help": sp.help,
+                    }
+                    for sp in specs
+                ],
             }
         )
     from dpcore.textaudit.loaders import available_sanitizers

@@ -16,6 +16,13 @@ own code:
   candidates when it is the noisy vector's nearest neighbour, as the MLDP library
   (sjmeis/MLDP, ``MLDP.py``, class ``VickreyMechanism``) does. Reading the private input after
   the noise step voids the post-processing argument.
+- :class:`OneWordCalibratedTruncatedGumbel` — the Truncated Gumbel mechanism (Carvalho et al.,
+  FLAIRS 2021) calibrated from the distances of *one* word to the others, as sjmeis/MLDP's
+  ``TruncatedGumbel`` does (one ``random.sample`` word). The calibration needs Δ_min, the
+  smallest distance between *any* two words; one word's nearest neighbour is farther than that
+  for almost every word, so a and 1/b come out too large and less noise is added than the proof
+  assumes (the premise Δ_min ≤ d(w, w′) for all pairs fails). Here the word is drawn with a
+  recorded seed so that the audit is reproducible.
 
 They satisfy the :class:`~dpcore.textaudit.interface.TextSanitizer` protocol and are offered by
 the text audit under the ``flawed:`` prefix, never by the Sanitize page.
@@ -31,7 +38,9 @@ import numpy as np
 import pandas as pd
 
 from dpcore.text.sampling import iter_chunks
+from dpcore.text.truncated_gumbel import TruncatedGumbel
 from dpcore.text.vocab import Vocabulary
+from dpcore.textaudit.interface import DpcoreSanitizer
 from dpcore.textaudit.reference import KaryRandomizedResponse
 from dpcore.validation import DPCoreError, check_epsilon, check_finite_float, check_probability
 
@@ -39,6 +48,7 @@ __all__ = [
     "FLAWED_TEXT_SANITIZERS",
     "BottomFallbackTEM",
     "InputAwareVickrey",
+    "OneWordCalibratedTruncatedGumbel",
     "OverclaimedRandomizedResponse",
 ]
 
@@ -188,6 +198,34 @@ class InputAwareVickrey(_EmbeddingSanitizer):
         return {"flawed": True, "mechanism": self.name, "epsilon": self.epsilon, "t": self.t}
 
 
+class OneWordCalibratedTruncatedGumbel(TruncatedGumbel):
+    """Truncated Gumbel whose Δ_min, Δ_max come from one word's distances (MLDP behaviour).
+
+    Everything else is :class:`dpcore.text.truncated_gumbel.TruncatedGumbel`. The word is drawn
+    from ``calibration_seed`` (recorded in :meth:`params`).
+    """
+
+    name = "flawed:truncated-gumbel-one-word"
+
+    def __init__(self, *, vocab: Vocabulary, epsilon: float, calibration_seed: int = 0) -> None:
+        self.calibration_seed = int(calibration_seed)
+        super().__init__(vocab=vocab, epsilon=epsilon)
+
+    def _distance_range(self) -> tuple[float, float]:
+        w = int(np.random.default_rng(self.calibration_seed).integers(len(self.vocab)))
+        d = np.linalg.norm(self.vocab.vectors - self.vocab.vectors[w], axis=1)
+        d = d[d > 0]
+        self.calibration_word = str(self.vocab.words[w])
+        return float(d.min()), float(d.max())
+
+    def params(self) -> dict[str, Any]:
+        return super().params() | {
+            "flawed": True,
+            "calibration_word": self.calibration_word,
+            "calibration_seed": self.calibration_seed,
+        }
+
+
 #: Name → (factory, one line). Factories take ``epsilon`` and ``vocab`` (a Vocabulary).
 FLAWED_TEXT_SANITIZERS: dict[str, tuple[Any, str]] = {
     "flawed:krr-overclaimed": (
@@ -201,5 +239,11 @@ FLAWED_TEXT_SANITIZERS: dict[str, tuple[Any, str]] = {
     "flawed:vickrey-drops-input": (
         lambda *, epsilon, vocab: InputAwareVickrey(epsilon=epsilon, vocab=vocab),
         "Vickrey-CMP that drops the input from the candidates after the noise step (MLDP behaviour)",
+    ),
+    "flawed:truncated-gumbel-one-word": (
+        lambda *, epsilon, vocab: DpcoreSanitizer(
+            OneWordCalibratedTruncatedGumbel(epsilon=epsilon, vocab=vocab)
+        ),
+        "Truncated Gumbel calibrated from one word's distances, not all pairs (MLDP behaviour)",
     ),
 }

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from dpcore.text.mechanisms import ExponentialTokenMechanism, TextPrivacy
+from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import DEFAULT_MAX_ELEMENTS, iter_chunks
 from dpcore.text.vocab import Vocabulary
@@ -132,6 +133,14 @@ class CusText(ExponentialTokenMechanism):
     k:
         Group size K ≥ 1 (default 20).
     """
+
+    PARAMETERS = (
+        ParameterSpec(
+            "k", 20, "int", 1, 100_000,
+            "size K of each fixed output group, at most |V| (Chen et al. 2023, §3.2)",
+            ui_high=100, step=1,
+        ),
+    )  # fmt: skip
 
     name = "custext"
     keep_stopwords = False

@@ -47,6 +47,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from dpcore.text.mechanisms import TextMechanism, TextPrivacy
+from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import DEFAULT_MAX_ELEMENTS
 from dpcore.text.vocab import Vocabulary
@@ -176,6 +177,20 @@ class DPMLM(TextMechanism):
         (default: the shipped attacker, loaded on first use).
     """
 
+    PARAMETERS = (
+        ParameterSpec(
+            "clip_low", DEFAULT_CLIP[0], "float", -1e6, 1e6,
+            "lower clip a of the log-probabilities, below clip_high (Meisenbacher et al. 2024, §3.2; "
+            "calibrated on public text)",
+            ui_low=-40.0, ui_high=0.0, step=0.5,
+        ),
+        ParameterSpec(
+            "clip_high", DEFAULT_CLIP[1], "float", -1e6, 1e6,
+            "upper clip b; the sensitivity is b − a (Meisenbacher et al. 2024, §3.2)",
+            ui_low=-40.0, ui_high=0.0, step=0.5,
+        ),
+    )  # fmt: skip
+
     name = "dp-mlm"
     has_exact_distribution = True
     #: The output of a token depends on its line (see :meth:`sample_lines`).
@@ -250,15 +265,36 @@ class DPMLM(TextMechanism):
         return np.split(rows, np.cumsum(lengths)[:-1]) if lengths else []
 
     def sample_lines(self, lines: Sequence[np.ndarray], rng: np.random.Generator) -> list[np.ndarray]:
-        """One draw per token of each line (ids of V), each given its whole line (Gumbel-max)."""
+        """One draw per token of each line (ids of V), each given its whole line (Gumbel-max).
+
+        Identical (line, position) contexts share one forward pass: repeated lines cost one LM
+        row each, and their occurrences draw from it, at most ``DEFAULT_MAX_ELEMENTS`` noise
+        values at a time. For distinct lines the random stream is consumed row by row in line
+        order, as one pass per variant would.
+        """
         tok_lines = [self.candidates[self._check_ids(np.asarray(ln))] for ln in lines]
         variants, lengths = _variants(self.mlm.tokenizer, tok_lines)
         out = np.empty(len(variants), dtype=np.int64)
-        k = 0
-        for rows in self._log_rows(variants):
-            g = rng.gumbel(size=rows.shape)
-            out[k : k + len(rows)] = np.argmax(rows + g, axis=1)
-            k += len(rows)
+        if variants:
+            index: dict[tuple[tuple[int, ...], int], int] = {}
+            inv = np.fromiter(
+                (index.setdefault((tuple(seq), pos), len(index)) for seq, pos in variants),
+                dtype=np.int64,
+                count=len(variants),
+            )
+            unique = [(list(seq), pos) for seq, pos in index]
+            order = np.argsort(inv, kind="stable")  # occurrences grouped by distinct context
+            bounds = np.searchsorted(inv[order], np.arange(len(unique) + 1))
+            chunk = max(1, DEFAULT_MAX_ELEMENTS // len(self.vocab))
+            k = 0
+            for rows in self._log_rows(unique):
+                occ = order[bounds[k] : bounds[k + len(rows)]]
+                for c in range(0, occ.size, chunk):
+                    part = occ[c : c + chunk]
+                    g = rng.gumbel(size=(part.size, rows.shape[1]))
+                    g += rows[inv[part] - k]
+                    out[part] = np.argmax(g, axis=1)
+                k += len(rows)
         return np.split(out, np.cumsum(lengths)[:-1]) if lengths else []
 
     # --- the token-level API: each token as a one-word line --------------------------------

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from dpcore.text.mechanisms import NOISY_NN_MAX_ELEMENTS, TextMechanism, TextPrivacy
+from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import iter_chunks
 from dpcore.text.vocab import Vocabulary
@@ -155,6 +156,15 @@ class Mahalanobis(TextMechanism):
         covariance.
     """
 
+    PARAMETERS = (
+        ParameterSpec(
+            "lam", 0.5, "float", 0.0, 1.0,
+            "λ of the regularized metric Σ_λ = λΣ + (1 − λ)I; 0 is the spherical mechanism "
+            "(Xu et al. 2020, Def. 2)",
+            step=0.05,
+        ),
+    )  # fmt: skip
+
     name = "mahalanobis"
     has_exact_distribution = False
 
@@ -176,7 +186,7 @@ class Mahalanobis(TextMechanism):
         )
 
     def params(self) -> dict[str, Any]:
-        return super().params() | {"lambda": self.lam}
+        return super().params() | {"lam": self.lam}
 
     def privacy_distance(self, x: np.ndarray, x2: np.ndarray) -> np.ndarray:
         """d_RM(x, x′) = ‖Σ_λ^{-1/2}(φ(x) − φ(x′))‖ for paired ids: the metric of the claim."""

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import (
     DEFAULT_MAX_ELEMENTS,
@@ -81,6 +82,8 @@ class TextPrivacy:
     citation: str
     #: Where the guarantee holds, when narrower than all of V (e.g. CusText: within one group).
     scope: str = ""
+    #: Non-empty when dpcore has shown the claim false for this algorithm (why, in one line).
+    refuted: str = ""
 
     def log_bound(self, d: np.ndarray | float) -> np.ndarray | float:
         """The largest allowed ``log Pr[M(x)=y] − log Pr[M(x')=y]`` at distance ``d(x, x')``."""
@@ -89,6 +92,8 @@ class TextPrivacy:
     def describe(self) -> str:
         """One line for listings and pages."""
         scope = f"; {self.scope}" if self.scope else ""
+        if self.refuted:
+            scope += f". NOT PRIVATE AS CLAIMED: {self.refuted}"
         if self.notion == "LDP":
             return f"{self.epsilon:g}-LDP ({self.citation}){scope}"
         e0 = "" if self.epsilon0 == 0 else f", ε₀ = ln(1/p) = {self.epsilon0:.4g}"
@@ -113,6 +118,15 @@ class TextMechanism(ABC):
     @abstractmethod
     def privacy(self) -> TextPrivacy:
         """The guarantee this mechanism satisfies (its privacy map)."""
+
+    @classmethod
+    def minimum_epsilon(cls, vocab: Vocabulary) -> float:
+        """The smallest ε this mechanism accepts on ``vocab`` (0: any ε above the global floor).
+
+        Mechanisms whose calibration breaks down below some ε (``truncated-gumbel``) override
+        this, so that pages, the CLI and the comparison can say so before building one.
+        """
+        return 0.0
 
     @property
     def claimed_epsilon(self) -> float:
@@ -372,9 +386,22 @@ class SanTextPlus(ExponentialTokenMechanism):
     p:
         Probability that a non-sensitive token is replaced, in [0, 1] (paper default 0.3).
     w:
-        Fraction of V marked sensitive, in [0, 1] (paper default 0.9). Needs ⌊w·|V|⌋ ≥ 1
-        unless p = 0.
+        Fraction of V marked sensitive, in (0, 1] (paper default 0.9). Needs ⌊w·|V|⌋ ≥ 1.
     """
+
+    PARAMETERS = (
+        ParameterSpec(
+            "p", 0.3, "float", 0.0, 1.0,
+            "probability of replacing a non-sensitive word (Yue et al. 2021, Algorithm 2; ε₀ = ln 1/p)",
+            step=0.05,
+        ),
+        ParameterSpec(
+            "w", 0.9, "float", 0.0, 1.0,
+            "fraction of V, the rarest words by public frequency, that is sensitive (V_S, §4.3); "
+            "at least one word: ⌊w·|V|⌋ ≥ 1",
+            open_low=True, ui_low=0.05, step=0.05,
+        ),
+    )  # fmt: skip
 
     name = "santext+"
 
@@ -471,10 +498,23 @@ class Feyisetan(TextMechanism):
             "Feyisetan et al. 2020",
         )
 
+    def noise(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n draws of Z with density ∝ exp(−ε‖z‖₂): R·U, R ~ Gamma(m, 1/ε), U uniform on the sphere.
+
+        The same random stream as :meth:`sample_ids` (all radii, then the Gaussian directions row
+        by row), so ``sample_ids`` equals the nearest word to φ(x) + ``noise(n, rng)`` (tested).
+        """
+        m = self.vocab.dim
+        radius = rng.gamma(shape=float(m), scale=1.0 / self.epsilon, size=n)
+        z = rng.standard_normal((n, m))
+        z *= (radius / np.linalg.norm(z, axis=1))[:, None]
+        return z
+
     def sample_ids(
         self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = NOISY_NN_MAX_ELEMENTS
     ) -> np.ndarray:
-        """Noisy nearest neighbour for each position (chunked over positions and V)."""
+        """Noisy nearest neighbour for each position (chunked over positions and V; the noise is
+        :meth:`noise`, drawn a chunk of directions at a time)."""
         ids = self._check_ids(ids)
         n, m = ids.size, self.vocab.dim
         radius = rng.gamma(shape=float(m), scale=1.0 / self.epsilon, size=n)
@@ -545,4 +585,8 @@ def create_text_mechanism(
             f"{', '.join(unknown)} {'does' if len(unknown) == 1 else 'do'} not apply to {name} "
             f"(its parameters: {has})"
         )
+    from dpcore.text.parameters import check_parameter, mechanism_parameter_specs
+
+    specs = {sp.name: sp for sp in mechanism_parameter_specs(name)}
+    given = {k: check_parameter(specs[k], v) if k in specs else v for k, v in given.items()}
     return TEXT_MECHANISMS.create(name, vocab=vocab, epsilon=epsilon, **given)

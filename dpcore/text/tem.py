@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from dpcore.text.mechanisms import ExponentialTokenMechanism, TextPrivacy
+from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.vocab import Vocabulary
 from dpcore.validation import check_probability
@@ -69,6 +70,15 @@ class TEM(ExponentialTokenMechanism):
     beta:
         β ∈ (0, 1), which sets γ = (2/ε)·ln((1 − β)(|V| − 1)/β) (default 0.001).
     """
+
+    PARAMETERS = (
+        ParameterSpec(
+            "beta", 0.001, "float", 0.0, 1.0,
+            "probability β of leaving the γ-ball; sets γ = (2/ε)·ln((1 − β)(|V| − 1)/β) "
+            "(Carvalho et al. 2023, choice of γ)",
+            open_low=True, open_high=True, ui_low=1e-4, ui_high=0.5, step=0.001,
+        ),
+    )  # fmt: skip
 
     name = "tem"
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from dpcore.text.mahalanobis import DEFAULT_LAMBDA, Mahalanobis, decode_in_chunks, nearest_two
 from dpcore.text.mechanisms import NOISY_NN_MAX_ELEMENTS, Feyisetan, TextPrivacy
+from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.vocab import Vocabulary
 from dpcore.validation import check_finite_float
@@ -57,6 +58,13 @@ def vickrey_choice(points: np.ndarray, vocab: Vocabulary, t: float, rng: np.rand
     return np.where(take_first, first, second)
 
 
+_T_SPEC = ParameterSpec(
+    "t", DEFAULT_T, "float", 0.0, 1.0,
+    "threshold t of the Vickrey choice: 0 = nearest word, 1 = always the second (Xu et al. 2021, Alg. 1)",
+    step=0.05,
+)  # fmt: skip
+
+
 def _check_t(t: float) -> float:
     return check_finite_float(t, name="t", min_value=0.0, max_value=1.0)
 
@@ -76,6 +84,8 @@ class VickreyCMP(Feyisetan):
     t
         Threshold t ∈ [0, 1] (default 0.5).
     """
+
+    PARAMETERS = (_T_SPEC,)
 
     name = "vickrey-cmp"
 
@@ -128,6 +138,8 @@ class VickreyMahalanobis(Mahalanobis):
     t
         Threshold t ∈ [0, 1] (default 0.5).
     """
+
+    PARAMETERS = (*Mahalanobis.PARAMETERS, _T_SPEC)
 
     name = "vickrey-mahalanobis"
 

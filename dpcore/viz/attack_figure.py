@@ -34,7 +34,25 @@ ATTACK_LABELS = {
 #: Share of the axis ranges within which a second ε label would collide with a first one.
 _LABEL_DX, _LABEL_DY = 0.07, 0.07
 _PALETTE = ("#3b6ea5", "#c0504d", "#4e9a59", "#8064a2", "#d68a1a", "#2f9fa8")
-_DASH = {"santext": "solid", "santext+": "dash", "random": "dot", "feyisetan": "dashdot"}
+_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+#: The paper's mechanisms keep their styles; every other mechanism gets the next free one.
+_DASH_FIXED = {"santext": "solid", "santext+": "dash", "random": "dot", "feyisetan": "dashdot"}
+
+
+class _DashMap(dict):
+    """Line dash per mechanism: fixed for the paper's four, then in order of first use."""
+
+    def get(self, mech: object, default: str = "solid") -> str:  # type: ignore[override]
+        key = str(mech)
+        if key in _DASH_FIXED:
+            return _DASH_FIXED[key]
+        if key not in self:
+            free = [d for d in _DASHES[4:] if d not in self.values()]
+            self[key] = free[0] if free else _DASHES[len(self) % len(_DASHES)]
+        return self[key]
+
+
+_DASH = _DashMap()
 
 
 def _color(i: int) -> str:
@@ -145,7 +163,8 @@ def epsilon_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[
             ),
             row=1, col=1,
         )  # fmt: skip
-    for i, (mech, g) in enumerate(utility.groupby("mechanism", sort=False)):
+    groups_u = utility.groupby("mechanism", sort=False) if len(utility) else []
+    for i, (mech, g) in enumerate(groups_u):
         g = g.sort_values("epsilon")
         fig.add_trace(
             go.Scatter(
@@ -170,7 +189,9 @@ def epsilon_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[
                 row=2,
                 col=1,
             )
-    eps_values = list(utility["epsilon"]) + (list(attack["epsilon"]) if len(attack) else [])
+    eps_values = (list(utility["epsilon"]) if len(utility) else []) + (
+        list(attack["epsilon"]) if len(attack) else []
+    )
     fig.update_xaxes(**log_axis("ε", eps_values), row=2, col=1)
     fig.update_xaxes(**log_axis("", eps_values), row=1, col=1)
     fig.update_yaxes(title_text="defense rate", range=[-0.02, 1.05], row=1, col=1)

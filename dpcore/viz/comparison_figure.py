@@ -35,8 +35,9 @@ def comparison_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
         ldp = mine[0]["notion"] == "LDP"
         scale = "ε-LDP" if ldp else "ε·d, per unit of distance"
         color = _PALETTE[i % len(_PALETTE)]
+        refuted = "; claim refuted" if any(r.get("claim_refuted") for r in mine) else ""
         for key, label, symbol in _ATTACKS:
-            pts = [r for r in mine if r.get(key) is not None]
+            pts = [r for r in mine if r.get(key) is not None and r.get("accuracy") is not None]
             if not pts:
                 continue
             fig.add_trace(
@@ -54,7 +55,7 @@ def comparison_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
                         "line": {"width": 2, "color": color},
                     },
                     line={"color": color, "dash": "dash" if ldp else "solid", "width": 1.5},
-                    name=f"{mech} ({scale}) · {label}",
+                    name=f"{mech} ({scale}{refuted}) · {label}",
                     legendgroup=mech,
                     customdata=[[r["epsilon"], r["notion"]] for r in pts],
                     hovertemplate=(
@@ -88,6 +89,11 @@ def comparison_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
     return fig
 
 
+def _note(r: dict[str, Any]) -> str:
+    parts = ("claim refuted" if r.get("claim_refuted") else "", r.get("note", ""))
+    return "; ".join(x for x in parts if x)
+
+
 def comparison_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows with human column names (for tables and CSV)."""
 
@@ -103,6 +109,7 @@ def comparison_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "defense rate, Bayesian (%)": pct(r["defense_bayes"]),
             "defense rate, masked LM (%)": pct(r["defense_mlm"]),
             "accuracy (%)": pct(r["accuracy"]),
+            "note": _note(r),
         }
         for r in rows
     ]

@@ -119,7 +119,8 @@ def test_a_widget_change_cancels_a_long_sanitization(app_url: str, page, artifac
     elapsed = time.monotonic() - t0
     print(f"random-replacement rerun after cancelling Feyisetan: {elapsed:.1f} s")
     assert "of 10 draws" not in page.locator("body").inner_text()
-    assert elapsed < 8.0, f"the rerun took {elapsed:.1f} s: the ten Feyisetan draws were not cancelled"
+    # nine more Feyisetan draws would take ≥ 13 s; 12 s leaves room for a loaded machine
+    assert elapsed < 12.0, f"the rerun took {elapsed:.1f} s: the ten Feyisetan draws were not cancelled"
     page.screenshot(path=str(artifacts / "sanitize-cancelled.png"), full_page=True)
 
 
