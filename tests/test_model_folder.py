@@ -132,19 +132,20 @@ def test_cli_never_runs_folder_code_even_when_stdin_says_yes(good: Path, tmp_pat
 @pytest.mark.parametrize(
     "case", ["pickle-bin", "truncated-safetensors", "tokenizer-empty-object", "tiny-vocab"]
 )
-def test_cli_broken_folder_is_one_line_exit_2(good: Path, tmp_path: Path, case: str) -> None:
+def test_cli_broken_folder_is_one_line_exit_2(
+    good: Path, tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The CLI's own entry point, in this process (the test above runs it as a real subprocess;
+    # here each case would otherwise pay 4–5 s of importing torch again).
+    from dpcore.cli import main
+
     folder = _copy(good, tmp_path)
     BROKEN[case][0](folder)
     text = tmp_path / "in.txt"
     text.write_text("the cat sat on the mat .\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "dpcore", "mask-attack", "--input", str(text), "--mlm", str(folder)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
-    assert proc.returncode == 2
-    err = proc.stderr.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("dpcore: error:"), proc.stderr
-    assert "Traceback" not in proc.stderr
+    status = main(["mask-attack", "--input", str(text), "--mlm", str(folder)])
+    out, err_text = capsys.readouterr()
+    assert status == 2
+    err = err_text.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("dpcore: error:"), err_text
+    assert "Traceback" not in err_text and out == ""

@@ -56,7 +56,7 @@ from dpcore.validation import DPCoreError, check_finite_float
 __all__ = ["DEFAULT_CLIP", "DPMLM", "calibrate_clip"]
 
 #: (a, b) for the shipped attacker, from :func:`calibrate_clip` on the Lee corpus (public text
-#: shipped with gensim); ``tests/test_dpmlm.py`` recomputes them.
+#: shipped with gensim); ``python bench/dpmlm_calibration.py`` recomputes them.
 DEFAULT_CLIP = (-16.3931, -0.3963)
 
 #: Masked variants per forward pass.

@@ -61,7 +61,6 @@ from typing import Any
 
 import numpy as np
 from scipy.special import lambertw
-from scipy.stats import poisson
 
 from dpcore.text.mechanisms import NOISY_NN_MAX_ELEMENTS, TextMechanism, TextPrivacy
 from dpcore.text.registry import TEXT_MECHANISMS
@@ -139,6 +138,8 @@ def _log_tail(m: np.ndarray, mu: float) -> np.ndarray:
     For m > mu − 1, Pr[k ≥ m] ≤ pmf(m)·(m + 1)/(m + 1 − mu) (geometric bound on the ratios of
     successive terms); ``logsf`` is used where it is finite, the bound elsewhere.
     """
+    from scipy.stats import poisson  # scipy.stats costs 0.3 s: only when needed
+
     m = np.asarray(m, dtype=np.float64)
     exact = poisson.logsf(m - 1, mu)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -160,6 +161,8 @@ def loss_certificate(mech: TruncatedGumbel, *, max_elements: int = 1 << 22) -> d
         the claim is false for this pair) and ``violating_pairs`` (how many ordered pairs have a
         positive excess), with ``epsilon`` and ``vocab_size``.
     """
+    from scipy.stats import poisson  # scipy.stats costs 0.3 s: only when needed
+
     vocab = mech.vocab
     n, mu = len(vocab), mech.poisson_mean
     log_f = math.log(poisson.cdf(n - 1, mu))
@@ -261,6 +264,8 @@ class TruncatedGumbel(TextMechanism):
     # --- the two random ingredients (tested against their distributions) --------------------
     def neighbour_counts(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """k ~ Poisson(ln(|V| − 1)) truncated to k ≤ |V| − 1, by inverse CDF (n draws)."""
+        from scipy.stats import poisson  # scipy.stats costs 0.3 s: only when needed
+
         u = rng.random(n) * poisson.cdf(self.max_neighbours, self.poisson_mean)
         k = poisson.ppf(u, self.poisson_mean)
         return np.clip(np.nan_to_num(k, nan=0.0), 0, self.max_neighbours).astype(np.int64)
