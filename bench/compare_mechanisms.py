@@ -71,6 +71,24 @@ def main() -> None:
     ap.add_argument("--append", action="store_true", help="merge into the existing JSON in --out")
     args = ap.parse_args()
 
+    out = Path(args.out)
+    if args.append:  # refuse before the run, not after it (dp-mlm's run takes most of an hour)
+        existing = out / "mechanism_comparison.json"
+        if not existing.is_file():
+            raise SystemExit(f"--append: no existing run to add to at {existing}")
+        planned = {
+            "epsilons": [float(e) for e in args.epsilons.split(",")],
+            "sentences": args.sentences,
+            "n_train": args.n_train,
+            "n_test": args.n_test,
+            "vocab_size": args.vocab_size,
+            "seed": args.seed,
+        }
+        have = json.loads(existing.read_text(encoding="utf-8"))["parameters"]
+        diff = [k for k, v in planned.items() if have.get(k) != v]
+        if diff:
+            raise SystemExit(f"--append needs the same {', '.join(diff)} as the existing run")
+
     from dpcore.attack.comparison import compare_mechanisms
     from dpcore.jsonutil import dumps
     from dpcore.viz.comparison_figure import comparison_figure, comparison_table
@@ -101,7 +119,6 @@ def main() -> None:
         res["parameters"]["not_in_this_run"] = {
             n: "one masked-LM forward pass per token; add it with --mechanisms" for n in skipped
         }
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.append:
         res = merge_runs(json.loads((out / "mechanism_comparison.json").read_text(encoding="utf-8")), res)

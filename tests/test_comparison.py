@@ -147,3 +147,32 @@ def test_append_merges_a_separate_run_only_on_the_same_data() -> None:
     assert runs == [{"mechanisms": ["dp-mlm"], "seconds": 5.0, "load_average": 1.0}]
     with pytest.raises(SystemExit, match="seed"):
         mod.merge_runs(base, {**extra, "parameters": {**extra["parameters"], "seed": 2}})
+
+
+def test_append_refuses_before_running(tmp_path, monkeypatch) -> None:
+    """A mismatched or missing existing run is refused before any (long) comparison starts."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    import dpcore.attack.comparison as comparison
+
+    spec = importlib.util.spec_from_file_location(
+        "compare_bench2", Path(__file__).resolve().parents[1] / "bench" / "compare_mechanisms.py"
+    )
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+
+    def never(*a, **k):  # type: ignore[no-untyped-def]
+        raise AssertionError("the comparison ran before the settings were checked")
+
+    monkeypatch.setattr(comparison, "compare_mechanisms", never)
+    argv = ["compare_mechanisms.py", "--mechanisms", "dp-mlm", "--append", "--out", str(tmp_path)]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit, match="no existing run"):
+        mod.main()
+    shipped = Path(__file__).resolve().parents[1] / "bench" / "results" / "mechanism_comparison.json"
+    (tmp_path / "mechanism_comparison.json").write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(sys, "argv", [*argv, "--epsilons", "1,2"])
+    with pytest.raises(SystemExit, match="epsilons"):
+        mod.main()
