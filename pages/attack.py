@@ -482,7 +482,13 @@ if cmp_res:
     st.caption(
         f"{len(p['mechanisms'])} mechanisms, ε ∈ {{{', '.join(f'{e:g}' for e in p['epsilons'])}}}, "
         f"{p['sentences']} attack sentences, {p['n_train']:,}/{p['n_test']:,} train/test, seed {p['seed']}. "
-        "Regenerate: `python bench/compare_mechanisms.py`."
+        "Regenerate: `python bench/compare_mechanisms.py`"
+        + "".join(
+            f", then `python bench/compare_mechanisms.py --mechanisms {','.join(r['mechanisms'])} --append`"
+            for r in p.get("appended_runs", [])
+        )
+        + "."
+        + "".join(f" Not in this run: {n} ({why})." for n, why in (p.get("not_in_this_run") or {}).items())
     )
     st.plotly_chart(comparison_figure(cmp_res["rows"]), width="stretch", key="comparison-figure")
     cdf = pd.DataFrame(comparison_table(cmp_res["rows"]))

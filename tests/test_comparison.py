@@ -69,6 +69,15 @@ def test_attack_page_compares_mechanisms_live() -> None:
     at.query_params["attacks"] = "bayes-unigram"  # keep the page's own sweep small
     at.run()
     assert not at.exception
+    # the shipped chart says how to regenerate it, appended runs (dp-mlm) included
+    import json
+    from pathlib import Path
+
+    shipped = Path(__file__).resolve().parents[1] / "bench" / "results" / "mechanism_comparison.json"
+    params = json.loads(shipped.read_text(encoding="utf-8"))["parameters"]
+    captions = " ".join(c.value for c in at.caption)
+    for run in params.get("appended_runs", []):
+        assert f"--mechanisms {','.join(run['mechanisms'])} --append" in captions
     at.multiselect(key="cmp_mechs").set_value(["santext", "random"])
     at.multiselect(key="cmp_eps").set_value(["3"])
     at.button(key="cmp_run").click()
