@@ -73,7 +73,6 @@ __all__ = [
     "gumbel_calibration",
     "loss_certificate",
     "minimum_epsilon",
-    "truncated_gumbel_cdf",
     "vocabulary_distance_range",
 ]
 
@@ -123,13 +122,6 @@ def gumbel_calibration(epsilon: float, vocab_size: int, d_min: float, d_max: flo
         )
     den = min(float(lambertw(2.0 * a * d_max).real), math.log(a * d_min))
     return a, 2.0 * d_max / den
-
-
-def truncated_gumbel_cdf(g: np.ndarray, scale: float, bound: float) -> np.ndarray:
-    """CDF of Gumbel(0, ``scale``) truncated to [−bound, bound] (for tests and inspection)."""
-    g = np.clip(np.asarray(g, dtype=np.float64), -bound, bound)
-    lo, hi = math.exp(-math.exp(bound / scale)), math.exp(-math.exp(-bound / scale))
-    return (np.exp(-np.exp(-g / scale)) - lo) / (hi - lo)
 
 
 def _log_tail(m: np.ndarray, mu: float) -> np.ndarray:
