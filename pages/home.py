@@ -1,8 +1,30 @@
 """Landing page: what the lab is, and a link to every page."""
 
+import pandas as pd
 import streamlit as st
 
+from dpcore.audit import audit
+from dpcore.viz.audit_figure import audit_figure
 from pages._shared import PAGES, ensure_navigation
+
+# The headline: Habernal's (2022) check of ADePT next to a correct Laplace mechanism, both
+# claiming ε = 1, exact values for n = 1 … 128 (the audit page's defaults, two mechanisms).
+GLANCE_MECHANISMS = ("laplace", "adept")
+GLANCE_EPSILON = 1.0
+GLANCE_DIMS = tuple(2**k for k in range(8))
+
+
+@st.cache_data(max_entries=1, max_size="1MB", show_spinner=False)
+def glance_rows() -> list[dict]:
+    """Exact audit rows (``dpcore.audit``, method ``exact``) for the home page's figure."""
+    rows = []
+    for m in GLANCE_MECHANISMS:
+        for d in GLANCE_DIMS:
+            r = audit(m, dim=d, epsilon=GLANCE_EPSILON, method="exact").to_row()
+            rows.append(
+                {"mechanism": m, "dim": d, "exact": r["empirical_epsilon"], "exact_lr": r["lr_epsilon"]}
+            )
+    return rows
 
 ensure_navigation()
 
@@ -18,6 +40,36 @@ Every number here comes from the `dpcore` Python library, which you can also use
 command line (`python -m dpcore --help`). Every result can be downloaded with its parameters
 and seed, and every page's URL reproduces what you see.
 """
+)
+
+st.subheader("At a glance")
+glance = pd.DataFrame(glance_rows())
+for col in ["mc", "mc_lower", "mc_upper", "mc_lr"]:
+    glance[col] = float("nan")
+peak = glance.groupby("mechanism")["exact"].max()
+st.plotly_chart(
+    audit_figure(glance, epsilon=GLANCE_EPSILON, show_lr=False),
+    width="stretch",
+    key="glance-figure",
+)
+within = "stays at or below" if peak["laplace"] <= GLANCE_EPSILON + 1e-9 else "exceeds"
+st.caption(
+    f"Habernal's (2022) reconstruction check, exact values from `dpcore.audit`, n = 1 … "
+    f"{GLANCE_DIMS[-1]}: both mechanisms claim ε = {GLANCE_EPSILON:g}. The Laplace mechanism "
+    f"{within} its claim in this test (largest value {peak['laplace']:.2f}; passing one test is "
+    f"not a proof of privacy); ADePT's privacy loss in this test reaches {peak['adept']:.2f} at "
+    f"n = {GLANCE_DIMS[-1]}, because its L1 sensitivity is 2C·√n, not 2C."
+)
+st.page_link(
+    "pages/audit.py",
+    label="Open this on the audit page: add mechanisms, Monte-Carlo bounds or larger n",
+    icon=":material/query_stats:",
+    query_params={
+        "mechs": ",".join(GLANCE_MECHANISMS),
+        "eps": f"{GLANCE_EPSILON:g}",
+        "nmin": str(GLANCE_DIMS[0]),
+        "nmax": str(GLANCE_DIMS[-1]),
+    },
 )
 
 st.subheader("Pages")

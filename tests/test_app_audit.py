@@ -163,3 +163,26 @@ def test_no_mechanism_selected_is_explained() -> None:
     at.multiselect(key="mechs").set_value([]).run()
     assert not at.exception
     assert any("at least one mechanism" in i.value for i in at.info)
+
+
+def test_landing_page_glance_figure_shows_the_librarys_exact_audit() -> None:
+    """The home page's figure carries dpcore.audit's exact values, and its caption quotes them."""
+    from dpcore.audit import audit
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    assert not at.exception
+    spec = _spec(at)
+    assert _claim_line(spec) == pytest.approx(1.0)
+    traces = {t["name"]: t for t in spec["data"]}
+    assert set(traces) == {"laplace (exact)", "adept (exact)"}
+    dims = [1, 2, 4, 8, 16, 32, 64, 128]
+    for mech in ("laplace", "adept"):
+        t = traces[f"{mech} (exact)"]
+        assert list(t["x"]) == dims
+        want = [audit(mech, dim=d, epsilon=1.0, method="exact").empirical_epsilon for d in dims]
+        top = max(v for v in traces["adept (exact)"]["y"])  # values above the axis top are clamped
+        assert list(t["y"]) == pytest.approx([min(w, top) for w in want])
+    adept_peak = audit("adept", dim=128, epsilon=1.0, method="exact").empirical_epsilon
+    caption = " ".join(c.value for c in at.caption)
+    assert f"reaches {adept_peak:.2f} at n = 128" in caption
+    assert "stays at or below its claim in this test" in caption

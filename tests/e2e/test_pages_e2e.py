@@ -127,11 +127,24 @@ def test_home_links_reach_every_page(app_url: str, page, artifacts: Path) -> Non
     main = page.locator('[data-testid="stMain"]')
     links = main.locator('[data-testid="stPageLink"]')
     texts = [t.strip().splitlines()[-1] for t in links.all_inner_texts()]  # drop the icon's name
-    assert sorted(texts) == sorted(PAGE_TITLES), texts
+    glance = [t for t in texts if t.startswith("Open this on the audit page")]
+    assert len(glance) == 1, texts  # the "At a glance" figure's link
+    assert sorted(t for t in texts if t not in glance) == sorted(PAGE_TITLES), texts
+    # the home page's figure: the exact audit of laplace and adept, in the browser
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .legendtext').length >= 2")
+    legend = page.locator(".js-plotly-plot .legendtext").all_text_contents()
+    assert legend == ["laplace (exact)", "adept (exact)"], legend
     page.screenshot(path=str(artifacts / "home.png"), full_page=True)
     # the attack link points at /attack (checked without running its default sweep)
     attack = main.locator('[data-testid="stPageLink"]', has_text="Attack & utility").locator("a")
     assert attack.get_attribute("href").rstrip("/").split("/")[-1] == "attack"
+    # the figure's link opens the audit page with the same settings
+    main.locator('[data-testid="stPageLink"]', has_text="Open this on the audit page").click()
+    page.wait_for_url("**/audit?*")
+    _plots(page, 1)
+    assert "mechs=laplace%2Cadept" in page.url and "nmax=128" in page.url, page.url
+    legend = page.locator(".js-plotly-plot .legendtext").all_text_contents()
+    assert "adept (exact)" in legend and "laplace (exact)" in legend, legend
     for link_text, (url_path, title) in PAGE_TITLES.items():
         if url_path == "attack":
             continue  # its default run is minutes of work; its deep link is tested below
