@@ -110,7 +110,7 @@ def emb_of(mech: str) -> str:
     return required_embedding(mech) or "glove"
 
 
-@st.cache_resource(max_entries=1, show_spinner="Loading the masked LM (torch)…")
+@st.cache_resource(max_entries=1, show_spinner="Loading the masked-LM attacker…")
 def get_mlm():
     from dpcore.attack.mlm import load_mlm
 

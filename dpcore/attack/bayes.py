@@ -68,9 +68,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
 
 from dpcore.audit.bounds import cp_lower, cp_upper
+from dpcore.logspace import logsumexp
 from dpcore.text.mechanisms import ExponentialTokenMechanism, TextMechanism
 from dpcore.text.sampling import DEFAULT_MAX_ELEMENTS, Candidates, iter_chunks, log_weight_rows
 from dpcore.text.vocab import Vocabulary

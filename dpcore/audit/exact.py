@@ -13,9 +13,10 @@ n = 4096 even where the probabilities are below 1e-300.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
 from dpcore.audit.loss import decision_loss, ratio_loss
+from dpcore.logspace import logsumexp
 
 __all__ = [
     "binomial_logpmf",

@@ -44,8 +44,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
 
+from dpcore.logspace import logsumexp
 from dpcore.text.mechanisms import TextMechanism, TextPrivacy
 from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
 
+from dpcore.logspace import logsumexp
 from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import (
@@ -273,7 +273,7 @@ class ExponentialTokenMechanism(TextMechanism):
                 self._em_epsilon,
                 self._truncate,
             )
-            out[sl] = logsumexp(w, axis=1)
+            out[sl] = logsumexp(w, axis=1, overwrite=True)
         return out[inv]
 
     def log_prob(
