@@ -25,6 +25,7 @@ the BERT row (27,469 for 30,522) equal ⌊0.9·|V|⌋ exactly, so the slice does
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -172,11 +173,13 @@ def public_frequencies(words: Sequence[str], *, rank_matched: bool) -> np.ndarra
         listed by corpus frequency, such as GloVe); otherwise 0.
     """
     table = _wordfreq_dict()
-    freq = pd.Series(np.asarray(words, dtype=object)).map(table).to_numpy(dtype=np.float64, copy=True)
+    # dict.get and re.match mapped in C over the 400,000 GloVe words: 0.16 s against 0.5 s for
+    # pandas' Series.map (the same values), paid on each vocabulary build
+    freq = np.fromiter(map(table.get, words, itertools.repeat(np.nan)), dtype=np.float64, count=len(words))
     missing = np.isnan(freq)
     # PTB clitics ('s, n't, 're, …) are GloVe tokens, but wordfreq keeps "don't" whole and lists
     # "n't" as a rare word: treat them as unlisted too.
-    missing |= np.fromiter((bool(_CLITIC.match(str(w))) for w in words), dtype=bool, count=len(words))
+    missing |= np.fromiter(map(bool, map(_CLITIC.match, words)), dtype=bool, count=len(words))
     if rank_matched and missing.any():
         ranked = np.sort(np.fromiter(table.values(), dtype=np.float64))[::-1]
         ranks = np.flatnonzero(missing)
