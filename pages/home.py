@@ -1,10 +1,13 @@
-"""Landing page: what the lab is, and a link to every page."""
+"""Landing page: what the lab is, the headline at a glance, and a link to every page.
+
+``dpcore.audit`` and the figure code are imported where the figure is drawn, after the title and
+the introduction have been sent: a first visitor to a cold server reads them while those modules
+load.
+"""
 
 import pandas as pd
 import streamlit as st
 
-from dpcore.audit import audit
-from dpcore.viz.audit_figure import audit_figure
 from pages._shared import PAGES, ensure_navigation
 
 # The headline: Habernal's (2022) check of ADePT next to a correct Laplace mechanism, both
@@ -17,6 +20,8 @@ GLANCE_DIMS = tuple(2**k for k in range(8))
 @st.cache_data(max_entries=1, max_size="1MB", show_spinner=False)
 def glance_rows() -> list[dict]:
     """Exact audit rows (``dpcore.audit``, method ``exact``) for the home page's figure."""
+    from dpcore.audit import audit
+
     rows = []
     for m in GLANCE_MECHANISMS:
         for d in GLANCE_DIMS:
@@ -43,6 +48,8 @@ and seed, and every page's URL reproduces what you see.
 )
 
 st.subheader("At a glance")
+from dpcore.viz.audit_figure import audit_figure  # noqa: E402  (after the text above is sent)
+
 glance = pd.DataFrame(glance_rows())
 for col in ["mc", "mc_lower", "mc_upper", "mc_lr"]:
     glance[col] = float("nan")
