@@ -56,6 +56,7 @@ def main() -> None:
 
     metrics()  # warm-up (candidate tables)
     td = _best(metrics, 3)
+
     def scipy_reduction(a, axis=None, *, keepdims=False, overwrite=False):  # type: ignore[no-untyped-def]
         return scipy_logsumexp(a, axis=axis, keepdims=keepdims)
 

@@ -19,17 +19,14 @@ GLANCE_DIMS = tuple(2**k for k in range(8))
 
 @st.cache_data(max_entries=1, max_size="1MB", show_spinner=False)
 def glance_rows() -> list[dict]:
-    """Exact audit rows (``dpcore.audit``, method ``exact``) for the home page's figure."""
-    from dpcore.audit import audit
+    """Exact audit rows (``dpcore.audit.audit_grid``, method ``exact``) for the home page's figure."""
+    from dpcore.audit import audit_grid
 
-    rows = []
-    for m in GLANCE_MECHANISMS:
-        for d in GLANCE_DIMS:
-            r = audit(m, dim=d, epsilon=GLANCE_EPSILON, method="exact").to_row()
-            rows.append(
-                {"mechanism": m, "dim": d, "exact": r["empirical_epsilon"], "exact_lr": r["lr_epsilon"]}
-            )
-    return rows
+    cells = audit_grid(GLANCE_MECHANISMS, dims=GLANCE_DIMS, epsilons=[GLANCE_EPSILON], method="exact")
+    return [
+        {"mechanism": r.mechanism, "dim": r.dim, "exact": r.empirical_epsilon, "exact_lr": r.lr_epsilon}
+        for r in cells
+    ]
 
 ensure_navigation()
 
@@ -50,9 +47,7 @@ and seed, and every page's URL reproduces what you see.
 st.subheader("At a glance")
 from dpcore.viz.audit_figure import audit_figure  # noqa: E402  (after the text above is sent)
 
-glance = pd.DataFrame(glance_rows())
-for col in ["mc", "mc_lower", "mc_upper", "mc_lr"]:
-    glance[col] = float("nan")
+glance = pd.DataFrame(glance_rows())  # exact values only: the figure draws no Monte-Carlo trace
 peak = glance.groupby("mechanism")["exact"].max()
 st.plotly_chart(
     audit_figure(glance, epsilon=GLANCE_EPSILON, show_lr=False),
