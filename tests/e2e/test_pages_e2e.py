@@ -88,9 +88,12 @@ def _expect_recompute(page, regex: str, what: str) -> None:  # type: ignore[no-u
             f"() => /{regex}/.test(document.body.innerText)", timeout=60_000, polling=100
         )
     except Exception as exc:  # playwright's TimeoutError
-        if page.evaluate("window.__finishedEarly"):
-            pytest.skip(f"the {what} finished before the widget change reached the server")
         last = page.evaluate("window.__lastProgress")
+        if page.evaluate("window.__finishedEarly"):
+            pytest.skip(
+                f"the {what} finished before the widget change reached the server "
+                f"(last progress seen before the change: {last!r})"
+            )
         raise AssertionError(
             f"asking again for the cancelled {what} computed nothing within 60 s, so it had run to "
             f"the end (last progress seen before the change: {last!r})"
@@ -106,7 +109,7 @@ def _wait_metric(page, label: str, value: str) -> None:  # type: ignore[no-untyp
     page.wait_for_function(
         """([label, value]) => Array.from(document.querySelectorAll('[data-testid="stMetric"]'))
             .some(m => m.innerText.includes(label)
-                  && m.querySelector('[data-testid="stMetricValue"]').innerText.trim() === value)""",
+                  && (m.querySelector('[data-testid="stMetricValue"]') || {}).innerText?.trim() === value)""",
         arg=[label, value],
         timeout=60_000,
     )
@@ -238,7 +241,10 @@ def test_sanitize_sidebar_change_and_json_download(app_url: str, page, artifacts
     box.press("Enter")
     page.wait_for_function("() => location.search.includes('eps=1000')", timeout=60_000)
     page.wait_for_function(
-        "(b) => document.querySelector('.dp-sanitized').innerText !== b", arg=before, timeout=90_000
+        # the sanitized block is briefly absent while the rerun rebuilds the page
+        "(b) => { const e = document.querySelector('.dp-sanitized'); return !!e && e.innerText !== b; }",
+        arg=before,
+        timeout=90_000,
     )
     _idle(page)
     # at ε = 1000 SanText keeps every in-vocabulary word: nothing is highlighted as replaced
