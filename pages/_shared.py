@@ -183,14 +183,23 @@ def bool_param(default: bool) -> Param:
     return Param(default, parse, lambda v: "true" if v else "false")
 
 
-def init_query_state(specs: dict[str, Param]) -> list[str]:
-    """Seed ``st.session_state`` from the URL once per session; return warnings for bad params.
+_QUERY_PAGE = "_dpcore_query_page"  # the page whose widgets the URL-backed keys now belong to
 
-    Keys already in the session (the user changed a widget) win over the URL.
+
+def init_query_state(specs: dict[str, Param], *, page: str) -> list[str]:
+    """Seed ``st.session_state`` from the URL; return warnings for bad params.
+
+    On reruns of the same page, keys already in the session (the user changed a widget) win over
+    the URL. When the visitor arrives from another page, every key is seeded again from the URL
+    (or its default): Streamlit shares ``st.session_state`` across pages, and another page's
+    widget of the same name must not leak in. ``eps`` is a list of ε values on the Attack page and
+    one number on the audit page; ``mechs`` names text mechanisms there and vector mechanisms here.
     """
+    arriving = st.session_state.get(_QUERY_PAGE) != page
+    st.session_state[_QUERY_PAGE] = page
     warnings: list[str] = []
     for key, spec in specs.items():
-        if key in st.session_state:
+        if key in st.session_state and not arriving:
             continue
         raw = st.query_params.get(key)
         value = spec.default
@@ -203,9 +212,9 @@ def init_query_state(specs: dict[str, Param]) -> list[str]:
     return warnings
 
 
-def apply_query_params(specs: dict[str, Param]) -> None:
+def apply_query_params(specs: dict[str, Param], *, page: str) -> None:
     """:func:`init_query_state`, showing one warning per ignored URL parameter."""
-    for warning in init_query_state(specs):
+    for warning in init_query_state(specs, page=page):
         st.warning(warning, icon=":material/link_off:")
 
 

@@ -105,7 +105,7 @@ st.caption(
     "by Lai et al. 2022), and the sampler that made DPText's noise never negative (Habernal 2022, §3)."
 )
 
-apply_query_params(SPECS)
+apply_query_params(SPECS, page="accounting")
 # The default stays the tab the visit started on (a changing default would make a new widget).
 first_tab = st.session_state.setdefault("tab_first", TABS[st.session_state["tab"]])
 tab_list = st.tabs(list(TABS.values()), default=first_tab, key="tab_label", on_change="rerun")

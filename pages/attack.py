@@ -191,7 +191,7 @@ st.caption(
     "regression trained and tested on sanitized text."
 )
 
-apply_query_params(SPECS)
+apply_query_params(SPECS, page="attack")
 
 with st.sidebar:
     st.header("Mechanism")

@@ -98,7 +98,7 @@ st.caption(
     "catches a sampler that does not do what its declaration says."
 )
 
-apply_query_params(SPECS)
+apply_query_params(SPECS, page="audit")
 
 with st.sidebar:
     st.header("Audit settings")

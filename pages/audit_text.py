@@ -127,7 +127,7 @@ st.caption(
     "*violates* its claim only when that lower bound exceeds ε (LDP) or ε·d(x, x′) (metric LDP)."
 )
 
-apply_query_params(SPECS)
+apply_query_params(SPECS, page="audit_text")
 
 with st.sidebar:
     st.header("Sanitizer")

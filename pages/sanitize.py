@@ -213,7 +213,7 @@ st.caption(
     "random replacement."
 )
 
-apply_query_params(SPECS)
+apply_query_params(SPECS, page="sanitize")
 
 with st.sidebar:
     st.header("Mechanism")

@@ -75,7 +75,7 @@ st.caption(
     "so the Laplace mechanism's proof fails for every n ≥ 2 and the true guarantee is ε√n."
 )
 
-apply_query_params(SPECS)
+apply_query_params(SPECS, page="sensitivity")
 
 with st.sidebar:
     st.header("Geometry")

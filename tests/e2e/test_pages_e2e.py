@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from dpcore.attack.mlm import DEFAULT_MLM_DIR
+from dpcore.mechanisms import PAPER_FIG2
 
 pytestmark = pytest.mark.e2e
 
@@ -156,6 +157,44 @@ def test_home_links_reach_every_page(app_url: str, page, artifacts: Path) -> Non
         main.locator('[data-testid="stPageLink"]', has_text=link_text).click()
         page.wait_for_url(f"**/{url_path}*")
         page.get_by_role("heading", name=title).wait_for()  # its computation is tested below
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "want"),
+    [
+        # the Attack page's `mechs` are text mechanisms and its `eps` a list of ε values; the
+        # audit page must start from its own defaults, not from what it cannot show
+        (
+            "attack?mechs=santext&eps=1,3&vsize=2000&n=5&ntrain=500&ntest=200"
+            "&attacks=bayes-unigram&seed=9",
+            "audit",
+            {"mechs": ",".join(PAPER_FIG2), "eps": "1"},
+        ),
+        # Sanitize allows ε up to 1,000; the sensitivity page's ε input stops at 100
+        (
+            "sanitize?source=sample&mech=santext&eps=1000&vsize=2000&draws=2&seed=3",
+            "sensitivity",
+            {"eps": "1", "n": "128"},
+        ),
+    ],
+    ids=["attack-to-audit", "sanitize-to-sensitivity"],
+)
+def test_the_sidebar_takes_a_visitor_to_a_page_with_its_own_settings(  # type: ignore[no-untyped-def]
+    app_url: str, page, first: str, then: str, want: dict[str, str]
+) -> None:
+    # Streamlit shares st.session_state across the pages of one session; widgets of the same
+    # name on two pages (eps, mechs, n, seed, ...) must not carry one page's values into another
+    page.goto(f"{app_url}/{first}")
+    _plots(page, 1, timeout=180_000)
+    page.locator('[data-testid="stSidebarNav"]').locator(f'a[href$="/{then}"]').click()
+    page.wait_for_url(f"**/{then}?*", timeout=60_000)
+    _plots(page, 1)
+    query = page.evaluate("() => Object.fromEntries(new URLSearchParams(location.search))")
+    assert {k: query.get(k) for k in want} == want, query
+    main = page.locator('[data-testid="stMain"]')
+    text = main.inner_text()
+    assert main.locator('[data-testid="stException"]').count() == 0, text
+    assert "URL parameter" not in text and "Choose at least one" not in text, text
 
 
 def test_a_deep_link_as_first_visit_keeps_navigation(app_url: str, page) -> None:  # type: ignore[no-untyped-def]
