@@ -183,8 +183,11 @@ def env_report(python: str) -> dict[str, object]:
     return {"prefix": prefix, "bytes": int(du.split()[0]), "has": out[1] if len(out) > 1 else ""}
 
 
-def start_server(port: int, log, python: str = sys.executable, root: Path = ROOT) -> subprocess.Popen:  # type: ignore[no-untyped-def]
-    cmd = [python, "-m", "streamlit", "run", str(root / "app.py"), "--server.port", str(port)]
+def start_server(  # type: ignore[no-untyped-def]
+    port: int, log, python: str = sys.executable, root: Path = ROOT, app: Path | None = None
+) -> subprocess.Popen:
+    """``streamlit run`` ``app`` (default: the dashboard's ``app.py`` under ``root``) on ``port``."""
+    cmd = [python, "-m", "streamlit", "run", str(app or root / "app.py"), "--server.port", str(port)]
     cmd += ["--server.address", "127.0.0.1", "--server.headless", "true"]
     cmd += ["--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
     return subprocess.Popen(cmd, cwd=root, stdout=log, stderr=subprocess.STDOUT)

@@ -12,9 +12,17 @@ Then, page by page, in one browser context each:
 
 A second pass on a second fresh server times the **presenter's browser**: one browser tab that
 opened the home page (so Streamlit's and Plotly's scripts are in its cache) goes to each page in
-turn, as a speaker clicking through; each page is still visited for the first time on that
-server (its own caches cold). The fresh-context pass pays for loading and compiling the front end
-on every page; the difference between the two columns is that cost.
+turn; each page is still visited for the first time on that server (its own caches cold).
+
+- **sidebar click**: the speaker clicks the page in the sidebar (Streamlit switches pages
+  without reloading the browser page); the first result is the first figure or table of the
+  new page that is not a stale element of the previous one;
+- **address bar**: the same tab loads the page's URL (a reload: the front end runs again from
+  the browser's cache), on a third fresh server.
+
+The fresh-context pass pays for loading and compiling the front end on every page. Its floor is
+measured too: ``bench/floor_app.py``, a page with a title and one three-point Plotly figure, in
+fresh contexts on its own server (median of 5).
 
 The 2 cores of this machine may be shared, so ``os.getloadavg()`` is recorded before and after.
 Prints the table and writes ``bench/results/pages.txt``.
@@ -108,8 +116,19 @@ def measure(browser, url: str, path: str, change: Callable) -> tuple[float, floa
         ctx.close()
 
 
-def presenter_pass(pw, exe: str, cases: list) -> dict[str, float]:  # type: ignore[no-untyped-def,type-arg]
-    """First result of each page in one tab that loaded the home page first (second server)."""
+FRESH_RESULT = """() => [...document.querySelectorAll(
+    "[data-testid='stMain'] .js-plotly-plot .main-svg, [data-testid='stMain'] [data-testid='stDataFrame']")]
+    .some((e) => {
+        const c = e.closest('[data-stale]');
+        return !c || c.getAttribute('data-stale') !== 'true';
+    })"""
+
+
+def presenter_pass(pw, exe: str, cases: list, *, click: bool) -> dict[str, float]:  # type: ignore[no-untyped-def,type-arg]
+    """First result of each page in one tab that loaded the home page first (a fresh server).
+
+    ``click``: go through the sidebar (no reload); otherwise load each page's URL in that tab.
+    """
     out: dict[str, float] = {}
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -121,19 +140,50 @@ def presenter_pass(pw, exe: str, cases: list) -> dict[str, float]:  # type: igno
             page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
             page.set_default_timeout(TIMEOUT_MS)
             page.goto(url)
-            page.wait_for_selector("h1", state="visible")
+            page.wait_for_selector(RESULT, state="visible")
             _wait_idle(page)
             for _title, path, _what, _change in cases:
                 t0 = time.monotonic()
-                page.goto(f"{url}/{path}")
-                page.wait_for_selector(RESULT, state="visible")
+                if click:
+                    page.locator('[data-testid="stSidebarNav"]').locator(f'a[href$="/{path}"]').click()
+                    page.wait_for_url(f"**/{path}*")
+                    page.wait_for_function(FRESH_RESULT, polling=50)
+                else:
+                    page.goto(f"{url}/{path}")
+                    page.wait_for_selector(RESULT, state="visible")
                 out[path] = time.monotonic() - t0
+                time.sleep(0.5)
                 _wait_idle(page)
             browser.close()
         finally:
             proc.terminate()
             proc.wait(timeout=20)
     return out
+
+
+def floor_pass(pw, exe: str, repeats: int = 5) -> float:  # type: ignore[no-untyped-def]
+    """Median first result of ``bench/floor_app.py`` in fresh browser contexts (its own server)."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    times: list[float] = []
+    with tempfile.TemporaryFile("w+") as log:
+        proc = start_server(port, log, app=ROOT / "bench" / "floor_app.py")
+        try:
+            wait_healthy(url, proc)
+            browser = pw.chromium.launch(executable_path=exe, headless=True, args=["--no-sandbox"])
+            for _ in range(repeats + 1):  # the first visit warms the server
+                ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+                page = ctx.new_page()
+                t0 = time.monotonic()
+                page.goto(url)
+                page.wait_for_selector(RESULT, state="visible", timeout=TIMEOUT_MS)
+                times.append(time.monotonic() - t0)
+                ctx.close()
+            browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+    return sorted(times[1:])[len(times[1:]) // 2]
 
 
 def main() -> None:
@@ -172,10 +222,15 @@ def main() -> None:
         finally:
             proc.terminate()
             proc.wait(timeout=20)
-        presenter = presenter_pass(pw, exe, cases)
+        clicked = presenter_pass(pw, exe, cases, click=True)
+        reloaded = presenter_pass(pw, exe, cases, click=False)
+        floor = floor_pass(pw, exe)
         load1 = os.getloadavg()
     paths = [c[1] for c in cases]
-    rows = [_with_presenter(row, presenter[path]) for row, path in zip(rows, paths, strict=True)]
+    rows = [
+        f"{row} {clicked[path]:.1f} s | {reloaded[path]:.1f} s |"
+        for row, path in zip(rows, paths, strict=True)
+    ]
     head = [
         f"# python bench/page_timing.py — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
         f"{os.cpu_count()} cores, fresh server (cold caches), headless Chromium 1400×1000",
@@ -183,20 +238,21 @@ def main() -> None:
         f"after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}",
         "",
         "| page (defaults) | first result | complete | after one widget change | 1-min load "
-        "| first result, presenter's browser |",
-        "|---|---|---|---|---|---|",
+        "| presenter: sidebar click | presenter: address bar |",
+        "|---|---|---|---|---|---|---|",
     ]
-    text = "\n".join(head + rows) + "\n"
+    tail = [
+        "",
+        f"Floor: a page with a title and one three-point Plotly figure (bench/floor_app.py), "
+        f"first result in a fresh browser context: {floor:.1f} s (median of 5).",
+    ]
+    text = "\n".join(head + rows + tail) + "\n"
+    print("\n" + text)
     if args.only:
         return
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(text)
     print(f"\nwrote {OUT.relative_to(ROOT)}")
-
-
-def _with_presenter(row: str, seconds: float) -> str:
-    """Append the presenter's-browser column to a table row."""
-    return f"{row} {seconds:.1f} s |"
 
 
 if __name__ == "__main__":
