@@ -21,8 +21,8 @@ turn; each page is still visited for the first time on that server (its own cach
   the browser's cache), on a third fresh server.
 
 The fresh-context pass pays for loading and compiling the front end on every page. Its floor is
-measured too: ``bench/floor_app.py``, a page with a title and one three-point Plotly figure, in
-fresh contexts on its own server (median of 5).
+measured too: ``bench/floor_app.py``, a page with a title and one three-point figure, in fresh
+contexts on its own server (median of 5), drawn with Plotly (as the dashboard) and Vega-Lite.
 
 The 2 cores of this machine may be shared, so ``os.getloadavg()`` is recorded before and after.
 Prints the table and writes ``bench/results/pages.txt``.
@@ -161,29 +161,36 @@ def presenter_pass(pw, exe: str, cases: list, *, click: bool) -> dict[str, float
     return out
 
 
-def floor_pass(pw, exe: str, repeats: int = 5) -> float:  # type: ignore[no-untyped-def]
-    """Median first result of ``bench/floor_app.py`` in fresh browser contexts (its own server)."""
+VEGA_RESULT = "[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg"
+
+
+def floor_pass(pw, exe: str, repeats: int = 5) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """Median first result of ``bench/floor_app.py`` in fresh browser contexts (its own server),
+    drawn with Plotly (as the dashboard) and with Vega-Lite."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    times: list[float] = []
+    out: dict[str, float] = {}
     with tempfile.TemporaryFile("w+") as log:
         proc = start_server(port, log, app=ROOT / "bench" / "floor_app.py")
         try:
             wait_healthy(url, proc)
             browser = pw.chromium.launch(executable_path=exe, headless=True, args=["--no-sandbox"])
-            for _ in range(repeats + 1):  # the first visit warms the server
-                ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-                page = ctx.new_page()
-                t0 = time.monotonic()
-                page.goto(url)
-                page.wait_for_selector(RESULT, state="visible", timeout=TIMEOUT_MS)
-                times.append(time.monotonic() - t0)
-                ctx.close()
+            for chart, selector in (("plotly", RESULT), ("vega", VEGA_RESULT)):
+                times: list[float] = []
+                for _ in range(repeats + 1):  # the first visit warms the server
+                    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+                    page = ctx.new_page()
+                    t0 = time.monotonic()
+                    page.goto(f"{url}/?chart={chart}")
+                    page.wait_for_selector(selector, state="visible", timeout=TIMEOUT_MS)
+                    times.append(time.monotonic() - t0)
+                    ctx.close()
+                out[chart] = sorted(times[1:])[len(times[1:]) // 2]
             browser.close()
         finally:
             proc.terminate()
             proc.wait(timeout=20)
-    return sorted(times[1:])[len(times[1:]) // 2]
+    return out
 
 
 def main() -> None:
@@ -243,8 +250,9 @@ def main() -> None:
     ]
     tail = [
         "",
-        f"Floor: a page with a title and one three-point Plotly figure (bench/floor_app.py), "
-        f"first result in a fresh browser context: {floor:.1f} s (median of 5).",
+        f"Floor: a page with a title and one three-point figure (bench/floor_app.py), first result "
+        f"in a fresh browser context (median of 5): {floor['plotly']:.1f} s with Plotly, "
+        f"{floor['vega']:.1f} s with Vega-Lite.",
     ]
     text = "\n".join(head + rows + tail) + "\n"
     print("\n" + text)
