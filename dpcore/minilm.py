@@ -68,7 +68,12 @@ def _encoder() -> tuple[Any, Any]:
     return session, tok
 
 
-def encode_sentences(texts: list[str], *, batch_size: int = 64) -> np.ndarray:
+#: Sentences per forward pass. 1,000 tweets on 2 cores: batch 16 ran at 108-118 sentences/s and
+#: held about 35 MiB above the model; batch 64 ran at 91-102/s and held about 300 MiB more.
+ENCODER_BATCH_SIZE = 16
+
+
+def encode_sentences(texts: list[str], *, batch_size: int = ENCODER_BATCH_SIZE) -> np.ndarray:
     """Mean-pooled, L2-normalised all-MiniLM-L6-v2 embeddings (len(texts) × 384, float64).
 
     Examples

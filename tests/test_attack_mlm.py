@@ -354,3 +354,22 @@ def test_mask_attack_cli_json_with_the_shipped_model(tmp_path, capsys) -> None:
     assert clean["n_tokens"] == dirty["n_tokens"] == 10
     assert dirty["n_kept"] == 0 and clean["n_kept"] == 10
     assert dirty["defense_rate"] > clean["defense_rate"]  # every word replaced: little to recover
+
+
+def test_cli_batch_size_defaults_match_the_library() -> None:
+    # The CLI's parsers stay import-light (no dpcore.attack at start-up), so they repeat the
+    # number; it must be the library's DEFAULT_BATCH_SIZE (chosen for memory, see dpcore.attack.mlm)
+    import inspect
+
+    from dpcore.attack import bayes, experiment
+    from dpcore.attack.mlm import DEFAULT_BATCH_SIZE
+    from dpcore.cli import build_parser
+
+    parser = build_parser()
+    required = {"attack": ["--mechanism", "santext", "--epsilon", "1"], "mask-attack": ["--input", "x.txt"]}
+    for command, rest in required.items():
+        args = parser.parse_args([command, *rest])
+        assert int(args.batch_size) == DEFAULT_BATCH_SIZE, command
+    fns = (mi.mask_token_inference, mi.attacker_strength, bayes.mlm_bayes_attack, experiment.attack_sweep)
+    for fn in fns:
+        assert inspect.signature(fn).parameters["batch_size"].default == DEFAULT_BATCH_SIZE, fn.__name__

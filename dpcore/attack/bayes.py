@@ -69,6 +69,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.attack.mlm import DEFAULT_BATCH_SIZE
 from dpcore.audit.bounds import cp_lower, cp_upper
 from dpcore.logspace import logsumexp
 from dpcore.text.mechanisms import ExponentialTokenMechanism, TextMechanism
@@ -595,7 +596,7 @@ def mlm_bayes_attack(
     mlm: Any,
     *,
     log_unigram: np.ndarray | None = None,
-    batch_size: int = 64,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     use_channel: bool = True,
     progress: Callable[[int, int], None] | None = None,
     max_elements: int = DEFAULT_MAX_ELEMENTS,

@@ -48,6 +48,7 @@ from dpcore.attack.bayes import (
     unigram_log_prior,
 )
 from dpcore.attack.datasets import LabelledData
+from dpcore.attack.mlm import DEFAULT_BATCH_SIZE
 from dpcore.rng import cell_seed_sequence, resolve_seed
 from dpcore.text.mechanisms import TextMechanism
 from dpcore.text.sanitize import OOV_TOKEN, sanitize_lines
@@ -163,7 +164,7 @@ def attack_reference(
     *,
     attacks: Sequence[str] = ("bayes-unigram",),
     mlm: Any = None,
-    batch_size: int = 64,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Progress = None,
 ) -> dict[str, dict[str, Any]]:
     """The ε = ∞ reference of each attack (module docstring): one unit of :func:`attack_sweep`.
@@ -231,7 +232,7 @@ def attack_at_epsilon(
     mlm: Any = None,
     seed: int = 0,
     confidence: float = 0.95,
-    batch_size: int = 64,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Progress = None,
 ) -> dict[str, Any]:
     """One (mechanism, ε, attack group) unit of :func:`attack_sweep`: identical rows.
@@ -313,7 +314,7 @@ def attack_sweep(
     mlm: Any = None,
     seed: int | None = 0,
     confidence: float = 0.95,
-    batch_size: int = 64,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Progress = None,
 ) -> dict[str, Any]:
     """Defense rates of the chosen attacks at each ε (module docstring).

@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.attack.mlm import MaskedLM
+from dpcore.attack.mlm import DEFAULT_BATCH_SIZE, MaskedLM
 from dpcore.audit.bounds import cp_lower, cp_upper
 from dpcore.memory import release_free_memory
 from dpcore.validation import DPCoreError, check_finite_float, check_int
@@ -295,7 +295,7 @@ def mask_token_inference(
     mlm: MaskedLM,
     *,
     unit: str = "word",
-    batch_size: int = 256,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     confidence: float = 0.95,
     keep_predictions: bool = False,
     progress: Callable[[int, int], None] | None = None,
@@ -418,7 +418,7 @@ def attacker_strength(
     mlm: MaskedLM,
     *,
     unit: str = "word",
-    batch_size: int = 256,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     confidence: float = 0.95,
 ) -> MaskInferenceResult:
     """The attack on *unsanitized* sentences: the ε → ∞ end of the defense-rate curve.

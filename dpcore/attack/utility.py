@@ -69,11 +69,11 @@ def accuracy_ci(correct: int, n: int, confidence: float = 0.95) -> tuple[float, 
     return correct / n, float(cp_lower(correct, n, alpha)), float(cp_upper(correct, n, alpha))
 
 
-def _minilm_embed(texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+def _minilm_embed(texts: Sequence[str]) -> np.ndarray:
     """Mean-pooled, L2-normalised all-MiniLM-L6-v2 sentence embeddings (onnxruntime, offline)."""
     from dpcore.minilm import encode_sentences
 
-    return encode_sentences(list(texts), batch_size=batch_size)
+    return encode_sentences(list(texts))
 
 
 def train_and_score(

@@ -95,7 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--prior", default="unigram", choices=("unigram", "mlm"), help="bayes prior (default unigram)"
     )
     p.add_argument("--mlm", default=None, help="fill-mask model: folder, or hub name in the local cache")
-    p.add_argument("--batch-size", default=64, help="masked variants per forward pass (default 64)")
+    p.add_argument("--batch-size", default=16, help="masked variants per forward pass (default 16)")
     p.add_argument("--confidence", default=0.95, help="confidence of the interval (default 0.95)")
     p.set_defaults(func=run)
 

@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="model weights (auto: bfloat16 where the CPU has native bf16, else float32)",
     )
     p.add_argument("--max-sentences", default=1000, help="attack the first N lines (1..5000, default 1000)")
-    p.add_argument("--batch-size", default=64, help="masked variants per forward pass (default 64)")
+    p.add_argument("--batch-size", default=16, help="masked variants per forward pass (default 16)")
     p.add_argument("--threads", default=None, help="torch threads (default: torch's choice)")
     p.add_argument("--confidence", default=0.95, help="confidence of the interval (default 0.95)")
     p.add_argument("--json", action="store_true", help="print JSON")

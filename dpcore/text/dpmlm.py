@@ -59,8 +59,10 @@ __all__ = ["DEFAULT_CLIP", "DPMLM", "calibrate_clip"]
 #: shipped with gensim); ``python bench/dpmlm_calibration.py`` recomputes them.
 DEFAULT_CLIP = (-16.3931, -0.3963)
 
-#: Masked variants per forward pass.
-BATCH = 64
+#: Masked variants per forward pass. 40 tweets at ε = 50 on 2 cores: 16 ran at 40-51 tokens/s
+#: and held 190 MiB above the loaded model; 64 ran at 29-34 tokens/s and held 500-635 MiB, with
+#: the same output (each variant's logits do not depend on its batch).
+BATCH = 16
 
 #: Longest line whose two copies fit the LM's 512 positions; longer lines use a window of this
 #: many tokens around each position.
