@@ -61,6 +61,7 @@ DEFAULT_TEXT = (
     "The patient was diagnosed with cancer in Boston last week.\nIt's a charming and often affecting journey."
 )
 SOURCE_LABELS = {"sample": "Sample sentences", "paste": "Paste text", "upload": "Upload a file"}
+PASTED_KEY = "_dpcore_pasted_text"  # the pasted text, kept for this session across pages
 
 SPECS = {
     "mech": choice_param("santext+", TEXT_MECHANISMS.names()),
@@ -276,12 +277,16 @@ with show_errors():
         info = CORPORA[st.session_state["corpus"]]
         st.caption(f"Source: {info.source}. Package: {info.package}. Licence: {info.licence}.")
     elif source == "paste":
+        # Streamlit drops a widget's value when the visitor opens another page; the text is kept
+        # under a key of its own, so coming back to this page shows it again.
+        if "text" not in st.session_state:
+            st.session_state["text"] = st.session_state.get(PASTED_KEY, DEFAULT_TEXT)
         text = st.text_area(
             f"Text (one sentence per line, at most {MAX_PAGE_CHARS:,} characters)",
-            DEFAULT_TEXT,
             key="text",
             height=150,
         )
+        st.session_state[PASTED_KEY] = text
         st.caption(
             ":material/link_off: Pasted text never goes into the page's link (it may be private and "
             "URLs are logged): a shared link opens with the example text. Paste yours again, or "

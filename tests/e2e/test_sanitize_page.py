@@ -207,3 +207,35 @@ def test_kept_sensitive_words_and_wordpieces(app_url: str, page) -> None:  # typ
     title = kept.first.get_attribute("title") or ""
     assert title.startswith("kept sensitive word: N_x = Pr[M(x) = x] = "), title
     assert 0.0 < float(title.rsplit("= ", 1)[1]) <= 1.0, title
+
+
+def test_pasted_text_survives_a_visit_to_another_page(app_url: str, page) -> None:  # type: ignore[no-untyped-def]
+    # Streamlit forgets a widget's value once another page runs; the pasted text must not be lost
+    page.goto(f"{app_url}/sanitize?source=paste&mech=santext&eps=1000&vsize=2000&seed=1")
+    _wait_idle(page)
+    mine = "the food was good and the movie was long"
+    box = page.get_by_label("Text (one sentence per line", exact=False)
+    box.fill(mine)
+    box.press("Control+Enter")
+    page.wait_for_function(
+        "(s) => (document.querySelector('.dp-orig') || {}).innerText?.includes(s)",
+        arg=mine,
+        timeout=90_000,
+    )
+    _wait_idle(page)
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    nav.locator('a[href$="/sensitivity"]').click()
+    page.get_by_role("heading", name="Sensitivity: the geometry ADePT got wrong").wait_for(timeout=60_000)
+    page.wait_for_selector(".js-plotly-plot .main-svg", state="visible", timeout=90_000)
+    nav.locator('a[href$="/sanitize"]').click()
+    page.get_by_role("heading", name="Sanitize text").wait_for(timeout=60_000)
+    _wait_idle(page)
+    # the sidebar link carries no query: the page opens on its default input; the text is one
+    # click away, as pasted
+    page.locator('[data-testid="stRadio"]').get_by_text("Paste text").click()
+    box = page.get_by_label("Text (one sentence per line", exact=False)
+    box.wait_for(timeout=60_000)
+    assert box.input_value() == mine
+    page.wait_for_function(
+        "(s) => (document.querySelector('.dp-orig') || {}).innerText?.includes(s)", arg=mine, timeout=90_000
+    )
