@@ -22,12 +22,24 @@ def _wait_idle(page) -> None:  # type: ignore[no-untyped-def]
     )
 
 
+def _paste(page, text: str, *, shown: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    """Type ``text`` into the paste box and submit it; then, if given, wait until the tokenized
+    original shows ``shown`` (the page has rerun on the new text)."""
+    box = page.get_by_label("Text (one sentence per line", exact=False)
+    box.fill(text)
+    box.press("Control+Enter")
+    if shown is not None:
+        page.wait_for_function(
+            "(s) => (document.querySelector('.dp-orig') || {}).innerText?.includes(s)",
+            arg=shown,
+            timeout=90_000,
+        )
+
+
 def test_sanitize_a_sentence_and_screenshot(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
     page.goto(f"{app_url}/sanitize?source=paste&mech=santext&eps=1000&vsize=2000&seed=1")
     _wait_idle(page)
-    box = page.get_by_label("Text (one sentence per line", exact=False)
-    box.fill("the movie was good and the food was bad")
-    box.press("Control+Enter")
+    _paste(page, "the movie was good and the food was bad")
     page.wait_for_function(
         "() => (document.querySelector('.dp-sanitized') || {}).innerText?.includes('the movie was good')",
         timeout=90_000,
@@ -107,9 +119,7 @@ def test_a_widget_change_cancels_a_long_sanitization(app_url: str, page, artifac
     page.goto(f"{app_url}/sanitize?source=paste&emb=bert&mech=random&draws=10&eps=10&seed=2")
     _wait_idle(page)
     text = ("the patient was diagnosed with cancer in boston last week .\n" * 200)[:10_000]
-    box = page.get_by_label("Text (one sentence per line", exact=False)
-    box.fill(text)
-    box.press("Control+Enter")
+    _paste(page, text)
     page.get_by_text("Guarantee: 0-LDP", exact=False).first.wait_for(timeout=120_000)
     _wait_idle(page)
 
@@ -148,12 +158,7 @@ def test_reproduce_box_matches_cli_and_library(app_url: str, page, artifacts: Pa
     page.goto(f"{app_url}/sanitize?source=paste&mech=santext%2B&eps=3&seed=7&draws=2")
     _wait_idle(page)
     text = "the patient in boston was diagnosed with hiv last week\nwe loved the food but not the service"
-    box = page.get_by_label("Text (one sentence per line", exact=False)
-    box.fill(text)
-    box.press("Control+Enter")
-    page.wait_for_function(
-        "() => (document.querySelector('.dp-orig') || {}).innerText?.includes('boston')", timeout=90_000
-    )
+    _paste(page, text, shown="boston")
     _wait_idle(page)
     command = page.locator('[data-testid="stCode"] code').first.inner_text().strip()
     assert command.startswith("python -m dpcore sanitize ") and "--seed 7" in command, command
@@ -190,12 +195,7 @@ def test_kept_sensitive_words_and_wordpieces(app_url: str, page) -> None:  # typ
     outlined with its N_x on hover."""
     page.goto(f"{app_url}/sanitize?source=paste&emb=bert&mech=santext%2B&eps=200&seed=3")
     _wait_idle(page)
-    box = page.get_by_label("Text (one sentence per line", exact=False)
-    box.fill("the patient tested positive for hiv unbelievably")
-    box.press("Control+Enter")
-    page.wait_for_function(
-        "() => (document.querySelector('.dp-orig') || {}).innerText?.includes('hiv')", timeout=90_000
-    )
+    _paste(page, "the patient tested positive for hiv unbelievably", shown="hiv")
     _wait_idle(page)
     page.wait_for_selector(".dp-sanitized .dp-kept", timeout=60_000)
     orig = page.locator(".dp-orig").inner_text()
@@ -214,14 +214,7 @@ def test_pasted_text_survives_a_visit_to_another_page(app_url: str, page) -> Non
     page.goto(f"{app_url}/sanitize?source=paste&mech=santext&eps=1000&vsize=2000&seed=1")
     _wait_idle(page)
     mine = "the food was good and the movie was long"
-    box = page.get_by_label("Text (one sentence per line", exact=False)
-    box.fill(mine)
-    box.press("Control+Enter")
-    page.wait_for_function(
-        "(s) => (document.querySelector('.dp-orig') || {}).innerText?.includes(s)",
-        arg=mine,
-        timeout=90_000,
-    )
+    _paste(page, mine, shown=mine)
     _wait_idle(page)
     nav = page.locator('[data-testid="stSidebarNav"]')
     nav.locator('a[href$="/sensitivity"]').click()
