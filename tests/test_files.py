@@ -8,7 +8,6 @@ import stat
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -136,12 +135,18 @@ def test_write_errors_are_clear(tmp_path: Path) -> None:
         os.chmod(ro, 0o700)
 
 
-def test_train_attacker_refuses_an_existing_file_before_training(tmp_path: Path, capsys) -> None:
+def test_train_attacker_refuses_an_existing_file_before_training(tmp_path: Path, capsys, monkeypatch) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import dpcore.attack.training as training
+
+    def must_not_train(*args: object, **kwargs: object) -> None:
+        raise AssertionError("training started before the --output check")
+
+    monkeypatch.setattr(training, "train_attacker", must_not_train)
     f = tmp_path / "model.txt"
     f.write_text("keep me")
-    t0 = time.monotonic()
-    assert main(["train-attacker", "--output", str(f), "--max-steps", "1"]) == 2
-    assert time.monotonic() - t0 < 5  # refused before any corpus or model is loaded
+    assert main(["train-attacker", "--output", str(f), "--max-steps", "1"]) == 2  # refused first
     assert f.read_text() == "keep me"
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a folder" in err[0]
