@@ -7,80 +7,98 @@ the long run to have been running when the change reached the server. On a loade
 browser may send the change only after the run has finished; then cancellation was not
 exercised, and the test skips, saying so, instead of passing or failing on something it did not
 observe.
+
+Whether the run finished is read from what the server sent, not from what the browser drew (a
+starved browser coalesces its renders, and Streamlit itself drops a queued progress update that a
+later one replaces, so a "last progress" text may never be seen). :class:`LongRunWatch` parses the
+server's messages to the page (Streamlit's ``ForwardMsg`` protobuf): a run that ends normally
+sends ``script_finished: FINISHED_SUCCESSFULLY``; a run stopped by a widget change sends no such
+message before the next run's ``new_session``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pytest
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 RECOMPUTE_TIMEOUT_MS = 45_000
+# the pages' progress texts (ASCII, or UTF-8 ε), quoted in messages
+_PROGRESS_TEXT = re.compile(
+    rb"(?:Monte-Carlo [a-z0-9+-]+, n=|Audited \d|Simulating [a-z]+:|Sanitized \d|Masked-LM attacker:)"
+    rb"(?:[ -~]|\xce\xb5){0,80}"
+)
 
 
 @dataclass(frozen=True)
 class LongRun:
-    """What the page saw of the long run before the widget change reached the server."""
+    """What the server sent of the run that was under way when the widget changed."""
 
-    finished_early: bool
+    finished: bool
     last_progress: str
 
 
-def watch_the_long_run(page, old_query: str, *, plots: int | None = None, done: str | None = None) -> None:  # type: ignore[no-untyped-def]
-    """Record, in the page, whether the long run finished before the widget change took effect,
-    and the last progress text seen.
+class LongRunWatch:
+    """Follow the server's messages to one page, to tell whether the long run ran to its end.
 
-    Parameters
-    ----------
-    page
-        The Playwright page, on the long run's address.
-    old_query
-        A piece of the query string that the widget change removes. The page writes its URL at
-        the top of each run, so once it is gone the long run is over and watching stops.
-    plots
-        The run finished if this many Plotly figures are on screen while ``old_query`` is still
-        in the URL (its result was drawn). ``None``: the page draws figures before the long part.
-    done
-        A regular expression (JavaScript syntax) for a progress text saying the run's last unit of
-        work is complete; the result is drawn a moment later, and is already cached.
+    Create it before the page first opens the app (the websocket is opened then). Call
+    :meth:`start` when the long run is requested, :meth:`change` just before the widget change
+    and :meth:`result` before asking for the cancelled run again.
     """
-    page.evaluate(
-        """([old, plots, done]) => {
-            const doneRe = done ? new RegExp(done) : null;
-            window.__finishedEarly = false; window.__lastProgress = '';
-            let obs = null;
-            const check = () => {
-                if (!location.search.includes(old)) { if (obs) obs.disconnect(); return; }
-                if (plots !== null && document.querySelectorAll('.js-plotly-plot').length >= plots)
-                    window.__finishedEarly = true;
-                const bar = document.querySelector('[data-testid="stProgress"]');
-                const text = bar ? (bar.innerText || '').trim() : '';
-                if (text) {
-                    window.__lastProgress = text;
-                    if (doneRe && doneRe.test(text)) window.__finishedEarly = true;
-                }
-            };
-            obs = new MutationObserver(check);
-            check();
-            obs.observe(document.body, {childList: true, subtree: true, characterData: true});
-        }""",
-        [old_query, plots, done],
-    )
 
+    def __init__(self, page) -> None:  # type: ignore[no-untyped-def]
+        self._armed = False
+        self._changed = False
+        self._finished = False
+        self._outcome: bool | None = None
+        self._last_progress = ""
+        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
 
-def long_run_seen(page) -> LongRun:  # type: ignore[no-untyped-def]
-    """What :func:`watch_the_long_run` recorded. Read it before navigating away (a new page
-    load clears it)."""
-    state = page.evaluate("() => [Boolean(window.__finishedEarly), String(window.__lastProgress || '')]")
-    return LongRun(finished_early=state[0], last_progress=state[1])
+    def _frame(self, payload: bytes | str) -> None:
+        if not self._armed or not isinstance(payload, bytes):
+            return
+        msg = ForwardMsg()
+        try:
+            msg.ParseFromString(payload)
+        except Exception:  # not a ForwardMsg: nothing to learn from it
+            return
+        kind = msg.WhichOneof("type")
+        if kind == "script_finished" and msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+            self._finished = True
+        elif kind == "new_session":
+            if self._changed:  # the change's own run begins: the long run is over
+                self._outcome = self._finished
+                self._armed = False
+                return
+            self._finished = False  # a new run begins; earlier runs are not the long run
+        elif kind == "delta":
+            texts = _PROGRESS_TEXT.findall(payload)
+            if texts:
+                self._last_progress = texts[-1].decode("utf-8", "replace").strip()
+
+    def start(self) -> None:
+        """Follow messages from now on (call it when the long run is requested)."""
+        self._armed = True
+
+    def change(self) -> None:
+        """The widget change is about to be made: the next run to begin is its run."""
+        self._changed = True
+
+    def result(self) -> LongRun:
+        """Stop following and say whether the long run ran to its end before the change."""
+        self._armed = False
+        finished = self._outcome if self._outcome is not None else self._finished
+        return LongRun(finished=finished, last_progress=self._last_progress)
 
 
 def expect_recompute(page, regex: str, what: str, seen: LongRun) -> None:  # type: ignore[no-untyped-def]
     """Wait for a progress text matching ``regex`` (JavaScript syntax) after asking for the
     cancelled run again: its result is not cached, so it must compute.
 
-    Skips, saying why, when ``seen`` shows the long run had finished before the widget change
-    reached the server (cancellation was not exercised). Fails otherwise.
+    Skips, saying why, when ``seen`` shows the long run had ended normally before the widget
+    change reached the server (cancellation was not exercised). Fails otherwise.
     """
     try:
         page.wait_for_function(
@@ -90,13 +108,14 @@ def expect_recompute(page, regex: str, what: str, seen: LongRun) -> None:  # typ
             polling=100,
         )
     except Exception as exc:  # playwright's TimeoutError
-        if seen.finished_early:
+        if seen.finished:
             pytest.skip(
-                f"the {what} finished before the widget change reached the server, so "
-                f"cancellation was not exercised (last progress seen: {seen.last_progress!r})"
+                f"the {what} ran to its end before the widget change reached the server "
+                f"(the server said its run finished), so cancellation was not exercised "
+                f"(last progress sent: {seen.last_progress!r})"
             )
         raise AssertionError(
             f"asking again for the cancelled {what} computed nothing within "
-            f"{RECOMPUTE_TIMEOUT_MS // 1000} s, so it had run to the end (last progress seen "
-            f"before the change: {seen.last_progress!r})"
+            f"{RECOMPUTE_TIMEOUT_MS // 1000} s, so it had run to the end although the server "
+            f"stopped its run for the change (last progress sent: {seen.last_progress!r})"
         ) from exc

@@ -17,8 +17,7 @@ import pytest
 
 from dpcore.attack.mlm import DEFAULT_MLM_DIR
 from dpcore.mechanisms import PAPER_FIG2
-from dpcore.sensitivity import DISTRIBUTIONS
-from tests.e2e.cancellation import expect_recompute, long_run_seen, watch_the_long_run
+from tests.e2e.cancellation import LongRunWatch, expect_recompute
 
 pytestmark = pytest.mark.e2e
 
@@ -288,9 +287,11 @@ def test_a_widget_change_cancels_a_long_audit_run(app_url: str, page, artifacts:
     # script at its next progress update when a widget changes. The proof that it stopped is the
     # recomputation below; the rerun's time is printed (timings belong to bench/page_timing.py,
     # not to assertions that a loaded machine can break).
+    watch = LongRunWatch(page)
+    watch.start()
     page.goto(f"{app_url}/audit?mechs=dptext-resample&eps=1&nmin=1&nmax=64&mc=true&trials=1000000&seed=5")
-    watch_the_long_run(page, "mc=true", plots=1, done=r"Audited (\d+)/\1 cells")
     page.get_by_text("Monte-Carlo dptext-resample", exact=False).first.wait_for(timeout=60_000)
+    watch.change()
     page.locator('[data-testid="stSidebar"]').get_by_text("Monte-Carlo with confidence bounds").click()
     t0 = time.monotonic()
     page.wait_for_function("() => location.search.includes('mc=false')", timeout=60_000)
@@ -303,7 +304,7 @@ def test_a_widget_change_cancels_a_long_audit_run(app_url: str, page, artifacts:
     # The proof that the run stopped does not rest on a clock: Monte-Carlo cells are cached one
     # by one, so had the long run gone on to the end, turning Monte-Carlo back on would show
     # its result at once. It must compute again instead.
-    seen = long_run_seen(page)
+    seen = watch.result()
     page.locator('[data-testid="stSidebar"]').get_by_text("Monte-Carlo with confidence bounds").click()
     expect_recompute(page, "Monte-Carlo dptext-resample, n=", "Monte-Carlo audit", seen)
     page.goto(f"{app_url}/audit?mechs=laplace&nmax=2&seed=5")  # stop the run we restarted
@@ -315,11 +316,12 @@ def test_a_widget_change_cancels_a_long_sensitivity_simulation(app_url: str, pag
     # 2 cores). Lowering the largest n mid-run must bring the small result well before the big
     # run could have finished: the simulation reports progress after blocks of pairs, and each
     # update is where Streamlit stops a script whose widgets changed.
+    watch = LongRunWatch(page)
+    watch.start()
     page.goto(f"{app_url}/sensitivity?pairs=1000000&nmax=32&seed=21")
-    last = list(DISTRIBUTIONS)[-1]  # the page simulates them in this order
-    watch_the_long_run(page, "nmax=32", plots=2, done=rf"Simulating {last}: ([0-9,]+)/\1 pairs")
     page.get_by_text("Simulating uniform", exact=False).first.wait_for(timeout=60_000)
     box = page.get_by_label("Largest n")
+    watch.change()
     box.fill("2")
     box.press("Enter")
     t0 = time.monotonic()
@@ -333,7 +335,7 @@ def test_a_widget_change_cancels_a_long_sensitivity_simulation(app_url: str, pag
     # cached, so had it gone on to the end, the largest n of 32 would come back at once. It must
     # simulate again instead. Either distribution may be the one to recompute: the first may
     # have finished (and been cached) before the change stopped the run.
-    seen = long_run_seen(page)
+    seen = watch.result()
     box.fill("32")
     box.press("Enter")
     expect_recompute(page, "Simulating [a-z]+: ", "simulation", seen)
@@ -348,19 +350,19 @@ def test_a_widget_change_cancels_a_long_masked_lm_attack(app_url: str, page, art
     # The masked-LM attack on 60 sentences × 4 runs × 2 mechanisms: the page's budget (480), about
     # 15 s of forward passes. Dropping the attack mid-run leaves the utility part only
     # (a few seconds); it must arrive long before the attack could have finished.
+    watch = LongRunWatch(page)
+    watch.start()
     page.goto(
         f"{app_url}/attack?mechs=santext,santext%2B&eps=1,3,10&n=60&attacks=mlm&vsize=2000"
         "&ntrain=500&ntest=200&seed=4"
     )
-    # the figures of the Bayesian part come before the masked-LM part: only the progress of
-    # the last (mechanism, ε) unit at 100% says the attack finished
-    watch_the_long_run(page, "attacks=mlm", done=r"\((\d+) of \1\): 100%")
     # wait until forward passes are under way (the bar shows a percentage above 0)
     page.wait_for_function(
         "() => /Masked-LM attacker: santext, .*: [1-9][0-9]*%/.test(document.body.innerText)",
         timeout=120_000,
         polling=100,
     )
+    watch.change()
     page.locator('[data-testid="stMultiSelect"]', has_text="Attacks").get_by_role(
         "button", name="Remove masked-LM"
     ).first.click()
@@ -375,7 +377,7 @@ def test_a_widget_change_cancels_a_long_masked_lm_attack(app_url: str, page, art
     # The proof that the attack stopped does not rest on a clock: attack results are cached per
     # (mechanism, ε) unit, so had the attack gone on to the end, asking for it again would show
     # it at once. It must run again instead (any unit: those finished before the change are cached).
-    seen = long_run_seen(page)
+    seen = watch.result()
     page.goto(
         f"{app_url}/attack?mechs=santext,santext%2B&eps=1,3,10&n=60&attacks=mlm&vsize=2000"
         "&ntrain=500&ntest=200&seed=4"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.cancellation import expect_recompute, long_run_seen, watch_the_long_run
+from tests.e2e.cancellation import LongRunWatch, expect_recompute
 
 pytestmark = pytest.mark.e2e
 
@@ -118,6 +118,7 @@ def test_a_widget_change_cancels_a_long_sanitization(app_url: str, page, artifac
     # mid-run must bring its result in seconds and stop the Feyisetan draws (proved through the
     # cache below, not by a clock). The text is first sanitized with random replacement, whose
     # metrics are exact and quick, so the test spends its time on the run it cancels.
+    watch = LongRunWatch(page)
     page.goto(f"{app_url}/sanitize?source=paste&emb=bert&mech=random&draws=10&eps=10&seed=2")
     _wait_idle(page)
     text = ("the patient was diagnosed with cancer in boston last week .\n" * 200)[:10_000]
@@ -131,9 +132,10 @@ def test_a_widget_change_cancels_a_long_sanitization(app_url: str, page, artifac
         page.wait_for_function(f"() => location.search.includes('mech={name}')", timeout=60_000)
 
     choose("feyisetan")
-    watch_the_long_run(page, "mech=feyisetan", done=r"Sanitized (\d+) of \1 draws")
+    watch.start()  # the Feyisetan run has begun (its query reached the address bar)
     page.get_by_text("Sanitized 1 of 10 draws", exact=False).first.wait_for(timeout=120_000)
     t0 = time.monotonic()
+    watch.change()
     choose("random")
     page.get_by_text("Guarantee: 0-LDP", exact=False).first.wait_for(timeout=120_000)
     _wait_idle(page)
@@ -144,7 +146,7 @@ def test_a_widget_change_cancels_a_long_sanitization(app_url: str, page, artifac
     # The proof that the draws stopped: finished draws are cached per input, so had the ten
     # Feyisetan draws gone on to the end, choosing Feyisetan again would show them at once.
     # They must be drawn again instead.
-    seen = long_run_seen(page)
+    seen = watch.result()
     choose("feyisetan")
     expect_recompute(page, "Sanitized [0-9]+ of 10 draws", "Feyisetan sanitization", seen)
     choose("random")  # stop the draws we restarted
