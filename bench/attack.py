@@ -13,7 +13,7 @@ One run, the same inputs for every backend:
    ``train-attacker`` evaluates; needs Debian ``wordnet-base`` as the training did, else a
    warning says the split differs), compared with torch float32, and held-out top-1 accuracy.
 
-    python bench/attack.py                      # 872 tweets, 2,000 held-out words
+    python bench/attack.py                      # 872 tweets, 2,000 held-out words, batch 16
     python bench/attack.py --n 200 --words 500  # quicker
 
 Needs ``requirements-dev.txt`` (torch, transformers, onnx) for the torch and int8 rows. The
@@ -38,7 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a fresh clone
 
 from dpcore.attack.mask_inference import attacker_strength, masked_position_logits
-from dpcore.attack.mlm import DEFAULT_MLM_DIR, MaskedLM, load_mlm
+from dpcore.attack.mlm import DEFAULT_BATCH_SIZE, DEFAULT_MLM_DIR, MaskedLM, load_mlm
 from dpcore.text.tokenize import GloveTokenizer
 
 
@@ -148,7 +148,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=872, help="tweets to attack (default 872)")
     ap.add_argument("--words", type=int, default=2000, help="held-out words (default 2000)")
-    ap.add_argument("--batch-size", type=int, default=64, help="masked variants per forward pass")
+    ap.add_argument(
+        "--batch-size",
+        type=int,
+        default=DEFAULT_BATCH_SIZE,
+        help=f"masked variants per forward pass (default {DEFAULT_BATCH_SIZE}, the library's)",
+    )
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample of tweets")
     ap.add_argument("--no-torch", action="store_true", help="onnxruntime rows only")
     args = ap.parse_args()
