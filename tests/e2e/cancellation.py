@@ -44,12 +44,13 @@ class LongRunWatch:
     """Follow the server's messages to one page, to tell whether the long run ran to its end.
 
     Create it before the page first opens the app (the websocket is opened then). Call
-    :meth:`start` when the long run is requested, :meth:`change` just before the widget change
-    and :meth:`result` before asking for the cancelled run again.
+    :meth:`change` just before the widget change and :meth:`result` before asking for the
+    cancelled run again. Runs before the long one need no care: each ``new_session`` starts the
+    count again.
     """
 
     def __init__(self, page) -> None:  # type: ignore[no-untyped-def]
-        self._armed = False
+        self._armed = True
         self._changed = False
         self._finished = False
         self._outcome: bool | None = None
@@ -77,10 +78,6 @@ class LongRunWatch:
             texts = _PROGRESS_TEXT.findall(payload)
             if texts:
                 self._last_progress = texts[-1].decode("utf-8", "replace").strip()
-
-    def start(self) -> None:
-        """Follow messages from now on (call it when the long run is requested)."""
-        self._armed = True
 
     def change(self) -> None:
         """The widget change is about to be made: the next run to begin is its run."""

@@ -288,7 +288,6 @@ def test_a_widget_change_cancels_a_long_audit_run(app_url: str, page, artifacts:
     # recomputation below; the rerun's time is printed (timings belong to bench/page_timing.py,
     # not to assertions that a loaded machine can break).
     watch = LongRunWatch(page)
-    watch.start()
     page.goto(f"{app_url}/audit?mechs=dptext-resample&eps=1&nmin=1&nmax=64&mc=true&trials=1000000&seed=5")
     page.get_by_text("Monte-Carlo dptext-resample", exact=False).first.wait_for(timeout=60_000)
     watch.change()
@@ -317,7 +316,6 @@ def test_a_widget_change_cancels_a_long_sensitivity_simulation(app_url: str, pag
     # run could have finished: the simulation reports progress after blocks of pairs, and each
     # update is where Streamlit stops a script whose widgets changed.
     watch = LongRunWatch(page)
-    watch.start()
     page.goto(f"{app_url}/sensitivity?pairs=1000000&nmax=32&seed=21")
     page.get_by_text("Simulating uniform", exact=False).first.wait_for(timeout=60_000)
     box = page.get_by_label("Largest n")
@@ -351,7 +349,6 @@ def test_a_widget_change_cancels_a_long_masked_lm_attack(app_url: str, page, art
     # 15 s of forward passes. Dropping the attack mid-run leaves the utility part only
     # (a few seconds); it must arrive long before the attack could have finished.
     watch = LongRunWatch(page)
-    watch.start()
     page.goto(
         f"{app_url}/attack?mechs=santext,santext%2B&eps=1,3,10&n=60&attacks=mlm&vsize=2000"
         "&ntrain=500&ntest=200&seed=4"

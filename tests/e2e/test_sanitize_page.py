@@ -31,11 +31,14 @@ def _paste(page, text: str, *, shown: str | None = None) -> None:  # type: ignor
     box.fill(text)
     box.press("Control+Enter")
     if shown is not None:
-        page.wait_for_function(
-            "(s) => (document.querySelector('.dp-orig') || {}).innerText?.includes(s)",
-            arg=shown,
-            timeout=90_000,
-        )
+        _wait_original(page, shown)
+
+
+def _wait_original(page, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the tokenized original on the page includes ``text``."""
+    page.wait_for_function(
+        "(s) => (document.querySelector('.dp-orig') || {}).innerText?.includes(s)", arg=text, timeout=90_000
+    )
 
 
 def test_sanitize_a_sentence_and_screenshot(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
@@ -132,7 +135,6 @@ def test_a_widget_change_cancels_a_long_sanitization(app_url: str, page, artifac
         page.wait_for_function(f"() => location.search.includes('mech={name}')", timeout=60_000)
 
     choose("feyisetan")
-    watch.start()  # the Feyisetan run has begun (its query reached the address bar)
     page.get_by_text("Sanitized 1 of 10 draws", exact=False).first.wait_for(timeout=120_000)
     t0 = time.monotonic()
     watch.change()
@@ -234,6 +236,4 @@ def test_pasted_text_survives_a_visit_to_another_page(app_url: str, page) -> Non
     box = page.get_by_label("Text (one sentence per line", exact=False)
     box.wait_for(timeout=60_000)
     assert box.input_value() == mine
-    page.wait_for_function(
-        "(s) => (document.querySelector('.dp-orig') || {}).innerText?.includes(s)", arg=mine, timeout=90_000
-    )
+    _wait_original(page, mine)
