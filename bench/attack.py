@@ -5,9 +5,13 @@ One run, the same inputs for every backend:
 1. **Speed.** Masked positions per second of attacking N short tweets (default 872, the size
    of SST-2's dev set; fixed seed, unsanitized: throughput does not depend on ε) with the
    shipped attacker on each backend: onnxruntime (the runtime default: float16-stored weights,
-   float32 compute), an int8 dynamically quantised copy of it (made in a temporary folder, to
-   choose the precision by measurement), torch float32 and torch bfloat16 (the previous
-   default, ``precision="auto"``, on CPUs with native bf16 such as this one).
+   float32 compute, the tied decoder computed so that onnxruntime keeps no pre-packed copy of
+   the word-embedding matrix), the same graph with onnxruntime's ``GemmTransposeFusion`` left on
+   (which folds the decoder back to how it ran before: 45 MiB more resident), an int8
+   dynamically quantised copy (made in a temporary folder, to choose the precision by
+   measurement), torch float32 and torch bfloat16 (the previous default, ``precision="auto"``,
+   on CPUs with native bf16 such as this one). ``+RSS MiB``: what a loaded onnxruntime session
+   adds to a fresh process's resident memory (measured in a child process).
 2. **Agreement.** Top-1 predictions on the attacker's held-out words (the training record's
    split: ``build_corpus(seed=0)``, one single-piece word per held-out sentence, as
    ``train-attacker`` evaluates; needs Debian ``wordnet-base`` as the training did, else a
@@ -15,6 +19,7 @@ One run, the same inputs for every backend:
 
     python bench/attack.py                      # 872 tweets, 2,000 held-out words, batch 16
     python bench/attack.py --n 200 --words 500  # quicker
+    python bench/attack.py --no-bf16            # without the slow bfloat16 row (about 20 min)
 
 Needs ``requirements-dev.txt`` (torch, transformers, onnx) for the torch and int8 rows. The
 machine's load average is printed next to the times: the 2 cores may be shared.
@@ -27,6 +32,7 @@ import csv
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,8 +44,31 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a fresh clone
 
 from dpcore.attack.mask_inference import attacker_strength, masked_position_logits
-from dpcore.attack.mlm import DEFAULT_BATCH_SIZE, DEFAULT_MLM_DIR, MaskedLM, load_mlm
+from dpcore.attack.mlm import DEFAULT_BATCH_SIZE, DEFAULT_MLM_DIR, MaskedLM, _load_onnx, load_mlm
 from dpcore.text.tokenize import GloveTokenizer
+
+#: onnxruntime rows whose session memory is measured, and their ``fuse_decoder`` setting.
+ONNX_FUSE = {"onnxruntime float32 (fp16-stored)": False, "onnxruntime, decoder fused (before)": True}
+
+
+def session_rss_mib(fuse_decoder: bool) -> float:
+    """Resident memory a loaded attacker session adds, measured in a fresh child process
+    (Linux ``VmRSS`` before and after ``_load_onnx``; in this process glibc's reuse of freed
+    heap would blur it). NaN where ``/proc`` is absent."""
+    code = (
+        "import onnxruntime, sys\n"
+        "def rss():\n"
+        "    with open('/proc/self/status') as fh:\n"
+        "        return next(int(x.split()[1]) / 1024 for x in fh if x.startswith('VmRSS'))\n"
+        "from dpcore.attack.mlm import DEFAULT_MLM_DIR, _load_onnx\n"
+        "a = rss(); m = _load_onnx.__wrapped__(str(DEFAULT_MLM_DIR), FUSE); print(rss() - a)\n"
+    ).replace("FUSE", str(fuse_decoder))
+    root = str(Path(__file__).resolve().parents[1])
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=300)
+    try:
+        return float(run.stdout.split()[-1])
+    except (IndexError, ValueError):
+        return float("nan")
 
 
 def tweets() -> list[str]:
@@ -129,8 +158,6 @@ def onnx_int8(tmp: Path) -> MaskedLM:
     import onnxruntime as ort
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from dpcore.attack.mlm import _load_onnx
-
     folder = tmp / "minilm-mlm-int8"
     shutil.copytree(DEFAULT_MLM_DIR, folder, ignore=shutil.ignore_patterns("*.safetensors", "model.onnx"))
     # Quantise from a float32 copy (the shipped file stores float16 initialisers behind casts).
@@ -156,6 +183,9 @@ def main() -> None:
     )
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample of tweets")
     ap.add_argument("--no-torch", action="store_true", help="onnxruntime rows only")
+    ap.add_argument(
+        "--no-bf16", action="store_true", help="leave out torch bfloat16 (about 20 minutes at the defaults)"
+    )
     args = ap.parse_args()
 
     sents = sample_sentences(args.n, args.seed)
@@ -163,18 +193,26 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="dpcore-bench-attack-"))
     try:
         backends: list[tuple[str, Callable[[], MaskedLM]]] = [
-            ("onnxruntime float32 (fp16-stored)", lambda: load_mlm())
+            # uncached loads, so each row's resident memory is its own
+            ("onnxruntime float32 (fp16-stored)", lambda: _load_onnx.__wrapped__(str(DEFAULT_MLM_DIR))),
+            (
+                "onnxruntime, decoder fused (before)",
+                lambda: _load_onnx.__wrapped__(str(DEFAULT_MLM_DIR), fuse_decoder=True),
+            ),
         ]
         if not args.no_torch:
             backends += [
                 ("onnxruntime int8 (dynamic)", lambda: onnx_int8(tmp)),
                 ("torch float32", lambda: load_mlm(backend="torch", precision="float32")),
-                ("torch bfloat16", lambda: load_mlm(backend="torch", precision="bfloat16")),
             ]
+            if not args.no_bf16:
+                backends.append(("torch bfloat16", lambda: load_mlm(backend="torch", precision="bfloat16")))
         ref_mlm = load_mlm()
         variants, gold = heldout_variants(ref_mlm, args.words)
         rows, preds = [], {}
         for label, make in backends:
+            held = ONNX_FUSE.get(label)
+            held = session_rss_mib(held) if held is not None else float("nan")
             t0 = time.perf_counter()
             mlm = make()
             t_load = time.perf_counter() - t0
@@ -184,25 +222,25 @@ def main() -> None:
             res = attacker_strength(sents, mlm, batch_size=args.batch_size)
             dt = time.perf_counter() - t0
             preds[label] = top1(mlm, variants)
-            rows.append((label, t_load, n_tok / dt, res.attack_success_rate, la, os.getloadavg()[0]))
+            rows.append((label, t_load, held, n_tok / dt, res.attack_success_rate, la, os.getloadavg()[0]))
         ref = preds.get("torch float32")
         print(
             f"attack speed: {len(sents)} tweets (seed {args.seed}), {n_tok:,} masked positions, "
             f"batch {args.batch_size}; agreement: {len(gold):,} held-out words of the training record"
         )
         head = (
-            f"{'backend':38s} {'load s':>7s} {'positions/s':>12s} {'x torch fp32':>13s} "
+            f"{'backend':38s} {'load s':>7s} {'+RSS MiB':>9s} {'positions/s':>12s} {'x torch fp32':>13s} "
             f"{'top-1 clean tweets':>19s} {'held-out top-1':>15s} {'agree w/ torch fp32':>20s} "
             f"{'load avg':>11s}"
         )
         print(head)
-        base = next((r[2] for r in rows if r[0] == "torch float32"), None)
-        for label, t_load, rate, succ, la, lb in rows:
+        base = next((r[3] for r in rows if r[0] == "torch float32"), None)
+        for label, t_load, held, rate, succ, la, lb in rows:
             acc = float(np.mean(preds[label] == gold))
             agree = f"{np.mean(preds[label] == ref):.2%}" if ref is not None else "n/a"
             ratio = f"{rate / base:.2f}" if base else "n/a"
             print(
-                f"{label:38s} {t_load:7.2f} {rate:12.0f} {ratio:>13s} {succ:19.3f} {acc:15.3f} "
+                f"{label:38s} {t_load:7.2f} {held:9.0f} {rate:12.0f} {ratio:>13s} {succ:19.3f} {acc:15.3f} "
                 f"{agree:>20s} {la:5.2f}/{lb:4.2f}"
             )
     finally:

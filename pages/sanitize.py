@@ -468,7 +468,10 @@ with st.expander("Sources and licences"):
         st.markdown(f"- **{e.title}** — package `{e.package}`; {e.licence}; {e.citation}.")
     for c in CORPORA.values():
         st.markdown(f"- **{c.title}** — {c.source}; package `{c.package}`; licence: {c.licence}.")
-    st.markdown("- **Word frequencies** — `wordfreq` 3.1 (code Apache-2.0, data CC BY-SA 4.0).")
+    st.markdown(
+        "- **Word frequencies** — `wordfreq` 3.1 (code Apache-2.0, data CC BY-SA 4.0), computed once "
+        "into tables that ship with dpcore (`dpcore/data/glove/NOTICE.md`)."
+    )
     st.markdown(
         "Out-of-vocabulary tokens have no output distribution: *mask* replaces each by `[UNK]` "
         "(only the fact that a word outside V stood there is released); *keep* copies them and is "

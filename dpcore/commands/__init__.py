@@ -14,6 +14,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "accounting",
     "train_attacker",
     "export_onnx",
+    "export_tables",
     "mask_attack",
     "sanitize",
     "sanitize_corpus",

