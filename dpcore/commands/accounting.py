@@ -75,7 +75,7 @@ def run_binary(args: argparse.Namespace) -> int:
     for r in rep.rows():
         print(
             f"{r['kind']}\t{r['index']}\t{r['claimed_epsilon']:.6g}\t{r['distance_bound']:.6g}\t"
-            f"{r['true_epsilon']:.6g}\t({r['equation']})"
+            f"{r['place_value_epsilon']:.6g}\t({r['equation']})"
         )
     print(
         f"per feature: claimed {rep.claimed_per_feature:.6g}; exact worst-case LDP loss "
