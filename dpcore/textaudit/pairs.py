@@ -15,7 +15,7 @@ from dpcore.text.vocab import Vocabulary
 
 __all__ = ["STRATEGIES", "candidate_pairs", "nearest_neighbors", "random_pairs", "unique_pairs"]
 
-STRATEGIES = ("adaptive", "neighbors", "random")
+STRATEGIES = ("screen", "adaptive", "neighbors", "random")
 
 
 def nearest_neighbors(

@@ -59,6 +59,9 @@ class PairResult:
     exact_epsilon: float | None = None
     exact_violates: bool | None = None
     error: str | None = None
+    #: The smallest violation this pair's test flags with probability ≥ 0.9, on an event of the
+    #: probability its own event had (:mod:`dpcore.textaudit.power`).
+    detectable_violation: dict[str, Any] | None = None
 
     @property
     def ratio(self) -> float:
@@ -94,6 +97,17 @@ class TextAuditResult:
     pairs_tested: int = 0
     sanitizer: dict[str, Any] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
+    #: What the run could have caught (:mod:`dpcore.textaudit.power`).
+    detectable_violation: dict[str, Any] = field(default_factory=dict)
+    #: The screen's stage 1 (``strategy="screen"``): words, draws per word, candidates, failures.
+    screen: dict[str, Any] | None = None
+    #: How the run was executed (engine, workers, per-stage seconds): the only part that may differ
+    #: between two runs of the same seed.
+    execution: dict[str, Any] = field(default_factory=dict)
+    #: Per screened word, the best pilot score (pilot lower bound − claim) of its candidate pairs.
+    word_scores: Any = field(default=None, repr=False, compare=False)
+    #: Vocabulary ids of the screened words (same order as ``word_scores``).
+    screened_ids: Any = field(default=None, repr=False, compare=False)
     dpcore_version: str = __version__
     test: str = (
         "best-prefix output event chosen on half the samples, loss bounded on the other half with "
@@ -118,6 +132,11 @@ class TextAuditResult:
         samples_drawn: int,
         elapsed: float,
         failures: dict[str, str] | None = None,
+        detectable: dict[str, Any] | None = None,
+        screen: dict[str, Any] | None = None,
+        execution: dict[str, Any] | None = None,
+        word_scores: Any = None,
+        screened_ids: Any = None,
     ) -> TextAuditResult:
         failures = dict(failures or {})
         tested = [p for p in pairs if p.error is None]
@@ -150,6 +169,21 @@ class TextAuditResult:
                     f"{samples:,} samples per word can show: raise the samples to test them"
                 )
             verdict = "not-detected"
+        det = dict(detectable or {})
+        if det.get("text"):
+            text += f". Power: {det['text']}"
+        if screen is not None:
+            p_s = screen.get("detectable_output_probability", math.inf)
+            m, n_w = screen["draws_per_word"], screen["words_screened"]
+            text += (
+                f". The screen drew {m:,} outputs of each of {n_w:,} words and confirmed its "
+                f"{screen['proposed']} most suspicious pairs"
+            )
+            if math.isfinite(p_s):
+                text += (
+                    f"; a word producing one output with probability ≥ {p_s:.3g} that its partner almost "
+                    "never produces would have been proposed with probability ≥ 0.95"
+                )
         if failures:
             msg = next(iter(failures.values()))
             text += (
@@ -184,6 +218,11 @@ class TextAuditResult:
             pairs_tested=n,
             sanitizer=info,
             failures=failures,
+            detectable_violation=det,
+            screen=screen,
+            execution=dict(execution or {}),
+            word_scores=word_scores,
+            screened_ids=screened_ids,
         )
 
     @property
@@ -192,6 +231,8 @@ class TextAuditResult:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        out.pop("word_scores", None)
+        out.pop("screened_ids", None)
         return out
 
     def to_frame(self) -> pd.DataFrame:

@@ -33,12 +33,20 @@ from dpcore.audit.bounds import cp_lower, cp_upper
 from dpcore.rng import cell_seed_sequence, resolve_seed
 from dpcore.text.sampling import pair_distances
 from dpcore.text.vocab import Vocabulary
+from dpcore.textaudit.engine import ENGINES, DrawPlan, WordDraws, draw_words, resolve_workers
 from dpcore.textaudit.estimator import MAX_EVENT_CANDIDATES, best_prefix_event, estimate_direction
 from dpcore.textaudit.interface import check_sanitizer
 from dpcore.textaudit.pairs import STRATEGIES, candidate_pairs
+from dpcore.textaudit.power import DEFAULT_POWER, detectable_excess, screen_detectable
 from dpcore.textaudit.result import PairResult, TextAuditResult
-from dpcore.textaudit.sampling import OutputCodebook, draw_counts
-from dpcore.textaudit.sampling import SanitizerRaised as _SanitizerRaised
+from dpcore.textaudit.sampling import OutputCodebook
+from dpcore.textaudit.screen import (
+    DEFAULT_SCREEN_BUDGET,
+    SCREEN_TOP,
+    claims_function,
+    draws_per_word,
+    propose_pairs,
+)
 from dpcore.validation import DPCoreError, check_finite_float, check_int
 
 __all__ = ["MAX_PAIRS", "MAX_SAMPLES", "MAX_TOTAL_SAMPLES", "audit_text", "max_detectable_loss"]
@@ -61,14 +69,6 @@ def max_detectable_loss(samples_per_half: int, alpha: float) -> float:
     return float(np.log(cp_lower(n, n, alpha / 2)) - np.log(cp_upper(0, n, alpha / 2)))
 
 
-def _bound_for(sanitizer: Any, x: str, xp: str, d: float) -> float:
-    fn = getattr(sanitizer, "claimed_bound", None)
-    if callable(fn):
-        return float(fn(x, xp, d))
-    eps = float(sanitizer.epsilon)
-    return eps if sanitizer.guarantee == "ldp" else eps * d
-
-
 def _eligible(sanitizer: Any, size: int) -> np.ndarray | None:
     fn = getattr(sanitizer, "protected_ids", None)
     mask = fn() if callable(fn) else None
@@ -84,47 +84,33 @@ def _pad(a: np.ndarray, n: int) -> np.ndarray:
     return a if a.size >= n else np.pad(a, (0, n - a.size))
 
 
-class _Counter:
-    """Draws and halves per word, for one stage."""
+class _Counts:
+    """One stage's draws per word, merged in word order (so independent of the engine)."""
 
     def __init__(
-        self,
-        sanitizer: Any,
-        vocab: Vocabulary,
-        codebook: OutputCodebook,
-        seed: int,
-        stage: str,
-        n: int,
-        tick: Callable[[int], None],
+        self, draws: list[WordDraws], words: np.ndarray, codebook: OutputCodebook, n_sel: int, n_eval: int
     ) -> None:
-        self.s, self.vocab, self.cb, self.seed, self.stage, self.n, self.tick = (
-            sanitizer,
-            vocab,
-            codebook,
-            seed,
-            stage,
-            n,
-            tick,
-        )
-        self.n_sel = n // 2
-        self.n_eval = n - self.n_sel
-        self.halves: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.cb, self.n_sel, self.n_eval = codebook, n_sel, n_eval
+        self.halves: dict[int, tuple[np.ndarray, ...]] = {}
         #: Words whose ``sample`` raised, with the message (their pairs are not tested).
         self.failures: dict[str, str] = {}
+        for wd in draws:
+            if wd.error is not None:
+                self.failures[str(words[wd.wid])] = wd.error
+                continue
+            halves = []
+            for c, extra in zip(wd.counts, wd.extras, strict=True):
+                codes = [codebook.code(label) for label in sorted(extra)]
+                full = np.zeros(len(codebook), dtype=np.int64)
+                full[: c.size] = c
+                for code, label in zip(codes, sorted(extra), strict=True):
+                    full[code] = extra[label]
+                halves.append(full)
+            self.halves[wd.wid] = tuple(halves)
 
-    def get(self, wid: int) -> tuple[np.ndarray, np.ndarray]:
+    def get(self, wid: int) -> tuple[np.ndarray, ...]:
         if wid not in self.halves:
-            word = str(self.vocab.words[wid])
-            if word in self.failures:
-                raise _SampleFailed(self.failures[word])
-            rng = np.random.default_rng(cell_seed_sequence(self.seed, "text-audit", self.stage, word))
-            try:
-                sel = draw_counts(self.s, word, wid, self.n_sel, rng, self.cb, on_progress=self.tick)
-                ev = draw_counts(self.s, word, wid, self.n_eval, rng, self.cb, on_progress=self.tick)
-            except _SanitizerRaised as exc:
-                self.failures[word] = str(exc)
-                raise _SampleFailed(str(exc)) from None
-            self.halves[wid] = (sel, ev)
+            raise _SampleFailed(self.failures.get(str(self.cb.label(wid)), "not drawn"))
         return self.halves[wid]
 
 
@@ -133,7 +119,7 @@ class _SampleFailed(Exception):
 
 
 def _test_pair(
-    counter: _Counter,
+    counter: _Counts,
     i: int,
     j: int,
     alpha: float,
@@ -253,14 +239,19 @@ def audit_text(
     vocab: Vocabulary,
     words: Sequence[str] | None = None,
     pairs: int = 50,
-    strategy: str = "adaptive",
+    strategy: str | None = None,
     neighbors: int = 2,
     samples: int = 100_000,
     pilot_samples: int | None = None,
+    screen_budget: int = DEFAULT_SCREEN_BUDGET,
+    screen_words: Sequence[str] | None = None,
     seed: int | None = None,
     confidence: float = 0.95,
     progress: Callable[[int, int], None] | None = None,
     max_total_samples: int = MAX_TOTAL_SAMPLES,
+    engine: str = "local",
+    workers: int | None = 1,
+    address: str | None = None,
 ) -> TextAuditResult:
     """Audit a word-level sanitizer: empirical ε per pair of words, with confidence bounds.
 
@@ -276,22 +267,38 @@ def audit_text(
         Words to audit (each pair among them, and each with its ``neighbors`` nearest words);
         None to choose pairs over the vocabulary by ``strategy``.
     pairs:
-        How many pairs the confirmation stage tests (1..500).
+        How many pairs the confirmation stage tests, K (1..500).
     strategy:
-        ``adaptive`` (pilot over neighbour and random pairs, then the best ``pairs``),
-        ``neighbors`` or ``random``.
+        ``screen`` (the default without ``words``: every word of the vocabulary, or of
+        ``screen_words``, is drawn and the K most suspicious pairs are confirmed,
+        :mod:`dpcore.textaudit.screen`), ``adaptive`` (the default with ``words``: a pilot over
+        neighbour and random pairs, then the best K), ``neighbors`` or ``random``.
     neighbors:
         Nearest neighbours per word for candidate pairs (0..20).
     samples:
         Draws of M(x) per word in the confirmation stage, T (100..10⁷; half select, half decide).
     pilot_samples:
-        Draws per candidate word in the pilot (default max(1,000, T/10)).
+        Draws per candidate word in the adaptive pilot (default max(1,000, T/10)).
+    screen_budget:
+        Total draws of the screen's stage 1; each screened word gets budget // words of them
+        (at least 200, at most 10⁶).
+    screen_words:
+        Screen only these words (default: the whole vocabulary).
     seed:
         Seed; None draws one (recorded in the result).
     confidence:
         Family-wise confidence of the ``violates`` verdicts (Bonferroni over pairs and directions).
     progress:
         ``progress(done, total)`` over draws.
+    max_total_samples:
+        Refuse an audit that would draw more than this (screen, pilot and confirmation).
+    engine:
+        ``local`` or ``ray`` (:mod:`dpcore.textaudit.engine`); the result does not depend on it.
+    workers:
+        Processes (local) or CPUs (a local Ray); None: the machine's cores. The result does not
+        depend on it.
+    address:
+        A Ray cluster to join (``engine="ray"``); default: a local Ray for this run.
 
     Returns
     -------
@@ -304,7 +311,7 @@ def audit_text(
     >>> from dpcore.textaudit import DpcoreSanitizer, audit_text
     >>> vocab = build_vocabulary("glove", size=2000)
     >>> mech = DpcoreSanitizer(create_text_mechanism("santext", vocab=vocab, epsilon=1.0))
-    >>> res = audit_text(mech, vocab=vocab, pairs=5, samples=20_000, seed=0)
+    >>> res = audit_text(mech, vocab=vocab, pairs=5, samples=20_000, screen_budget=1_000_000, seed=0)
     >>> res.verdict
     'not-detected'
     """
@@ -312,52 +319,71 @@ def audit_text(
     sanitizer = check_sanitizer(sanitizer)
     if not isinstance(vocab, Vocabulary):
         raise DPCoreError("vocab must be a dpcore.text.vocab.Vocabulary")
+    if strategy is None:
+        strategy = "screen" if words is None else "adaptive"
     if strategy not in STRATEGIES:
         raise DPCoreError(f"unknown pair strategy {strategy!r}; choose one of: {', '.join(STRATEGIES)}")
+    if strategy == "screen" and words is not None:
+        raise DPCoreError("the screen covers the vocabulary; name words with screen_words, not words")
     pairs = check_int(pairs, name="pairs", min_value=1, max_value=MAX_PAIRS)
     neighbors = check_int(neighbors, name="neighbors", min_value=0, max_value=20)
     samples = check_int(samples, name="samples", min_value=100, max_value=MAX_SAMPLES)
     pilot = max(1_000, samples // 10) if pilot_samples is None else pilot_samples
     pilot = check_int(pilot, name="pilot samples", min_value=100, max_value=MAX_SAMPLES)
+    screen_budget = check_int(screen_budget, name="screen budget", min_value=1, max_value=max_total_samples)
     confidence = check_finite_float(confidence, name="confidence", min_value=0.5, max_value=0.999999)
     if confidence >= 1.0:
         raise DPCoreError("confidence must be < 1")
+    if engine not in ENGINES:
+        raise DPCoreError(f"unknown engine {engine!r}; choose one of: {', '.join(ENGINES)}")
+    n_workers = resolve_workers(workers)
+    if address is not None and engine != "ray":
+        raise DPCoreError("address is for engine='ray'")
     seed = resolve_seed(seed)
     rng = np.random.default_rng(cell_seed_sequence(seed, "text-audit", "pairs"))
+    words_arr = vocab.words
 
     word_ids = None
     if words is not None:
-        wl = list(dict.fromkeys(str(w).strip() for w in words if str(w).strip()))
-        if not wl:
-            raise DPCoreError("give at least one word to audit")
-        if len(wl) > 200:
-            raise DPCoreError(f"at most 200 words at once, got {len(wl)}")
-        ids = vocab.ids(wl)
-        missing = [w for w, i in zip(wl, ids, strict=True) if i < 0]
-        if missing:
-            shown = ", ".join(repr(m) for m in missing[:5])
-            raise DPCoreError(
-                f"{len(missing)} word(s) are not in the {len(vocab):,}-word vocabulary: {shown}"
-            )
-        if len(wl) == 1 and neighbors == 0:
+        word_ids = _word_ids(vocab, words, limit=200, what="audit")
+        if len(word_ids) == 1 and neighbors == 0:
             raise DPCoreError("one word needs neighbours to pair with (neighbors ≥ 1) or a second word")
-        word_ids = ids
-    cand = candidate_pairs(
-        vocab, strategy=strategy, n_pairs=pairs, rng=rng, word_ids=word_ids, neighbors=neighbors
-    )
-    n_candidates = len(cand)
-    use_pilot = n_candidates > pairs and strategy == "adaptive"
-    if not use_pilot:
-        cand = cand[:pairs]
-    n_pilot_words = len(np.unique(cand)) if use_pilot else 0
-    n_final_words_max = min(len(np.unique(cand)), 2 * pairs)
-    total = n_pilot_words * pilot + n_final_words_max * samples
+    screen_ids = None
+    m_screen = 0
+    if strategy == "screen":
+        screen_ids = (
+            np.arange(len(vocab), dtype=np.int64)
+            if screen_words is None
+            else _word_ids(vocab, screen_words, limit=len(vocab), what="screen")
+        )
+        if len(screen_ids) < 2:
+            raise DPCoreError("the screen needs at least two words")
+        m_screen = draws_per_word(len(screen_ids), screen_budget)
+        cand = np.zeros((0, 2), dtype=np.int64)
+        n_candidates = 0
+        use_pilot = False
+        total = len(screen_ids) * m_screen + min(len(screen_ids), 2 * pairs) * samples
+    else:
+        cand = candidate_pairs(
+            vocab, strategy=strategy, n_pairs=pairs, rng=rng, word_ids=word_ids, neighbors=neighbors
+        )
+        n_candidates = len(cand)
+        use_pilot = n_candidates > pairs and strategy == "adaptive"
+        if not use_pilot:
+            cand = cand[:pairs]
+        n_pilot_words = len(np.unique(cand)) if use_pilot else 0
+        total = n_pilot_words * pilot + min(len(np.unique(cand)), 2 * pairs) * samples
     if total > max_total_samples:
         raise DPCoreError(
             f"this audit would draw about {total:,.0f} samples; the limit is {max_total_samples:,} "
-            "(lower samples, pilot samples or pairs)"
+            "(lower samples, pilot samples, the screen budget or pairs)"
         )
-    cells = (max(n_pilot_words, n_final_words_max)) * 2 * (len(vocab) + 16)
+    held = (
+        min(len(np.unique(cand)) if len(cand) else 2 * pairs, 2 * pairs)
+        if not use_pilot
+        else len(np.unique(cand))
+    )
+    cells = max(held, 1) * 2 * (len(vocab) + 16)
     if cells > MAX_COUNT_CELLS:
         raise DPCoreError(
             f"this audit would hold {cells:,} output counts at once (words × 2 × |V|); the limit is "
@@ -371,17 +397,82 @@ def audit_text(
         if progress is not None:
             progress(min(done[0], total), total)
 
-    codebook = OutputCodebook(vocab.words)
+    codebook = OutputCodebook(words_arr)
+    run = {"engine": engine, "workers": n_workers, "address": address}
+
+    def draw(wids: np.ndarray, plan: DrawPlan) -> list[WordDraws]:
+        return draw_words(
+            sanitizer,
+            words_arr,
+            wids,
+            seed,
+            plan,
+            engine=engine,
+            workers=n_workers,
+            address=address,
+            tick=tick,
+        )
 
     def elig_fn(size: int) -> np.ndarray | None:
         return _eligible(sanitizer, size)
 
-    words_arr = vocab.words
+    claims = claims_function(sanitizer, vocab)
+    stages: dict[str, dict[str, float]] = {}
     failures: dict[str, str] = {}
-    if use_pilot:
-        pc = _Counter(sanitizer, vocab, codebook, seed, "pilot", pilot, tick)
+    screen_info: dict[str, Any] | None = None
+    word_scores: np.ndarray | None = None
+    if strategy == "screen":
+        assert screen_ids is not None
+        ts = time.perf_counter()
+        sdraws = draw(screen_ids, DrawPlan("screen", (m_screen,), top=SCREEN_TOP))
+        for wd in sdraws:
+            if wd.summary is not None:
+                for label in wd.summary.labels:
+                    codebook.code(label)
+            else:
+                failures[str(words_arr[wd.wid])] = str(wd.error)
+        prop = propose_pairs(
+            sdraws,
+            vocab=vocab,
+            m=m_screen,
+            k_pairs=pairs,
+            neighbors=neighbors,
+            rng=rng,
+            label_code=codebook.code,
+            n_codes=len(codebook),
+            claims=claims,
+            eligible=_eligible(sanitizer, len(codebook)),
+        )
+        cand = prop.pairs
+        n_candidates = prop.candidates
+        word_scores = prop.word_scores
+        stages["screen"] = _stage(ts, len(screen_ids) * m_screen)
+        screen_info = {
+            "words_screened": len(screen_ids),
+            "draws_per_word": int(m_screen),
+            "budget": int(screen_budget),
+            "draws": int(len(screen_ids) * m_screen),
+            "candidates_scored": int(prop.candidates),
+            "proposed": len(cand),
+            "failed_words": int(sum(wd.error is not None for wd in sdraws)),
+            "kth_score": float(prop.scores[-1]) if len(prop.scores) else -math.inf,
+            "residual_median": prop.residual_median,
+            "top_words": _top_words(words_arr, screen_ids, word_scores, 20),
+        }
+        total = done[0] + len(np.unique(cand)) * samples if len(cand) else done[0]
+    elif use_pilot:
+        ts = time.perf_counter()
+        pw = np.unique(cand)
+        pc = _Counts(
+            draw(pw, DrawPlan("pilot", (pilot // 2, pilot - pilot // 2))),
+            words_arr,
+            codebook,
+            pilot // 2,
+            pilot - pilot // 2,
+        )
         alpha_p = (1.0 - confidence) / (2 * len(cand))
         d_c = pair_distances(vocab.vectors, cand[:, 0], cand[:, 1])
+        b_c = claims(cand[:, 0], cand[:, 1], d_c)
         score = np.empty(len(cand))
         for k, (i, j) in enumerate(cand):
             try:
@@ -389,24 +480,33 @@ def audit_text(
             except _SampleFailed:
                 score[k] = -np.inf
                 continue
-            bound = _bound_for(sanitizer, str(words_arr[i]), str(words_arr[j]), float(d_c[k]))
+            bound = float(b_c[k])
             # rank by excess over the claim; break ties by the point estimate's excess
             score[k] = (lb - bound) + 1e-6 * np.tanh(est - bound if math.isfinite(est) else 50.0)
         failures = dict(pc.failures)
         del pc
         order = np.argsort(-score, kind="stable")[:pairs]
         cand = cand[np.sort(order)]
+        stages["pilot"] = _stage(ts, len(pw) * pilot)
         total = done[0] + len(np.unique(cand)) * samples
     n_tests = max(1, len(cand))
     alpha = (1.0 - confidence) / (2 * n_tests)
-    counter = _Counter(sanitizer, vocab, codebook, seed, "confirm", samples, tick)
+    tc = time.perf_counter()
+    n_sel = samples // 2
+    cw = np.unique(cand) if len(cand) else np.zeros(0, dtype=np.int64)
+    counter = _Counts(
+        draw(cw, DrawPlan("confirm", (n_sel, samples - n_sel))), words_arr, codebook, n_sel, samples - n_sel
+    )
+    stages["confirm"] = _stage(tc, len(cw) * samples)
     dist = pair_distances(vocab.vectors, cand[:, 0], cand[:, 1])
+    bounds = claims(cand[:, 0], cand[:, 1], dist) if len(cand) else np.zeros(0)
     rows = _exact_rows(sanitizer, words_arr, cand, codebook)
     exact = _exact_losses(rows, cand, _eligible(sanitizer, len(codebook)))
+    n_bound = samples if rows is not None else samples - n_sel  # draws that bound an event
     results: list[PairResult] = []
     for k, (i, j) in enumerate(cand):
         x, xp = str(words_arr[i]), str(words_arr[j])
-        bound = _bound_for(sanitizer, x, xp, float(dist[k]))
+        bound = float(bounds[k])
         try:
             est, lb, size, a, b, _n, direction = _test_pair(counter, int(i), int(j), alpha, elig_fn, rows)
         except _SampleFailed as exc:
@@ -419,6 +519,7 @@ def audit_text(
         lb = max(0.0, lb)
         est = max(0.0, est)
         ex = None if math.isnan(exact[k]) else float(exact[k])
+        det = detectable_excess(n_bound, alpha, bound, a / n_bound if n_bound else 0.0)
         results.append(
             PairResult(
                 x=x,
@@ -434,11 +535,24 @@ def audit_text(
                 count_x_prime=b,
                 exact_epsilon=ex,
                 exact_violates=None if ex is None else bool(ex > bound * (1 + 1e-7) + 1e-9),
+                detectable_violation=det.to_dict(),
             )
         )
-    failures.update(counter.failures)
+    for word, msg in counter.failures.items():
+        failures.setdefault(word, msg)
+    detectable = _run_detectable(results, n_bound, alpha)
+    if screen_info is not None:
+        claims_prop = [p.claimed_bound for p in results if p.error is None and math.isfinite(p.claimed_bound)]
+        c_ref = float(np.median(claims_prop)) if claims_prop else float(sanitizer.epsilon)
+        p_s = screen_detectable(m_screen, screen_info["kth_score"], c_ref, screen_info["residual_median"])
+        screen_info["detectable_output_probability"] = p_s
+        screen_info["detectable_claim"] = c_ref
+        detectable["screen_output_probability"] = p_s
     if progress is not None:
         progress(total, total)
+    elapsed = time.perf_counter() - t0
+    run["stages"] = stages
+    run["elapsed_seconds"] = elapsed
     return TextAuditResult.build(
         sanitizer=sanitizer,
         vocab=vocab,
@@ -451,8 +565,64 @@ def audit_text(
         confidence=confidence,
         alpha=alpha,
         # a planned event (exact sanitizers) is bounded on all T draws, a selected one on T/2
-        max_detectable=max_detectable_loss(samples if rows is not None else samples - samples // 2, alpha),
+        max_detectable=max_detectable_loss(n_bound, alpha),
         samples_drawn=done[0],
         failures=failures,
-        elapsed=time.perf_counter() - t0,
+        elapsed=elapsed,
+        detectable=detectable,
+        screen=screen_info,
+        execution=run,
+        word_scores=word_scores,
+        screened_ids=screen_ids,
     )
+
+
+def _word_ids(vocab: Vocabulary, words: Sequence[str], *, limit: int, what: str) -> np.ndarray:
+    wl = list(dict.fromkeys(str(w).strip() for w in words if str(w).strip()))
+    if not wl:
+        raise DPCoreError(f"give at least one word to {what}")
+    if len(wl) > limit:
+        raise DPCoreError(f"at most {limit:,} words to {what} at once, got {len(wl):,}")
+    ids = vocab.ids(wl)
+    missing = [w for w, i in zip(wl, ids, strict=True) if i < 0]
+    if missing:
+        shown = ", ".join(repr(m) for m in missing[:5])
+        raise DPCoreError(f"{len(missing)} word(s) are not in the {len(vocab):,}-word vocabulary: {shown}")
+    return ids
+
+
+def _stage(t_start: float, draws: int) -> dict[str, float]:
+    dt = time.perf_counter() - t_start
+    return {"seconds": dt, "draws": int(draws), "draws_per_second": draws / dt if dt > 0 else math.inf}
+
+
+def _top_words(words: np.ndarray, ids: np.ndarray, scores: np.ndarray, k: int) -> list[dict[str, Any]]:
+    order = np.argsort(-scores, kind="stable")[:k]
+    return [
+        {"word": str(words[ids[o]]), "rank": int(ids[o]), "score": float(scores[o])}
+        for o in order
+        if np.isfinite(scores[o])
+    ]
+
+
+def _run_detectable(results: list[PairResult], n: int, alpha: float) -> dict[str, Any]:
+    """One statement for every tested pair, at the median event probability of the tests."""
+    tested = [r for r in results if r.error is None and math.isfinite(r.claimed_bound)]
+    probs = [r.count_x / n for r in tested if r.count_x > 0]
+    out: dict[str, Any] = {"power": DEFAULT_POWER, "samples": int(n)}
+    if not tested or not probs:
+        return out | {"event_probability": None, "excess": math.inf, "text": "no tested event"}
+    p = float(np.median(probs))
+    excess = max(detectable_excess(n, alpha, r.claimed_bound, p).excess for r in tested)
+    out |= {"event_probability": p, "excess": excess}
+    if math.isfinite(excess):
+        out["text"] = (
+            f"every tested pair would have been flagged with probability ≥ {DEFAULT_POWER:g} had its loss "
+            f"exceeded its claim by {excess:.3g} on an event of probability ≥ {p:.3g} under M(x)"
+        )
+    else:
+        out["text"] = (
+            f"at events of probability {p:.3g} (the tests' median) some tested pair could not flag any "
+            f"violation with {n:,} draws per word"
+        )
+    return out

@@ -32,8 +32,8 @@ class SanitizerRaised(DPCoreError):
 class OutputCodebook:
     """Output word → integer code: the vocabulary first (code = id), then any new output."""
 
-    def __init__(self, words: Sequence[str] | np.ndarray) -> None:
-        self.base = pd.Index(np.asarray(words, dtype=object))
+    def __init__(self, words: Sequence[str] | np.ndarray, *, base_index: pd.Index | None = None) -> None:
+        self.base = base_index if base_index is not None else pd.Index(np.asarray(words, dtype=object))
         self.n_base = len(self.base)
         self.extra: dict[Any, int] = {}
 
@@ -48,6 +48,11 @@ class OutputCodebook:
             if v == code:
                 return str(k)
         raise KeyError(code)
+
+    def code(self, label: str) -> int:
+        """The code of one output label (a new code for a label not seen before)."""
+        at = self.base.get_indexer([label])[0]
+        return int(at) if at >= 0 else self.extra.setdefault(label, len(self))
 
     def codes(self, outputs: Sequence[Any] | np.ndarray, expected: int) -> np.ndarray:
         """Codes of ``outputs`` (new outputs get new codes); checks there are ``expected`` of them."""

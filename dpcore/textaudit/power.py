@@ -1,0 +1,212 @@
+"""What a text audit could have caught: the smallest violation flagged with probability ≥ 0.9.
+
+The test of one direction of a pair (:mod:`dpcore.textaudit.estimator`) counts a = #{M(x) ∈ S}
+and b = #{M(x′) ∈ S} among n draws each and flags the pair when
+
+    ln CP⁻(a; n, α/2) − ln CP⁺(b; n, α/2) > c,
+
+c the pair's claimed bound. Suppose the claim is violated on the test's event S by Δ nats:
+Pr[M(x) ∈ S] = p and Pr[M(x′) ∈ S] = q = p·e^{−(c + Δ)}. Then a ~ Bin(n, p), b ~ Bin(n, q) are
+independent and the chance of a flag is exactly
+
+    power(Δ) = Σ_b Pr[b] · Pr[a ≥ a*(b)],   a*(b) = min{a : ln CP⁻(a) − ln CP⁺(b) > c},
+
+which grows with Δ. The **detectable violation** at event probability p is the smallest Δ with
+power(Δ) ≥ 0.9 (∞ when even q = 0 does not reach it: no violation on an event that rare can be
+shown with n draws). It is a statement about the test's own event S: a violation on an event the
+selection half did not choose, or on a pair that was not tested, is not covered.
+
+:func:`screen_detectable` states the same for stage 1 of the screen: the smallest probability
+p_s of a single output under M(x) that, produced by x′ at most e^{−(c + Δ)} as often, would
+score above the K-th proposed pair with probability ≥ 0.95 — so that with stage 2's ≥ 0.95 the
+violation is found with probability ≥ 0.9.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import bdtr, bdtrc
+
+from dpcore.audit.bounds import cp_lower, cp_upper
+
+__all__ = ["DEFAULT_POWER", "Detectable", "detectable_excess", "flag_probability", "screen_detectable"]
+
+#: The probability with which a reported violation would have been flagged.
+DEFAULT_POWER = 0.9
+#: Relative tolerance of the claim comparison (as the runner's).
+_TOL = 1e-9
+#: Binomial tails beyond this many standard deviations are ignored (mass < 1e-20).
+_SPAN = 10.0
+
+
+@dataclass(frozen=True)
+class Detectable:
+    """The smallest violation a test flags with probability ≥ ``power``.
+
+    Attributes
+    ----------
+    power:
+        The flag probability the figure is for (0.9).
+    event_probability:
+        p = Pr[M(x) ∈ S] of the event it is stated for.
+    excess:
+        Δ: a loss above claim + Δ on such an event is flagged with probability ≥ power (∞: none is).
+    claim:
+        The claimed bound c it is stated against.
+    loss:
+        c + Δ.
+    samples:
+        Draws per word that bound the event.
+    """
+
+    power: float
+    event_probability: float
+    excess: float
+    claim: float
+    loss: float
+    samples: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def text(self) -> str:
+        if not math.isfinite(self.excess):
+            return (
+                f"no violation on an event of probability {self.event_probability:.3g} can be flagged "
+                f"with {self.samples:,} draws per word"
+            )
+        return (
+            f"a loss above {self.loss:.3g} (claim {self.claim:.3g} + {self.excess:.3g}) on an event of "
+            f"probability ≥ {self.event_probability:.3g} under M(x) would have been flagged with "
+            f"probability ≥ {self.power:g}"
+        )
+
+
+def _range(n: int, p: float) -> tuple[int, int]:
+    sd = math.sqrt(max(n * p * (1 - p), 1.0))
+    return max(0, math.floor(n * p - _SPAN * sd)), min(n, math.ceil(n * p + _SPAN * sd))
+
+
+class _Test:
+    """One direction's flag rule at (n, α, c), tabulated over the counts that matter."""
+
+    def __init__(self, n: int, alpha: float, claim: float, p: float) -> None:
+        self.n, self.p, self.claim = n, p, claim
+        self.a_lo, self.a_hi = _range(n, p)
+        a = np.arange(self.a_lo, self.a_hi + 1)
+        with np.errstate(divide="ignore"):
+            self.log_lo = np.log(cp_lower(a, n, alpha / 2))
+        # b never exceeds its Δ = 0 range (q ≤ p·e^{−c})
+        q0 = p * math.exp(-claim) if math.isfinite(claim) else 0.0
+        self.b_hi = _range(n, q0)[1]
+        b = np.arange(0, self.b_hi + 1)
+        self.log_hi = np.log(cp_upper(b, n, alpha / 2))
+        need = self.log_hi + claim * (1 + _TOL) + _TOL  # flag iff log_lo[a] > need[b]
+        # a*(b): first a in range with log_lo > need
+        idx = np.searchsorted(self.log_lo, need, side="right")
+        self.a_star = self.a_lo + idx  # may be a_hi + 1: unreachable in range
+
+    def power(self, excess: float) -> float:
+        q = self.p * math.exp(-(self.claim + excess)) if math.isfinite(excess) else 0.0
+        b = np.arange(0, self.b_hi + 1)
+        if q <= 0:
+            pb = np.zeros(b.size)
+            pb[0] = 1.0
+        else:
+            cdf = bdtr(b, self.n, q)
+            pb = np.diff(np.concatenate([[0.0], cdf]))  # b beyond the range (< 1e-20) counts as no flag
+        # Pr[a ≥ a*] = Pr[a > a* − 1]
+        pa = np.where(self.a_star > self.n, 0.0, bdtrc(self.a_star - 1, self.n, self.p))
+        pa = np.where(self.a_star <= 0, 1.0, pa)
+        return float(np.clip(np.dot(pb, pa), 0.0, 1.0))
+
+
+def flag_probability(n: int, alpha: float, claim: float, p: float, excess: float) -> float:
+    """Exact chance that the test flags a violation of ``excess`` nats on an event of probability p."""
+    if not (0 < p <= 1) or not math.isfinite(claim):
+        return 0.0
+    return _Test(n, alpha, claim, p).power(excess)
+
+
+def detectable_excess(
+    n: int, alpha: float, claim: float, p: float, *, power: float = DEFAULT_POWER
+) -> Detectable:
+    """The smallest Δ ≥ 0 whose violation the test flags with probability ≥ ``power``.
+
+    Parameters
+    ----------
+    n:
+        Draws per word that bound the event (T/2 for a selected event, T for a planned one).
+    alpha:
+        The test's per-test level (its one-sided bounds are at α/2 each).
+    claim:
+        The pair's claimed bound c.
+    p:
+        Pr[M(x) ∈ S] of the event.
+    power:
+        The flag probability asked for.
+    """
+    if not (0 < p <= 1) or not math.isfinite(claim):
+        return Detectable(power, float(p), math.inf, float(claim), math.inf, int(n))
+    test = _Test(n, alpha, claim, p)
+    if test.power(math.inf) < power:
+        return Detectable(power, float(p), math.inf, float(claim), math.inf, int(n))
+    if test.power(0.0) >= power:
+        return Detectable(power, float(p), 0.0, float(claim), float(claim), int(n))
+    lo, hi = 0.0, 1.0
+    while test.power(hi) < power:
+        lo, hi = hi, 2 * hi
+        if hi > 1e4:
+            return Detectable(power, float(p), math.inf, float(claim), math.inf, int(n))
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        if test.power(mid) >= power:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo < 1e-4:
+            break
+    return Detectable(power, float(p), float(hi), float(claim), float(claim + hi), int(n))
+
+
+def screen_detectable(
+    m: int, threshold: float, claim: float, residual: float, *, power: float = 0.95
+) -> float:
+    """Smallest p_s: a single output x produces with probability ≥ p_s outscores ``threshold``.
+
+    The pilot scores an output by ln CP⁻(c_x; m, 0.05) − ln CP⁺(c_x′; m, 0.05) − claim, with x′'s
+    count at most ``residual`` (its residual bound; a violating partner's own count is smaller).
+    With a = the ``1 − power`` quantile of Bin(m, p_s), the score exceeds the threshold with
+    probability ≥ ``power``. Returns ∞ when even p_s = 1 does not (the K-th pilot score is out
+    of reach with m draws), and 0 when the threshold is −∞ (every candidate was proposed).
+    """
+    from dpcore.textaudit.screen import SCREEN_ALPHA
+
+    if not math.isfinite(threshold):
+        return 0.0 if threshold < 0 else math.inf
+    need = threshold + claim + float(np.log(cp_upper(round(residual), m, SCREEN_ALPHA)))
+    a = np.arange(m + 1)
+    with np.errstate(divide="ignore"):
+        ok = np.log(cp_lower(a, m, SCREEN_ALPHA)) > need
+    if not ok.any():
+        return math.inf
+    a_need = int(np.argmax(ok))  # smallest count that scores above the threshold
+    if a_need == 0:
+        return 0.0
+    # smallest p with Pr[Bin(m, p) ≥ a_need] ≥ power: Pr[Bin ≤ a_need − 1] ≤ 1 − power
+    return _p_for_tail(m, a_need, power)
+
+
+def _p_for_tail(m: int, a_need: int, power: float) -> float:
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if bdtrc(a_need - 1, m, mid) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi

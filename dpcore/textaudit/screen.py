@@ -1,0 +1,299 @@
+"""The whole-vocabulary screen: stage 1 of ``audit_text(strategy="screen")``.
+
+Every screened word x gets m draws of M(x) (:mod:`dpcore.textaudit.engine`), reduced at once to
+a :class:`~dpcore.textaudit.engine.WordSummary`: its t most frequent outputs with their counts,
+its count of itself, and a *residual* bound on the count of any output not listed. Memory is
+O(|words| · t) whatever m is, and no |V| × |V| array is ever built.
+
+Candidate pairs
+---------------
+- **Neighbours** (metric claims grow with d, so close words have the smallest claims): each word
+  with its ``neighbors`` nearest screened words.
+- **Random partners**: each word with ``random_partners`` uniform screened words (an ε-LDP claim
+  is the same for every pair, so any partner that rarely produces x's outputs will do).
+- **Per-output extremes** (ε-LDP's worst events are single outputs): for each output y listed by
+  some word, the word that produced y most often, against the two words with the smallest
+  residual bound (the words least likely to have produced y unnoticed).
+
+Pilot score
+-----------
+For a pair (x, x′) and each output y listed by x (and x itself), the shrunk log-ratio
+ln CP⁻(c_x(y); m, 0.05) − ln CP⁺(ĉ_x′(y); m, 0.05), where ĉ_x′(y) is x′'s count when y is listed
+for x′ (or is x′ itself) and its residual bound otherwise (so the score never overstates the
+ratio); the same the other way round; the pair's score is the largest over y and both directions
+minus its claimed bound. The K highest-scoring distinct pairs go to stage 2, which draws fresh
+samples and alone decides the verdict (Bonferroni over K). The screen only proposes.
+
+The claim of each pair comes from the sanitizer (ε, ε·d, or its own ``claimed_bound``); outputs
+outside the protected set (SanText+'s V_P) are never used as events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpcore.audit.bounds import cp_lower, cp_upper
+from dpcore.text.sampling import iter_chunks, pair_distances
+from dpcore.text.vocab import Vocabulary
+from dpcore.textaudit.engine import WordDraws
+from dpcore.validation import DPCoreError
+
+__all__ = [
+    "DEFAULT_SCREEN_BUDGET",
+    "MIN_SCREEN_DRAWS",
+    "SCREEN_ALPHA",
+    "SCREEN_TOP",
+    "ScreenProposal",
+    "draws_per_word",
+    "propose_pairs",
+]
+
+#: Total draws of stage 1 by default (all words together).
+DEFAULT_SCREEN_BUDGET = 20_000_000
+#: Fewest draws per word the screen accepts (below it, single outputs cannot stand out).
+MIN_SCREEN_DRAWS = 200
+#: Most draws per word the screen uses (more goes to stage 2 instead).
+MAX_SCREEN_DRAWS = 1_000_000
+#: Outputs kept per word in the summary.
+SCREEN_TOP = 16
+#: One-sided level of the per-output bounds that score a pair (a ranking device, not a test).
+SCREEN_ALPHA = 0.05
+#: Random partners per word.
+RANDOM_PARTNERS = 2
+
+
+def draws_per_word(n_words: int, budget: int) -> int:
+    """m = budget // words, capped at :data:`MAX_SCREEN_DRAWS`; an error below the minimum."""
+    m = min(MAX_SCREEN_DRAWS, budget // max(1, n_words))
+    if m < MIN_SCREEN_DRAWS:
+        raise DPCoreError(
+            f"a screen budget of {budget:,} draws gives {m} draws to each of {n_words:,} words; the "
+            f"screen needs at least {MIN_SCREEN_DRAWS}: raise the budget to {MIN_SCREEN_DRAWS * n_words:,} "
+            "or screen fewer words"
+        )
+    return int(m)
+
+
+@dataclass(frozen=True)
+class ScreenProposal:
+    """What stage 1 proposes.
+
+    Attributes
+    ----------
+    pairs:
+        Vocabulary ids of the K best pairs, best first, shape (K, 2).
+    scores:
+        Their pilot scores (pilot lower bound − claim).
+    candidates:
+        Distinct candidate pairs scored.
+    word_scores:
+        Per screened word (same order as the screened ids), the best pilot score of a candidate
+        pair in the direction that favours it, i.e. with the event made of its own outputs (−∞
+        for a word that failed).
+    residual_median:
+        Median residual bound over screened words (the power statement uses it).
+    """
+
+    pairs: np.ndarray
+    scores: np.ndarray
+    candidates: int
+    word_scores: np.ndarray
+    residual_median: float
+
+
+def _nearest_within(vectors: np.ndarray, k: int, max_elements: int = 1 << 22) -> np.ndarray:
+    """k nearest others (Euclidean) of each row among the rows themselves, chunked."""
+    n = vectors.shape[0]
+    k = min(k, n - 1)
+    out = np.empty((n, k), dtype=np.int64)
+    if k <= 0:
+        return out
+    sq = np.einsum("ij,ij->i", vectors, vectors)
+    for sl in iter_chunks(n, n, max_elements):
+        d = vectors[sl] @ vectors.T
+        d *= -2.0
+        d += sq[sl][:, None]
+        d += sq[None, :]
+        r = np.arange(sl.start, sl.stop)
+        d[r - sl.start, r] = np.inf
+        part = np.argpartition(d, k - 1, axis=1)[:, :k]
+        order = np.argsort(np.take_along_axis(d, part, axis=1), axis=1, kind="stable")
+        out[sl] = np.take_along_axis(part, order, axis=1)
+    return out
+
+
+def propose_pairs(
+    draws: list[WordDraws],
+    *,
+    vocab: Vocabulary,
+    m: int,
+    k_pairs: int,
+    neighbors: int,
+    rng: np.random.Generator,
+    label_code: Callable[[str], int],
+    n_codes: int,
+    claims: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+    eligible: np.ndarray | None,
+) -> ScreenProposal:
+    """Score candidate pairs from the screen's summaries and return the ``k_pairs`` best.
+
+    Parameters
+    ----------
+    draws:
+        One :class:`WordDraws` with a summary (or an error) per screened word.
+    vocab:
+        The vocabulary (ids, vectors for neighbours and distances).
+    m:
+        Draws per word.
+    k_pairs:
+        How many pairs to propose.
+    neighbors:
+        Nearest screened neighbours per word.
+    rng:
+        For the random partners.
+    label_code:
+        Global code of an output outside the vocabulary, from its label.
+    n_codes:
+        Codes in use (vocabulary and other outputs), after every label was coded.
+    claims:
+        ``claims(x_ids, x′_ids, distances)`` → claimed bound per pair.
+    eligible:
+        Mask over codes of the outputs the guarantee covers (None: all).
+    """
+    ok = [d for d in draws if d.summary is not None]
+    pos_all = np.full(len(draws), -1, dtype=np.int64)
+    okmask = np.array([d.summary is not None for d in draws], dtype=bool)
+    pos_all[okmask] = np.arange(int(okmask.sum()))
+    n = len(ok)
+    word_scores = np.full(len(draws), -np.inf)
+    if n < 2:
+        return ScreenProposal(np.zeros((0, 2), dtype=np.int64), np.zeros(0), 0, word_scores, 0.0)
+    wids = np.array([d.wid for d in ok], dtype=np.int64)
+    t = max(len(d.summary.codes) for d in ok)  # type: ignore[union-attr]
+    # one row per word: its listed outputs (global codes) and counts, then itself
+    codes = np.full((n, t + 1), -1, dtype=np.int64)
+    counts = np.zeros((n, t + 1), dtype=np.int64)
+    residual = np.empty(n, dtype=np.int64)
+    for r, d in enumerate(ok):
+        s = d.summary
+        assert s is not None
+        c = np.asarray(
+            [int(x) if x >= 0 else label_code(s.labels[-1 - int(x)]) for x in s.codes], dtype=np.int64
+        )
+        codes[r, : c.size] = c
+        counts[r, : c.size] = s.counts
+        codes[r, t] = d.wid
+        counts[r, t] = s.self_count
+        residual[r] = s.residual
+    listed = codes >= 0
+    # sorted keys (row, code) → count for exact look-ups; anything else is bounded by the residual
+    key = np.where(listed, np.arange(n)[:, None] * n_codes + np.maximum(codes, 0), -1).ravel()
+    val = counts.ravel()
+    sel = key >= 0
+    key, val = key[sel], val[sel]
+    order = np.argsort(key, kind="stable")
+    key, val = key[order], val[order]
+    uniq = np.ones(key.size, dtype=bool)
+    uniq[1:] = key[1:] != key[:-1]
+    key, val = key[uniq], val[uniq]
+
+    def lookup(rows: np.ndarray, cds: np.ndarray) -> np.ndarray:
+        q = rows * n_codes + cds
+        at = np.minimum(np.searchsorted(key, q), key.size - 1)
+        hit = key[at] == q
+        return np.where(hit, val[at], residual[rows])
+
+    table = np.arange(m + 1)
+    with np.errstate(divide="ignore"):
+        log_lo = np.log(cp_lower(table, m, SCREEN_ALPHA))
+        log_hi = np.log(cp_upper(table, m, SCREEN_ALPHA))
+    usable = listed & (counts > 0)
+    if eligible is not None:
+        el = np.zeros(n_codes, dtype=bool)
+        el[: eligible.size] = eligible
+        usable &= el[np.maximum(codes, 0)]
+
+    # --- candidate pairs (rows of the screened set) ---
+    parts: list[np.ndarray] = []
+    if neighbors > 0:
+        nn = _nearest_within(vocab.vectors[wids], neighbors)
+        parts.append(np.stack([np.repeat(np.arange(n), nn.shape[1]), nn.ravel()], axis=1))
+    a = np.repeat(np.arange(n), RANDOM_PARTNERS)
+    b = (a + rng.integers(1, n, size=a.size)) % n
+    parts.append(np.stack([a, b], axis=1))
+    # per-output extremes: the top producer of each listed output vs the lowest-residual words
+    flat_rows = np.repeat(np.arange(n), t + 1)[usable.ravel()]
+    flat_codes = codes.ravel()[usable.ravel()]
+    flat_counts = counts.ravel()[usable.ravel()]
+    if flat_codes.size:
+        o = np.lexsort((-flat_counts, flat_codes))
+        first = np.ones(o.size, dtype=bool)
+        first[1:] = flat_codes[o][1:] != flat_codes[o][:-1]
+        hi = flat_rows[o][first]
+        low = np.argsort(residual, kind="stable")[:3]
+        for lo in low:
+            parts.append(np.stack([hi, np.full(hi.size, lo)], axis=1))
+    pairs = np.concatenate(parts)
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    pairs = np.unique(np.sort(pairs, axis=1), axis=0)
+
+    # --- scores ---
+    ids_a, ids_b = wids[pairs[:, 0]], wids[pairs[:, 1]]
+    dist = pair_distances(vocab.vectors, ids_a, ids_b)
+    claim = np.asarray(claims(ids_a, ids_b, dist), dtype=np.float64)
+    best = np.full((len(pairs), 2), -np.inf)  # per direction: pairs[:, 0] favoured, then [:, 1]
+    for sl in iter_chunks(len(pairs), 2 * (t + 1), 1 << 21):
+        p = pairs[sl]
+        for side, (fav, oth) in enumerate(((p[:, 0], p[:, 1]), (p[:, 1], p[:, 0]))):
+            c_fav = counts[fav]  # (P, t+1)
+            cds = codes[fav]
+            c_oth = lookup(np.repeat(oth, t + 1).reshape(-1, t + 1), np.maximum(cds, 0))
+            s = log_lo[c_fav] - log_hi[np.minimum(c_oth, m)]
+            s = np.where(usable[fav], s, -np.inf)
+            best[sl, side] = s.max(axis=1)
+    with np.errstate(invalid="ignore"):
+        excess = np.where(np.isfinite(claim)[:, None], best - claim[:, None], -np.inf)
+    excess = np.where(np.isnan(excess), -np.inf, excess)
+    score = excess.max(axis=1)
+    # per word, the best score of a direction that favours it (its outputs are the event)
+    ws = np.full(n, -np.inf)
+    np.maximum.at(ws, pairs[:, 0], excess[:, 0])
+    np.maximum.at(ws, pairs[:, 1], excess[:, 1])
+    word_scores[okmask] = ws
+    top = np.argsort(-score, kind="stable")[: min(k_pairs, len(pairs))]
+    return ScreenProposal(
+        pairs=np.stack([ids_a[top], ids_b[top]], axis=1),
+        scores=score[top],
+        candidates=len(pairs),
+        word_scores=word_scores,
+        residual_median=float(np.median(residual)),
+    )
+
+
+ClaimsFn = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+def claims_function(sanitizer: Any, vocab: Vocabulary) -> ClaimsFn:
+    """Vectorised claimed bounds for pairs of ids: the sanitizer's own, ε, or ε·d."""
+    own_vec = getattr(sanitizer, "claimed_bounds_ids", None)
+    own = getattr(sanitizer, "claimed_bound", None)
+    eps = float(sanitizer.epsilon)
+    words = vocab.words
+
+    def fn(x: np.ndarray, y: np.ndarray, d: np.ndarray) -> np.ndarray:
+        if callable(own_vec):
+            return np.asarray(own_vec(x, y, d), dtype=np.float64)
+        if callable(own):
+            pairs = zip(x, y, d, strict=True)
+            return np.fromiter(
+                (float(own(str(words[i]), str(words[j]), float(dd))) for i, j, dd in pairs),
+                dtype=np.float64,
+                count=len(x),
+            )
+        return np.full(len(x), eps) if sanitizer.guarantee == "ldp" else eps * np.asarray(d, dtype=np.float64)
+
+    return fn
