@@ -13,7 +13,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "audit-text",
         help="audit a word-level text sanitizer: empirical ε per pair of words, with bounds",
         description=(
-            "Draw many outputs of M(x) and M(x') for pairs of words, choose the output event with "
+            "Without --words, first screen the whole vocabulary (every word drawn --screen-budget / |V| "
+            "times) and propose the --pairs most suspicious pairs; then, for each pair, "
+            "draw many outputs of M(x) and M(x') on fresh samples, choose the output event with "
             "the largest likelihood ratio on half the samples, and bound its privacy loss on the "
             "other half (one-sided Clopper–Pearson, Bonferroni over pairs). A pair 'violates' only "
             "when that lower bound exceeds its claimed bound (ε for LDP, ε·d(x,x') for metric LDP). "
@@ -36,7 +38,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--words", default=None, help="comma-separated words to audit (with their neighbours)")
     g.add_argument("--pairs", default=None, help="number of pairs to test (default 50; 1..500)")
-    p.add_argument("--strategy", default="adaptive", help="adaptive (default), neighbors or random")
+    p.add_argument(
+        "--strategy",
+        default=None,
+        help="screen (default without --words), adaptive (default with --words), neighbors or random",
+    )
+    p.add_argument(
+        "--screen-budget",
+        default=None,
+        help="screen: total draws over all screened words (default 2e7; each word gets budget/|V|)",
+    )
+    p.add_argument(
+        "--screen-words",
+        default=None,
+        help="screen: only these comma-separated words, or @FILE with one word per line (default: all of V)",
+    )
+    p.add_argument(
+        "--engine", default="local", choices=("local", "ray"), help="where to draw (default local)"
+    )
+    p.add_argument("--workers", default=None, help="processes or Ray CPUs (default: this machine's cores)")
+    p.add_argument(
+        "--address", default=None, help="--engine ray: a Ray cluster to join (default: a local Ray)"
+    )
     p.add_argument("--neighbors", default="2", help="nearest neighbours per word (default 2)")
     p.add_argument("--samples", default="100000", help="draws per word, T (default 1e5; 100..1e7)")
     p.add_argument(
@@ -64,6 +87,28 @@ def _params(items: list[str]) -> dict[str, object]:
     return out
 
 
+def _screen_words(value: str | None) -> list[str] | None:
+    """``a,b,c`` or ``@FILE`` (one word per line) → words; None for the whole vocabulary."""
+    if value is None:
+        return None
+    text = str(value)
+    if text.startswith("@"):
+        from pathlib import Path
+
+        path = Path(text[1:]).expanduser()
+        if not path.is_file():
+            raise DPCoreError(f"--screen-words: no such file {text[1:]!r}")
+        if path.stat().st_size > 50_000_000:
+            raise DPCoreError("--screen-words: the file is larger than 50 MB")
+        words = [w.strip() for w in path.read_text(encoding="utf-8", errors="replace").splitlines()]
+    else:
+        words = [w.strip() for w in text.split(",")]
+    words = [w for w in words if w]
+    if not words:
+        raise DPCoreError("--screen-words must list at least two words")
+    return words
+
+
 def run(args: argparse.Namespace) -> int:
     from dpcore.commands.sanitize import DEFAULT_VOCAB_SIZE
     from dpcore.text.embeddings import check_embedding_name
@@ -87,6 +132,16 @@ def run(args: argparse.Namespace) -> int:
     if args.pilot_samples is not None:
         pilot = check_int(args.pilot_samples, name="--pilot-samples", min_value=100, max_value=10_000_000)
     params = _params(args.param)
+    from dpcore.textaudit.engine import resolve_workers
+    from dpcore.textaudit.screen import DEFAULT_SCREEN_BUDGET
+
+    budget = DEFAULT_SCREEN_BUDGET
+    if args.screen_budget is not None:
+        budget = check_int(args.screen_budget, name="--screen-budget", min_value=1, max_value=2_000_000_000)
+    screen_words = _screen_words(args.screen_words)
+    workers = resolve_workers(args.workers)
+    if args.address is not None and args.engine != "ray":
+        raise DPCoreError("--address is for --engine ray")
 
     from dpcore.text.vocab import build_vocabulary
     from dpcore.textaudit import audit_text
@@ -105,9 +160,14 @@ def run(args: argparse.Namespace) -> int:
         neighbors=neighbors,
         samples=samples,
         pilot_samples=pilot,
+        screen_budget=budget,
+        screen_words=screen_words,
         seed=seed,
         confidence=args.confidence,
         progress=stderr_progress("audit-text", enabled=True),
+        engine=args.engine,
+        workers=workers,
+        address=args.address,
     )
     if args.json:
         emit_json(result.to_dict())
@@ -116,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
         f"{result.mechanism}: ε = {result.epsilon:g} ({result.guarantee}), {result.embedding} |V| = "
         f"{result.vocab_size:,}, seed {result.seed}"
     )
-    print(f"{'x':<16} {'x′':<16} {'d(x,x′)':>8} {'claimed':>8} {'ε̂':>8} {'lower':>8}  verdict")
+    print(f"{'x':<16} {'x′':<16} {'d(x,x′)':>8} {'claimed':>8} {'ε̂':>8} {'lower':>8} {'detect':>8}  verdict")
     for r in sorted(result.pairs, key=lambda r: -r.ratio if r.error is None else 1e300):
         if r.error is not None:
             print(
@@ -124,10 +184,20 @@ def run(args: argparse.Namespace) -> int:
             )
             continue
         flag = "VIOLATES" if r.violates else "-"
+        det = (r.detectable_violation or {}).get("loss", float("nan"))
         print(
             f"{r.x:<16} {r.x_prime:<16} {r.distance:>8.3g} {r.claimed_bound:>8.3g} "
-            f"{r.empirical_epsilon:>8.3g} {r.lower_bound:>8.3g}  {flag}"
+            f"{r.empirical_epsilon:>8.3g} {r.lower_bound:>8.3g} {det:>8.3g}  {flag}"
         )
+    if result.screen is not None:
+        sc = result.screen
+        print(
+            f"screen: {sc['words_screened']:,} words × {sc['draws_per_word']:,} draws, "
+            f"{sc['candidates_scored']:,} candidate pairs scored, {sc['proposed']} confirmed, "
+            f"{sc['failed_words']} word(s) failed"
+        )
+        worst = ", ".join(f"{w['word']} ({w['score']:+.2f})" for w in sc["top_words"][:8])
+        print(f"worst words (pilot lower bound − claim): {worst}")
     print(f"verdict: {result.verdict} — {result.verdict_text}")
     if result.exact_verdict is not None:
         print(f"exact distribution: {result.exact_verdict} (max exact loss per pair shown in --json)")

@@ -238,6 +238,17 @@ class ExponentialTokenMechanism(TextMechanism):
         cand = self._candidates
         if self._em_epsilon == 0.0:  # uniform over C: exact inverse CDF
             return np.minimum((u * len(cand)).astype(np.int64), len(cand) - 1)
+        if x.size > 1 and x[0] == x.min() == x.max():
+            # one input word (the audit's draws): the same row and arithmetic as below, then one
+            # binary search per draw (np.searchsorted 'right' = the first column exceeding u·total)
+            w = log_weight_rows(
+                self.vocab.vectors, self.vocab.sq_norms, x[:1], self._cand, self._em_epsilon, self._truncate
+            )
+            w -= w.max(axis=1, keepdims=True)
+            np.exp(w, out=w)
+            np.cumsum(w, axis=1, out=w)
+            total = w[0, -1]
+            return np.searchsorted(w[0], np.minimum(u * total, np.nextafter(total, 0.0)), side="right")
         uniq, inv = np.unique(x, return_inverse=True)
         order = np.argsort(inv, kind="stable")
         bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))

@@ -416,165 +416,184 @@ def audit_text(
     def elig_fn(size: int) -> np.ndarray | None:
         return _eligible(sanitizer, size)
 
-    claims = claims_function(sanitizer, vocab)
-    stages: dict[str, dict[str, float]] = {}
-    failures: dict[str, str] = {}
-    screen_info: dict[str, Any] | None = None
-    word_scores: np.ndarray | None = None
-    if strategy == "screen":
-        assert screen_ids is not None
-        ts = time.perf_counter()
-        sdraws = draw(screen_ids, DrawPlan("screen", (m_screen,), top=SCREEN_TOP))
-        for wd in sdraws:
-            if wd.summary is not None:
-                for label in wd.summary.labels:
-                    codebook.code(label)
-            else:
-                failures[str(words_arr[wd.wid])] = str(wd.error)
-        prop = propose_pairs(
-            sdraws,
-            vocab=vocab,
-            m=m_screen,
-            k_pairs=pairs,
-            neighbors=neighbors,
-            rng=rng,
-            label_code=codebook.code,
-            n_codes=len(codebook),
-            claims=claims,
-            eligible=_eligible(sanitizer, len(codebook)),
-        )
-        cand = prop.pairs
-        n_candidates = prop.candidates
-        word_scores = prop.word_scores
-        stages["screen"] = _stage(ts, len(screen_ids) * m_screen)
-        screen_info = {
-            "words_screened": len(screen_ids),
-            "draws_per_word": int(m_screen),
-            "budget": int(screen_budget),
-            "draws": int(len(screen_ids) * m_screen),
-            "candidates_scored": int(prop.candidates),
-            "proposed": len(cand),
-            "failed_words": int(sum(wd.error is not None for wd in sdraws)),
-            "kth_score": float(prop.scores[-1]) if len(prop.scores) else -math.inf,
-            "residual_median": prop.residual_median,
-            "top_words": _top_words(words_arr, screen_ids, word_scores, 20),
-        }
-        total = done[0] + len(np.unique(cand)) * samples if len(cand) else done[0]
-    elif use_pilot:
-        ts = time.perf_counter()
-        pw = np.unique(cand)
-        pc = _Counts(
-            draw(pw, DrawPlan("pilot", (pilot // 2, pilot - pilot // 2))),
+    stop_engine = _start_engine(engine, n_workers, address)
+    try:
+        claims = claims_function(sanitizer, vocab)
+        stages: dict[str, dict[str, float]] = {}
+        failures: dict[str, str] = {}
+        screen_info: dict[str, Any] | None = None
+        word_scores: np.ndarray | None = None
+        if strategy == "screen":
+            assert screen_ids is not None
+            ts = time.perf_counter()
+            sdraws = draw(screen_ids, DrawPlan("screen", (m_screen,), top=SCREEN_TOP))
+            for wd in sdraws:
+                if wd.summary is not None:
+                    for label in wd.summary.labels:
+                        codebook.code(label)
+                else:
+                    failures[str(words_arr[wd.wid])] = str(wd.error)
+            prop = propose_pairs(
+                sdraws,
+                vocab=vocab,
+                m=m_screen,
+                k_pairs=pairs,
+                neighbors=neighbors,
+                rng=rng,
+                label_code=codebook.code,
+                n_codes=len(codebook),
+                claims=claims,
+                eligible=_eligible(sanitizer, len(codebook)),
+            )
+            cand = prop.pairs
+            n_candidates = prop.candidates
+            word_scores = prop.word_scores
+            stages["screen"] = _stage(ts, len(screen_ids) * m_screen)
+            screen_info = {
+                "words_screened": len(screen_ids),
+                "draws_per_word": int(m_screen),
+                "budget": int(screen_budget),
+                "draws": int(len(screen_ids) * m_screen),
+                "candidates_scored": int(prop.candidates),
+                "proposed": len(cand),
+                "failed_words": int(sum(wd.error is not None for wd in sdraws)),
+                "kth_score": float(prop.scores[-1]) if len(prop.scores) else -math.inf,
+                "residual_median": prop.residual_median,
+                "top_words": _top_words(words_arr, screen_ids, word_scores, 20),
+            }
+            total = done[0] + len(np.unique(cand)) * samples if len(cand) else done[0]
+        elif use_pilot:
+            ts = time.perf_counter()
+            pw = np.unique(cand)
+            pc = _Counts(
+                draw(pw, DrawPlan("pilot", (pilot // 2, pilot - pilot // 2))),
+                words_arr,
+                codebook,
+                pilot // 2,
+                pilot - pilot // 2,
+            )
+            alpha_p = (1.0 - confidence) / (2 * len(cand))
+            d_c = pair_distances(vocab.vectors, cand[:, 0], cand[:, 1])
+            b_c = claims(cand[:, 0], cand[:, 1], d_c)
+            score = np.empty(len(cand))
+            for k, (i, j) in enumerate(cand):
+                try:
+                    est, lb, *_ = _test_pair(pc, int(i), int(j), alpha_p, elig_fn)
+                except _SampleFailed:
+                    score[k] = -np.inf
+                    continue
+                bound = float(b_c[k])
+                # rank by excess over the claim; break ties by the point estimate's excess
+                score[k] = (lb - bound) + 1e-6 * np.tanh(est - bound if math.isfinite(est) else 50.0)
+            failures = dict(pc.failures)
+            del pc
+            order = np.argsort(-score, kind="stable")[:pairs]
+            cand = cand[np.sort(order)]
+            stages["pilot"] = _stage(ts, len(pw) * pilot)
+            total = done[0] + len(np.unique(cand)) * samples
+        n_tests = max(1, len(cand))
+        alpha = (1.0 - confidence) / (2 * n_tests)
+        tc = time.perf_counter()
+        n_sel = samples // 2
+        cw = np.unique(cand) if len(cand) else np.zeros(0, dtype=np.int64)
+        counter = _Counts(
+            draw(cw, DrawPlan("confirm", (n_sel, samples - n_sel))),
             words_arr,
             codebook,
-            pilot // 2,
-            pilot - pilot // 2,
+            n_sel,
+            samples - n_sel,
         )
-        alpha_p = (1.0 - confidence) / (2 * len(cand))
-        d_c = pair_distances(vocab.vectors, cand[:, 0], cand[:, 1])
-        b_c = claims(cand[:, 0], cand[:, 1], d_c)
-        score = np.empty(len(cand))
+        stages["confirm"] = _stage(tc, len(cw) * samples)
+        dist = pair_distances(vocab.vectors, cand[:, 0], cand[:, 1])
+        bounds = claims(cand[:, 0], cand[:, 1], dist) if len(cand) else np.zeros(0)
+        rows = _exact_rows(sanitizer, words_arr, cand, codebook)
+        exact = _exact_losses(rows, cand, _eligible(sanitizer, len(codebook)))
+        n_bound = samples if rows is not None else samples - n_sel  # draws that bound an event
+        results: list[PairResult] = []
         for k, (i, j) in enumerate(cand):
+            x, xp = str(words_arr[i]), str(words_arr[j])
+            bound = float(bounds[k])
             try:
-                est, lb, *_ = _test_pair(pc, int(i), int(j), alpha_p, elig_fn)
-            except _SampleFailed:
-                score[k] = -np.inf
+                est, lb, size, a, b, _n, direction = _test_pair(counter, int(i), int(j), alpha, elig_fn, rows)
+            except _SampleFailed as exc:
+                results.append(
+                    PairResult(
+                        x, xp, float(dist[k]), bound, math.nan, math.nan, False, "", 0, 0, 0, error=str(exc)
+                    )
+                )
                 continue
-            bound = float(b_c[k])
-            # rank by excess over the claim; break ties by the point estimate's excess
-            score[k] = (lb - bound) + 1e-6 * np.tanh(est - bound if math.isfinite(est) else 50.0)
-        failures = dict(pc.failures)
-        del pc
-        order = np.argsort(-score, kind="stable")[:pairs]
-        cand = cand[np.sort(order)]
-        stages["pilot"] = _stage(ts, len(pw) * pilot)
-        total = done[0] + len(np.unique(cand)) * samples
-    n_tests = max(1, len(cand))
-    alpha = (1.0 - confidence) / (2 * n_tests)
-    tc = time.perf_counter()
-    n_sel = samples // 2
-    cw = np.unique(cand) if len(cand) else np.zeros(0, dtype=np.int64)
-    counter = _Counts(
-        draw(cw, DrawPlan("confirm", (n_sel, samples - n_sel))), words_arr, codebook, n_sel, samples - n_sel
-    )
-    stages["confirm"] = _stage(tc, len(cw) * samples)
-    dist = pair_distances(vocab.vectors, cand[:, 0], cand[:, 1])
-    bounds = claims(cand[:, 0], cand[:, 1], dist) if len(cand) else np.zeros(0)
-    rows = _exact_rows(sanitizer, words_arr, cand, codebook)
-    exact = _exact_losses(rows, cand, _eligible(sanitizer, len(codebook)))
-    n_bound = samples if rows is not None else samples - n_sel  # draws that bound an event
-    results: list[PairResult] = []
-    for k, (i, j) in enumerate(cand):
-        x, xp = str(words_arr[i]), str(words_arr[j])
-        bound = float(bounds[k])
-        try:
-            est, lb, size, a, b, _n, direction = _test_pair(counter, int(i), int(j), alpha, elig_fn, rows)
-        except _SampleFailed as exc:
+            lb = max(0.0, lb)
+            est = max(0.0, est)
+            ex = None if math.isnan(exact[k]) else float(exact[k])
+            det = detectable_excess(n_bound, alpha, bound, a / n_bound if n_bound else 0.0)
             results.append(
                 PairResult(
-                    x, xp, float(dist[k]), bound, math.nan, math.nan, False, "", 0, 0, 0, error=str(exc)
+                    x=x,
+                    x_prime=xp,
+                    distance=float(dist[k]),
+                    claimed_bound=bound,
+                    empirical_epsilon=est,
+                    lower_bound=lb,
+                    violates=bool(lb > bound * (1 + _TOL) + _TOL),
+                    direction=direction,
+                    event_size=size,
+                    count_x=a,
+                    count_x_prime=b,
+                    exact_epsilon=ex,
+                    exact_violates=None if ex is None else bool(ex > bound * (1 + 1e-7) + 1e-9),
+                    detectable_violation=det.to_dict(),
                 )
             )
-            continue
-        lb = max(0.0, lb)
-        est = max(0.0, est)
-        ex = None if math.isnan(exact[k]) else float(exact[k])
-        det = detectable_excess(n_bound, alpha, bound, a / n_bound if n_bound else 0.0)
-        results.append(
-            PairResult(
-                x=x,
-                x_prime=xp,
-                distance=float(dist[k]),
-                claimed_bound=bound,
-                empirical_epsilon=est,
-                lower_bound=lb,
-                violates=bool(lb > bound * (1 + _TOL) + _TOL),
-                direction=direction,
-                event_size=size,
-                count_x=a,
-                count_x_prime=b,
-                exact_epsilon=ex,
-                exact_violates=None if ex is None else bool(ex > bound * (1 + 1e-7) + 1e-9),
-                detectable_violation=det.to_dict(),
-            )
+        for word, msg in counter.failures.items():
+            failures.setdefault(word, msg)
+        detectable = _run_detectable(results, n_bound, alpha)
+        if screen_info is not None:
+            claims_prop = [
+                p.claimed_bound for p in results if p.error is None and math.isfinite(p.claimed_bound)
+            ]
+            c_ref = float(np.median(claims_prop)) if claims_prop else float(sanitizer.epsilon)
+            p_s = screen_detectable(m_screen, screen_info["kth_score"], c_ref, screen_info["residual_median"])
+            screen_info["detectable_output_probability"] = p_s
+            screen_info["detectable_claim"] = c_ref
+            detectable["screen_output_probability"] = p_s
+        if progress is not None:
+            progress(total, total)
+        elapsed = time.perf_counter() - t0
+        run["stages"] = stages
+        run["elapsed_seconds"] = elapsed
+        return TextAuditResult.build(
+            sanitizer=sanitizer,
+            vocab=vocab,
+            pairs=results,
+            samples=samples,
+            pilot_samples=pilot if use_pilot else 0,
+            candidates=n_candidates,
+            strategy=strategy if words is None else f"words ({strategy})",
+            seed=seed,
+            confidence=confidence,
+            alpha=alpha,
+            # a planned event (exact sanitizers) is bounded on all T draws, a selected one on T/2
+            max_detectable=max_detectable_loss(n_bound, alpha),
+            samples_drawn=done[0],
+            failures=failures,
+            elapsed=elapsed,
+            detectable=detectable,
+            screen=screen_info,
+            execution=run,
+            word_scores=word_scores,
+            screened_ids=screen_ids,
         )
-    for word, msg in counter.failures.items():
-        failures.setdefault(word, msg)
-    detectable = _run_detectable(results, n_bound, alpha)
-    if screen_info is not None:
-        claims_prop = [p.claimed_bound for p in results if p.error is None and math.isfinite(p.claimed_bound)]
-        c_ref = float(np.median(claims_prop)) if claims_prop else float(sanitizer.epsilon)
-        p_s = screen_detectable(m_screen, screen_info["kth_score"], c_ref, screen_info["residual_median"])
-        screen_info["detectable_output_probability"] = p_s
-        screen_info["detectable_claim"] = c_ref
-        detectable["screen_output_probability"] = p_s
-    if progress is not None:
-        progress(total, total)
-    elapsed = time.perf_counter() - t0
-    run["stages"] = stages
-    run["elapsed_seconds"] = elapsed
-    return TextAuditResult.build(
-        sanitizer=sanitizer,
-        vocab=vocab,
-        pairs=results,
-        samples=samples,
-        pilot_samples=pilot if use_pilot else 0,
-        candidates=n_candidates,
-        strategy=strategy if words is None else f"words ({strategy})",
-        seed=seed,
-        confidence=confidence,
-        alpha=alpha,
-        # a planned event (exact sanitizers) is bounded on all T draws, a selected one on T/2
-        max_detectable=max_detectable_loss(n_bound, alpha),
-        samples_drawn=done[0],
-        failures=failures,
-        elapsed=elapsed,
-        detectable=detectable,
-        screen=screen_info,
-        execution=run,
-        word_scores=word_scores,
-        screened_ids=screen_ids,
-    )
+    finally:
+        stop_engine()
+
+
+def _start_engine(engine: str, workers: int, address: str | None) -> Callable[[], None]:
+    """Start (or join) Ray once for all stages of a run; nothing to start for the local engine."""
+    if engine != "ray":
+        return lambda: None
+    from dpcore.corpus.engines import start_ray
+
+    return start_ray(address, workers)
 
 
 def _word_ids(vocab: Vocabulary, words: Sequence[str], *, limit: int, what: str) -> np.ndarray:
