@@ -180,7 +180,7 @@ def draw_one_word(
     rng = np.random.default_rng(cell_seed_sequence(seed, "text-audit", plan.stage, word))
     out = WordDraws(wid=wid)
     n_base = len(words)
-    fast = hasattr(sanitizer, "sample_ids")
+    fast = callable(getattr(sanitizer, "sample_ids", None))
     try:
         for n in plan.halves:
             cb = _BaseOnly(n_base) if fast else OutputCodebook(words, base_index=_base_index(words))

@@ -165,6 +165,29 @@ class DpcoreSanitizer:
             distance = float(own(ids[:1], ids[1:])[0])
         return self.epsilon * distance + self.epsilon0
 
+    def claimed_bounds_ids(self, x: np.ndarray, x_prime: np.ndarray, distance: np.ndarray) -> np.ndarray:
+        """:meth:`claimed_bound` for many pairs of vocabulary ids at once (the screen's candidates).
+
+        A subclass that overrides :meth:`claimed_bound` is asked pair by pair, so its own claim
+        is the one used.
+        """
+        x = np.asarray(x, dtype=np.int64)
+        x_prime = np.asarray(x_prime, dtype=np.int64)
+        distance = np.asarray(distance, dtype=np.float64)
+        if type(self).claimed_bound is not DpcoreSanitizer.claimed_bound:
+            w, triples = self._words, zip(x, x_prime, distance, strict=True)
+            return np.array([self.claimed_bound(str(w[i]), str(w[j]), float(d)) for i, j, d in triples])
+        if self.guarantee == "ldp":
+            out = np.full(x.size, self.epsilon)
+        else:
+            own = getattr(self.mechanism, "privacy_distance", None)
+            d = own(x, x_prime) if own is not None else distance
+            out = self.epsilon * np.asarray(d, dtype=np.float64) + self.epsilon0
+        in_scope = getattr(self.mechanism, "pair_in_scope", None)
+        if in_scope is not None:
+            out = np.where(np.asarray(in_scope(x, x_prime), dtype=bool), out, math.inf)
+        return out
+
     def protected_ids(self) -> np.ndarray | None:
         """Mask over vocabulary ids of the outputs the guarantee covers (None: all)."""
         return self._protected_ids

@@ -95,7 +95,7 @@ def draw_counts(
     through ``sample(words, rng)`` in chunks of :data:`BLACKBOX_CHUNK`.
     """
     counts = np.zeros(len(codebook), dtype=np.int64)
-    fast = hasattr(sanitizer, "sample_ids")
+    fast = callable(getattr(sanitizer, "sample_ids", None))
     chunk = FAST_CHUNK if fast else BLACKBOX_CHUNK
     done = 0
     while done < n:
