@@ -16,7 +16,7 @@ import streamlit as st
 from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit import audit_text
 from dpcore.textaudit.loaders import available_sanitizers, load_sanitizer
-from dpcore.viz.textaudit_figure import pairs_table, textaudit_figure
+from dpcore.viz.textaudit_figure import pairs_table, screen_figure, textaudit_figure, worst_words_table
 from pages._shared import (
     Param,
     apply_query_params,
@@ -37,7 +37,9 @@ ensure_navigation()
 VOCAB_SIZES = [500, 1_000, 2_000, 5_000, 15_000]
 SAMPLES = [1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000]
 CONFIDENCES = [0.9, 0.95, 0.99]
-STRATEGIES = ["words", "adaptive", "neighbors", "random"]
+STRATEGIES = ["words", "screen", "adaptive", "neighbors", "random"]
+STRATEGY_LABELS = {"screen": "scan the whole vocabulary"}
+SCREEN_BUDGETS = [500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000, 20_000_000]
 MAX_DRAWS = 40_000_000  # per request, dpcore's vectorised sanitizers
 MAX_DRAWS_THIRD_PARTY = 60_000  # pyPANTERA loops in Python: ~1,000 draws/s
 MAX_WORDS = 20
@@ -78,6 +80,7 @@ SPECS = {
     "nn": int_param(2, 0, 10),
     "pairs": int_param(20, 1, 100),
     "samples": choice_param(20_000, SAMPLES),
+    "budget": choice_param(2_000_000, SCREEN_BUDGETS),
     "conf": choice_param(0.95, CONFIDENCES),
     "seed": int_param(0, 0, 2**31 - 1),
 }
@@ -100,6 +103,7 @@ def run_audit(
     samples: int,
     conf: float,
     seed: int,
+    budget: int = 2_000_000,
     _progress=None,
 ) -> dict:
     vocab = build_vocabulary(emb, size=vsize)
@@ -114,7 +118,9 @@ def run_audit(
         samples=samples,
         seed=seed,
         confidence=conf,
+        screen_budget=max(1, budget),
         progress=_progress,
+        workers=1,  # a shared server: one process per request
     )
     return {"result": res}
 
@@ -152,14 +158,25 @@ with st.sidebar:
         STRATEGIES,
         key="how",
         horizontal=True,
+        format_func=lambda h: STRATEGY_LABELS.get(h, h),
         help="words: the words below, each pair among them and each with its nearest neighbours; "
-        "adaptive: a pilot over neighbour and random pairs, then the most promising on fresh "
-        "samples; neighbors / random: over the vocabulary.",
+        "scan the whole vocabulary: every word is drawn (screen budget / |V| times), and the most "
+        "suspicious pairs are confirmed on fresh samples; adaptive: a pilot over neighbour and "
+        "random pairs, then the most promising on fresh samples; neighbors / random: over the "
+        "vocabulary.",
     )
     if st.session_state["how"] == "words":
         st.text_input("Words (comma-separated)", key="words")
     st.slider("Nearest neighbours per word", 0, 10, key="nn")
     st.slider("Pairs to test", 1, 100, key="pairs", disabled=st.session_state["how"] == "words")
+    if st.session_state["how"] == "screen":
+        st.select_slider(
+            "Screen budget (draws over all words)",
+            SCREEN_BUDGETS,
+            key="budget",
+            format_func=lambda b: f"{b:,}",
+            help="Each word of the vocabulary gets budget / |V| draws in the screen (at least 200).",
+        )
     st.header("Test")
     st.select_slider("Samples per word (T)", SAMPLES, key="samples", format_func=lambda t: f"{t:,}")
     st.select_slider("Confidence (family-wise)", CONFIDENCES, key="conf")
@@ -177,6 +194,7 @@ pairs = int(st.session_state["pairs"])
 samples = int(st.session_state["samples"])
 conf = float(st.session_state["conf"])
 seed = int(st.session_state["seed"])
+budget = int(st.session_state["budget"])
 
 words: tuple[str, ...] | None = None
 if how == "words":
@@ -199,6 +217,16 @@ pilot = max(1_000, samples // 10)
 draws = n_words * samples + (4 * pairs * pilot if words is None and how == "adaptive" else 0)
 third_party = CHOICES[name].kind == "third-party"
 cap = MAX_DRAWS_THIRD_PARTY if third_party else MAX_DRAWS
+if how == "screen":
+    draws += budget
+    n_vocab = vsize if emb == "glove" else 30_522
+    if budget // n_vocab < 200:
+        st.error(
+            f"A screen budget of {budget:,} draws gives {budget // n_vocab} draws to each of "
+            f"{n_vocab:,} words; the screen needs at least 200. Raise the budget or use a smaller "
+            "vocabulary."
+        )
+        st.stop()
 if draws > cap:
     st.error(
         f"This audit would draw about {draws:,} samples; this server allows {cap:,} per request"
@@ -221,6 +249,7 @@ with show_errors():
         samples,
         conf,
         seed,
+        budget if how == "screen" else 0,
         _progress=bar_updater(bar, lambda d, t: f"Drawing samples: {d:,} of about {t:,}"),
     )
 bar.empty()
@@ -246,12 +275,29 @@ if res.exact_verdict is not None:
 
 st.plotly_chart(textaudit_figure(res), width="stretch", key="textaudit-figure")
 
+if res.screen is not None:
+    sc = res.screen
+    st.subheader("The screen: every word of the vocabulary")
+    st.caption(
+        f"{sc['words_screened']:,} words × {sc['draws_per_word']:,} draws each; "
+        f"{sc['candidates_scored']:,} candidate pairs scored; the {sc['proposed']} most suspicious "
+        "were confirmed on fresh samples (the screen proposes, only the confirmation decides)."
+        + (f" {sc['failed_words']} word(s) failed to sample." if sc["failed_words"] else "")
+    )
+    st.plotly_chart(screen_figure(res), width="stretch", key="screen-figure")
+    st.markdown("**Worst words in the screen**")
+    worst = worst_words_table(res)
+    show_table(worst, {c: c for c in worst.columns}, key="worst-words")
+
 st.subheader("Pairs")
 table = pd.DataFrame(pairs_table(res))
 #: Shown in the downloads only, so that the table fits a 1400-px window.
-hidden = {"event size |S|", "x in S (of T/2)", "x′ in S (of T/2)"}
+hidden = {"event size |S|", "x in S (of T/2)", "x′ in S (of T/2)", "detectable loss (90%)"}
 show_table(table, {c: c for c in table.columns if c not in hidden})
-st.caption("The event size |S| and its counts for x and x′ are in the CSV/JSON downloads.")
+st.caption(
+    "The event size |S|, its counts for x and x′ and each pair's detectable loss are in the CSV/JSON "
+    "downloads."
+)
 
 params = {
     "mechanism": res.mechanism,
@@ -268,6 +314,8 @@ params = {
     "seed": res.seed,
     "verdict": res.verdict,
     "verdict_text": res.verdict_text,
+    "detectable_violation": res.detectable_violation,
+    "screen": res.screen,
     "test": res.test,
     "dpcore_version": res.dpcore_version,
 }
@@ -291,6 +339,8 @@ if words is not None:
     cmd += ["--words", ",".join(words), "--neighbors", str(nn)]
 else:
     cmd += ["--pairs", str(pairs), "--strategy", how, "--neighbors", str(nn)]
+    if how == "screen":
+        cmd += ["--screen-budget", str(budget)]
 cmd += ["--samples", str(samples), "--confidence", f"{conf:g}", "--seed", str(seed)]
 with st.expander("Reproduce this from the command line"):
     st.code(" ".join(shlex.quote(c) for c in cmd), language="bash")
@@ -303,6 +353,9 @@ with st.expander("How to read this"):
   loss. **Above the dashed diagonal** = a violation at {100 * conf:g}% family-wise confidence.
 - **Dotted line**: the largest loss {samples:,} samples per word can ever show. Claims above it
   cannot be refuted by this run; more samples raise it (about ln T).
+- **Shaded band** above the diagonal: what this run could have missed. A pair whose loss exceeds
+  its claim by more than the band's height, on an event as likely as the tests' median event,
+  would have been flagged with probability ≥ 0.9; a violation inside the band may go unflagged.
 - **Green rings**: the exact loss, for sanitizers whose output distribution is known in closed form.
 - "No violation detected" means this test, at this size, found none. It does not make a
   mechanism private.

@@ -100,3 +100,49 @@ def test_typed_words_with_markup_are_refused_not_echoed() -> None:
     assert "Words must be words separated by commas" in shown
     assert "evil.example" not in shown
     assert not at.get("plotly_chart")
+
+
+def test_scan_the_whole_vocabulary_shows_the_screen_and_marks_confirmed_violations() -> None:
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.query_params["mech"] = "flawed:krr-overclaimed"
+    at.query_params["vsize"] = "500"
+    at.query_params["how"] = "screen"
+    at.query_params["budget"] = "500000"
+    at.query_params["pairs"] = "5"
+    at.query_params["samples"] = "10000"
+    at.run()
+    assert not at.exception
+    assert any("Violates its claim" in e.value for e in at.error)
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert len(charts) == 2
+    pairs_fig, screen_fig = charts
+    names = [t.get("name", "") for t in pairs_fig["data"]]
+    assert any(n.startswith("could be missed") for n in names)  # the power band
+    screened = next(t for t in screen_fig["data"] if t.get("name", "").startswith("screened word"))
+    assert len(_values(screened["x"])) == 500
+    marked = next(t for t in screen_fig["data"] if t.get("name", "").startswith("in a confirmed violation"))
+    assert marked["text"]
+    assert any("500 words × 1,000 draws" in c.value for c in at.caption)
+    assert any("--strategy screen" in c.value and "--screen-budget 500000" in c.value for c in at.code)
+    assert at.query_params["how"] == "screen"
+
+
+def _values(arr) -> list:
+    """A Plotly array from the spec: a list, or numpy's binary form ({'bdata', 'dtype'})."""
+    if isinstance(arr, dict):
+        import base64
+
+        import numpy as np
+
+        return np.frombuffer(base64.b64decode(arr["bdata"]), dtype=arr["dtype"]).tolist()
+    return list(arr)
+
+
+def test_a_screen_budget_too_small_for_the_vocabulary_is_refused_with_a_reason() -> None:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params["how"] = "screen"
+    at.query_params["vsize"] = "15000"
+    at.query_params["budget"] = "500000"
+    at.run()
+    assert not at.exception
+    assert any("needs at least 200" in e.value for e in at.error)

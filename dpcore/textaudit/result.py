@@ -108,6 +108,8 @@ class TextAuditResult:
     word_scores: Any = field(default=None, repr=False, compare=False)
     #: Vocabulary ids of the screened words (same order as ``word_scores``).
     screened_ids: Any = field(default=None, repr=False, compare=False)
+    #: The screened words themselves (same order).
+    screened_words: Any = field(default=None, repr=False, compare=False)
     dpcore_version: str = __version__
     test: str = (
         "best-prefix output event chosen on half the samples, loss bounded on the other half with "
@@ -137,6 +139,7 @@ class TextAuditResult:
         execution: dict[str, Any] | None = None,
         word_scores: Any = None,
         screened_ids: Any = None,
+        screened_words: Any = None,
     ) -> TextAuditResult:
         failures = dict(failures or {})
         tested = [p for p in pairs if p.error is None]
@@ -223,6 +226,7 @@ class TextAuditResult:
             execution=dict(execution or {}),
             word_scores=word_scores,
             screened_ids=screened_ids,
+            screened_words=screened_words,
         )
 
     @property
@@ -233,6 +237,7 @@ class TextAuditResult:
         out = asdict(self)
         out.pop("word_scores", None)
         out.pop("screened_ids", None)
+        out.pop("screened_words", None)
         return out
 
     def to_frame(self) -> pd.DataFrame:

@@ -582,6 +582,7 @@ def audit_text(
             execution=run,
             word_scores=word_scores,
             screened_ids=screen_ids,
+            screened_words=None if screen_ids is None else words_arr[screen_ids],
         )
     finally:
         stop_engine()
