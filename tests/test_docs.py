@@ -80,22 +80,28 @@ def test_vector_pages_quote_current_exact_audit_values(name: str) -> None:
 
 
 def test_index_links_every_page_and_the_method_pages() -> None:
-    index = (DOCS / "README.md").read_text(encoding="utf-8")
+    # the mechanism index (docs/mechanisms.md) links every mechanism page; the site's home page
+    # (docs/index.md) links the method pages (both were docs/README.md before the site, issue 25)
+    mechanisms = (DOCS / "mechanisms.md").read_text(encoding="utf-8")
     for family, entry in ENTRIES:
-        assert f"(mechanisms/{_page_name(family, entry.name)}.md)" in index
+        assert f"(mechanisms/{_page_name(family, entry.name)}.md)" in mechanisms
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
     for page in ("audit.md", "hostile-inputs.md"):
         assert f"({page})" in index and (DOCS / page).is_file()
     listed = {p.stem for p in (DOCS / "mechanisms").glob("*.md")}
     assert listed == {_page_name(f, e.name) for f, e in ENTRIES}, "a page for an unregistered mechanism"
 
 
-def test_readme_shows_a_screenshot_of_every_page() -> None:
+def test_the_site_shows_a_screenshot_of_every_page() -> None:
     from pages._shared import PAGES
 
+    # all seven live on the site's dashboard page (the README shows two and links there, issue 25)
+    page = (DOCS / "getting-started" / "dashboard.md").read_text(encoding="utf-8")
+    shown = set(re.findall(r"!\[[^\]]*\]\(\.\./(screenshots/[\w-]+\.png)\)", page))
     readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
-    shown = set(re.findall(r"!\[[^\]]*\]\((docs/screenshots/[\w-]+\.png)\)", readme))
+    assert re.search(r"!\[[^\]]*\]\(docs/screenshots/[\w-]+\.png\)", readme), "README shows no screenshot"
     for info in PAGES:
-        rel = f"docs/screenshots/{'home' if info.default else info.url_path}.png"
-        assert rel in shown, f"README shows no screenshot of {info.title} ({rel})"
-        png = (DOCS.parent / rel).read_bytes()
+        rel = f"screenshots/{'home' if info.default else info.url_path}.png"
+        assert rel in shown, f"the dashboard page shows no screenshot of {info.title} (docs/{rel})"
+        png = (DOCS / rel).read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000, rel  # a real image, not a stub

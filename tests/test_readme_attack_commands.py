@@ -1,4 +1,5 @@
-"""Issue 11, part 3: the README's sanitize → mask-attack commands run end to end, for both
+"""Issue 11, part 3: the documented sanitize → mask-attack commands (once in the README, since issue 25
+in docs/guides/attacker.md) run end to end, for both
 embeddings, exactly as printed (on a small original.txt), and misaligned input is refused."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ TEXT = "the hospital kept my records private.\nshe was diagnosed with cancer in 
 
 
 def _readme_block() -> list[str]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "guides" / "attacker.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.S)
     (block,) = [b for b in blocks if "--sanitized sanitized.jsonl" in b]
     return [ln.split("  #")[0].strip() for ln in block.splitlines() if ln.startswith("python -m dpcore")]
