@@ -34,7 +34,12 @@ from dpcore.rng import cell_seed_sequence, resolve_seed
 from dpcore.text.sampling import pair_distances
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit.engine import ENGINES, DrawPlan, WordDraws, draw_words, resolve_workers
-from dpcore.textaudit.estimator import MAX_EVENT_CANDIDATES, best_prefix_event, estimate_direction
+from dpcore.textaudit.estimator import (
+    MAX_EVENT_CANDIDATES,
+    best_prefix,
+    best_prefix_event,
+    estimate_direction,
+)
 from dpcore.textaudit.interface import check_sanitizer
 from dpcore.textaudit.pairs import STRATEGIES, candidate_pairs
 from dpcore.textaudit.power import DEFAULT_POWER, detectable_excess, screen_detectable
@@ -63,7 +68,6 @@ _TOL = 1e-9
 
 def max_detectable_loss(samples_per_half: int, alpha: float) -> float:
     """The largest lower bound this test can ever give: all of one side in S, none of the other."""
-    from dpcore.audit.bounds import cp_lower, cp_upper
 
     n = samples_per_half
     return float(np.log(cp_lower(n, n, alpha / 2)) - np.log(cp_upper(0, n, alpha / 2)))
@@ -225,11 +229,7 @@ def _planned_event(
     cand = cand[order]
     pa = np.cumsum(np.exp(la[cand]))
     pb = np.cumsum(np.exp(lb[cand]))
-    with np.errstate(divide="ignore"):
-        score = np.log(cp_lower(np.minimum(n * pa, n), n, alpha / 2)) - np.log(
-            cp_upper(np.minimum(n * pb, n), n, alpha / 2)
-        )
-    k = int(np.argmax(np.where(np.isnan(score), -np.inf, score)))
+    k = best_prefix(np.minimum(n * pa, n), np.minimum(n * pb, n), n, alpha)
     return cand[: k + 1]
 
 
