@@ -111,7 +111,7 @@ def test_audit_text_does_not_flag_custext(vocab) -> None:
     from dpcore.textaudit import DpcoreSanitizer, audit_text
 
     s = DpcoreSanitizer(CusText(vocab=vocab, epsilon=1.0, k=5))
-    r = audit_text(s, vocab=vocab, pairs=10, samples=20_000, seed=0)
+    r = audit_text(s, vocab=vocab, pairs=10, strategy="adaptive", samples=20_000, seed=0)
     assert r.verdict == "not-detected" and r.exact_verdict == "within-claim"
 
 

@@ -110,5 +110,5 @@ def test_audit_text_sees_tem_within_its_claim(vocab) -> None:
     from dpcore.textaudit import DpcoreSanitizer, audit_text
 
     s = DpcoreSanitizer(TEM(vocab=vocab, epsilon=1.0))
-    r = audit_text(s, vocab=vocab, pairs=10, samples=20_000, seed=0)
+    r = audit_text(s, vocab=vocab, pairs=10, strategy="adaptive", samples=20_000, seed=0)
     assert r.verdict == "not-detected" and r.exact_verdict == "within-claim"

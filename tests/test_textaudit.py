@@ -118,7 +118,7 @@ def test_double_dipping_would_be_miscalibrated():
 @pytest.mark.slow
 def test_santext_is_never_flagged_and_its_exact_audit_agrees_with_the_bound_check(vocab):
     mech = create_text_mechanism("santext", vocab=vocab, epsilon=1.0)
-    r = audit_text(DpcoreSanitizer(mech), vocab=vocab, pairs=40, samples=20_000, seed=11)
+    r = audit_text(DpcoreSanitizer(mech), vocab=vocab, pairs=40, strategy="adaptive", samples=20_000, seed=11)
     assert r.verdict == "not-detected"
     assert r.exact_verdict == "within-claim"
     assert all(p.exact_epsilon is not None and p.exact_epsilon <= p.claimed_bound + 1e-9 for p in r.pairs)
@@ -157,7 +157,7 @@ def test_exact_rows_of_the_adapter_match_the_sampler(vocab):
 def test_santext_plus_audits_protected_outputs_only(vocab):
     s = DpcoreSanitizer(create_text_mechanism("santext+", vocab=vocab, epsilon=2.0))
     assert s.protected_ids() is not None
-    r = audit_text(s, vocab=vocab, pairs=10, samples=10_000, seed=0)
+    r = audit_text(s, vocab=vocab, pairs=10, strategy="adaptive", samples=10_000, seed=0)
     assert r.verdict == "not-detected"
     assert r.exact_verdict == "within-claim"
     # the claim includes ε₀ = ln(1/p)
@@ -203,7 +203,7 @@ class _Copy:
 
 
 def test_a_copying_black_box_is_flagged(vocab):
-    r = audit_text(_Copy(), vocab=vocab, pairs=3, samples=1_000, seed=0)
+    r = audit_text(_Copy(), vocab=vocab, pairs=3, strategy="adaptive", samples=1_000, seed=0)
     assert r.verdict == "violates"
     assert r.pairs[0].empirical_epsilon == math.inf
     assert r.pairs[0].lower_bound <= r.max_detectable_loss + 1e-12
@@ -223,7 +223,7 @@ def test_bad_black_boxes_get_one_clear_error(vocab):
         def sample(self, words, rng):
             return list(words)[:-1]
 
-    r = audit_text(Short(), vocab=vocab, pairs=2, samples=200, seed=0)
+    r = audit_text(Short(), vocab=vocab, pairs=2, strategy="adaptive", samples=200, seed=0)
     assert r.failures and all(p.error for p in r.pairs)
     assert "one output per input word" in next(iter(r.failures.values()))
 
@@ -250,8 +250,8 @@ def test_outputs_outside_the_vocabulary_are_counted(vocab):
 
 def test_seed_reproduces_the_result(vocab):
     s = load_sanitizer("santext", epsilon=1.0, vocab=vocab)
-    a = audit_text(s, vocab=vocab, pairs=4, samples=2_000, seed=5)
-    b = audit_text(s, vocab=vocab, pairs=4, samples=2_000, seed=5)
+    a = audit_text(s, vocab=vocab, pairs=4, strategy="adaptive", samples=2_000, seed=5)
+    b = audit_text(s, vocab=vocab, pairs=4, strategy="adaptive", samples=2_000, seed=5)
     assert [p.lower_bound for p in a.pairs] == [p.lower_bound for p in b.pairs]
     assert [p.empirical_epsilon for p in a.pairs] == [p.empirical_epsilon for p in b.pairs]
 
@@ -336,6 +336,8 @@ def test_cli_json_has_the_documented_keys(capsys):
             "3",
             "--samples",
             "2000",
+            "--screen-budget",
+            "100000",
             "--seed",
             "0",
             "--json",
@@ -386,6 +388,8 @@ def test_cli_runs_user_code_from_a_file(capsys, tmp_path):
             "2",
             "--samples",
             "500",
+            "--screen-budget",
+            "100000",
             "--seed",
             "0",
             "--json",
