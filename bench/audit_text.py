@@ -17,7 +17,9 @@ From one run, on SanText over GloVe at |V| = 15,000, ε = 1:
 5. the sampler's own floor: for ``santext`` and ``vickrey-cmp``, the time of the mechanism's
    ``sample_ids`` alone for exactly the run's draws (same words, same chunks), the audit around
    it with one worker, their ratio, and the audit with two workers (speed-up over one);
-6. the Ray engine with 1 and 2 CPUs on the same audit (the result is identical; speed-up).
+6. the Ray engine with 1 and 2 CPUs on the same audit (the result is identical; speed-up);
+7. memory: peak RSS of a fresh process auditing SanText at T = 10⁷ draws per word (two words),
+   beside one at T = 10⁵: draws are counted chunk by chunk, so memory does not grow with T.
 
 Targets (issue "Audit any text sanitizer"): (1) under 2 s, (2) under 60 s on this 2-core machine.
 """
@@ -59,11 +61,11 @@ class _BlackBox:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=("basic", "screen", "floor", "ray"), default=None)
+    ap.add_argument("--only", choices=("basic", "screen", "floor", "ray", "memory"), default=None)
     args = ap.parse_args()
     print(f"load average: {os.getloadavg()[0]:.2f} (2 cores; figures scale with contention)")
     vocab = build_vocabulary("glove", size=15_000)
-    parts = {"basic": _basic, "screen": _screen, "floor": _floor, "ray": _ray}
+    parts = {"basic": _basic, "screen": _screen, "floor": _floor, "ray": _ray, "memory": _memory}
     for name, fn in parts.items():
         if args.only in (None, name):
             fn(vocab)
@@ -169,6 +171,37 @@ def _ray(vocab) -> None:  # type: ignore[no-untyped-def]
     print(
         f"   speed-up 2 over 1: ×{t1 / t2:.2f}; same result: {_comparable(runs[1]) == _comparable(runs[2])}"
     )
+
+
+_MEMORY_CHILD = """
+import resource, sys, time
+sys.path.insert(0, {root!r})
+from dpcore.text.vocab import build_vocabulary
+from dpcore.textaudit import audit_text
+from dpcore.textaudit.loaders import load_sanitizer
+v = build_vocabulary("glove", size=15000)
+s = load_sanitizer("santext", epsilon=1.0, vocab=v)
+t = time.perf_counter()
+r = audit_text(s, vocab=v, words=["of", "money"], neighbors=0, samples={T}, seed=0, workers=1)
+dt = time.perf_counter() - t
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, dt, r.samples_drawn)
+"""
+
+
+def _memory(vocab) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    root = str(Path(__file__).resolve().parents[1])
+    print("7. peak RSS of a fresh process, SanText |V| = 15,000, two words, one worker:")
+    for t in (100_000, 10_000_000):
+        out = subprocess.run(
+            [sys.executable, "-c", _MEMORY_CHILD.format(root=root, T=t)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        rss, dt, drawn = float(out[0]), float(out[1]), int(out[2])
+        print(f"   T = {t:>12,} per word: {drawn:>12,} draws in {dt:6.1f} s, peak RSS {rss:6.0f} MiB")
 
 
 def _basic(vocab) -> None:  # type: ignore[no-untyped-def]
