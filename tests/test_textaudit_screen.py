@@ -292,14 +292,44 @@ def test_cli_screen_bad_input_is_one_clear_line(capsys, extra, message):
     assert message in err and "Traceback" not in err
 
 
-def test_ray_engine_gives_the_same_result(vocab2000):
+def test_ray_engine_gives_the_same_result(tmp_path, capsys):
     pytest.importorskip("ray")
-    s = KaryRandomizedResponse(epsilon=1.0, words=list(vocab2000.words[:400]))
+    from dpcore.corpus.engines import start_ray
+
     vocab = build_vocabulary("glove", size=400)
+    s = KaryRandomizedResponse(epsilon=1.0, words=list(vocab.words))
     kw = dict(vocab=vocab, pairs=4, samples=2_000, screen_budget=400 * 500, seed=5)
     local = audit_text(s, workers=1, **kw)
-    ray_run = audit_text(s, engine="ray", workers=2, **kw)
+    plugin = tmp_path / "mine.py"  # the user's own file: Ray's workers cannot import it
+    plugin.write_text(
+        "import numpy as np\n"
+        "class Leaky:\n"
+        "    guarantee, name = 'ldp', 'leaky'\n"
+        "    def __init__(self, epsilon, vocab):\n"
+        "        self.epsilon, self.words = epsilon, np.asarray(vocab, dtype=object)\n"
+        "    def sample(self, words, rng):\n"
+        "        out = self.words[rng.integers(0, len(self.words), size=len(words))]\n"
+        "        out[rng.random(len(words)) < 0.3] = words[0]\n"
+        "        return out\n"
+        "def make(epsilon, vocab):\n"
+        "    return Leaky(epsilon, vocab)\n"
+    )
+    argv = ["audit-text", "--mechanism", f"{plugin}:make", "--epsilon", "1", "--vocab-size", "400"]
+    argv += ["--screen-budget", "80000", "--pairs", "3", "--samples", "2000", "--seed", "1", "--json"]
+    assert main([*argv, "--workers", "1"]) == 0
+    cli_local = json.loads(capsys.readouterr().out)
+    stop = start_ray(None, 2)  # one local Ray for both runs below
+    try:
+        ray_run = audit_text(s, engine="ray", workers=2, **kw)
+        assert main([*argv, "--engine", "ray", "--workers", "2"]) == 0
+        cli_ray = json.loads(capsys.readouterr().out)
+    finally:
+        stop()
     assert _comparable(local) == _comparable(ray_run)
     assert ray_run.execution["engine"] == "ray"
+    for d in (cli_local, cli_ray):
+        d.pop("execution")
+        d.pop("elapsed_seconds")
+    assert cli_local == cli_ray and cli_ray["verdict"] == "violates"
     with pytest.raises(DPCoreError, match="address"):
         audit_text(s, address="127.0.0.1:1", **kw)

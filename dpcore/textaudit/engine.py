@@ -391,7 +391,7 @@ def _pickle_user_code_by_value(sanitizer: Any) -> None:
     """A sanitizer from a user's ``file.py`` lives in a module a Ray worker cannot import."""
     mod = sys.modules.get(type(sanitizer).__module__)
     if mod is not None and mod.__name__.startswith("dpcore_user_sanitizer_"):
-        import cloudpickle
+        from ray import cloudpickle  # Ray serialises with its own copy of cloudpickle
 
         cloudpickle.register_pickle_by_value(mod)
 
