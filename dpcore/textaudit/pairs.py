@@ -19,23 +19,35 @@ STRATEGIES = ("screen", "adaptive", "neighbors", "random")
 
 
 def nearest_neighbors(
-    vocab: Vocabulary, ids: np.ndarray, k: int, *, max_elements: int = 1 << 22
+    vocab: Vocabulary,
+    ids: np.ndarray,
+    k: int,
+    *,
+    among: np.ndarray | None = None,
+    max_elements: int = 1 << 22,
 ) -> np.ndarray:
-    """The ``k`` nearest other words of each id (Euclidean), shape ``(len(ids), k)``, chunked over ids."""
+    """The ``k`` nearest other words of each id (Euclidean), shape ``(len(ids), k)``, chunked over ids.
+
+    ``among`` restricts the neighbours to those ids (default: the whole vocabulary).
+    """
     ids = np.asarray(ids, dtype=np.int64)
-    k = min(k, len(vocab) - 1)
+    pool = np.arange(len(vocab)) if among is None else np.asarray(among, dtype=np.int64)
+    k = min(k, len(pool) - 1)
     out = np.empty((len(ids), k), dtype=np.int64)
+    if k <= 0:
+        return out
     vec, sq = vocab.vectors, vocab.sq_norms
-    for sl in iter_chunks(len(ids), len(vocab), max_elements):
+    pv, psq = (vec, sq) if among is None else (vec[pool], sq[pool])
+    for sl in iter_chunks(len(ids), len(pool), max_elements):
         rows = ids[sl]
-        d = vec[rows] @ vec.T
+        d = vec[rows] @ pv.T
         d *= -2.0
         d += sq[rows][:, None]
-        d += sq[None, :]
-        d[np.arange(len(rows)), rows] = np.inf  # never pair a word with itself
+        d += psq[None, :]
+        d[pool[None, :] == rows[:, None]] = np.inf  # never pair a word with itself
         part = np.argpartition(d, k - 1, axis=1)[:, :k]
         order = np.argsort(np.take_along_axis(d, part, axis=1), axis=1, kind="stable")
-        out[sl] = np.take_along_axis(part, order, axis=1)
+        out[sl] = pool[np.take_along_axis(part, order, axis=1)]
     return out
 
 

@@ -40,6 +40,7 @@ from dpcore.audit.bounds import cp_lower, cp_upper
 from dpcore.text.sampling import iter_chunks, pair_distances
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit.engine import WordDraws
+from dpcore.textaudit.pairs import nearest_neighbors
 from dpcore.validation import DPCoreError
 
 __all__ = [
@@ -103,27 +104,6 @@ class ScreenProposal:
     candidates: int
     word_scores: np.ndarray
     residual_median: float
-
-
-def _nearest_within(vectors: np.ndarray, k: int, max_elements: int = 1 << 22) -> np.ndarray:
-    """k nearest others (Euclidean) of each row among the rows themselves, chunked."""
-    n = vectors.shape[0]
-    k = min(k, n - 1)
-    out = np.empty((n, k), dtype=np.int64)
-    if k <= 0:
-        return out
-    sq = np.einsum("ij,ij->i", vectors, vectors)
-    for sl in iter_chunks(n, n, max_elements):
-        d = vectors[sl] @ vectors.T
-        d *= -2.0
-        d += sq[sl][:, None]
-        d += sq[None, :]
-        r = np.arange(sl.start, sl.stop)
-        d[r - sl.start, r] = np.inf
-        part = np.argpartition(d, k - 1, axis=1)[:, :k]
-        order = np.argsort(np.take_along_axis(d, part, axis=1), axis=1, kind="stable")
-        out[sl] = np.take_along_axis(part, order, axis=1)
-    return out
 
 
 def propose_pairs(
@@ -220,7 +200,9 @@ def propose_pairs(
     # --- candidate pairs (rows of the screened set) ---
     parts: list[np.ndarray] = []
     if neighbors > 0:
-        nn = _nearest_within(vocab.vectors[wids], neighbors)
+        row_of = np.full(len(vocab), -1, dtype=np.int64)
+        row_of[wids] = np.arange(n)
+        nn = row_of[nearest_neighbors(vocab, wids, neighbors, among=wids)]
         parts.append(np.stack([np.repeat(np.arange(n), nn.shape[1]), nn.ravel()], axis=1))
     a = np.repeat(np.arange(n), RANDOM_PARTNERS)
     b = (a + rng.integers(1, n, size=a.size)) % n
