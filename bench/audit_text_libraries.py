@@ -52,9 +52,10 @@ def main() -> None:
     ap.add_argument("--screen", action="store_true", help="the whole-vocabulary screen table")
     ap.add_argument("--minutes", type=float, default=30.0, help="--screen: minutes per row (default 30)")
     ap.add_argument("--only", default=None, help="--screen: comma-separated sanitizer names")
+    ap.add_argument("--workers", type=int, default=2, help="--screen: processes (default 2)")
     args = ap.parse_args()
     if args.screen:
-        _screen_table(args.minutes, None if args.only is None else args.only.split(","))
+        _screen_table(args.minutes, None if args.only is None else args.only.split(","), args.workers)
         return
     if args.custext_failures:
         _custext_failures()
@@ -129,7 +130,7 @@ def _probe_rate(name: str) -> float:
     return 20 * 500 / (time.perf_counter() - t0)
 
 
-def _screen_table(minutes: float, only: list[str] | None) -> None:
+def _screen_table(minutes: float, only: list[str] | None, workers: int) -> None:
     import os
 
     from dpcore.flawed.text import FLAWED_TEXT_SANITIZERS
@@ -138,7 +139,8 @@ def _screen_table(minutes: float, only: list[str] | None) -> None:
     names = [n for n in names if only is None or n in only]
     print(
         f"Whole-vocabulary screen, ε = 1, GloVe, at least {SCREEN_DRAWS:,} screen draws per word, "
-        f"K = {CONFIRM_K} pairs confirmed at T = {CONFIRM_T:,}, seed 0, 95% family-wise, 2 workers; "
+        f"K = {CONFIRM_K} pairs confirmed at T = {CONFIRM_T:,}, seed 0, 95% family-wise, "
+        f"{workers} worker(s); "
         f"|V| chosen for "
         f"about {minutes:g} min per row; load average {os.getloadavg()[0]:.1f}\n"
     )
@@ -148,7 +150,7 @@ def _screen_table(minutes: float, only: list[str] | None) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
-        rate = _probe_rate(name) * 2  # two workers
+        rate = _probe_rate(name) * workers
         budget_draws = rate * minutes * 60 - 2 * CONFIRM_K * CONFIRM_T
         size = int(min(50_000, max(500, budget_draws // SCREEN_DRAWS)))
         per_word = int(min(1_000_000, max(SCREEN_DRAWS, budget_draws // size)))  # time left: more draws
@@ -162,7 +164,7 @@ def _screen_table(minutes: float, only: list[str] | None) -> None:
             samples=CONFIRM_T,
             screen_budget=size * per_word,
             seed=0,
-            workers=2,
+            workers=workers,
         )
         claim = getattr(s, "citation", None) or ("ε-LDP" if s.guarantee == "ldp" else "ε·d metric LDP")
         det = r.detectable_violation
