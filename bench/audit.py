@@ -4,9 +4,11 @@
     python bench/audit.py --quick    # smaller naive reference
 
 Reports, from one run:
-1. the default Monte-Carlo path, the mechanisms' REAL samplers (black-box, chunked): trials per
-   second per neighbour pair at n = 1, 32 and 128 for the paper's five mechanisms, and the time a
-   10M-trial cell takes at that rate (measured on 10M trials at n = 1, fewer at larger n);
+1. the default Monte-Carlo path, the mechanisms' REAL samplers (black-box, chunked, on the
+   default workers = this machine's cores; `bench/audit_sampler.py` compares it with the sampler
+   alone and 1 with 2 workers): trials per second per neighbour pair at n = 1, 32 and 128 for
+   the paper's five mechanisms, and the time a 10M-trial cell takes at that rate (measured on
+   10M trials at n = 1, fewer at larger n);
 2. the labelled model-based option (Binomial shortcut from the declared probabilities, after a
    1e6-draw cross-check): time and peak traced memory of 10M-trial cells at n = 1, 32, 128;
 3. the full exact grid: 5 paper mechanisms × ε ∈ {0.1, 0.5, 1, 2, 5, 10} × n ∈ {1, 2, 8, 32, 64, 128};

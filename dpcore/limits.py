@@ -10,6 +10,8 @@ from __future__ import annotations
 __all__ = [
     "AUDIT_MAX_TRIALS",
     "AUDIT_METHODS",
+    "AUDIT_PAGE_MAX_DRAWS",
+    "AUDIT_PAGE_WORKERS",
     "MAX_DIM",
     "UTILITY_CLASSIFIERS",
     "UTILITY_N_TEST",
@@ -24,6 +26,13 @@ AUDIT_METHODS = ("exact", "mc")
 
 #: Largest number of trials per input accepted by the audit's API and the CLI.
 AUDIT_MAX_TRIALS = 10**9
+
+#: The dashboard's audit page: noise values per request drawn through real samplers. Monte-Carlo
+#: runs for the dimensions that fit (:func:`dpcore.audit.runner.plan_monte_carlo`); exact values
+#: are always shown.
+AUDIT_PAGE_MAX_DRAWS = 900_000_000
+#: Threads per Monte-Carlo cell on the dashboard (never more than the machine's cores).
+AUDIT_PAGE_WORKERS = 2
 
 #: Utility classifiers (:mod:`dpcore.attack.utility`) and the default split sizes.
 UTILITY_CLASSIFIERS = ("tfidf", "minilm")

@@ -1,7 +1,9 @@
 """Privacy-loss audit: Habernal's (2022) sanity check, live.
 
 Widgets → dpcore.audit → dpcore.viz.audit_figure. Results are cached per cell; the URL carries
-the whole configuration.
+the whole configuration. The cap on real-sampler draws never refuses the page: exact values are
+always drawn, Monte-Carlo runs for the dimensions that fit (dpcore.audit.runner.plan_monte_carlo),
+and one click sets the largest trial count at which every dimension fits.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.audit import audit
+from dpcore.audit.runner import plan_monte_carlo
+from dpcore.limits import AUDIT_PAGE_MAX_DRAWS, AUDIT_PAGE_WORKERS
 from dpcore.mechanisms import PAPER_FIG2, VECTOR_MECHANISMS, IIDAuditable
+from dpcore.parallel import default_workers
 from dpcore.viz.audit_figure import audit_figure
 from pages._shared import (
     apply_query_params,
@@ -33,9 +38,12 @@ ensure_navigation()
 
 # ---- work caps for a shared server ----------------------------------------------------------
 DIMS = [2**k for k in range(13)]  # 1 .. 4096
-TRIALS = [1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000]
+TRIALS = [m * 10**k for k in range(3, 8) for m in (1, 2, 5)] + [100_000_000]  # 1,000 … 10⁸
 CONFIDENCES = [0.9, 0.95, 0.99, 0.999]
-MAX_BLACKBOX_DRAWS = 300_000_000  # noise values per page run through the real samplers
+MAX_BLACKBOX_DRAWS = AUDIT_PAGE_MAX_DRAWS  # noise values per request through the real samplers
+# Threads per Monte-Carlo cell: the server's cores, at most 2. The result does not depend on it,
+# and the draws (CPU time) per request are capped above whatever the threads.
+WORKERS = min(AUDIT_PAGE_WORKERS, default_workers())
 MAX_MECHANISMS = 9
 
 NAMES = VECTOR_MECHANISMS.names()
@@ -85,7 +93,12 @@ def mc_cell(
         confidence=conf,
         model_based=model_based,
         progress=_progress,
+        workers=WORKERS,
     ).to_row()
+
+
+def _use_trials(value: int) -> None:
+    st.session_state["trials"] = value
 
 
 st.title("Privacy-loss audit")
@@ -154,19 +167,18 @@ if nmin > nmax:
     st.error(f"The smallest n ({nmin}) must not exceed the largest n ({nmax}).")
     st.stop()
 dims = [d for d in DIMS if nmin <= d <= nmax]
-if run_mc and not model_based:
-    draws = 2 * trials * sum(dims) * len(mechs)
-    if draws > MAX_BLACKBOX_DRAWS:
-        st.error(
-            f"Running the real samplers would draw {draws:.2e} noise values; this server allows "
-            f"{MAX_BLACKBOX_DRAWS:.0e} per request. Lower the trials, the largest n or the "
-            "number of mechanisms, or switch on model-based Monte-Carlo."
-        )
-        st.stop()
+plan = None
+if run_mc:
+    with show_errors():
+        plan = plan_monte_carlo(
+            mechs, dims, trials=trials, max_draws=MAX_BLACKBOX_DRAWS, epsilon=eps,
+            model_based=model_based, trial_options=TRIALS,
+        )  # fmt: skip
+mc_dims = set(plan.mc_dims) if plan is not None else set()
 
 rows: list[dict] = []
 cells = [(m, d) for m in mechs for d in dims]
-bar = st.progress(0.0, text="Auditing…") if run_mc else None
+bar = st.progress(0.0, text="Auditing…") if mc_dims else None
 with show_errors():
     for i, (m, d) in enumerate(cells):
         mech_obj = VECTOR_MECHANISMS.create(m, epsilon=eps, dim=d)
@@ -177,7 +189,7 @@ with show_errors():
             ex = exact_cell(m, d, eps)
             row["exact"], row["exact_lr"] = ex["empirical_epsilon"], ex["lr_epsilon"]
             row["exact_verdict"] = ex["verdict"]
-        if run_mc:
+        if d in mc_dims:
 
             def tick(done: int, total: int, i: int = i, m: str = m, d: int = d) -> None:
                 frac = (i + done / max(total, 1)) / len(cells)
@@ -210,15 +222,32 @@ for col in ["exact", "exact_lr", "mc", "mc_lower", "mc_upper", "mc_lr"]:
 fig = audit_figure(
     df, epsilon=eps, log_y=bool(st.session_state["logy"]), show_lr=bool(st.session_state["lr"])
 )
+for band in fig.data:  # a confidence band spans only the n that have Monte-Carlo bounds
+    if band.fill == "toself" and band.y is not None and None in band.y:
+        keep = [i for i, v in enumerate(band.y) if v is not None]
+        band.x, band.y = [band.x[i] for i in keep], [band.y[i] for i in keep]
 st.plotly_chart(fig, width="stretch", key="audit-figure")
+if plan is not None and not plan.complete:
+    st.warning(plan.note(), icon=":material/content_cut:")
+    if plan.largest_trials is not None and plan.largest_trials != trials:
+        st.button(
+            f"Run Monte-Carlo at every n with {plan.largest_trials:,} trials per neighbour",
+            key="audit-fit-trials",
+            on_click=_use_trials,
+            args=(plan.largest_trials,),
+            help="The largest trial count at which every dimension fits this server's cap.",
+        )
 
 violators = sorted(
     {r["mechanism"] for r in rows if "violates" in (r.get("exact_verdict"), r.get("mc_verdict"))}
 )
 how = "drawn from the declared probabilities (model-based)" if model_based else "from the real samplers"
+mc_span = ""
+if plan is not None and not plan.complete and plan.mc_dims:
+    mc_span = f" at n = {plan.mc_dims[0]}…{plan.mc_dims[-1]}"
 size = f"n = {nmin}…{nmax}, ε = {eps:g}" + (
-    f", exact values and {trials:,} Monte-Carlo trials per neighbour {how}, confidence {conf:g}"
-    if run_mc
+    f", exact values and {trials:,} Monte-Carlo trials per neighbour{mc_span} {how}, confidence {conf:g}"
+    if mc_dims
     else ", exact values"
 )
 if violators:
@@ -281,6 +310,10 @@ params = {
     "confidence": conf if run_mc else None,
     "seed": seed if run_mc else None,
     "sampler": None if not run_mc else ("model-based" if model_based else "real"),
+    "monte_carlo_dims": sorted(mc_dims) if run_mc else None,
+    "monte_carlo_left_out": list(plan.left_out) if plan is not None else None,
+    "max_real_sampler_draws_per_request": MAX_BLACKBOX_DRAWS,
+    "workers": WORKERS if run_mc else None,
     "threshold": 0.5,
     "attack": "majority vote (tie → 0) and likelihood-ratio cuts on the count of ones",
 }

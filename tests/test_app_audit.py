@@ -122,13 +122,66 @@ def test_inverted_dimension_range_is_an_error_not_a_traceback() -> None:
     assert any("must not exceed" in e.value for e in at.error)
 
 
-def test_real_sampler_work_cap_message() -> None:
+def _mc_dims(spec: dict, mech: str) -> list[int]:
+    trace = next(t for t in spec["data"] if t["name"] == f"{mech} (Monte-Carlo)")
+    return [x for x, y in zip(trace["x"], trace["y"], strict=True) if y is not None]
+
+
+def test_over_cap_link_from_issue_24_draws_what_fits() -> None:
+    """/audit?mechs=laplace,gaussian&nmax=1024&mc=true&trials=1000000 would draw 8.19e9 values.
+
+    It once showed only a red box. Now: the exact curves at every n, Monte-Carlo for the n that
+    fit the cap, a note naming what was left out, and one click to the largest trial count at
+    which every n fits.
+    """
+    from dpcore.audit.runner import plan_monte_carlo
+    from dpcore.limits import AUDIT_PAGE_MAX_DRAWS
+
+    dims = [2**k for k in range(11)]
+    plan = plan_monte_carlo(
+        ["laplace", "gaussian"], dims, trials=1_000_000, max_draws=AUDIT_PAGE_MAX_DRAWS,
+        trial_options=[m * 10**k for k in range(3, 8) for m in (1, 2, 5)],
+    )  # fmt: skip
+    assert plan.left_out and plan.mc_dims and plan.largest_trials  # the link is over the cap
+    at = AppTest.from_file(AUDIT, default_timeout=120)
+    at.query_params.update({"mechs": "laplace,gaussian", "nmax": "1024", "mc": "true", "trials": "1000000"})
+    at.run()
+    assert not at.exception and not at.error
+    spec = _spec(at)
+    for mech in ("laplace", "gaussian"):
+        exact = next(t for t in spec["data"] if t["name"] == f"{mech} (exact)")
+        assert exact["x"] == dims and None not in exact["y"]
+        assert _mc_dims(spec, mech) == list(plan.mc_dims)
+        band = next(t for t in spec["data"] if t["name"] == f"{mech}: CI band")
+        assert None not in band["y"] and max(band["x"]) == plan.mc_dims[-1]
+    (note,) = [w.value for w in at.warning]
+    left = ", ".join(f"{d:,}" for d in plan.left_out)
+    assert f"Monte-Carlo left out for n = {left}" in note and "8.19e+09" in note
+    assert "Exact values are shown for every n" in note
+    (button,) = at.button
+    assert f"{plan.largest_trials:,} trials" in button.label
+    rows = at.dataframe[0].value
+    assert set(rows.loc[rows["n"].astype(int) > plan.mc_dims[-1], "MC ε̂"]) == {""}
+
+    button.click().run()
+    assert not at.exception and not at.warning and not at.button
+    assert at.query_params["trials"] == str(plan.largest_trials)
+    spec = _spec(at)
+    assert _mc_dims(spec, "laplace") == dims and _mc_dims(spec, "gaussian") == dims
+
+
+def test_real_sampler_cap_with_nothing_that_fits_still_draws_the_exact_curves() -> None:
     at = AppTest.from_file(AUDIT, default_timeout=60)
     at.query_params.update({"trials": "100000000", "nmax": "4096"})
     at.run()
     assert not at.exception
-    assert any("this server allows" in e.value and "model-based" in e.value for e in at.error)
-    assert not at.get("plotly_chart")
+    assert not any("this server allows" in e.value for e in at.error)  # only the verdict banner
+    names = _traces(_spec(at))
+    assert "laplace (exact)" in names and not any("Monte-Carlo" in n for n in names)
+    (note,) = [w.value for w in at.warning]
+    assert "no dimension fits" in note and "this server allows" in note
+    (button,) = at.button
+    assert "trials per neighbour" in button.label
 
 
 def test_monte_carlo_runs_the_real_samplers_by_default() -> None:

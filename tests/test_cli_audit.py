@@ -147,6 +147,22 @@ def test_bad_arguments_exit_2_with_one_line(
     assert needle.lower() in lines[0].lower()
 
 
+def test_audit_workers_flag_does_not_change_the_result(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["audit", "--mechanism", "dptext", "--dim", "16", "--epsilon", "1", "--method", "mc",
+            "--trials", "2e5", "--seed", "11", "--json"]  # fmt: skip
+    runs = []
+    for workers in ("1", "2"):
+        code, out, err = run(capsys, *argv, "--workers", workers)
+        assert code == 0, err
+        runs.append(json.loads(out))
+    assert [r["workers"] for r in runs] == [1, 2] and runs[0]["streams"] == 4
+    for r in runs:
+        r.pop("workers"), r.pop("elapsed_s")
+    assert runs[0] == runs[1]
+    code, out, err = run(capsys, *argv, "--workers", "0")
+    assert code == 2 and out == "" and err.strip() == "dpcore: error: workers must be between 1 and 64, got 0"
+
+
 def test_python_dash_m_entry_point() -> None:
     proc = subprocess.run(
         [

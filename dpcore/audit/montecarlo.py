@@ -3,15 +3,30 @@
 Every trial is counted (the published code kept only its last chunk for n > 16).
 
 - Real-sampler (black-box) path, the default: full output vectors are drawn through the
-  mechanism's own ``mechanism.sample`` in chunks of at most :data:`CHUNK_ELEMENTS` values,
-  thresholded, and the number of ones K per trial is histogrammed. This is the only path that can
-  catch a sampler bug (the point of Habernal 2022's check).
+  mechanism's own sampler in chunks of at most :data:`CHUNK_ELEMENTS` values, thresholded, and
+  the number of ones K per trial is histogrammed. This is the only path that can catch a sampler
+  bug (the point of Habernal 2022's check). Mechanisms that offer
+  :class:`~dpcore.mechanisms.base.BufferedSampler` (all of dpcore's) write every chunk into the
+  same two arrays (``sample_into``); others are called through ``sample``.
 - Model-based path (``model_based=True``, mechanisms declaring
   :class:`dpcore.mechanisms.IIDAuditable` only): K is drawn from ``Binomial(n, p)`` with the
   mechanism's *declared* per-coordinate probability p — the histogram of T trials is exactly
   ``Multinomial(T, Binomial(n, p) pmf)``, one O(n) step. It agrees with the exact value by
   construction, so it shows nothing about the sampler; :func:`check_declared_probabilities` draws
   real coordinates first and the audit refuses the shortcut when they disagree with p.
+
+Streams and workers
+-------------------
+A cell's trials are drawn from :data:`STREAMS` = 4 independent streams spawned from the cell's
+seed (:data:`STREAM_SCHEME`): stream ``2h + b`` draws half ``h`` of the trials on input ``bⁿ``,
+chunk after chunk. ``workers`` only says how many of the four run at once (a thread pool: numpy
+fills arrays with the GIL released, so threads use separate cores), so the result for a seed does
+not depend on it, and it is bit for bit the result of the single-threaded code before workers
+existed. More than four workers cannot help one cell.
+
+Per chunk the statistic is fused and allocation-free: the comparison with the threshold writes
+into one preallocated boolean buffer, the ones of each row are added as bytes inside 64-bit words
+(no trials × dim temporary), and ``np.bincount`` histograms K.
 
 Statistics
 ----------
@@ -26,7 +41,9 @@ Statistics
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,15 +51,21 @@ import numpy as np
 from dpcore.audit.bounds import cp_lower, cp_upper
 from dpcore.audit.exact import binomial_logpmf
 from dpcore.audit.loss import decision_loss, ratio_loss
-from dpcore.mechanisms.base import IIDAuditable, VectorMechanism
+from dpcore.mechanisms.base import BufferedSampler, IIDAuditable, VectorMechanism
+from dpcore.parallel import resolve_workers
 from dpcore.validation import DPCoreError
 
 __all__ = [
+    "CHUNK_ELEMENTS",
     "CROSSCHECK_ALPHA",
     "CROSSCHECK_DRAWS",
+    "STREAMS",
+    "STREAM_SCHEME",
     "MCCounts",
+    "RowCounter",
     "check_declared_probabilities",
     "declared_model_check",
+    "draw_chunk",
     "lr_from_counts",
     "majority_from_counts",
     "sample_counts",
@@ -52,12 +75,31 @@ ProgressFn = Callable[[int, int], None]
 
 #: Elements per chunk in real-sampler sampling (256K float64 = 2 MiB per array: small enough to
 #: stay in cache, which measured 1.5–3× faster than 32 MiB chunks on the benchmark machine).
+#: Independent of the number of trials, so a run's memory does not grow with it.
 CHUNK_ELEMENTS = 1 << 18
 #: Real single-coordinate draws per input for the model-based cross-check.
 CROSSCHECK_DRAWS = 1_000_000
 #: Family-wise error of the cross-check (both inputs together): a correct mechanism is refused
 #: the model-based shortcut with probability at most this.
 CROSSCHECK_ALPHA = 1e-6
+#: Independent random streams per Monte-Carlo cell (whatever the number of workers).
+STREAMS = 4
+#: How the streams are derived, as recorded with each result.
+STREAM_SCHEME = (
+    "SeedSequence(cell seed).spawn(4); stream 2h+b draws half h of the trials on input b^n, "
+    f"in chunks of {CHUNK_ELEMENTS} values"
+)
+#: Seconds between progress reports while worker threads run.
+_POLL_S = 0.1
+
+_BYTE_LANES = 0x00FF00FF00FF00FF  # the even bytes of a 64-bit word
+_SUM_LANES = 0x0001000100010001  # × this puts the sum of four 16-bit lanes in the top lane
+#: Words summed bytewise before the bytes are added up (each byte lane stays ≤ 255).
+_WORD_GROUP = 255
+
+
+class _Cancelled(Exception):
+    """Raised inside a worker when the run was stopped from the calling thread."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +112,8 @@ class MCCounts:
 
     hist: np.ndarray  # shape (2, 2, n + 1), int64
     trials: int
+    #: Worker threads used (the histograms do not depend on it).
+    workers: int = 1
 
     @property
     def total(self) -> np.ndarray:
@@ -77,40 +121,206 @@ class MCCounts:
         return self.hist.sum(axis=0)
 
 
-def _histogram_one(
+class RowCounter:
+    """Per chunk: how many coordinates of each output are ≥ the threshold, with no big temporary.
+
+    One boolean buffer of ``rows × dim`` (an eighth of the chunk) is preallocated. When a row is a
+    whole number of 64-bit words (``dim % 8 == 0``, or padded with zeros for ``dim ≥ 16``), the
+    ones of a row are added bytewise as words and the bytes summed by two mask-and-multiply steps;
+    for ``dim < 16`` the byte columns are added. Every result equals
+    ``np.count_nonzero(z >= threshold, axis=1)``.
+
+    Parameters
+    ----------
+    dim:
+        Coordinates per output.
+    rows:
+        Largest number of outputs per chunk.
+    threshold:
+        A coordinate counts when it is ≥ this.
+    """
+
+    def __init__(self, dim: int, rows: int, threshold: float = 0.5) -> None:
+        self.dim = int(dim)
+        self.threshold = float(threshold)
+        if self.dim % 8 == 0 or self.dim >= 16:
+            self.mode = "words"
+            width = -(-self.dim // 8) * 8
+            self.n_words = width // 8
+        else:
+            self.mode = "bytes"
+            width = self.dim
+        self.bits = np.zeros((rows, width), dtype=bool)  # padding columns stay False
+        self.acc = np.empty(rows, dtype=np.uint64)
+        self.tmp = np.empty(rows, dtype=np.uint64)
+        self.k = np.empty(rows, dtype=np.int64)
+        if self.mode == "words" and self.n_words > 8:
+            self.ones = np.ones(min(self.n_words, _WORD_GROUP), dtype=np.uint64)
+
+    def add_histogram(self, z: np.ndarray, hist: np.ndarray) -> None:
+        """Add the histogram of K over the rows of ``z`` to ``hist`` (length ``dim + 1``).
+
+        At ``dim = 1`` K is the bit itself, so one count of ones replaces a ``bincount`` of as many
+        values as the chunk has (which cost more than the sampler's own draws).
+        """
+        if self.dim == 1:
+            m = z.shape[0]
+            bits = self.bits[:m]
+            np.greater_equal(z, self.threshold, out=bits)
+            ones = int(np.count_nonzero(bits))
+            hist[1] += ones
+            hist[0] += m - ones
+            return
+        hist += np.bincount(self(z), minlength=self.dim + 1)
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        """K per row of ``z`` (shape ``(m, dim)``, m ≤ rows), as int64 (a view of a reused buffer)."""
+        m = z.shape[0]
+        bits = self.bits[:m]
+        np.greater_equal(z, self.threshold, out=bits if bits.shape[1] == self.dim else bits[:, : self.dim])
+        k = self.k[:m]
+        if self.mode == "bytes":
+            u8 = bits.view(np.uint8)
+            np.copyto(k, u8[:, 0])
+            for j in range(1, self.dim):
+                k += u8[:, j]
+            return k
+        words = bits.view(np.uint64)
+        acc, tmp = self.acc[:m], self.tmp[:m]
+        for g in range(0, self.n_words, _WORD_GROUP):
+            grp = words[:, g : g + _WORD_GROUP]
+            w = grp.shape[1]
+            if w <= 8:
+                np.copyto(acc, grp[:, 0])
+                for j in range(1, w):
+                    acc += grp[:, j]
+            else:
+                np.matmul(grp, self.ones[:w], out=acc)
+            # Each byte of acc holds ≤ 255 ones; sum pairs of bytes into 16-bit lanes, then the
+            # four lanes into the top one.
+            np.right_shift(acc, 8, out=tmp)
+            tmp &= _BYTE_LANES
+            acc &= _BYTE_LANES
+            acc += tmp
+            acc *= _SUM_LANES
+            acc >>= 48
+            if g == 0:
+                np.copyto(k, acc, casting="unsafe")
+            else:
+                k += acc.view(np.int64)
+        return k
+
+
+def draw_chunk(
+    mech: VectorMechanism,
+    x: np.ndarray,
+    m: int,
+    rng: np.random.Generator,
+    out: np.ndarray | None,
+    work: np.ndarray | None,
+) -> np.ndarray:
+    """One chunk of ``m`` outputs exactly as the audit draws it (also timed by ``bench/``).
+
+    Into ``out[:m]`` (scratch ``work[:m]``) through ``sample_into`` when the buffers are given,
+    else through ``mech.sample``; the shape is checked either way.
+    """
+    if out is not None:
+        z = mech.sample_into(x, out[:m], rng, None if work is None else work[:m])  # type: ignore[attr-defined]
+    else:
+        z = mech.sample(x, m, rng)
+    shape = getattr(z, "shape", None)
+    if shape != (m, mech.dim):
+        raise DPCoreError(f"{mech!r}.sample returned shape {shape}, expected {(m, mech.dim)}")
+    return z
+
+
+def chunk_buffers(mech: VectorMechanism, trials: int) -> tuple[int, np.ndarray | None, np.ndarray | None]:
+    """Rows per chunk, and the ``out``/``work`` arrays for mechanisms with ``sample_into``."""
+    n = int(mech.dim)
+    rows = max(1, min(CHUNK_ELEMENTS // n, int(trials)))
+    if isinstance(mech, BufferedSampler):
+        return rows, np.empty((rows, n)), np.empty((rows, n))
+    return rows, None, None
+
+
+def _stream_histogram(
     mech: VectorMechanism,
     bit: int,
     trials: int,
     rng: np.random.Generator,
     *,
-    model_based: bool,
     threshold: float,
-    tick: Callable[[int], None],
+    report: Callable[[int], None],
+    cancel: threading.Event | None,
 ) -> np.ndarray:
-    n = mech.dim
+    """Histogram of K over ``trials`` real-sampler outputs for input ``bitⁿ``, from one stream."""
+    n = int(mech.dim)
     hist = np.zeros(n + 1, dtype=np.int64)
-    if model_based:
-        # The histogram of `trials` i.i.d. Binomial(n, p) counts is exactly
-        # Multinomial(trials, pmf): one O(n) draw replaces `trials` binomial draws.
-        lp = mech.threshold_logprobs(threshold)
-        pmf = np.exp(binomial_logpmf(n, lp[bit, 1], lp[bit, 0]))
-        pmf /= pmf.sum()
-        hist = rng.multinomial(trials, pmf).astype(np.int64)
-        tick(trials)
+    if trials <= 0:
         return hist
+    rows, out, work = chunk_buffers(mech, trials)
+    count = RowCounter(n, rows, threshold)
     x = np.full(n, float(bit))
-    rows = max(1, CHUNK_ELEMENTS // n)
     done = 0
     while done < trials:
+        if cancel is not None and cancel.is_set():
+            raise _Cancelled
         m = min(rows, trials - done)
-        z = mech.sample(x, m, rng)
-        if z.shape != (m, n):
-            raise DPCoreError(f"{mech!r}.sample returned shape {z.shape}, expected {(m, n)}")
-        k = np.count_nonzero(z >= threshold, axis=1)
-        hist += np.bincount(k, minlength=n + 1)
+        count.add_histogram(draw_chunk(mech, x, m, rng, out, work), hist)
         done += m
-        tick(m)
+        report(m)
     return hist
+
+
+def _run_streams(
+    jobs: Sequence[Callable[[Callable[[int], None], threading.Event | None], np.ndarray]],
+    *,
+    workers: int,
+    total: int,
+    progress: ProgressFn | None,
+) -> list[np.ndarray]:
+    """Run independent stream jobs on ``workers`` threads; results in job order.
+
+    ``progress(done, total)`` is always called from the calling thread (a dashboard's progress
+    bar, and its way of stopping a run, live there): per chunk with one worker, every
+    :data:`_POLL_S` seconds otherwise. If it raises, or a job fails, the other jobs stop at their
+    next chunk and the exception propagates.
+    """
+    done = [0] * len(jobs)
+
+    def reporter(i: int, live: bool) -> Callable[[int], None]:
+        def report(m: int) -> None:
+            done[i] += m  # one writer per slot
+            if live and progress is not None:
+                progress(sum(done), total)
+
+        return report
+
+    if workers <= 1 or len(jobs) <= 1:
+        return [job(reporter(i, True), None) for i, job in enumerate(jobs)]
+    cancel = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=min(workers, len(jobs)), thread_name_prefix="dpcore-mc")
+    futures: list[Future[np.ndarray]] = []
+    try:
+        futures = [pool.submit(job, reporter(i, False), cancel) for i, job in enumerate(jobs)]
+        pending: set[Future[np.ndarray]] = set(futures)
+        last = -1
+        while pending:
+            finished, pending = wait(pending, timeout=_POLL_S, return_when=FIRST_COMPLETED)
+            for f in finished:
+                f.result()  # a failed job stops the run now
+            now = sum(done)
+            if progress is not None and now != last:
+                progress(now, total)
+                last = now
+        return [f.result() for f in futures]
+    except BaseException:
+        cancel.set()
+        for f in futures:
+            f.cancel()
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
 
 def sample_counts(
@@ -121,43 +331,52 @@ def sample_counts(
     model_based: bool = False,
     threshold: float = 0.5,
     progress: ProgressFn | None = None,
+    workers: int | None = 1,
 ) -> MCCounts:
     """Run ``trials`` trials on each of 0ⁿ and 1ⁿ and return the count histograms.
 
-    By default every trial runs the mechanism's real sampler (``mech.sample``), chunked. With
-    ``model_based=True`` (only for :class:`IIDAuditable` mechanisms) K is drawn from the declared
-    Binomial instead; callers should run :func:`check_declared_probabilities` first.
+    By default every trial runs the mechanism's real sampler, chunked. With ``model_based=True``
+    (only for :class:`IIDAuditable` mechanisms) K is drawn from the declared Binomial instead;
+    callers should run :func:`check_declared_probabilities` first.
 
-    Four independent streams are spawned from ``seed`` (two inputs × two halves), so the result
-    is reproducible and independent of chunking.
+    Four independent streams are spawned from ``seed`` (two inputs × two halves; see
+    :data:`STREAM_SCHEME`), so the result is reproducible and does not depend on ``workers``
+    (threads running the streams; None = the machine's cores) or on the chunk size.
     """
     from dpcore.rng import spawn_rngs
 
     if model_based and not isinstance(mech, IIDAuditable):
         raise DPCoreError("model-based sampling needs a mechanism that declares i.i.d. coordinates")
-    rngs = spawn_rngs(seed, 4)
+    n_workers = resolve_workers(workers)
+    rngs = spawn_rngs(seed, STREAMS)
     halves = (trials // 2, trials - trials // 2)
-    total_work = 2 * trials
-    state = {"done": 0}
+    n = int(mech.dim)
+    hist = np.zeros((2, 2, n + 1), dtype=np.int64)
+    if model_based:
+        # The histogram of `trials` i.i.d. Binomial(n, p) counts is exactly
+        # Multinomial(trials, pmf): one O(n) draw replaces `trials` binomial draws.
+        lp = mech.threshold_logprobs(threshold)
+        done = 0
+        for h in (0, 1):
+            for b in (0, 1):
+                pmf = np.exp(binomial_logpmf(n, lp[b, 1], lp[b, 0]))
+                pmf /= pmf.sum()
+                hist[h, b] = rngs[2 * h + b].multinomial(halves[h], pmf)
+                done += halves[h]
+                if progress is not None:
+                    progress(done, 2 * trials)
+        return MCCounts(hist=hist, trials=trials, workers=1)
 
-    def tick(m: int) -> None:
-        state["done"] += m
-        if progress is not None:
-            progress(state["done"], total_work)
+    def job(h: int, b: int) -> Callable[[Callable[[int], None], threading.Event | None], np.ndarray]:
+        return lambda report, cancel: _stream_histogram(
+            mech, b, halves[h], rngs[2 * h + b], threshold=threshold, report=report, cancel=cancel
+        )
 
-    hist = np.zeros((2, 2, mech.dim + 1), dtype=np.int64)
-    for h in (0, 1):
-        for b in (0, 1):
-            hist[h, b] = _histogram_one(
-                mech,
-                b,
-                halves[h],
-                rngs[2 * h + b],
-                model_based=model_based,
-                threshold=threshold,
-                tick=tick,
-            )
-    return MCCounts(hist=hist, trials=trials)
+    jobs = [job(h, b) for h in (0, 1) for b in (0, 1)]
+    out = _run_streams(jobs, workers=n_workers, total=2 * trials, progress=progress)
+    for i, hb in enumerate(out):
+        hist[i // 2, i % 2] = hb
+    return MCCounts(hist=hist, trials=trials, workers=min(n_workers, STREAMS))
 
 
 def _agreement(
@@ -191,6 +410,7 @@ def check_declared_probabilities(
     draws: int = CROSSCHECK_DRAWS,
     threshold: float = 0.5,
     alpha: float = CROSSCHECK_ALPHA,
+    workers: int | None = 1,
 ) -> dict[str, object]:
     """Draw real coordinates from ``mech.sample`` and test them against the declared probabilities.
 
@@ -208,15 +428,14 @@ def check_declared_probabilities(
     rows = -(-int(draws) // n)
     total = rows * n
     rngs = spawn_rngs(seed, 2)
-    ones = np.zeros(2, dtype=np.int64)
-    step = max(1, CHUNK_ELEMENTS // n)
-    for b in (0, 1):
-        x = np.full(n, float(b))
-        done = 0
-        while done < rows:
-            m = min(step, rows - done)
-            ones[b] += int(np.count_nonzero(mech.sample(x, m, rngs[b]) >= threshold))
-            done += m
+
+    def job(b: int) -> Callable[[Callable[[int], None], threading.Event | None], np.ndarray]:
+        return lambda report, cancel: _stream_histogram(
+            mech, b, rows, rngs[b], threshold=threshold, report=report, cancel=cancel
+        )
+
+    hists = _run_streams([job(0), job(1)], workers=resolve_workers(workers), total=2 * rows, progress=None)
+    ones = np.array([int(h @ np.arange(n + 1)) for h in hists], dtype=np.int64)
     lp = mech.threshold_logprobs(threshold)
     out = _agreement(lp[:, 1], ones, total, alpha)
     out["source"] = "cross-check draws of the real sampler"

@@ -66,6 +66,13 @@ class AuditResult:
     #: Monte-Carlo only, for mechanisms declaring i.i.d. coordinates: the test of real draws
     #: against the declared probabilities (``agrees``, declared/observed fractions, intervals).
     sampler_check: dict[str, Any] | None = None
+    #: Monte-Carlo only: independent random streams the trials were drawn from, and how they
+    #: derive from the seed (:data:`dpcore.audit.montecarlo.STREAM_SCHEME`). The same seed and
+    #: scheme give the same result whatever ``workers`` was.
+    streams: int | None = None
+    stream_scheme: str | None = None
+    #: Monte-Carlo only: threads that ran the streams (no influence on the result).
+    workers: int | None = None
 
     @property
     def declaration_disagrees(self) -> bool:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from dpcore.audit.exact import binomial_logpmf, exact_lr_loss, exact_majority_loss
 from dpcore.audit.montecarlo import (
+    STREAM_SCHEME,
+    STREAMS,
     check_declared_probabilities,
     declared_model_check,
     lr_from_counts,
@@ -19,10 +22,21 @@ from dpcore.audit.result import AuditResult, verdict_for
 from dpcore.limits import AUDIT_MAX_TRIALS, AUDIT_METHODS
 from dpcore.mechanisms import VECTOR_MECHANISMS, IIDAuditable, VectorMechanism
 from dpcore.mechanisms.base import MAX_DIM
+from dpcore.parallel import resolve_workers
 from dpcore.rng import cell_seed_sequence, resolve_seed
 from dpcore.validation import DPCoreError, check_epsilon, check_finite_float, check_int
 
-__all__ = ["MAX_TRIALS", "METHODS", "audit", "audit_grid", "build_mechanism"]
+__all__ = [
+    "MAX_BLACKBOX_DRAWS",
+    "MAX_TRIALS",
+    "METHODS",
+    "MonteCarloPlan",
+    "audit",
+    "audit_grid",
+    "blackbox_draws",
+    "build_mechanism",
+    "plan_monte_carlo",
+]
 
 METHODS = AUDIT_METHODS
 #: Largest number of trials per input accepted by the API and the CLI.
@@ -62,6 +76,7 @@ def audit(
     model_based: bool = False,
     options: Mapping[str, object] | None = None,
     progress: ProgressFn | None = None,
+    workers: int | None = None,
 ) -> AuditResult:
     """Run Habernal's (2022) reconstruction sanity check on one (mechanism, n, ε) cell.
 
@@ -93,9 +108,15 @@ def audit(
     options:
         Extra keyword arguments for the mechanism (e.g. ``{"delta": 1e-6}`` for ``gaussian``).
     progress:
-        Optional callback ``progress(done, total)`` for long Monte-Carlo runs.
+        Optional callback ``progress(done, total)`` for long Monte-Carlo runs; always called from
+        the calling thread.
+    workers:
+        Threads for ``"mc"`` (1..64; None = the machine's cores). The trials come from
+        :data:`~dpcore.audit.montecarlo.STREAMS` independent streams of the seed whatever this
+        is, so the result does not depend on it; at most that many run at once.
     """
     t0 = time.perf_counter()
+    n_workers = resolve_workers(workers)
     if method not in METHODS:
         raise DPCoreError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
     if isinstance(mechanism, str):
@@ -178,11 +199,13 @@ def audit(
     stream = cell_seed_sequence(seed, name, n, float(mech.epsilon))
     if model_based:
         check = check_declared_probabilities(
-            mech, cell_seed_sequence(seed, name, n, float(mech.epsilon), "cross-check")
+            mech, cell_seed_sequence(seed, name, n, float(mech.epsilon), "cross-check"), workers=n_workers
         )
         if not check["agrees"]:
             raise DPCoreError(_refusal(name, check))
-    counts = sample_counts(mech, trials, stream, model_based=model_based, progress=progress)
+    counts = sample_counts(
+        mech, trials, stream, model_based=model_based, progress=progress, workers=n_workers
+    )
     if not model_based:
         check = declared_model_check(mech, counts)
     mv = majority_from_counts(counts.total, trials, confidence=conf, delta=delta)
@@ -214,6 +237,9 @@ def audit(
         max_detectable_loss=_max_detectable(trials, 1.0 - conf2),
         sampler="model-based" if model_based else "real",
         sampler_check=check,
+        streams=STREAMS,
+        stream_scheme=STREAM_SCHEME,
+        workers=counts.workers,
     )
 
 
@@ -254,6 +280,7 @@ def audit_grid(
     model_based: bool = False,
     options: Mapping[str, Mapping[str, object]] | None = None,
     progress: ProgressFn | None = None,
+    workers: int | None = None,
 ) -> list[AuditResult]:
     """Audit every (mechanism, ε, n) cell with the same ``seed``.
 
@@ -261,7 +288,8 @@ def audit_grid(
     :func:`dpcore.rng.cell_seed_sequence` — so any cell is reproduced by :func:`audit` alone.
 
     ``options`` maps a mechanism name to its extra keyword arguments. ``progress(done, total)``
-    counts cells (and, within a Monte-Carlo cell, its trials).
+    counts cells (and, within a Monte-Carlo cell, its trials). ``workers`` is passed to
+    :func:`audit` (threads per Monte-Carlo cell; None = the machine's cores).
 
     Examples
     --------
@@ -270,14 +298,14 @@ def audit_grid(
     ['within-claim', 'within-claim', 'within-claim', 'violates']
     """
     seed = resolve_seed(seed)
+    n_workers = resolve_workers(workers)
     cells = [(m, e, d) for m in mechanisms for e in epsilons for d in dims]
     if method == "mc":
         t = check_int(trials, name="trials", min_value=MIN_TRIALS, max_value=MAX_TRIALS)
-        draws = 0
-        for m, e, d in cells:
-            mech = VECTOR_MECHANISMS.create(m, epsilon=e, dim=d, **dict((options or {}).get(m) or {}))
-            if not (model_based and isinstance(mech, IIDAuditable)):
-                draws += 2 * t * d
+        draws = sum(
+            blackbox_draws([m], [d], t, epsilon=e, model_based=model_based, options=options)
+            for m, e, d in cells
+        )
         if draws > MAX_BLACKBOX_DRAWS:
             raise DPCoreError(
                 f"this grid would draw {draws:.3g} noise values in black-box Monte-Carlo (limit "
@@ -302,8 +330,150 @@ def audit_grid(
             model_based=model_based,
             options=(options or {}).get(m),
             progress=inner if method == "mc" else None,
+            workers=n_workers,
         )
         out.append(res)
         if progress is not None and method != "mc":
             progress(i + 1, len(cells))
     return out
+
+
+def _runs_real_sampler(
+    name: str, *, epsilon: float, model_based: bool, options: Mapping[str, Mapping[str, object]] | None
+) -> bool:
+    """Whether Monte-Carlo on ``name`` draws through its real sampler (not the model shortcut)."""
+    if not model_based:
+        return True
+    mech = VECTOR_MECHANISMS.create(name, epsilon=epsilon, dim=1, **dict((options or {}).get(name) or {}))
+    return not isinstance(mech, IIDAuditable)
+
+
+def blackbox_draws(
+    mechanisms: Sequence[str],
+    dims: Sequence[int],
+    trials: int,
+    *,
+    epsilon: float = 1.0,
+    model_based: bool = False,
+    options: Mapping[str, Mapping[str, object]] | None = None,
+) -> int:
+    """Noise values Monte-Carlo draws through real samplers for these cells: 2 · trials · n each.
+
+    Mechanisms that model-based Monte-Carlo serves from their declared probabilities draw none
+    (their cross-check is a fixed 2·10⁶ single coordinates).
+
+    Examples
+    --------
+    >>> blackbox_draws(["laplace", "gaussian"], [1, 2, 4], 1000)
+    28000
+    """
+    real = [
+        m
+        for m in mechanisms
+        if _runs_real_sampler(m, epsilon=epsilon, model_based=model_based, options=options)
+    ]
+    return 2 * int(trials) * len(real) * sum(int(d) for d in dims)
+
+
+@dataclass(frozen=True)
+class MonteCarloPlan:
+    """Which dimensions of a grid get Monte-Carlo under a cap on real-sampler draws.
+
+    Exact values cost nothing and are always computed; Monte-Carlo runs for the smallest
+    dimensions whose draws fit ``max_draws`` together (``mc_dims``) and is left out for the rest
+    (``left_out``). ``largest_trials`` is the largest of the offered trial counts at which every
+    dimension fits (None when none does).
+    """
+
+    trials: int
+    max_draws: int
+    mc_dims: tuple[int, ...]
+    left_out: tuple[int, ...]
+    draws: int
+    requested_draws: int
+    largest_trials: int | None
+
+    @property
+    def complete(self) -> bool:
+        """True when Monte-Carlo runs for every dimension."""
+        return not self.left_out
+
+    def note(self) -> str | None:
+        """One sentence on what was left out and why (None when nothing was)."""
+        if self.complete:
+            return None
+        left = ", ".join(f"{d:,}" for d in self.left_out)
+        shown = (
+            "no dimension fits"
+            if not self.mc_dims
+            else f"it ran for n = {_span(self.mc_dims)} ({self.draws:.3g} draws)"
+        )
+        return (
+            f"Monte-Carlo left out for n = {left}: {self.trials:,} trials per neighbour at every n "
+            f"would draw {self.requested_draws:.3g} noise values through the real samplers, and "
+            f"this server allows {self.max_draws:.3g} per request; {shown}. Exact values are shown "
+            "for every n."
+        )
+
+
+def _span(dims: Sequence[int]) -> str:
+    return f"{dims[0]:,}" if len(dims) == 1 else f"{dims[0]:,}…{dims[-1]:,}"
+
+
+def plan_monte_carlo(
+    mechanisms: Sequence[str],
+    dims: Sequence[int],
+    *,
+    trials: int,
+    max_draws: int,
+    epsilon: float = 1.0,
+    model_based: bool = False,
+    trial_options: Sequence[int] | None = None,
+    options: Mapping[str, Mapping[str, object]] | None = None,
+) -> MonteCarloPlan:
+    """Fit a Monte-Carlo grid into ``max_draws`` real-sampler draws instead of refusing it.
+
+    Dimensions are taken from the smallest up while all selected mechanisms' draws at them fit
+    together; the others are left out (their exact values need no draws). ``largest_trials`` is
+    the largest value of ``trial_options`` (default: any whole number ≥ 10) at which every
+    dimension would fit.
+
+    Examples
+    --------
+    >>> p = plan_monte_carlo(["laplace", "gaussian"], [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+    ...                      trials=1_000_000, max_draws=300_000_000, trial_options=[10_000, 20_000, 50_000])
+    >>> p.mc_dims[-1], p.left_out[0], p.largest_trials
+    (32, 64, 20000)
+    """
+    t = check_int(trials, name="trials", min_value=MIN_TRIALS, max_value=MAX_TRIALS)
+    cap = check_int(max_draws, name="max_draws", min_value=0, max_value=10**18)
+    ordered = sorted({int(d) for d in dims})
+    per_trial_dim = blackbox_draws(
+        mechanisms, [1], 1, epsilon=epsilon, model_based=model_based, options=options
+    )
+    used, fit = 0, []
+    for d in ordered:
+        cost = per_trial_dim * t * d
+        if used + cost > cap:
+            break
+        used += cost
+        fit.append(d)
+    left = tuple(d for d in ordered if d not in fit)
+    per_trial = per_trial_dim * sum(ordered)
+    if per_trial == 0:
+        largest: int | None = max(trial_options) if trial_options else MAX_TRIALS
+    elif trial_options is not None:
+        ok = [int(o) for o in trial_options if per_trial * int(o) <= cap]
+        largest = max(ok) if ok else None
+    else:
+        top = min(cap // per_trial, MAX_TRIALS)
+        largest = top if top >= MIN_TRIALS else None
+    return MonteCarloPlan(
+        trials=t,
+        max_draws=cap,
+        mc_dims=tuple(fit),
+        left_out=left,
+        draws=used,
+        requested_draws=per_trial * t,
+        largest_trials=largest,
+    )

@@ -51,13 +51,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="mc: run the real sampler (the default; kept for compatibility)",
     )
+    p.add_argument(
+        "--workers",
+        default=None,
+        help=(
+            "mc: threads running the 4 independent random streams (1..64; default: this machine's "
+            "cores). The result for a seed does not depend on it"
+        ),
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from dpcore.audit import audit_grid
+    from dpcore.parallel import resolve_workers
 
+    workers = resolve_workers(args.workers)
     if (args.model_based or args.blackbox) and args.method != "mc":
         raise DPCoreError("--model-based and --blackbox apply only to --method mc")
     if args.dims is not None:
@@ -87,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         model_based=args.model_based,
         options=options,
         progress=progress,
+        workers=workers,
     )
     if args.json:
         dicts = [r.to_dict() for r in results]

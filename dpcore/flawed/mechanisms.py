@@ -110,6 +110,9 @@ class DPText(_DPTextBase):
     def noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         return dptext_noise(self.scale, shape, rng)
 
+    def noise_into(self, out: np.ndarray, rng: np.random.Generator, work: np.ndarray | None = None) -> None:
+        dptext_noise(self.scale, out.shape, rng, out=out)
+
     def noise_log_sf(self, t: float) -> float:
         # P(Y ≥ t) = 1/2·[t ≤ 0] + 1/2·P(Exp ≥ t)
         if t <= 0:
@@ -140,6 +143,9 @@ class DPTextResample(_DPTextBase):
 
     def noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         return dptext_noise_resample(self.scale, shape, rng)
+
+    def noise_into(self, out: np.ndarray, rng: np.random.Generator, work: np.ndarray | None = None) -> None:
+        dptext_noise_resample(self.scale, out.shape, rng, out=out)
 
     def noise_log_sf(self, t: float) -> float:
         return 0.0 if t <= 0 else -t / self.scale

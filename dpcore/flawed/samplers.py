@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpcore.validation import check_finite_float
+from dpcore.validation import DPCoreError, check_finite_float
 
 __all__ = ["dptext_noise", "dptext_noise_raw", "dptext_noise_resample"]
 
@@ -28,29 +28,67 @@ def dptext_noise_raw(scale: float, shape: int | tuple[int, ...], rng: np.random.
     return out
 
 
-def dptext_noise(scale: float, shape: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+def dptext_noise(
+    scale: float, shape: int | tuple[int, ...], rng: np.random.Generator, *, out: np.ndarray | None = None
+) -> np.ndarray:
     """DPText's sampler with NaN replaced by 0 (as in Habernal 2022's reproduction).
 
     Distribution: an atom of mass 1/2 at 0 plus (1/2)·Exponential(scale b).
+
+    With ``out`` (float64, C-contiguous, of ``shape``) the draws are made in place, with no
+    temporary: the same values as :func:`dptext_noise_raw` with NaN (and the +∞ of v = 1/2) → 0.
     """
-    out = dptext_noise_raw(scale, shape, rng)
-    out[np.isnan(out)] = 0.0
-    return out
+    if out is None:
+        z = dptext_noise_raw(scale, shape, rng)
+        z[np.isnan(z)] = 0.0
+        return z
+    b = check_finite_float(scale, name="scale", min_value=0.0, min_inclusive=False)
+    want = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if out.dtype != np.float64 or out.shape != want or not out.flags.c_contiguous:
+        raise DPCoreError(f"out must be a C-contiguous float64 array of shape {want}")
+    v = rng.random(out=out)  # eq. (8): v ~ Uni[0, 1), so |v| = v
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v *= -2.0
+        v += 1.0  # 1 − 2|v|
+        np.log(v, out=v)
+        v *= -b  # −b·sgn(v)·ln(1 − 2|v|); sgn(v) = 1 except at v = 0, where ln 1 = 0 anyway
+    np.fmax(v, 0.0, out=v)  # NaN (v > 1/2) → 0; every other value is ≥ 0
+    if v.size and v.max() == np.inf:  # v = 1/2 exactly (probability 2⁻⁵³ per draw): +∞ → 0
+        v[np.isinf(v)] = 0.0
+    return v
 
 
-def dptext_noise_resample(scale: float, shape: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+def dptext_noise_resample(
+    scale: float, shape: int | tuple[int, ...], rng: np.random.Generator, *, out: np.ndarray | None = None
+) -> np.ndarray:
     """DPText's sampler with NaN draws discarded and redrawn until enough remain.
 
     Distribution: Exponential with scale b (every value > 0). Vectorised: each round draws all
     missing values at once; about half are kept per round.
+
+    A draw of eq. (8) is finite exactly when ``v < 1/2`` (``v = 1/2`` gives +∞, treated as NaN),
+    so each round keeps those ``v`` and transforms only them: the same values, from the same
+    draws, as transforming every draw and dropping the NaNs. ``out`` (float64, C-contiguous, of
+    ``shape``) receives them in place.
     """
-    total = int(np.prod(shape))
-    out = np.empty(total)
+    b = check_finite_float(scale, name="scale", min_value=0.0, min_inclusive=False)
+    want = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    if out is None:
+        out = np.empty(want)
+    elif out.dtype != np.float64 or out.shape != want or not out.flags.c_contiguous:
+        raise DPCoreError(f"out must be a C-contiguous float64 array of shape {want}")
+    flat = out.reshape(-1)
+    total = flat.size
     filled = 0
     while filled < total:
         need = total - filled
-        draw = dptext_noise_raw(scale, max(2 * need, 16), rng)
-        keep = draw[~np.isnan(draw)][:need]
-        out[filled : filled + keep.size] = keep
+        v = rng.random(max(2 * need, 16))
+        keep = v[v < 0.5][:need]
+        # −b·sgn(v)·ln(1 − 2|v|) with v ≥ 0 (at v = 0 both give −0.0)
+        keep *= -2.0
+        keep += 1.0
+        np.log(keep, out=keep)
+        keep *= -b
+        flat[filled : filled + keep.size] = keep
         filled += keep.size
-    return out.reshape(shape)
+    return out

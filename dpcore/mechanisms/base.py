@@ -7,7 +7,9 @@ Design:
   (:attr:`VectorMechanism.claimed_epsilon`) and, where known, the ε it really gives
   (:attr:`VectorMechanism.true_epsilon`);
 - vectorised batch sampling, as in DP-Sniper: ``sample(x, size, rng)`` draws ``size`` outputs at
-  once.
+  once; dpcore's own mechanisms also offer ``sample_into(x, out, rng, work)``
+  (:class:`BufferedSampler`), the same values written into arrays the caller owns, which the
+  Monte-Carlo audit reuses chunk after chunk.
 
 The audit domain
 ----------------
@@ -30,10 +32,12 @@ from dpcore.validation import DPCoreError, check_epsilon, check_int
 __all__ = [
     "MAX_DIM",
     "AdditiveNoiseMechanism",
+    "BufferedSampler",
     "IIDAuditable",
     "LaplaceNoiseMechanism",
     "VectorMechanism",
     "check_batch",
+    "check_buffers",
 ]
 
 #: Largest dimension any vector mechanism accepts.
@@ -79,6 +83,44 @@ class IIDAuditable(Protocol):
     def threshold_logprobs(self, threshold: float = 0.5) -> np.ndarray:
         """Return ``L`` (2×2) with ``L[b, 1] = log P(z_i ≥ t | x = bⁿ)``, ``L[b, 0] = log P(z_i < t)``."""
         ...
+
+
+@runtime_checkable
+class BufferedSampler(Protocol):
+    """Optional fast path: a mechanism that writes a batch of outputs into caller-owned arrays.
+
+    ``sample_into(x, out, rng, work)`` fills ``out`` (float64, C-contiguous, shape
+    ``(size, dim)``) with exactly the values ``sample(x, size, rng)`` returns from the same
+    generator state, and returns ``out``. ``work`` is optional scratch of the same shape and dtype
+    that the mechanism may clobber. The Monte-Carlo audit calls it with the same two arrays for
+    every chunk, so a chunk allocates nothing; a mechanism without it is audited through
+    ``sample``.
+    """
+
+    def sample_into(
+        self, x: np.ndarray, out: np.ndarray, rng: np.random.Generator, work: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Fill ``out`` with ``len(out)`` independent outputs for input ``x``; return ``out``."""
+        ...
+
+
+def check_buffers(out: np.ndarray, work: np.ndarray | None, dim: int) -> int:
+    """Validate the arrays of :meth:`BufferedSampler.sample_into`; return the batch size."""
+    for name, arr in (("out", out), ("work", work)):
+        if arr is None and name == "work":
+            continue
+        if (
+            not isinstance(arr, np.ndarray)
+            or arr.dtype != np.float64
+            or arr.ndim != 2
+            or arr.shape[1] != dim
+            or not arr.flags.c_contiguous
+            or not arr.flags.writeable
+        ):
+            raise DPCoreError(f"{name} must be a writable C-contiguous float64 array of shape (size, {dim})")
+    if work is not None and work.shape != out.shape:
+        raise DPCoreError(f"work must have the shape of out, {out.shape}, got {work.shape}")
+    return int(out.shape[0])
 
 
 def check_batch(x: np.ndarray, size: int, dim: int) -> np.ndarray:
@@ -139,10 +181,48 @@ class AdditiveNoiseMechanism(ABC):
         """The value every coordinate of ``preprocess(bⁿ)`` takes, for ``b`` in {0, 1}."""
         return float(self.preprocess(np.full(self.dim, float(b)))[0])
 
+    def noise_into(self, out: np.ndarray, rng: np.random.Generator, work: np.ndarray | None = None) -> None:
+        """Fill ``out`` with :meth:`noise` of its shape (subclasses may draw in place instead).
+
+        A subclass that defines its own :meth:`noise` gets this generic version back, so an
+        inherited in-place fast path never bypasses the noise it declares
+        (see :meth:`__init_subclass__`).
+        """
+        out[...] = self.noise(out.shape, rng)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        # Whatever a subclass redefines (its noise, or its whole sample) is what it is audited
+        # with: an in-place fast path inherited from a parent would bypass the new code.
+        if "noise" in cls.__dict__ and "noise_into" not in cls.__dict__:
+            cls.noise_into = AdditiveNoiseMechanism.noise_into  # type: ignore[method-assign]
+        if "sample" in cls.__dict__ and "sample_into" not in cls.__dict__:
+            cls.sample_into = _sample_into_via_sample  # type: ignore[method-assign]
+
     # --- sampling ----------------------------------------------------------------------------
     def sample(self, x: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         arr = check_batch(x, size, self.dim)
-        return self.preprocess(arr)[None, :] + self.noise((size, self.dim), rng)
+        return self._fill(arr, np.empty((size, self.dim)), rng, None)
+
+    def sample_into(
+        self, x: np.ndarray, out: np.ndarray, rng: np.random.Generator, work: np.ndarray | None = None
+    ) -> np.ndarray:
+        """:meth:`sample` written into ``out`` (see :class:`BufferedSampler`)."""
+        size = check_buffers(out, work, self.dim)
+        arr = check_batch(x, size, self.dim)
+        return self._fill(arr, out, rng, work)
+
+    def _fill(
+        self, arr: np.ndarray, out: np.ndarray, rng: np.random.Generator, work: np.ndarray | None
+    ) -> np.ndarray:
+        # z = f(x) + Y: the noise is drawn into `out` and f(x) added in place. Addition commutes,
+        # so these are the values of f(x)[None, :] + Y; adding f(x) = 0 is skipped (it could
+        # only turn a noise value of -0.0 into +0.0, which compares equal).
+        self.noise_into(out, rng, work)
+        pre = self.preprocess(arr)
+        if np.any(pre):
+            out += pre
+        return out
 
     def threshold_logprobs(self, threshold: float = 0.5) -> np.ndarray:
         out = np.empty((2, 2))
@@ -164,8 +244,27 @@ class LaplaceNoiseMechanism(AdditiveNoiseMechanism):
     def noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         return laplace_sample_eq7(self.scale, shape, rng)
 
+    def noise_into(self, out: np.ndarray, rng: np.random.Generator, work: np.ndarray | None = None) -> None:
+        laplace_sample_eq7(self.scale, out.shape, rng, out=out, work=work)
+
     def noise_log_sf(self, t: float) -> float:
         return laplace_log_sf(t, self.scale)
 
     def noise_log_cdf(self, t: float) -> float:
         return laplace_log_cdf(t, self.scale)
+
+
+def _sample_into_via_sample(
+    self: VectorMechanism,
+    x: np.ndarray,
+    out: np.ndarray,
+    rng: np.random.Generator,
+    work: np.ndarray | None = None,
+) -> np.ndarray:
+    """``sample_into`` for a subclass that redefined ``sample``: run it, copy the result."""
+    size = check_buffers(out, work, self.dim)
+    z = np.asarray(self.sample(x, size, rng), dtype=np.float64)
+    if z.shape != out.shape:
+        raise DPCoreError(f"{self!r}.sample returned shape {z.shape}, expected {out.shape}")
+    out[...] = z
+    return out

@@ -11,7 +11,13 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
-from dpcore.mechanisms.base import MAX_DIM, AdditiveNoiseMechanism, LaplaceNoiseMechanism, check_batch
+from dpcore.mechanisms.base import (
+    MAX_DIM,
+    AdditiveNoiseMechanism,
+    LaplaceNoiseMechanism,
+    check_batch,
+    check_buffers,
+)
 from dpcore.mechanisms.gaussian_calibration import analytic_gaussian_sigma
 from dpcore.mechanisms.registry import VECTOR_MECHANISMS
 from dpcore.validation import (
@@ -54,6 +60,13 @@ class Copy:
         arr = check_batch(x, size, self.dim)
         return np.broadcast_to(arr, (size, self.dim)).copy()
 
+    def sample_into(
+        self, x: np.ndarray, out: np.ndarray, rng: np.random.Generator, work: np.ndarray | None = None
+    ) -> np.ndarray:
+        """:meth:`sample` written into ``out`` (:class:`dpcore.mechanisms.BufferedSampler`)."""
+        out[...] = check_batch(x, check_buffers(out, work, self.dim), self.dim)
+        return out
+
     def threshold_logprobs(self, threshold: float = 0.5) -> np.ndarray:
         out = np.empty((2, 2))
         for b in (0, 1):
@@ -89,6 +102,14 @@ class RandomBits:
     def sample(self, x: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         check_batch(x, size, self.dim)
         return rng.integers(0, 2, size=(size, self.dim)).astype(np.float64)
+
+    def sample_into(
+        self, x: np.ndarray, out: np.ndarray, rng: np.random.Generator, work: np.ndarray | None = None
+    ) -> np.ndarray:
+        """:meth:`sample` written into ``out`` (:class:`dpcore.mechanisms.BufferedSampler`)."""
+        check_batch(x, check_buffers(out, work, self.dim), self.dim)
+        out[...] = rng.integers(0, 2, size=out.shape)  # the same int64 draws as `sample`
+        return out
 
     def threshold_logprobs(self, threshold: float = 0.5) -> np.ndarray:
         if not 0.0 < threshold <= 1.0:
@@ -156,6 +177,12 @@ class Gaussian(AdditiveNoiseMechanism):
 
     def noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         return rng.normal(0.0, self.sigma, size=shape)
+
+    def noise_into(self, out: np.ndarray, rng: np.random.Generator, work: np.ndarray | None = None) -> None:
+        # numpy's normal(0, σ) is 0 + σ·z with z from the same standard-normal draws, so filling
+        # z in place and scaling gives the same values (up to the sign of an exact zero).
+        rng.standard_normal(out=out)
+        out *= self.sigma
 
     def noise_log_sf(self, t: float) -> float:
         return float(log_ndtr(-t / self.sigma))
