@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     if args.pilot_samples is not None:
         pilot = check_int(args.pilot_samples, name="--pilot-samples", min_value=100, max_value=10_000_000)
     params = _params(args.param)
-    from dpcore.textaudit.engine import resolve_workers
+    from dpcore.parallel import resolve_workers
     from dpcore.textaudit.screen import DEFAULT_SCREEN_BUDGET
 
     budget = DEFAULT_SCREEN_BUDGET

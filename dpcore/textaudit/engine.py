@@ -26,7 +26,6 @@ words times the summary size, not by the draws.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, ThreadPoolExecutor, wait
@@ -37,39 +36,19 @@ import numpy as np
 
 from dpcore.rng import cell_seed_sequence
 from dpcore.textaudit.sampling import OutputCodebook, SanitizerRaised, draw_counts
-from dpcore.validation import DPCoreError, check_int
+from dpcore.validation import DPCoreError
 
 __all__ = [
     "ENGINES",
-    "MAX_WORKERS",
     "DrawPlan",
     "WordDraws",
     "WordSummary",
-    "default_workers",
     "draw_words",
-    "resolve_workers",
 ]
 
 ENGINES = ("local", "ray")
-#: Largest ``workers`` accepted (local processes or Ray tasks in flight).
-MAX_WORKERS = 256
 #: Draws per shard the engine aims at (enough work to amortise a task, small enough for progress).
 SHARD_DRAWS = 1 << 22
-
-
-def default_workers() -> int:
-    """The CPUs this process may use (``sched_getaffinity`` where available)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def resolve_workers(value: int | str | None) -> int:
-    """``None`` → :func:`default_workers`; otherwise an integer 1..:data:`MAX_WORKERS`."""
-    if value is None:
-        return default_workers()
-    return check_int(value, name="workers", min_value=1, max_value=MAX_WORKERS)
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 
 from dpcore.audit.bounds import cp_lower, cp_upper
+from dpcore.parallel import resolve_workers
 from dpcore.rng import cell_seed_sequence, resolve_seed
 from dpcore.text.sampling import pair_distances
 from dpcore.text.vocab import Vocabulary
-from dpcore.textaudit.engine import ENGINES, DrawPlan, WordDraws, draw_words, resolve_workers
+from dpcore.textaudit.engine import ENGINES, DrawPlan, WordDraws, draw_words
 from dpcore.textaudit.estimator import (
     MAX_EVENT_CANDIDATES,
     best_prefix,
