@@ -35,6 +35,7 @@ from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit import audit_text
 from dpcore.textaudit.loaders import load_sanitizer
 from dpcore.textaudit.pypantera import PYPANTERA_MECHANISMS, pypantera_available
+from dpcore.validation import DPCoreError
 
 WORDS = ["of", "it", "was", "this", "world", "money"]
 OURS = ["santext", "feyisetan", "krr", "flawed:krr-overclaimed"]
@@ -150,12 +151,19 @@ def _screen_table(minutes: float, only: list[str] | None, workers: int) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
-        rate = _probe_rate(name) * workers
+        try:
+            rate = _probe_rate(name) * workers
+        except DPCoreError:
+            rate = 1e4
         budget_draws = rate * minutes * 60 - 2 * CONFIRM_K * CONFIRM_T
         size = int(min(50_000, max(500, budget_draws // SCREEN_DRAWS)))
         per_word = int(min(1_000_000, max(SCREEN_DRAWS, budget_draws // size)))  # time left: more draws
         vocab = build_vocabulary("glove", size=size)
-        s = load_sanitizer(name, epsilon=1.0, vocab=vocab)
+        try:
+            s = load_sanitizer(name, epsilon=1.0, vocab=vocab)
+        except DPCoreError as exc:  # e.g. a calibration that has no noise scale at ε = 1
+            print(f"| `{name}` | | {size:,} | | cannot be built at ε = 1: {exc} | | | | | |", flush=True)
+            continue
         t0 = time.perf_counter()
         r = audit_text(
             s,
