@@ -98,15 +98,29 @@ class _Test:
     def __init__(self, n: int, alpha: float, claim: float, p: float) -> None:
         self.n, self.p, self.claim = n, p, claim
         a_lo, a_hi = _range(n, p)
-        a = np.arange(a_lo, a_hi + 1)
-        with np.errstate(divide="ignore"):
-            log_lo = np.log(cp_lower(a, n, alpha / 2))
         # b never exceeds its Δ = 0 range (q ≤ p·e^{−c}), and only b < a can flag
         q0 = p * math.exp(-claim) if math.isfinite(claim) else 0.0
         self.b = np.arange(0, min(_range(n, q0)[1], a_hi) + 1)
         log_hi = np.log(cp_upper(self.b, n, alpha / 2))
-        need = log_hi + claim * (1 + _TOL) + _TOL  # flag iff log_lo[a] > need[b]
-        a_star = a_lo + np.searchsorted(log_lo, need, side="right")  # a_hi + 1: not in range
+        need = log_hi + claim * (1 + _TOL) + _TOL  # flag iff ln CP⁻(a) > need[b]
+        # a*(b): the first a in [a_lo, a_hi] that flags (a_hi + 1: none); ln CP⁻ grows with a
+        if 12 * self.b.size < a_hi - a_lo + 1:  # few b: bisect each (≈ 11 bounds per b)
+            lo = np.full(self.b.size, a_lo - 1)
+            hi = np.full(self.b.size, a_hi + 1)
+            while True:
+                act = np.flatnonzero(hi - lo > 1)
+                if act.size == 0:
+                    break
+                mid = (lo[act] + hi[act]) // 2
+                with np.errstate(divide="ignore"):
+                    ok = np.log(cp_lower(mid, n, alpha / 2)) > need[act]
+                hi[act] = np.where(ok, mid, hi[act])
+                lo[act] = np.where(ok, lo[act], mid)
+            a_star = hi
+        else:  # many b: tabulate every a once
+            with np.errstate(divide="ignore"):
+                log_lo = np.log(cp_lower(np.arange(a_lo, a_hi + 1), n, alpha / 2))
+            a_star = a_lo + np.searchsorted(log_lo, need, side="right")
         # Pr[a ≥ a*(b)] under Bin(n, p); below the range counts as the range's start (< 1e-8 lost)
         self.pa = np.where(a_star > a_hi, 0.0, bdtrc(a_star - 1, n, p))
         self._log_binom = gammaln(n + 1.0) - gammaln(self.b + 1.0) - gammaln(n - self.b + 1.0)
