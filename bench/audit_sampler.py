@@ -208,7 +208,9 @@ def main() -> None:
         help="a checkout of the code before issue 24 (e.g. `git archive <commit> dpcore | tar -x -C DIR`): "
         "section 6 then times the page's worst request with it and with this tree, interleaved",
     )
+    ap.add_argument("--sections", default="1,2,3,4,5,6", help="which sections to run, e.g. 1,3")
     args = ap.parse_args()
+    want = {int(x) for x in args.sections.split(",")}
     scale = 10 if args.quick else 1
     reps = args.reps
     print(
@@ -218,16 +220,42 @@ def main() -> None:
         f"{os.cpu_count()} cores; {load()}"
     )
 
-    print(f"== 1. laplace n = 32, {10_000_000 // scale:,} trials per neighbour, seed 0 ({load()}) ==")
-    head = row("laplace", 32, 10_000_000 // scale, reps)
+    head: dict[str, float] = {}
+    if 1 in want:
+        print(f"== 1. laplace n = 32, {10_000_000 // scale:,} trials per neighbour, seed 0 ({load()}) ==")
+        head = row("laplace", 32, 10_000_000 // scale, reps)
 
-    print(f"== 2. every mechanism, n = 32, {1_000_000 // scale:,} trials; laplace at other n ({load()}) ==")
     per_mech = {}
-    for name in VECTOR_MECHANISMS.names():
-        per_mech[name] = row(name, 32, 1_000_000 // scale, reps)
-    for dim, trials in ((1, 10_000_000), (7, 2_000_000), (100, 500_000), (1024, 50_000), (4096, 10_000)):
-        row("laplace", dim, trials // scale, reps)
+    if 2 in want:
+        print(
+            f"== 2. every mechanism, n = 32, {1_000_000 // scale:,} trials; laplace at other n ({load()}) =="
+        )
+        for name in VECTOR_MECHANISMS.names():
+            per_mech[name] = row(name, 32, 1_000_000 // scale, reps)
+        for dim, trials in ((1, 10_000_000), (7, 2_000_000), (100, 500_000), (1024, 50_000), (4096, 10_000)):
+            row("laplace", dim, trials // scale, reps)
 
+    if 3 in want:
+        whole_process(args, scale, reps)
+    if 4 in want:
+        peak_rss(args)
+    if 5 in want and per_mech:
+        page_cap(per_mech)
+    if 6 in want and args.old_tree and NEW:
+        old_vs_new(Path(args.old_tree), reps)
+    if head:
+        two = (
+            f", audit(2) {head['audit2']:.2f} s, speed-up {head['audit1'] / head['audit2']:.2f}x"
+            if NEW
+            else ""
+        )
+        print(
+            f"== done ({load()}); laplace n=32 headline: sampler {head['sampler']:.2f} s, audit(1) "
+            f"{head['audit1']:.2f} s, ratio {head['audit1'] / head['sampler']:.3f}{two}"
+        )
+
+
+def whole_process(args: argparse.Namespace, scale: int, reps: int) -> None:
     trials = 10_000_000 // scale
     print(f"== 3. whole process vs numpy's one-core Generator.laplace, {trials:,} trials ({load()}) ==")
     if NEW:
@@ -255,6 +283,8 @@ def main() -> None:
         f"timing per chunking): {floor_640:.2f} s  -> whole audit / floor = {min(procs) / floor_640:.2f}"
     )
 
+
+def peak_rss(args: argparse.Namespace) -> None:
     print(f"== 4. peak RSS of whole audit processes (laplace n = 32, default workers) ({load()}) ==")
     for t in (10**6, 10**7) + (() if args.quick or args.before else (10**8,)):
         dt, rss = child_rss(cli(t))
@@ -262,6 +292,8 @@ def main() -> None:
             f"  {t:>11,} trials ({2 * t * 32:.2e} values): {dt:7.2f} s, peak RSS {rss:6.1f} MiB", flush=True
         )
 
+
+def page_cap(per_mech: dict[str, dict[str, float]]) -> None:
     print(f"== 5. the dashboard's cap on real-sampler draws per request ({load()}) ==")
     col = "audit2" if NEW and AUDIT_PAGE_WORKERS >= 2 else "audit1"
     print(f"  seconds per 1e8 draws with the page's workers ({AUDIT_PAGE_WORKERS}), n = 32:")
@@ -276,13 +308,6 @@ def main() -> None:
     print(
         f"  this tree's page cap: {AUDIT_PAGE_MAX_DRAWS:.2e} draws -> "
         f"{worst * AUDIT_PAGE_MAX_DRAWS / 1e8:.1f} s for the slowest mechanism"
-    )
-    if args.old_tree and NEW:
-        old_vs_new(Path(args.old_tree), reps)
-    two = f", audit(2) {head['audit2']:.2f} s, speed-up {head['audit1'] / head['audit2']:.2f}x" if NEW else ""
-    print(
-        f"== done ({load()}); laplace n=32 headline: sampler {head['sampler']:.2f} s, audit(1) "
-        f"{head['audit1']:.2f} s, ratio {head['audit1'] / head['sampler']:.3f}{two}"
     )
 
 
