@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpcore.text.mahalanobis import POSITION_CHUNK, nearest_k
 from dpcore.text.sampling import iter_chunks
 from dpcore.text.truncated_gumbel import TruncatedGumbel
 from dpcore.text.vocab import Vocabulary
@@ -51,6 +52,11 @@ __all__ = [
     "OneWordCalibratedTruncatedGumbel",
     "OverclaimedRandomizedResponse",
 ]
+
+
+#: Elements per step of InputAwareVickrey's random stream (its steps of ⌊2²²/|V|⌋ draws; kept so
+#: that seeded audits reproduce).
+_STREAM_STEP = 1 << 22
 
 
 class OverclaimedRandomizedResponse(KaryRandomizedResponse):
@@ -171,27 +177,34 @@ class InputAwareVickrey(_EmbeddingSanitizer):
         self.name = "flawed:vickrey-drops-input"
 
     def _draw_word(self, wid: int, n: int, rng: np.random.Generator) -> np.ndarray:
-        v, sq = self.vocab.vectors, self.vocab.sq_norms
+        v = self.vocab.vectors
         m = v.shape[1]
         out = np.empty(n, dtype=np.int64)
-        for sl in iter_chunks(n, len(self.vocab), 1 << 22):
-            k = sl.stop - sl.start
-            z = rng.standard_normal((k, m))
-            z *= (rng.gamma(m, 1.0 / self.epsilon, size=k) / np.linalg.norm(z, axis=1))[:, None]
+        # The random stream is drawn in the steps it always had (per step: directions, radii,
+        # then the uniforms of the choice, which do not depend on the search), so seeded runs
+        # are unchanged; the nearest-word search then runs on POSITION_CHUNK draws at once.
+        step = max(1, _STREAM_STEP // len(self.vocab))
+        block = step * max(1, POSITION_CHUNK // step)  # whole steps, so the stream is the same
+        for start in range(0, n, block):
+            k = min(block, n - start)
+            z = np.empty((k, m))
+            u = np.empty(k)
+            for s0 in range(0, k, step):  # over steps of hundreds of draws, not over draws
+                s1 = min(k, s0 + step)
+                zs = rng.standard_normal((s1 - s0, m))
+                zs *= (rng.gamma(m, 1.0 / self.epsilon, size=s1 - s0) / np.linalg.norm(zs, axis=1))[:, None]
+                z[s0:s1] = zs
+                u[s0:s1] = rng.random(s1 - s0)
             z += v[wid]
-            d2 = sq[None, :] - 2.0 * (z @ v.T)
-            top = np.argpartition(d2, 2, axis=1)[:, :3]
-            top = np.take_along_axis(top, np.argsort(np.take_along_axis(d2, top, axis=1), axis=1), axis=1)
+            top, d2 = nearest_k(z, self.vocab, 3)  # float64 decisions (dpcore.text.mahalanobis)
             drop = top[:, 0] == wid  # the flaw: inspects the private input after the noise step
             first = np.where(drop, top[:, 1], top[:, 0])
             second = np.where(drop, top[:, 2], top[:, 1])
-            zz = np.einsum("ij,ij->i", z, z)
-            r = np.arange(k)
-            d1 = np.sqrt(np.maximum(d2[r, first] + zz, 0.0))
-            d2b = np.sqrt(np.maximum(d2[r, second] + zz, 0.0))
+            d1 = np.sqrt(np.where(drop, d2[:, 1], d2[:, 0]))
+            d2b = np.sqrt(np.where(drop, d2[:, 2], d2[:, 1]))
             den = self.t * d1 + (1 - self.t) * d2b
             p2 = np.where(den > 0, self.t * d1 / np.where(den > 0, den, 1.0), 0.0)
-            out[sl] = np.where(rng.random(k) < p2, second, first)
+            out[start : start + k] = np.where(u < p2, second, first)
         return out
 
     def describe(self) -> dict[str, Any]:

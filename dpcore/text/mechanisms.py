@@ -46,9 +46,9 @@ from dpcore.text.sampling import (
 from dpcore.text.vocab import Vocabulary, sensitive_count
 from dpcore.validation import DPCoreError, check_epsilon, check_probability
 
-#: Chunk bound for Feyisetan's nearest-neighbour search (32 MiB of scores): its matrix product
-#: needs taller chunks than the exponential mechanism to run at full speed (8 MiB chunks measured
-#: 1.6× slower with the BERT vocabulary).
+#: Default bound on the scores of one block of a noisy nearest-neighbour search (Feyisetan's and
+#: the mechanisms built on it); :func:`dpcore.text.mahalanobis.nearest_k` caps its float32 blocks
+#: at this and at its own ``NEAREST_BLOCK_ELEMENTS``.
 NOISY_NN_MAX_ELEMENTS = 1 << 22
 
 
@@ -524,21 +524,27 @@ class Feyisetan(TextMechanism):
     def sample_ids(
         self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = NOISY_NN_MAX_ELEMENTS
     ) -> np.ndarray:
-        """Noisy nearest neighbour for each position (chunked over positions and V; the noise is
-        :meth:`noise`, drawn a chunk of directions at a time)."""
+        """Noisy nearest neighbour for each position: argmin_y ‖φ(x) + z − φ(y)‖₂ (§3).
+
+        The noise is the stream of :meth:`noise` (all radii, then the Gaussian directions in
+        position order), drawn :data:`~dpcore.text.mahalanobis.POSITION_CHUNK` positions at a
+        time; the search is :func:`~dpcore.text.mahalanobis.nearest` (float32 products, every
+        decision exact in float64; ``max_elements`` bounds its blocks of scores).
+        """
+        # imported here: dpcore.text.mahalanobis imports this module
+        from dpcore.text.mahalanobis import POSITION_CHUNK, nearest_k
+
         ids = self._check_ids(ids)
         n, m = ids.size, self.vocab.dim
         radius = rng.gamma(shape=float(m), scale=1.0 / self.epsilon, size=n)
         out = np.empty(n, dtype=np.int64)
-        vec, sq = self.vocab.vectors, self.vocab.sq_norms
-        for sl in iter_chunks(n, len(self.vocab), max_elements):
+        vec = self.vocab.vectors
+        for start in range(0, n, POSITION_CHUNK):
+            sl = slice(start, min(n, start + POSITION_CHUNK))
             z = rng.standard_normal((sl.stop - sl.start, m))
             z *= (radius[sl] / np.linalg.norm(z, axis=1))[:, None]
             z += vec[ids[sl]]
-            scores = z @ vec.T
-            scores *= -2.0
-            scores += sq[None, :]
-            out[sl] = np.argmin(scores, axis=1)
+            out[sl] = nearest_k(z, self.vocab, 1, max_elements=max_elements)[0][:, 0]
         return out
 
 
