@@ -21,6 +21,7 @@ from dpcore.textaudit import DpcoreSanitizer, KaryRandomizedResponse, audit_text
 from dpcore.textaudit.engine import DrawPlan, draw_words, summarize
 from dpcore.textaudit.power import detectable_excess, flag_probability
 from dpcore.validation import DPCoreError
+from tests.test_textaudit import _word_vocab
 
 
 @pytest.fixture(scope="module")
@@ -105,17 +106,6 @@ def test_words_that_fail_to_sample_stay_in_failures_and_the_rest_is_audited(voca
     assert r.pairs_tested == len(r.pairs) > 0  # failed words are never proposed
     assert not bad & {w for p in r.pairs for w in (p.x, p.x_prime)}
     assert "failed on 5 word(s)" in r.verdict_text
-
-
-def _word_vocab(words):
-    rng = np.random.default_rng(0)
-    return Vocabulary.create(
-        embedding="test",
-        words=words,
-        vectors=rng.standard_normal((len(words), 4)),
-        frequency=np.arange(len(words), 0, -1.0),
-        frequency_source="test",
-    )
 
 
 # --- calibration of screen + confirmation ----------------------------------------------------
