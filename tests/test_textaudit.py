@@ -433,8 +433,9 @@ def test_readme_python_example_runs(capsys):
 
 
 def test_declared_distribution_does_not_hide_a_different_sampler(vocab):
-    """The planned event comes from the declared rows, but the verdict comes from the real draws:
-    a sanitizer that declares SanText at ε yet samples SanText at 3ε is flagged."""
+    """A sanitizer that declares SanText at ε yet samples SanText at 3ε: the declaration test
+    finds the mismatch first (so no exact verdict comes from the false rows), and the draws are
+    flagged."""
 
     declared = DpcoreSanitizer(create_text_mechanism("santext", vocab=vocab, epsilon=3.0))
     real = DpcoreSanitizer(create_text_mechanism("santext", vocab=vocab, epsilon=9.0))
@@ -445,5 +446,6 @@ def test_declared_distribution_does_not_hide_a_different_sampler(vocab):
 
     liar = Liar(declared.mechanism)
     r = audit_text(liar, vocab=vocab, words=["16", "14", "1994"], neighbors=1, samples=50_000, seed=4)
-    assert r.exact_verdict == "within-claim"  # the declaration is consistent with the claim …
-    assert r.verdict == "violates"  # … the draws are not
+    assert r.declaration["status"] == "mismatch"
+    assert r.exact_verdict == "declaration-mismatch"  # never "within-claim" from the false rows
+    assert r.verdict == "violates"  # … and the draws are flagged

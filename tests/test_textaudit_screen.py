@@ -187,12 +187,17 @@ def test_results_carry_the_power_statement(vocab2000):
     d = r.to_dict()
     assert d["detectable_violation"]["power"] == 0.9
     assert d["detectable_violation"]["excess"] > 0
-    assert 0 < d["screen"]["detectable_output_probability"] < 1
+    # the whole pipeline's statements, class by class, and what they do not cover
+    classes = {st["class"] for st in d["power"]["statements"]}
+    assert {"uniform", "single-output"} <= classes
+    single = next(st for st in d["power"]["statements"] if st["class"] == "single-output")
+    assert 0 < single["output_probability"] < 1 and single["claim"] == 1.0
+    assert d["power"]["not_covered"] and "Not covered" in d["power"]["text"]
     for p in d["pairs"]:
         dv = p["detectable_violation"]
         assert dv["loss"] == pytest.approx(dv["claim"] + dv["excess"])
         assert dv["samples"] == 20_000  # k-RR declares its rows: planned events use all T draws
-    assert "flagged with probability ≥ 0.9" in r.verdict_text
+    assert "with probability ≥ 0.9 (whole pipeline)" in r.verdict_text
     assert "word_scores" not in d and len(r.word_scores) == 2000
 
 

@@ -70,6 +70,12 @@ class DrawPlan:
     stage: str
     halves: tuple[int, ...]
     top: int | None = None
+    #: The screen's pairings, shape (P, |V|): each word id's partner id per pairing (−1: none).
+    #: Every word's summary then carries its count of each partner and of outputs outside V.
+    partners: np.ndarray | None = None
+    #: Words of pairing 0 arrive side by side (shards never split a pair); each such pair is also
+    #: scored on all its outputs (:func:`pair_lower_bounds`).
+    colocated: bool = False
 
     @property
     def draws_per_word(self) -> int:
@@ -104,6 +110,14 @@ class WordSummary:
     residual: int
     distinct: int
     labels: tuple[str, ...] = ()
+    #: Per pairing of the plan: how often the word produced its partner.
+    partner_counts: tuple[int, ...] = ()
+    #: Per half: how often the word produced an output outside the vocabulary.
+    outside_counts: tuple[int, ...] = ()
+    #: Pairing 0's pair scored on all outputs: the lower bound (at :data:`PAIR_ALPHA`) on
+    #: ln Pr[M(x) ∈ S] − ln Pr[M(x′) ∈ S], S chosen on the first half of both words' draws and
+    #: counted on the second (nan: not scored).
+    pair_lower: float = float("nan")
 
 
 @dataclass
@@ -117,7 +131,16 @@ class WordDraws:
     error: str | None = None
 
 
-def summarize(counts: np.ndarray, extras: dict[str, int], wid: int, top: int) -> WordSummary:
+def summarize(
+    counts: np.ndarray,
+    extras: dict[str, int],
+    wid: int,
+    top: int,
+    *,
+    partner_counts: tuple[int, ...] = (),
+    outside_counts: tuple[int, ...] = (),
+    pair_lower: float = float("nan"),
+) -> WordSummary:
     """Reduce full counts (vocabulary part and other outputs) to a :class:`WordSummary`."""
     labels = tuple(sorted(extras))
     ext = np.asarray([extras[k] for k in labels], dtype=np.int64)
@@ -143,7 +166,59 @@ def summarize(counts: np.ndarray, extras: dict[str, int], wid: int, top: int) ->
         residual=residual,
         distinct=distinct,
         labels=tuple(labels[i] for i in used),
+        partner_counts=tuple(int(c) for c in partner_counts),
+        outside_counts=tuple(int(c) for c in outside_counts),
+        pair_lower=float(pair_lower),
     )
+
+
+#: Level of the pair score's bounds in the screen (a ranking device: 0.05 per side).
+PAIR_ALPHA = 0.1
+
+
+def _joint(a: WordDraws, b: WordDraws, half: int, n_base: int) -> tuple[np.ndarray, np.ndarray]:
+    """Both words' counts of one half over the vocabulary and the union of their other outputs."""
+    labels = sorted(set(a.extras[half]) | set(b.extras[half]))
+    extra_a = np.asarray([a.extras[half].get(k, 0) for k in labels], dtype=np.int64)
+    extra_b = np.asarray([b.extras[half].get(k, 0) for k in labels], dtype=np.int64)
+    return np.concatenate([a.counts[half][:n_base], extra_a]), np.concatenate(
+        [b.counts[half][:n_base], extra_b]
+    )
+
+
+def pair_lower_bounds(
+    a: WordDraws, b: WordDraws, n_base: int, halves: tuple[int, ...], eligible: np.ndarray | None
+) -> tuple[float, float]:
+    """Score a pair on all its outputs: (lower bound favouring a, lower bound favouring b).
+
+    The event is the best prefix of the likelihood-ratio order chosen on the first half of both
+    words' draws (:func:`~dpcore.textaudit.estimator.best_prefix_event`, over every output, not
+    one), and its loss is bounded on the second half. A violation spread thinly over many
+    outputs (none of them frequent enough to stand out alone) still gives a high score.
+    """
+    from dpcore.textaudit.estimator import best_prefix_event, estimate_direction
+
+    if len(halves) < 2 or a.error is not None or b.error is not None:
+        return float("nan"), float("nan")
+    # the selection half's outputs outside V are aligned by label with the evaluation half's
+    sel_a, sel_b = _joint(a, b, 0, n_base)
+    labels0 = sorted(set(a.extras[0]) | set(b.extras[0]))
+    ev_labels = sorted(set(a.extras[1]) | set(b.extras[1]))
+    ev_a, ev_b = _joint(a, b, 1, n_base)
+    # the evaluation counts, re-indexed to the selection half's outputs (others cannot be in S)
+    at = {k: n_base + i for i, k in enumerate(ev_labels)}
+    idx = np.concatenate([np.arange(n_base), np.asarray([at.get(k, -1) for k in labels0], dtype=np.int64)])
+    pad_a, pad_b = np.append(ev_a, 0), np.append(ev_b, 0)
+    ev_a, ev_b = pad_a[idx], pad_b[idx]
+    elig = None
+    if eligible is not None:
+        elig = np.concatenate([eligible[:n_base], np.zeros(len(labels0), dtype=bool)])
+    out = []
+    for s_x, s_y, e_x, e_y in ((sel_a, sel_b, ev_a, ev_b), (sel_b, sel_a, ev_b, ev_a)):
+        event = best_prefix_event(s_x, s_y, halves[0], PAIR_ALPHA, elig)
+        d = estimate_direction(event, e_x, e_y, halves[1], PAIR_ALPHA)
+        out.append(d.lower_bound)
+    return float(out[0]), float(out[1])
 
 
 def draw_one_word(
@@ -153,8 +228,14 @@ def draw_one_word(
     seed: int,
     plan: DrawPlan,
     tick: Callable[[int], None] | None = None,
+    *,
+    reduce: bool = True,
 ) -> WordDraws:
-    """All of one word's draws for ``plan``, from the word's own stream."""
+    """All of one word's draws for ``plan``, from the word's own stream.
+
+    With ``plan.top`` the draws are reduced to a :class:`WordSummary` (unless ``reduce`` is
+    False: the caller scores a co-located pair first, then calls :func:`reduce_draws`).
+    """
     word = str(words[wid])
     rng = np.random.default_rng(cell_seed_sequence(seed, "text-audit", plan.stage, word))
     out = WordDraws(wid=wid)
@@ -170,16 +251,36 @@ def draw_one_word(
             out.extras.append(extra)
     except SanitizerRaised as exc:
         return WordDraws(wid=wid, error=str(exc))
-    if plan.top is not None:
-        total = out.counts[0].copy()
-        extras = dict(out.extras[0])
-        for c, e in zip(out.counts[1:], out.extras[1:], strict=True):
-            total += c
-            for k, v in e.items():
-                extras[k] = extras.get(k, 0) + v
-        out.summary = summarize(total, extras, wid, plan.top)
-        out.counts, out.extras = [], []
+    if plan.top is not None and reduce:
+        return reduce_draws(out, plan)
     return out
+
+
+def reduce_draws(wd: WordDraws, plan: DrawPlan, pair_lower: float = float("nan")) -> WordDraws:
+    """A word's full screen counts → its :class:`WordSummary` (counts dropped)."""
+    if wd.error is not None or plan.top is None:
+        return wd
+    total = wd.counts[0].copy()
+    extras = dict(wd.extras[0])
+    for c, e in zip(wd.counts[1:], wd.extras[1:], strict=True):
+        total += c
+        for k, v in e.items():
+            extras[k] = extras.get(k, 0) + v
+    partner_counts: tuple[int, ...] = ()
+    if plan.partners is not None:
+        ps = plan.partners[:, wd.wid]
+        partner_counts = tuple(int(total[p]) if p >= 0 else 0 for p in ps)
+    outside = tuple(int(sum(e.values())) for e in wd.extras)
+    summary = summarize(
+        total,
+        extras,
+        wd.wid,
+        plan.top,
+        partner_counts=partner_counts,
+        outside_counts=outside,
+        pair_lower=pair_lower,
+    )
+    return WordDraws(wid=wd.wid, summary=summary)
 
 
 _INDEX_CACHE: dict[int, tuple[np.ndarray, Any]] = {}
@@ -217,7 +318,43 @@ def _draw_shard(
     tick: Callable[[int], None] | None = None,
 ) -> list:
     with _one_blas_thread():
-        return [draw_one_word(sanitizer, words, int(w), seed, plan, tick) for w in wids]
+        if plan.top is None or not plan.colocated or plan.partners is None:
+            return [draw_one_word(sanitizer, words, int(w), seed, plan, tick) for w in wids]
+        return _screen_shard(sanitizer, words, [int(w) for w in wids], seed, plan, tick)
+
+
+def _screen_shard(
+    sanitizer: Any,
+    words: np.ndarray,
+    wids: list[int],
+    seed: int,
+    plan: DrawPlan,
+    tick: Callable[[int], None] | None,
+) -> list[WordDraws]:
+    """A screen shard whose pairing-0 pairs sit side by side: each pair is scored, then reduced.
+
+    At most two words' full counts are held at once.
+    """
+    from dpcore.textaudit.sampling import eligible_outputs
+
+    assert plan.partners is not None
+    partner0 = plan.partners[0]
+    n_base = len(words)
+    elig = eligible_outputs(sanitizer, n_base)
+    out: list[WordDraws] = []
+    i = 0
+    while i < len(wids):
+        w = wids[i]
+        a = draw_one_word(sanitizer, words, w, seed, plan, tick, reduce=False)
+        if i + 1 < len(wids) and partner0[w] == wids[i + 1]:
+            b = draw_one_word(sanitizer, words, wids[i + 1], seed, plan, tick, reduce=False)
+            la, lb = pair_lower_bounds(a, b, n_base, plan.halves, elig)
+            out += [reduce_draws(a, plan, la), reduce_draws(b, plan, lb)]
+            i += 2
+        else:
+            out.append(reduce_draws(a, plan))
+            i += 1
+    return out
 
 
 def _one_blas_thread() -> Any:
@@ -250,6 +387,8 @@ def _shards(wids: np.ndarray, plan: DrawPlan, workers: int) -> list[np.ndarray]:
     per = max(1, SHARD_DRAWS // max(1, plan.draws_per_word))
     # at least 4 shards per worker for balance, when there are words enough
     per = max(1, min(per, -(-len(wids) // (4 * workers))))
+    if plan.colocated:  # never split a pair of pairing 0 (they are laid out side by side)
+        per += per % 2
     return [wids[i : i + per] for i in range(0, len(wids), per)]
 
 
@@ -305,7 +444,11 @@ def _collect(
     in_flight: int,
     tick: Callable[[int], None] | None,
 ) -> list[WordDraws]:
-    """Run shards with at most ``in_flight`` pending; reassemble in shard order."""
+    """Run shards with at most ``in_flight`` pending; reassemble in shard order.
+
+    ``fetch`` returns a shard's results, or a string when the shard was lost because its worker
+    process died: every word of that shard is then a failed word, with that reason.
+    """
     results: dict[int, list] = {}
     pending: dict[Any, int] = {}
     nxt = 0
@@ -316,7 +459,11 @@ def _collect(
         done, _ = wait_any(list(pending))
         for fut in done:
             k = pending.pop(fut)
-            results[k] = fetch(fut)
+            got = fetch(fut)
+            if isinstance(got, str):
+                why = f"the worker process died while sampling this word ({got})"
+                got = [WordDraws(wid=int(w), error=why) for w in shards[k]]
+            results[k] = got
             if tick is not None:
                 tick(len(shards[k]) * plan.draws_per_word)
     return [wd for k in range(len(shards)) for wd in results[k]]
@@ -331,35 +478,89 @@ def _draw_pool(
     workers: int,
     tick: Callable[[int], None] | None,
 ) -> list[WordDraws]:
+    """Shards in a pool of forked processes (threads where fork is not available).
+
+    A worker process that dies (the sanitizer calls ``os._exit``, crashes, or is killed) breaks
+    the pool: the words of the shards then in flight are failed words, a fresh pool draws the
+    remaining shards, and after 3 broken pools every remaining word is a failed word.
+    """
     global _FORKED
     import multiprocessing as mp
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
 
     shards = _shards(wids, plan, workers)
-    pool: Executor
+    max_broken = 3
+    state: dict[str, Any] = {"pool": None, "gen": 0, "broken": 0, "stale": False}
+    gen_of: dict[Any, int] = {}
     if "fork" in mp.get_all_start_methods():
         _FORKED = (sanitizer, words)
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("fork"))
+        ctx = mp.get_context("fork")
 
-        def submit(s: np.ndarray) -> Any:
+        def new_pool() -> Executor:
+            return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+
+        def run(pool: Executor, s: np.ndarray) -> Any:
             return pool.submit(_forked_shard, s, seed, plan)
     else:  # pragma: no cover - no fork (Windows, some macOS set-ups)
-        pool = ThreadPoolExecutor(max_workers=workers)
 
-        def submit(s: np.ndarray) -> Any:
+        def new_pool() -> Executor:
+            return ThreadPoolExecutor(max_workers=workers)
+
+        def run(pool: Executor, s: np.ndarray) -> Any:
             return pool.submit(_draw_shard, sanitizer, words, s, seed, plan)
 
+    def broke(gen: int) -> None:
+        if gen == state["gen"] and not state["stale"]:
+            state["broken"] += 1
+            state["stale"] = True
+
+    def submit(s: np.ndarray) -> Any:
+        while True:
+            if state["stale"]:  # the pool broke: a fresh one, while fewer than max_broken died
+                state["pool"].shutdown(wait=True, cancel_futures=True)
+                state["pool"] = new_pool() if state["broken"] < max_broken else None
+                state["gen"] += 1
+                state["stale"] = False
+            if state["pool"] is None:
+                lost: Future = Future()
+                lost.set_result(
+                    f"not drawn: worker processes died {max_broken} times, so no further pool was started"
+                )
+                return lost
+            try:
+                fut = run(state["pool"], s)
+            except BrokenProcessPool:
+                broke(state["gen"])
+                continue
+            gen_of[fut] = state["gen"]
+            return fut
+
+    def fetch(fut: Any) -> list | str:
+        gen = gen_of.pop(fut, -1)
+        try:
+            return fut.result()
+        except BrokenProcessPool:
+            broke(gen)
+            return (
+                "a process of the local pool ended abruptly — os._exit, a crash or a kill — while this "
+                f"word's shard was in flight; pool {gen + 1} of at most {max_broken}"
+            )
+
+    state["pool"] = new_pool()
     try:
         return _collect(
             submit,
             shards,
             plan,
             lambda fs: wait(fs, return_when=FIRST_COMPLETED),
-            lambda f: f.result(),
+            fetch,
             2 * workers,
             tick,
         )
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if state["pool"] is not None:
+            state["pool"].shutdown(wait=True, cancel_futures=True)
         _FORKED = None
 
 
@@ -391,15 +592,22 @@ def _draw_ray(
     try:
         import ray
 
+        from dpcore.textaudit.contract import unwrap
+
         _pickle_user_code_by_value(sanitizer)
+        _pickle_user_code_by_value(unwrap(sanitizer))  # a plugin inside GlobalStateReseeded
         remote = ray.remote(num_cpus=1, max_retries=0)(_draw_shard)
         s_ref, w_ref = ray.put(sanitizer), ray.put(words)
         in_flight = 2 * max(1, int(ray.cluster_resources().get("CPU", workers)))
         shards = _shards(wids, plan, max(workers, in_flight // 2))
 
-        def fetch(ref: Any) -> list:
+        died = (ray.exceptions.WorkerCrashedError, ray.exceptions.OutOfMemoryError)
+
+        def fetch(ref: Any) -> list | str:
             try:
                 return ray.get(ref)
+            except died as exc:  # the sanitizer ended its worker (os._exit, a crash, a kill)
+                return f"its Ray worker ended abruptly: {type(exc).__name__}"
             except Exception as exc:
                 cause = getattr(exc, "cause", None) or exc
                 first = str(cause).splitlines()[0][:300] if str(cause) else ""

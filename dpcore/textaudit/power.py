@@ -33,7 +33,16 @@ from scipy.special import bdtrc, gammaln
 
 from dpcore.audit.bounds import cp_lower, cp_upper
 
-__all__ = ["DEFAULT_POWER", "Detectable", "detectable_excess", "flag_probability", "screen_detectable"]
+__all__ = [
+    "DEFAULT_POWER",
+    "Detectable",
+    "detectable_excess",
+    "flag_probability",
+    "pipeline_statements",
+    "proposal_probability",
+    "screen_detectable",
+    "single_output_probability",
+]
 
 #: The probability with which a reported violation would have been flagged.
 DEFAULT_POWER = 0.9
@@ -219,3 +228,236 @@ def _p_for_tail(m: int, a_need: int, power: float) -> float:
         else:
             lo = mid
     return hi
+
+
+#: The single-output statement is for a loss this many nats above the claim.
+SINGLE_OUTPUT_EXCESS = 1.0
+
+
+def proposal_probability(
+    m: int, p: float, q: float, claim: float, threshold: float, residual: float
+) -> float:
+    """Chance that the screen scores a single violating output y above ``threshold``.
+
+    x produces y with probability p, x′ with q, among m draws each. The screen's score of y is
+    ln CP⁻(A; m, 0.05) − ln CP⁺(B̂; m, 0.05) − claim with B̂ ≤ max(B, r) (x′'s count when y is
+    listed for x′, else its residual bound r, here the run's median), and y must be listed for x
+    (A above the residual). Computed exactly over A ~ Bin(m, p), B ~ Bin(m, q); B̂ = max(B, r)
+    only lowers the score, so the chance is not overstated.
+    """
+    from dpcore.textaudit.screen import SCREEN_ALPHA
+
+    if not math.isfinite(threshold):
+        return 1.0 if threshold < 0 else 0.0
+    r = round(residual)
+    a = np.arange(*_span(m, p))
+    b = np.arange(*_span(m, q))
+    with np.errstate(divide="ignore"):
+        la = np.log(cp_lower(a, m, SCREEN_ALPHA))
+        lb = np.log(cp_upper(np.maximum(b, r), m, SCREEN_ALPHA))
+    pa = _pmf(a, m, p)
+    pb = _pmf(b, m, q)
+    ok = (la[:, None] - lb[None, :] - claim > threshold) & (a[:, None] > r)
+    return float(np.clip(pa @ ok.astype(np.float64) @ pb, 0.0, 1.0))
+
+
+def _span(n: int, p: float) -> tuple[int, int]:
+    lo, hi = _range(n, p)
+    return lo, hi + 1
+
+
+def _pmf(k: np.ndarray, n: int, p: float) -> np.ndarray:
+    if p <= 0:
+        return (k == 0).astype(np.float64)
+    if p >= 1:
+        return (k == n).astype(np.float64)
+    lg = gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
+    return np.exp(lg + k * math.log(p) + (n - k) * math.log1p(-p))
+
+
+def single_output_probability(
+    *,
+    m: int,
+    threshold: float,
+    residual: float,
+    samples: int,
+    alpha: float,
+    claim: float,
+    excess: float = SINGLE_OUTPUT_EXCESS,
+    power: float = DEFAULT_POWER,
+) -> float:
+    """Smallest p: a pair violating its claim by ``excess`` on one output of probability p is flagged.
+
+    The whole pipeline: the screen proposes the pair (:func:`proposal_probability`, m draws, the
+    run's K-th score as threshold), then stage 2 tests the output the screen proposed it for on
+    all T = ``samples`` fresh draws at the per-test ``alpha`` (:func:`flag_probability`, exact).
+    The two stages use independent draws, so the flag probability is the product. ∞ when no p
+    reaches ``power``.
+    """
+    if not math.isfinite(claim):
+        return math.inf
+
+    def flagged(p: float) -> float:
+        q = p * math.exp(-(claim + excess))
+        return proposal_probability(m, p, q, claim, threshold, residual) * flag_probability(
+            samples, alpha, claim, p, excess
+        )
+
+    if flagged(1.0) < power:
+        return math.inf
+    lo, hi = 0.0, 1.0
+    for _ in range(40):
+        mid = math.sqrt(max(lo, 1e-12) * hi) if lo > 0 else hi / 8
+        if flagged(mid) >= power:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo < 0.02 * hi:
+            break
+    return hi
+
+
+def pipeline_statements(
+    *,
+    strategy: str,
+    guarantee: str,
+    screen: dict[str, Any] | None,
+    pooled: list[Any],
+    claims_tested: list[float],
+    samples: int,
+    alpha_pair: float,
+    alpha_pooled_test: float,
+    candidate_claims: np.ndarray | None,
+    power: float = DEFAULT_POWER,
+) -> dict[str, Any]:
+    """What the whole audit would have caught with probability ≥ ``power``, class by class.
+
+    Classes covered (each with its own computation, all for the pipeline as run, selection
+    included):
+
+    ``uniform``
+        A flaw shared by every word of a pooled family: each word's event (itself, its partner)
+        is e^{Δ} times more likely than its claim allows against its partner. The pooled test has
+        no data-dependent selection, so its rejection probability is the pipeline's lower bound;
+        it is simulated at the partner rate this run observed
+        (:func:`~dpcore.textaudit.pooled.uniform_power`).
+    ``single-output``
+        One pair whose loss exceeds its claim by :data:`SINGLE_OUTPUT_EXCESS` nats on one output:
+        the smallest probability of that output under M(x), per claim level
+        (:func:`single_output_probability`).
+
+    What is not covered is listed in ``not_covered``.
+    """
+    from dpcore.textaudit.pooled import uniform_power
+
+    statements: list[dict[str, Any]] = []
+    texts: list[str] = []
+    if screen is not None:
+        m = int(screen["draws_per_word"])
+        for t in pooled:
+            if t.family != "self" or t.terms == 0:
+                continue
+            q = t.y_sum / (m * t.terms)
+            delta = uniform_power(t.claim_groups, q, m, t.alpha, power=power)
+            statements.append(
+                {
+                    "class": "uniform",
+                    "family": t.family,
+                    "pairing": t.pairing,
+                    "terms": t.terms,
+                    "partner_rate": q,
+                    "excess": delta,
+                    "power": power,
+                }
+            )
+        unif = [s for s in statements if s["class"] == "uniform" and math.isfinite(s["excess"])]
+        if unif:
+            b = min(unif, key=lambda s: s["excess"])
+            texts.append(
+                "a flaw shared by the vocabulary (every word producing itself e^Δ times more often than "
+                f"its claim allows against its {b['pairing']} partner) is caught for Δ ≥ {b['excess']:.3g} "
+                f"nats (pooled '{b['family']}' test, at the partner rate this run observed, "
+                f"{b['partner_rate']:.2g} per draw)"
+            )
+        levels = _claim_levels(guarantee, candidate_claims, claims_tested)
+        singles = []
+        for c in levels:
+            p = single_output_probability(
+                m=m,
+                threshold=float(screen["kth_score"]),
+                residual=float(screen["residual_median"]),
+                samples=samples,
+                alpha=alpha_pair,
+                claim=c,
+                power=power,
+            )
+            singles.append(
+                {
+                    "class": "single-output",
+                    "claim": c,
+                    "excess": SINGLE_OUTPUT_EXCESS,
+                    "output_probability": p,
+                    "power": power,
+                }
+            )
+        statements += singles
+        shown = [s for s in singles if math.isfinite(s["output_probability"])]
+        if shown:
+            lv = ", ".join(f"p ≥ {s['output_probability']:.2g} at claim {s['claim']:.3g}" for s in shown)
+            texts.append(
+                f"a pair whose loss exceeds its claim by ≥ {SINGLE_OUTPUT_EXCESS:g} nat on one output is "
+                f"caught when that output has probability under M(x) of {lv}"
+            )
+        not_covered = [
+            "a violation on a pair the screen never scored (not a nearest neighbour, random or pooled "
+            "partner, nor a top producer of the output)",
+            "a violation spread over outputs each below the single-output probability above, on a pair "
+            "that is not one of the side-by-side pairs scored on all outputs",
+            "a flaw shared by the vocabulary on an event other than the word itself, its partner or an "
+            "output outside V",
+            "anything on outputs the sanitizer's guarantee does not protect",
+        ]
+    else:
+        levels = sorted({round(c, 6) for c in claims_tested if math.isfinite(c)})[:3]
+        for c in levels:
+            det = detectable_excess(samples // 2, alpha_pair, c, 0.5)
+            statements.append(
+                {
+                    "class": "tested-pairs",
+                    "claim": c,
+                    "excess": det.excess,
+                    "event_probability": 0.5,
+                    "power": power,
+                }
+            )
+        not_covered = [
+            "any pair not in the tested list",
+            "a violation whose best event the selection half does not find (the statement is for the "
+            "tests' own events)",
+        ]
+        if levels:
+            texts.append(
+                "only the named pairs were tested; for them, a loss above claim + Δ on an event of "
+                "probability 0.5 that the selection half finds is flagged for Δ ≥ "
+                + ", ".join(f"{s['excess']:.3g} (claim {s['claim']:.3g})" for s in statements)
+            )
+    text = "; ".join(texts) if texts else "no class of flaw can be stated for this run"
+    text += ". Not covered: " + "; ".join(not_covered)
+    return {
+        "power": power,
+        "statements": statements,
+        "not_covered": not_covered,
+        "text": f"with probability ≥ {power:g} (whole pipeline): " + text,
+    }
+
+
+def _claim_levels(guarantee: str, candidate: np.ndarray | None, tested: list[float]) -> list[float]:
+    """The claims the single-output statement is given at: ε (LDP), or the 10%, 50% and 90%
+    quantiles of the screen's nearest-neighbour claims (metric)."""
+    vals = np.asarray(candidate if candidate is not None else tested, dtype=np.float64)
+    vals = vals[np.isfinite(vals)]
+    if vals.size == 0:
+        return []
+    if guarantee == "ldp" or np.ptp(vals) < 1e-9:
+        return [float(vals[0])]
+    return [float(v) for v in np.quantile(vals, [0.1, 0.5, 0.9])]

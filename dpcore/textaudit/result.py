@@ -62,6 +62,9 @@ class PairResult:
     #: The smallest violation this pair's test flags with probability ≥ 0.9, on an event of the
     #: probability its own event had (:mod:`dpcore.textaudit.power`).
     detectable_violation: dict[str, Any] | None = None
+    #: Where the reported event came from: ``selected`` (first half of stage 2), ``screen`` (the
+    #: output the screen proposed the pair for) or ``declared`` (the sanitizer's declared rows).
+    event_source: str = ""
 
     @property
     def ratio(self) -> float:
@@ -110,10 +113,21 @@ class TextAuditResult:
     screened_ids: Any = field(default=None, repr=False, compare=False)
     #: The screened words themselves (same order).
     screened_words: Any = field(default=None, repr=False, compare=False)
+    #: The pooled tests over the vocabulary (:mod:`dpcore.textaudit.pooled`), one dict per family.
+    pooled: list[dict[str, Any]] = field(default_factory=list)
+    #: The declared-distribution check (:mod:`dpcore.textaudit.declaration`), None when not declared.
+    declaration: dict[str, Any] | None = None
+    #: The rng contract check (:mod:`dpcore.textaudit.contract`).
+    rng_contract: dict[str, Any] = field(default_factory=dict)
+    #: What the whole pipeline would have caught (:func:`dpcore.textaudit.power.pipeline_statements`).
+    power: dict[str, Any] = field(default_factory=dict)
+    #: How α = 1 − confidence is split between the declaration test, the pooled tests and stage 2.
+    alpha_accounting: dict[str, Any] = field(default_factory=dict)
     dpcore_version: str = __version__
     test: str = (
-        "best-prefix output event chosen on half the samples, loss bounded on the other half with "
-        "one-sided Clopper–Pearson bounds, Bonferroni over pairs and directions"
+        "pooled Chernoff tests over pairings of the vocabulary; per pair, output events chosen on half "
+        "the samples (or fixed by the screen or a checked declaration) with their loss bounded by "
+        "one-sided Clopper–Pearson bounds on fresh draws; Bonferroni over every test"
     )
 
     @classmethod
@@ -140,11 +154,19 @@ class TextAuditResult:
         word_scores: Any = None,
         screened_ids: Any = None,
         screened_words: Any = None,
+        pooled: list[dict[str, Any]] | None = None,
+        declaration: dict[str, Any] | None = None,
+        rng_contract: dict[str, Any] | None = None,
+        power: dict[str, Any] | None = None,
+        alpha_accounting: dict[str, Any] | None = None,
     ) -> TextAuditResult:
         failures = dict(failures or {})
+        pooled = list(pooled or [])
         tested = [p for p in pairs if p.error is None]
         n = len(tested)
         viol = [p for p in tested if p.violates]
+        pooled_run = [t for t in pooled if t.get("terms", 0) > 0]
+        pooled_viol = [t for t in pooled_run if t.get("rejects")]
         ratios = [p.ratio for p in tested]
         max_ratio = max(ratios) if ratios else 0.0
         conf = f"{100 * confidence:g}%"
@@ -152,17 +174,38 @@ class TextAuditResult:
             f"ε = {float(sanitizer.epsilon):g}, {n} pair(s), {samples:,} samples per word, "
             f"confidence {conf} family-wise"
         )
-        if viol:
-            worst = max(viol, key=lambda p: (p.ratio, p.lower_bound))
-            text = (
-                f"violates its claim: for ({worst.x!r}, {worst.x_prime!r}) the privacy loss is ≥ "
-                f"{worst.lower_bound:.3g} at {conf} confidence, above the claimed {worst.claimed_bound:.3g}; "
-                f"{len(viol)} of {n} pair(s) flagged ({size})"
-            )
+        if pooled_run:
+            size += f", {len(pooled_run)} pooled test(s)"
+        if viol or pooled_viol:
+            parts = []
+            if viol:
+                worst = max(viol, key=lambda p: (p.ratio, p.lower_bound))
+                parts.append(
+                    f"for ({worst.x!r}, {worst.x_prime!r}) the privacy loss is ≥ {worst.lower_bound:.3g} at "
+                    f"{conf} confidence, above the claimed {worst.claimed_bound:.3g}; {len(viol)} of {n} "
+                    "pair(s) flagged"
+                )
+            if pooled_viol:
+                t = max(pooled_viol, key=lambda t: t["excess_lower_bound"])
+                parts.append(
+                    f"the pooled '{t['family']}' test over {t['terms']:,} {t['pairing']} pairs shows that "
+                    f"some pair's loss exceeds its claim by ≥ {t['excess_lower_bound']:.3g}"
+                    + (
+                        f" ({len(pooled_viol)} of {len(pooled_run)} pooled tests reject)"
+                        if len(pooled_run) > 1
+                        else ""
+                    )
+                )
+            text = "violates its claim: " + "; ".join(parts) + f" ({size})"
             verdict = "violates"
-        elif n == 0:
-            text = "no pair could be tested, so nothing was shown"
-            verdict = "not-detected"
+        elif n == 0 and not pooled_run:
+            why = (
+                f"the sanitizer's sample() failed on {len(failures)} word(s)"
+                if failures
+                else "no pair could be drawn"
+            )
+            text = f"untested: {why}, so no pair and no pooled test could be tested and nothing was shown"
+            verdict = "untested"
         else:
             unreachable = sum(1 for p in tested if p.claimed_bound >= max_detectable)
             text = f"no violation detected by this test ({size}); this does not show the mechanism is private"
@@ -173,20 +216,22 @@ class TextAuditResult:
                 )
             verdict = "not-detected"
         det = dict(detectable or {})
-        if det.get("text"):
-            text += f". Power: {det['text']}"
+        pw = dict(power or {})
+        if pw.get("text") and verdict != "untested":
+            text += f". Power: {pw['text']}"
         if screen is not None:
-            p_s = screen.get("detectable_output_probability", math.inf)
             m, n_w = screen["draws_per_word"], screen["words_screened"]
             text += (
                 f". The screen drew {m:,} outputs of each of {n_w:,} words and confirmed its "
                 f"{screen['proposed']} most suspicious pairs"
             )
-            if math.isfinite(p_s):
-                text += (
-                    f"; a word producing one output with probability ≥ {p_s:.3g} that its partner almost "
-                    "never produces would have been proposed with probability ≥ 0.95"
-                )
+        if declaration is not None and declaration.get("status") == "mismatch":
+            text += f". Declaration: {declaration.get('text')}"
+        rc = dict(rng_contract or {})
+        if rc.get("status") == "global-state-reseeded":
+            text += (
+                f". rng: {rc.get('text', 'the global random state was reseeded from the audit rng per call')}"
+            )
         if failures:
             msg = next(iter(failures.values()))
             text += (
@@ -195,6 +240,8 @@ class TextAuditResult:
             )
         exact = [p.exact_violates for p in tested if p.exact_violates is not None]
         exact_verdict = None if not exact else ("violates" if any(exact) else "within-claim")
+        if declaration is not None and declaration.get("status") == "mismatch":
+            exact_verdict = "declaration-mismatch"
         describe = getattr(sanitizer, "describe", None)
         info: dict[str, Any] = describe() if callable(describe) else {"type": type(sanitizer).__name__}
         return cls(
@@ -227,6 +274,11 @@ class TextAuditResult:
             word_scores=word_scores,
             screened_ids=screened_ids,
             screened_words=screened_words,
+            pooled=pooled,
+            declaration=declaration,
+            rng_contract=rc,
+            power=pw,
+            alpha_accounting=dict(alpha_accounting or {}),
         )
 
     @property

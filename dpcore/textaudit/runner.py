@@ -34,6 +34,13 @@ from dpcore.parallel import resolve_workers
 from dpcore.rng import cell_seed_sequence, resolve_seed
 from dpcore.text.sampling import pair_distances
 from dpcore.text.vocab import Vocabulary
+from dpcore.textaudit.declaration import (
+    DeclarationCheck,
+    check_declaration,
+    declares_rows,
+    exact_rows,
+    pad_log,
+)
 from dpcore.textaudit.engine import ENGINES, DrawPlan, WordDraws, draw_words
 from dpcore.textaudit.estimator import (
     MAX_EVENT_CANDIDATES,
@@ -43,9 +50,10 @@ from dpcore.textaudit.estimator import (
 )
 from dpcore.textaudit.interface import check_sanitizer
 from dpcore.textaudit.pairs import STRATEGIES, candidate_pairs
-from dpcore.textaudit.power import DEFAULT_POWER, detectable_excess, screen_detectable
+from dpcore.textaudit.pooled import family_tests, pairings_for
+from dpcore.textaudit.power import DEFAULT_POWER, detectable_excess, pipeline_statements
 from dpcore.textaudit.result import PairResult, TextAuditResult
-from dpcore.textaudit.sampling import OutputCodebook
+from dpcore.textaudit.sampling import OutputCodebook, eligible_outputs
 from dpcore.textaudit.screen import (
     DEFAULT_SCREEN_BUDGET,
     SCREEN_TOP,
@@ -65,6 +73,13 @@ MAX_TOTAL_SAMPLES = 2_000_000_000
 MAX_COUNT_CELLS = 50_000_000
 #: Relative slack when comparing a bound with a claim (float64 rounding of ε·d).
 _TOL = 1e-9
+#: Shares of α = 1 − confidence: the declaration test (when rows are declared) and the pooled
+#: tests (the screen); stage 2's confirmations get the rest (docs/audit-text.md, "What a result
+#: means").
+ALPHA_DECLARATION = 0.1
+ALPHA_POOLED = 0.2
+#: Pairs named by a rejecting pooled family that go on to stage 2 (per family).
+POOLED_CONFIRM = 5
 
 
 def max_detectable_loss(samples_per_half: int, alpha: float) -> float:
@@ -75,14 +90,7 @@ def max_detectable_loss(samples_per_half: int, alpha: float) -> float:
 
 
 def _eligible(sanitizer: Any, size: int) -> np.ndarray | None:
-    fn = getattr(sanitizer, "protected_ids", None)
-    mask = fn() if callable(fn) else None
-    if mask is None:
-        return None
-    out = np.ones(size, dtype=bool)
-    out[: len(mask)] = mask  # outputs outside the vocabulary are not protected by V_P either
-    out[len(mask) :] = False
-    return out
+    return eligible_outputs(sanitizer, size)
 
 
 def _pad(a: np.ndarray, n: int) -> np.ndarray:
@@ -130,12 +138,16 @@ def _test_pair(
     alpha: float,
     eligible_fn: Callable[[int], np.ndarray | None],
     rows: dict[int, np.ndarray] | None = None,
-) -> tuple[float, float, int, int, int, int, str]:
-    """(estimate, lower bound, event size, a, b, samples, direction) of the stronger direction.
+    screen_event: tuple[int, int] | None = None,
+) -> tuple[float, float, int, int, int, int, str, str]:
+    """(estimate, lower bound, event size, a, b, samples, direction, event source) of the strongest test.
 
     Without declared rows the event is chosen on the selection half and bounded on the
-    evaluation half; with them (exact sanitizers) it is planned from the declaration and bounded
-    on all draws (:func:`_planned_event`).
+    evaluation half; with them (exact sanitizers whose sampler passed the declaration test) it is
+    planned from the declaration and bounded on all draws (:func:`_planned_event`). A pair the
+    screen proposed for one output y also tests {y} in the screen's direction on all draws
+    (``screen_event`` = (favoured word id, output code)): that event was fixed before stage 2.
+    Every test runs at ``alpha``; the caller counts them all in its Bonferroni correction.
     """
     si, ei = counter.get(i)
     sj, ej = counter.get(j)
@@ -143,48 +155,32 @@ def _test_pair(
     si, ei, sj, ej = (_pad(a, size) for a in (si, ei, sj, ej))
     elig = eligible_fn(size)
     planned = rows is not None and i in rows and j in rows
-    best: tuple[float, float, int, int, int, int, str] | None = None
+    n_all = counter.n_sel + counter.n_eval
+    best: tuple[float, float, int, int, int, int, str, str] | None = None
+
+    def keep(d: Any, label: str, source: str) -> None:
+        nonlocal best
+        cand = (d.estimate, d.lower_bound, d.event_size, d.count_x, d.count_x_prime, d.samples, label, source)
+        if best is None or (cand[1], cand[0]) > (best[1], best[0]):
+            best = cand
+
     for a_, b_, sel_a, ev_a, sel_b, ev_b, label in (
         (i, j, si, ei, sj, ej, "x>x'"),
         (j, i, sj, ej, si, ei, "x'>x"),
     ):
         if planned:
             assert rows is not None
-            n_all = counter.n_sel + counter.n_eval
-            la, lb = _pad_log(rows[a_], size), _pad_log(rows[b_], size)
+            la, lb = pad_log(rows[a_], size), pad_log(rows[b_], size)
             event = _planned_event(la, lb, n_all, alpha, elig)
-            d = estimate_direction(event, sel_a + ev_a, sel_b + ev_b, n_all, alpha)
+            keep(estimate_direction(event, sel_a + ev_a, sel_b + ev_b, n_all, alpha), label, "declared")
         else:
             event = best_prefix_event(sel_a, sel_b, counter.n_sel, alpha, elig)
-            d = estimate_direction(event, ev_a, ev_b, counter.n_eval, alpha)
-        cand = (d.estimate, d.lower_bound, d.event_size, d.count_x, d.count_x_prime, d.samples, label)
-        if best is None or (cand[1], cand[0]) > (best[1], best[0]):
-            best = cand
+            keep(estimate_direction(event, ev_a, ev_b, counter.n_eval, alpha), label, "selected")
+            if screen_event is not None and screen_event[0] == a_ and 0 <= screen_event[1] < size:
+                ev = np.array([screen_event[1]], dtype=np.int64)
+                keep(estimate_direction(ev, sel_a + ev_a, sel_b + ev_b, n_all, alpha), label, "screen")
     assert best is not None
     return best
-
-
-def _exact_rows(
-    sanitizer: Any, words: np.ndarray, ids: np.ndarray, codebook: OutputCodebook
-) -> dict[int, np.ndarray] | None:
-    """Exact ln Pr[M(x) = ·] over the codebook for each id (None when the sanitizer has none)."""
-    fn = getattr(sanitizer, "log_prob_row", None)
-    if not callable(fn) or not getattr(sanitizer, "exact", True):
-        return None
-    rows: dict[int, np.ndarray] = {}
-    for wid in np.unique(ids):
-        outs, lp = fn(str(words[wid]))
-        lp = np.asarray(lp, dtype=np.float64)
-        codes = codebook.codes(outs, len(lp))
-        row = np.full(len(codebook), -np.inf)
-        row[codes] = np.where(np.isnan(lp), -np.inf, lp)
-        rows[int(wid)] = row
-    return rows
-
-
-def _pad_log(row: np.ndarray, n: int) -> np.ndarray:
-    """A log-probability row extended to ``n`` outputs (outputs it never saw have probability 0)."""
-    return row if row.size >= n else np.concatenate([row, np.full(n - row.size, -np.inf)])
 
 
 def _exact_losses(
@@ -196,7 +192,7 @@ def _exact_losses(
     size = max(r.size for r in rows.values())
     out = np.empty(len(pairs))
     for k, (i, j) in enumerate(pairs):
-        a, b = _pad_log(rows[int(i)], size), _pad_log(rows[int(j)], size)
+        a, b = pad_log(rows[int(i)], size), pad_log(rows[int(j)], size)
         if elig is not None:
             m = _pad(elig, size).astype(bool)
             a, b = a[m], b[m]
@@ -419,21 +415,58 @@ def audit_text(
 
     stop_engine = _start_engine(engine, n_workers, address)
     try:
+        alpha_total = 1.0 - confidence
+        declared = declares_rows(sanitizer)
+        a_decl = ALPHA_DECLARATION * alpha_total if declared else 0.0
+        a_pool = ALPHA_POOLED * alpha_total if strategy == "screen" else 0.0
+        a_conf = alpha_total - a_decl - a_pool
+        probe = (screen_ids if screen_ids is not None else np.unique(cand)).astype(np.int64)
+        sanitizer, rng_contract = _rng_contract(sanitizer, words_arr, probe, seed, n_workers, engine)
         claims = claims_function(sanitizer, vocab)
         stages: dict[str, dict[str, float]] = {}
         failures: dict[str, str] = {}
         screen_info: dict[str, Any] | None = None
         word_scores: np.ndarray | None = None
+        screen_events: dict[tuple[int, int], tuple[int, int]] = {}
+        pooled: list[Any] = []
+        declaration: DeclarationCheck | None = None
+        decl_obs: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
+        m_decl = 0
         if strategy == "screen":
             assert screen_ids is not None
             ts = time.perf_counter()
-            sdraws = draw(screen_ids, DrawPlan("screen", (m_screen,), top=SCREEN_TOP))
+            pairings = pairings_for(
+                sanitizer.guarantee,
+                vocab,
+                screen_ids,
+                np.random.default_rng(cell_seed_sequence(seed, "text-audit", "pairings")),
+            )
+            partners = np.full((len(pairings), len(vocab)), -1, dtype=np.int64)
+            for k, pr in enumerate(pairings):
+                has = pr.partner >= 0
+                partners[k, screen_ids[has]] = screen_ids[pr.partner[has]]
+            # pairing 0's pairs side by side (so a worker scores each on all its outputs)
+            p0 = pairings[0].partner
+            first = np.flatnonzero(p0 > np.arange(len(p0)))
+            order = np.concatenate(
+                [np.stack([first, p0[first]], axis=1).ravel(), np.flatnonzero(p0 < 0)]
+            ).astype(np.int64)
+            halves = (m_screen // 2, m_screen - m_screen // 2)
+            plan = DrawPlan("screen", halves, top=SCREEN_TOP, partners=partners, colocated=True)
+            drawn = draw(screen_ids[order], plan)
+            sdraws: list[WordDraws] = [drawn[0]] * len(order)
+            for k, pos in enumerate(order):
+                sdraws[pos] = drawn[k]
+            del drawn
             for wd in sdraws:
                 if wd.summary is not None:
                     for label in wd.summary.labels:
                         codebook.code(label)
                 else:
                     failures[str(words_arr[wd.wid])] = str(wd.error)
+            stages["screen"] = _stage(ts, len(screen_ids) * m_screen)
+            tp = time.perf_counter()
+            elig_codes = _eligible(sanitizer, len(codebook))
             prop = propose_pairs(
                 sdraws,
                 vocab=vocab,
@@ -444,24 +477,67 @@ def audit_text(
                 label_code=codebook.code,
                 n_codes=len(codebook),
                 claims=claims,
-                eligible=_eligible(sanitizer, len(codebook)),
+                eligible=elig_codes,
+                colocated=p0,
             )
+            pooled, confirm = family_tests(
+                sdraws,
+                pairings,
+                screen_ids,
+                vocab=vocab,
+                claims=claims,
+                eligible=_eligible(sanitizer, len(vocab)),
+                alpha=a_pool,
+                halves=halves,
+            )
+            stages["proposals and pooled tests"] = _stage(tp, 0)
             cand = prop.pairs
+            if prop.events is not None:
+                for (x_id, y_id), ev in zip(cand, prop.events, strict=True):
+                    if ev[0] >= 0:
+                        screen_events[(int(x_id), int(y_id))] = (int(ev[0]), int(ev[1]))
+            if len(confirm):
+                seen = {tuple(sorted(map(int, pr))) for pr in cand}
+                extra = [pr for pr in confirm if tuple(sorted(map(int, pr))) not in seen]
+                extra = np.unique(np.asarray(extra, dtype=np.int64).reshape(-1, 2), axis=0)[
+                    : 4 * POOLED_CONFIRM
+                ]
+                if len(extra):
+                    cand = np.concatenate([cand, extra])
             n_candidates = prop.candidates
             word_scores = prop.word_scores
-            stages["screen"] = _stage(ts, len(screen_ids) * m_screen)
             screen_info = {
                 "words_screened": len(screen_ids),
                 "draws_per_word": int(m_screen),
                 "budget": int(screen_budget),
                 "draws": int(len(screen_ids) * m_screen),
                 "candidates_scored": int(prop.candidates),
-                "proposed": len(cand),
+                "proposed": len(prop.pairs),
+                "confirmed_from_pooled": int(len(cand) - len(prop.pairs)),
                 "failed_words": int(sum(wd.error is not None for wd in sdraws)),
                 "kth_score": float(prop.scores[-1]) if len(prop.scores) else -math.inf,
                 "residual_median": prop.residual_median,
+                "pairings": [{"name": pr.name, "pairs": pr.pairs} for pr in pairings],
                 "top_words": _top_words(words_arr, screen_ids, word_scores, 20),
             }
+            if declared:
+                pos_of = {int(w): k for k, w in enumerate(screen_ids)}
+                look = np.unique(np.concatenate([cand.ravel(), _spread(screen_ids, seed)]))
+                for wid in look:
+                    sm = sdraws[pos_of[int(wid)]].summary
+                    if sm is None:
+                        continue
+                    codes = np.asarray(
+                        [int(c) if c >= 0 else codebook.code(sm.labels[-1 - int(c)]) for c in sm.codes],
+                        dtype=np.int64,
+                    )
+                    decl_obs[int(wid)] = (
+                        np.append(codes, int(wid)),
+                        np.append(sm.counts, sm.self_count),
+                        int(sm.residual),
+                    )
+                m_decl = m_screen
+            del sdraws
             total = done[0] + len(np.unique(cand)) * samples if len(cand) else done[0]
         elif use_pilot:
             ts = time.perf_counter()
@@ -492,8 +568,34 @@ def audit_text(
             cand = cand[np.sort(order)]
             stages["pilot"] = _stage(ts, len(pw) * pilot)
             total = done[0] + len(np.unique(cand)) * samples
-        n_tests = max(1, len(cand))
-        alpha = (1.0 - confidence) / (2 * n_tests)
+        if declared and strategy != "screen" and len(cand):
+            # no screen: the declaration is tested on draws of its own, before stage 2
+            td = time.perf_counter()
+            m_decl = max(1_000, samples // 10)
+            dw = np.unique(cand)
+            total += len(dw) * m_decl
+            for wd in draw(dw, DrawPlan("declaration", (m_decl,))):
+                if wd.error is not None:
+                    continue
+                c = _pad(wd.counts[0], len(codebook))
+                for label, v in sorted(wd.extras[0].items()):
+                    code = codebook.code(label)
+                    c = _pad(c, code + 1)
+                    c[code] += v
+                nz = np.flatnonzero(c)
+                decl_obs[int(wd.wid)] = (nz, c[nz], 0)
+            stages["declaration"] = _stage(td, len(dw) * m_decl)
+        if declared:
+            n_family = len(screen_ids) if screen_ids is not None else max(1, len(decl_obs))
+            declaration = check_declaration(
+                sanitizer, words_arr, codebook, decl_obs, m=m_decl, alpha=a_decl, screened=n_family
+            )
+        tests_per_pair = [2 + (1 if (int(i), int(j)) in screen_events else 0) for i, j in cand]
+        n_tests = max(1, int(sum(tests_per_pair)))
+        use_rows = declared and declaration is not None and declaration.status == "agrees"
+        if use_rows:
+            n_tests = max(1, 2 * len(cand))
+        alpha = a_conf / n_tests
         tc = time.perf_counter()
         n_sel = samples // 2
         cw = np.unique(cand) if len(cand) else np.zeros(0, dtype=np.int64)
@@ -507,7 +609,7 @@ def audit_text(
         stages["confirm"] = _stage(tc, len(cw) * samples)
         dist = pair_distances(vocab.vectors, cand[:, 0], cand[:, 1])
         bounds = claims(cand[:, 0], cand[:, 1], dist) if len(cand) else np.zeros(0)
-        rows = _exact_rows(sanitizer, words_arr, cand, codebook)
+        rows = exact_rows(sanitizer, words_arr, cand, codebook) if use_rows else None
         exact = _exact_losses(rows, cand, _eligible(sanitizer, len(codebook)))
         n_bound = samples if rows is not None else samples - n_sel  # draws that bound an event
         results: list[PairResult] = []
@@ -515,7 +617,9 @@ def audit_text(
             x, xp = str(words_arr[i]), str(words_arr[j])
             bound = float(bounds[k])
             try:
-                est, lb, size, a, b, _n, direction = _test_pair(counter, int(i), int(j), alpha, elig_fn, rows)
+                est, lb, size, a, b, n_used, direction, source = _test_pair(
+                    counter, int(i), int(j), alpha, elig_fn, rows, screen_events.get((int(i), int(j)))
+                )
             except _SampleFailed as exc:
                 results.append(
                     PairResult(
@@ -526,7 +630,7 @@ def audit_text(
             lb = max(0.0, lb)
             est = max(0.0, est)
             ex = None if math.isnan(exact[k]) else float(exact[k])
-            det = detectable_excess(n_bound, alpha, bound, a / n_bound if n_bound else 0.0)
+            det = detectable_excess(n_used, alpha, bound, a / n_used if n_used else 0.0)
             results.append(
                 PairResult(
                     x=x,
@@ -543,20 +647,27 @@ def audit_text(
                     exact_epsilon=ex,
                     exact_violates=None if ex is None else bool(ex > bound * (1 + 1e-7) + 1e-9),
                     detectable_violation=det.to_dict(),
+                    event_source=source,
                 )
             )
         for word, msg in counter.failures.items():
             failures.setdefault(word, msg)
+        tw = time.perf_counter()
         detectable = _run_detectable(results, n_bound, alpha)
-        if screen_info is not None:
-            claims_prop = [
-                p.claimed_bound for p in results if p.error is None and math.isfinite(p.claimed_bound)
-            ]
-            c_ref = float(np.median(claims_prop)) if claims_prop else float(sanitizer.epsilon)
-            p_s = screen_detectable(m_screen, screen_info["kth_score"], c_ref, screen_info["residual_median"])
-            screen_info["detectable_output_probability"] = p_s
-            screen_info["detectable_claim"] = c_ref
-            detectable["screen_output_probability"] = p_s
+        power = pipeline_statements(
+            strategy=strategy,
+            guarantee=str(sanitizer.guarantee),
+            screen=screen_info,
+            pooled=pooled,
+            claims_tested=[r.claimed_bound for r in results if r.error is None],
+            samples=samples,
+            alpha_pair=alpha,
+            alpha_pooled_test=(pooled[0].alpha if pooled else 0.0),
+            candidate_claims=_candidate_claims(sanitizer, vocab, screen_ids, claims)
+            if screen_info is not None
+            else None,
+        )
+        stages["power statements"] = _stage(tw, 0)
         if progress is not None:
             progress(total, total)
         elapsed = time.perf_counter() - t0
@@ -584,9 +695,65 @@ def audit_text(
             word_scores=word_scores,
             screened_ids=screen_ids,
             screened_words=None if screen_ids is None else words_arr[screen_ids],
+            pooled=[t.to_dict() | {"text": t.text()} for t in pooled],
+            declaration=None if declaration is None else declaration.to_dict(),
+            rng_contract=rng_contract,
+            power=power,
+            alpha_accounting={
+                "confidence": confidence,
+                "alpha": alpha_total,
+                "declaration": a_decl,
+                "pooled": a_pool,
+                "pooled_per_test": pooled[0].alpha if pooled else 0.0,
+                "confirmation": a_conf,
+                "confirmation_tests": n_tests,
+                "per_confirmation_test": alpha,
+            },
         )
     finally:
         stop_engine()
+
+
+def _rng_contract(
+    sanitizer: Any, words: np.ndarray, ids: np.ndarray, seed: int, workers: int, engine: str
+) -> tuple[Any, dict[str, Any]]:
+    """Check that the sanitizer draws from the rng it is handed (:mod:`dpcore.textaudit.contract`)."""
+    try:
+        from dpcore.textaudit.contract import enforce_rng_contract
+    except ImportError:  # pragma: no cover - being written
+        return sanitizer, {"status": "unchecked"}
+
+    probe_rng = np.random.default_rng(cell_seed_sequence(seed, "text-audit", "rng-contract"))
+    probe = probe_rng.choice(ids, size=min(8, len(ids)), replace=False) if len(ids) else ids
+    wrapped, contract = enforce_rng_contract(
+        sanitizer, words, np.asarray(probe, dtype=np.int64), seed=seed, workers=workers, engine=engine
+    )
+    return wrapped, contract.to_dict()
+
+
+def _spread(ids: np.ndarray, seed: int, k: int = 64) -> np.ndarray:
+    """A seeded sample of ``k`` screened words (the declaration test looks at them too)."""
+    rng = np.random.default_rng(cell_seed_sequence(seed, "text-audit", "declaration-words"))
+    return rng.choice(ids, size=min(k, len(ids)), replace=False).astype(np.int64)
+
+
+def _candidate_claims(
+    sanitizer: Any, vocab: Vocabulary, ids: np.ndarray | None, claims: Callable[..., np.ndarray]
+) -> np.ndarray | None:
+    """Claims of the screen's nearest-neighbour pairs (metric) or ε (LDP): the claim levels stated."""
+    if ids is None or len(ids) < 2:
+        return None
+    if sanitizer.guarantee == "ldp":
+        sub = ids[:2]
+        return np.asarray(claims(sub[:1], sub[1:], np.ones(1)), dtype=np.float64)
+    from dpcore.textaudit.pairs import nearest_neighbors
+
+    sub = np.sort(np.random.default_rng(0).choice(ids, size=min(2_000, len(ids)), replace=False)).astype(
+        np.int64
+    )
+    nn = nearest_neighbors(vocab, sub, 1, among=ids)[:, 0]
+    d = pair_distances(vocab.vectors, sub, nn)
+    return np.asarray(claims(sub, nn, d), dtype=np.float64)
 
 
 def _start_engine(engine: str, workers: int, address: str | None) -> Callable[[], None]:

@@ -93,25 +93,34 @@ def draw_counts(
 
     dpcore's own mechanisms (with ``sample_ids``) skip the string round trip; anything else goes
     through ``sample(words, rng)`` in chunks of :data:`BLACKBOX_CHUNK`.
+
+    Whatever the sanitizer raises, ``SystemExit`` included (a plugin calling ``sys.exit``),
+    becomes a :class:`SanitizerRaised` naming it (``KeyboardInterrupt`` goes through). While it
+    runs, its Python-level stdout goes to stderr, so a plugin that prints cannot corrupt JSON
+    output (in this process and in every worker).
     """
+    from dpcore.textaudit.contract import stdout_to_stderr
+
     counts = np.zeros(len(codebook), dtype=np.int64)
     fast = callable(getattr(sanitizer, "sample_ids", None))
     chunk = FAST_CHUNK if fast else BLACKBOX_CHUNK
+    what = "sample_ids()" if fast else "sample()"
     done = 0
     while done < n:
         m = min(chunk, n - done)
-        if fast:
-            codes = sanitizer.sample_ids(word_id, m, rng)
-        else:
-            try:
-                out = sanitizer.sample([word] * m, rng)
-            except DPCoreError as exc:
-                raise SanitizerRaised(f"the sanitizer's sample() refused {word!r}: {exc}") from None
-            except Exception as exc:
-                raise SanitizerRaised(
-                    f"the sanitizer's sample() raised {type(exc).__name__} on {word!r}: {exc}"
-                ) from None
-            codes = codebook.codes(out, m)
+        try:
+            with stdout_to_stderr():
+                out = sanitizer.sample_ids(word_id, m, rng) if fast else sanitizer.sample([word] * m, rng)
+        except DPCoreError as exc:
+            raise SanitizerRaised(f"the sanitizer's {what} refused {word!r}: {exc}") from None
+        except SystemExit as exc:
+            code = "" if exc.code is None else repr(exc.code)
+            raise SanitizerRaised(f"the sanitizer's {what} called sys.exit({code}) on {word!r}") from None
+        except Exception as exc:
+            raise SanitizerRaised(
+                f"the sanitizer's {what} raised {type(exc).__name__} on {word!r}: {exc}"
+            ) from None
+        codes = out if fast else codebook.codes(out, m)
         if len(codebook) > counts.size:
             counts = np.pad(counts, (0, len(codebook) - counts.size))
         counts += np.bincount(codes, minlength=counts.size)
@@ -119,3 +128,19 @@ def draw_counts(
         if on_progress is not None:
             on_progress(m)
     return counts
+
+
+def eligible_outputs(sanitizer: Any, size: int) -> np.ndarray | None:
+    """Mask over output codes of the outputs the sanitizer's guarantee covers (None: all).
+
+    From its ``protected_ids()`` (SanText+'s V_P); outputs outside the vocabulary are never
+    protected when the sanitizer names a protected set.
+    """
+    fn = getattr(sanitizer, "protected_ids", None)
+    mask = fn() if callable(fn) else None
+    if mask is None:
+        return None
+    out = np.ones(size, dtype=bool)
+    out[: len(mask)] = mask
+    out[len(mask) :] = False
+    return out

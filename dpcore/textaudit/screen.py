@@ -97,6 +97,10 @@ class ScreenProposal:
         for a word that failed).
     residual_median:
         Median residual bound over screened words (the power statement uses it).
+    events:
+        Per proposed pair, the single output that gave it its score: (favoured word's id, output
+        code), or (−1, −1) when the score came from all outputs of a co-located pair. Stage 2
+        tests that event on all its fresh draws besides the event it selects itself.
     """
 
     pairs: np.ndarray
@@ -104,6 +108,7 @@ class ScreenProposal:
     candidates: int
     word_scores: np.ndarray
     residual_median: float
+    events: np.ndarray | None = None
 
 
 def propose_pairs(
@@ -118,6 +123,7 @@ def propose_pairs(
     n_codes: int,
     claims: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
     eligible: np.ndarray | None,
+    colocated: np.ndarray | None = None,
 ) -> ScreenProposal:
     """Score candidate pairs from the screen's summaries and return the ``k_pairs`` best.
 
@@ -143,6 +149,9 @@ def propose_pairs(
         ``claims(x_ids, x′_ids, distances)`` → claimed bound per pair.
     eligible:
         Mask over codes of the outputs the guarantee covers (None: all).
+    colocated:
+        Pairing 0 over the positions of ``draws`` (partner position, −1: none): these pairs are
+        candidates too, and their score is also taken from all outputs (``pair_lower``).
     """
     ok = [d for d in draws if d.summary is not None]
     pos_all = np.full(len(draws), -1, dtype=np.int64)
@@ -219,6 +228,15 @@ def propose_pairs(
         low = np.argsort(residual, kind="stable")[:3]
         for lo in low:
             parts.append(np.stack([hi, np.full(hi.size, lo)], axis=1))
+    agg_lower = np.array([d.summary.pair_lower for d in ok], dtype=np.float64)  # type: ignore[union-attr]
+    if colocated is not None:
+        co = np.asarray(colocated, dtype=np.int64)
+        src = np.flatnonzero(okmask)  # row → position
+        partner_row = np.full(n, -1, dtype=np.int64)
+        has = co[src] >= 0
+        partner_row[has] = pos_all[co[src][has]]
+        keep = partner_row >= 0
+        parts.append(np.stack([np.arange(n)[keep], partner_row[keep]], axis=1))
     pairs = np.concatenate(parts)
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
     pairs = np.unique(np.sort(pairs, axis=1), axis=0)
@@ -228,6 +246,7 @@ def propose_pairs(
     dist = pair_distances(vocab.vectors, ids_a, ids_b)
     claim = np.asarray(claims(ids_a, ids_b, dist), dtype=np.float64)
     best = np.full((len(pairs), 2), -np.inf)  # per direction: pairs[:, 0] favoured, then [:, 1]
+    best_code = np.full((len(pairs), 2), -1, dtype=np.int64)
     for sl in iter_chunks(len(pairs), 2 * (t + 1), 1 << 21):
         p = pairs[sl]
         for side, (fav, oth) in enumerate(((p[:, 0], p[:, 1]), (p[:, 1], p[:, 0]))):
@@ -236,23 +255,36 @@ def propose_pairs(
             c_oth = lookup(np.repeat(oth, t + 1).reshape(-1, t + 1), np.maximum(cds, 0))
             s = log_lo[c_fav] - log_hi[np.minimum(c_oth, m)]
             s = np.where(usable[fav], s, -np.inf)
-            best[sl, side] = s.max(axis=1)
+            arg = np.argmax(s, axis=1)
+            best[sl, side] = s[np.arange(len(p)), arg]
+            best_code[sl, side] = cds[np.arange(len(p)), arg]
+    # co-located pairs: the score on all outputs (first half selects, second half bounds)
+    agg = np.stack([agg_lower[pairs[:, 0]], agg_lower[pairs[:, 1]]], axis=1)
+    agg = np.where(np.isnan(agg), -np.inf, agg)
+    from_agg = agg > best
+    best = np.maximum(best, agg)
+    best_code = np.where(from_agg, -1, best_code)
     with np.errstate(invalid="ignore"):
         excess = np.where(np.isfinite(claim)[:, None], best - claim[:, None], -np.inf)
     excess = np.where(np.isnan(excess), -np.inf, excess)
     score = excess.max(axis=1)
+    side_best = np.argmax(excess, axis=1)
     # per word, the best score of a direction that favours it (its outputs are the event)
     ws = np.full(n, -np.inf)
     np.maximum.at(ws, pairs[:, 0], excess[:, 0])
     np.maximum.at(ws, pairs[:, 1], excess[:, 1])
     word_scores[okmask] = ws
     top = np.argsort(-score, kind="stable")[: min(k_pairs, len(pairs))]
+    fav_id = np.where(side_best[top] == 0, ids_a[top], ids_b[top])
+    code = best_code[top, side_best[top]]
+    events = np.stack([np.where(code >= 0, fav_id, -1), code], axis=1)
     return ScreenProposal(
         pairs=np.stack([ids_a[top], ids_b[top]], axis=1),
         scores=score[top],
         candidates=len(pairs),
         word_scores=word_scores,
         residual_median=float(np.median(residual)),
+        events=events,
     )
 
 

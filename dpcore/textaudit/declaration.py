@@ -1,0 +1,195 @@
+"""Does a sanitizer sample what it declares? A goodness-of-fit test before any declared row is used.
+
+A sanitizer that declares its exact output distribution (``log_prob_row`` and ``exact`` true)
+gets two privileges in the audit: stage 2 plans its events from the declared rows (and bounds them
+on all draws), and the result reports an ``exact_verdict`` computed from the rows. Both are void
+when the sampler does not follow the declaration, for instance a subclass of an exact mechanism
+whose ``sample`` was changed but whose ``log_prob_row`` was inherited.
+
+The test
+--------
+On draws made *before* stage 2 (the screen's m draws per word, or the pilot's), for a set of
+words W and, per word, the outputs whose counts are known (the listed outputs of the screen's
+summary, the word itself) and its 8 most probable declared outputs:
+
+- a listed output y with count c: two-sided binomial p-value 2·min(Pr[Bin(m, p) ≥ c],
+  Pr[Bin(m, p) ≤ c]) at the declared p = Pr[M(x) = y] (0 when p = 0 < c);
+- a declared output not listed: its count is at most the summary's residual r, so
+  Pr[Bin(m, p) ≤ r] is a conservative lower-tail p-value.
+
+The family is every (screened word, output) cell, whichever were looked at, so the Bonferroni
+threshold α_decl / (|screened words| · (|outputs| + 9)) is valid however W and the listed outputs
+were chosen from the data. A mismatch voids the declaration for the whole audit: events are then
+chosen from data and no ``exact_verdict`` is reported. Because the test uses only draws made
+before stage 2, stage 2's verdicts keep their level whichever way it goes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import bdtr, bdtrc
+
+from dpcore.textaudit.sampling import OutputCodebook
+
+__all__ = ["DeclarationCheck", "check_declaration", "declares_rows", "exact_rows", "pad_log"]
+
+#: Most probable declared outputs tested per word besides the observed ones.
+DECLARED_TOP = 8
+
+
+@dataclass(frozen=True)
+class DeclarationCheck:
+    """The outcome of the declaration test.
+
+    Attributes
+    ----------
+    status:
+        ``"agrees"`` (no mismatch found), ``"mismatch"`` (the sampler departs from its declared
+        rows: they are not used) or ``"not-declared"`` (nothing to check).
+    p_value:
+        The smallest Bonferroni-adjusted p-value (min(1, p·family)).
+    alpha:
+        The test's share of the audit's α.
+    words_tested, cells_tested, family:
+        Words and (word, output) cells looked at; the Bonferroni family size.
+    draws_per_word:
+        m, the draws per word behind the counts.
+    worst:
+        The cell with the smallest p-value: word, output, count, expected count.
+    """
+
+    status: str
+    p_value: float
+    alpha: float
+    words_tested: int
+    cells_tested: int
+    family: int
+    draws_per_word: int
+    worst: dict[str, Any] | None
+    test: str = "two-sided exact binomial per (word, output) cell, Bonferroni over every cell"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"text": self.text()}
+
+    def text(self) -> str:
+        if self.status == "not-declared":
+            return "the sanitizer declares no exact distribution"
+        w = self.worst or {}
+        where = (
+            f"{w.get('word')!r} → {w.get('output')!r}: {w.get('count')} of {self.draws_per_word:,} draws "
+            f"where the declaration expects {w.get('expected', 0):.3g}"
+        )
+        if self.status == "mismatch":
+            return (
+                f"the sampler does not follow its declared distribution ({where}; adjusted p = "
+                f"{self.p_value:.2g} < {self.alpha:.2g}): its declared rows are not used"
+            )
+        return (
+            f"the sampler agrees with its declared distribution on {self.words_tested} words "
+            f"({self.cells_tested:,} outputs; smallest adjusted p = {self.p_value:.2g})"
+        )
+
+
+def declares_rows(sanitizer: Any) -> bool:
+    """True when the sanitizer declares exact rows (``log_prob_row`` and ``exact`` not false)."""
+    return callable(getattr(sanitizer, "log_prob_row", None)) and bool(getattr(sanitizer, "exact", True))
+
+
+def pad_log(row: np.ndarray, n: int) -> np.ndarray:
+    """A log-probability row extended to ``n`` outputs (outputs it never saw have probability 0)."""
+    return row if row.size >= n else np.concatenate([row, np.full(n - row.size, -np.inf)])
+
+
+def exact_rows(
+    sanitizer: Any, words: np.ndarray, ids: np.ndarray, codebook: OutputCodebook
+) -> dict[int, np.ndarray] | None:
+    """Declared ln Pr[M(x) = ·] over the codebook for each id (None when nothing is declared)."""
+    if not declares_rows(sanitizer):
+        return None
+    rows: dict[int, np.ndarray] = {}
+    for wid in np.unique(ids):
+        outs, lp = sanitizer.log_prob_row(str(words[wid]))
+        lp = np.asarray(lp, dtype=np.float64)
+        codes = codebook.codes(outs, len(lp))
+        row = np.full(len(codebook), -np.inf)
+        row[codes] = np.where(np.isnan(lp), -np.inf, lp)
+        rows[int(wid)] = row
+    return rows
+
+
+def check_declaration(
+    sanitizer: Any,
+    words: np.ndarray,
+    codebook: OutputCodebook,
+    observations: dict[int, tuple[np.ndarray, np.ndarray, int]],
+    *,
+    m: int,
+    alpha: float,
+    screened: int,
+) -> DeclarationCheck:
+    """Test the declared rows against counts drawn before stage 2.
+
+    Parameters
+    ----------
+    sanitizer:
+        The audited sanitizer.
+    words, codebook:
+        The vocabulary's words and the audit's output codes.
+    observations:
+        Word id → (codes, counts, residual): the outputs whose counts are known, and a bound on
+        every other output's count (0 when every output is listed).
+    m:
+        Draws per word behind the counts.
+    alpha:
+        The test's level.
+    screened:
+        Words the observations could have come from (the Bonferroni family is every cell of them).
+    """
+    if not declares_rows(sanitizer) or not observations:
+        return DeclarationCheck("not-declared", 1.0, float(alpha), 0, 0, 0, int(m), None)
+    wids = np.fromiter(observations, dtype=np.int64)
+    rows = exact_rows(sanitizer, words, wids, codebook)
+    assert rows is not None
+    size = len(codebook)
+    family = int(max(1, screened) * (size + DECLARED_TOP + 1))
+    best_p, worst, cells = 1.0, None, 0
+    for wid in wids:
+        codes, counts, residual = observations[int(wid)]
+        row = pad_log(rows[int(wid)], size)
+        codes = np.asarray(codes, dtype=np.int64)
+        counts = np.asarray(counts, dtype=np.int64)
+        p = np.exp(row[codes])
+        up = np.where(counts > 0, bdtrc(counts - 1, m, p), 1.0)
+        up = np.where((p <= 0) & (counts > 0), 0.0, up)
+        lo = bdtr(counts, m, p)
+        pv = np.minimum(1.0, 2.0 * np.minimum(up, lo))
+        # the most probable declared outputs that are not listed: count ≤ residual
+        top = np.argsort(-row, kind="stable")[:DECLARED_TOP]
+        top = top[np.isfinite(row[top]) & ~np.isin(top, codes)]
+        pt = np.exp(row[top])
+        pv_top = np.minimum(1.0, bdtr(residual, m, pt))
+        cells += codes.size + top.size
+        all_p = np.concatenate([pv, pv_top])
+        if all_p.size == 0:
+            continue
+        k = int(np.argmin(all_p))
+        if all_p[k] < best_p or worst is None:
+            best_p = float(all_p[k])
+            out_code = int(codes[k]) if k < codes.size else int(top[k - codes.size])
+            count = int(counts[k]) if k < codes.size else f"≤ {int(residual)}"
+            worst = {
+                "word": str(words[wid]),
+                "output": codebook.label(out_code),
+                "count": count,
+                "expected": float(m * math.exp(row[out_code])) if np.isfinite(row[out_code]) else 0.0,
+                "p_value": float(all_p[k]),
+            }
+    adjusted = min(1.0, best_p * family)
+    status = "mismatch" if best_p * family < alpha else "agrees"
+    return DeclarationCheck(
+        status, float(adjusted), float(alpha), int(wids.size), int(cells), family, int(m), worst
+    )
