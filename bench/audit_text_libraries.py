@@ -9,10 +9,12 @@
 GloVe |V| its measured speed allows in about ``--minutes`` per row (a short probe measures its
 draws per second first; |V| is at most 50,000, the shipped table, and at least 500), with
 at least 1,000 screen draws per word (more where |V| reaches 50,000 with time to spare).
-Each row states its |V|, the screen's draws per word, the verdict,
-and its power statement (the smallest excess over the claim flagged with probability ≥ 0.9 at
-the tests' median event probability, and the single-output probability the screen would have
-proposed).
+Each row states its |V|, the screen's draws per word, the verdict, the pooled tests' verdicts
+(family/pairing, over the screen's draws), the whole pipeline's power statements with
+probability ≥ 0.9 (``result.power``: the smallest Δ of a flaw shared by the vocabulary that the
+pooled tests catch, and per claim level the smallest probability of one output whose loss
+exceeds its claim by 1 nat that the screen proposes and the confirmation flags), and the
+confirmed pairs' own detectable excess at the tests' median event probability.
 
 Every sanitizer gets the same audit: GloVe 6B 50d cut to the 2,000 most frequent words, ε = 1,
 the same words (every pair among them and each with its nearest neighbour), the same samples
@@ -107,9 +109,8 @@ def _table(vocab, names: list[str], samples: int) -> None:  # type: ignore[no-un
         failed = f"{len(r.failures)} of {len({w for p in r.pairs for w in (p.x, p.x_prime)})}"
         if r.failures:
             failed += f" ({next(iter(r.failures.values())).split(': ', 1)[-1]})"
-        verdict = "**violates**" if r.verdict == "violates" else "no violation detected"
         print(
-            f"| `{name}` | {claim} | {r.pairs_tested} of {len(r.pairs)} | {verdict} | "
+            f"| `{name}` | {claim} | {r.pairs_tested} of {len(r.pairs)} | {_VERDICT[r.verdict]} | "
             f"{r.max_lower_bound_ratio:.3g} | {failed} | {time.perf_counter() - t0:.0f} |",
             flush=True,
         )
@@ -146,10 +147,10 @@ def _screen_table(minutes: float, only: list[str] | None, workers: int) -> None:
         f"about {minutes:g} min per row; load average {os.getloadavg()[0]:.1f}\n"
     )
     print(
-        "| sanitizer | claim | |V| | screen draws/word | verdict | max lower bound / claim | "
-        "detectable (90%) | screen proposes p ≥ | failed words | s |"
+        "| sanitizer | claim | |V| | screen draws/word | verdict | max lower bound / claim | pooled tests | "
+        "shared flaw caught (90%) | one output caught (90%) | detectable (90%) | failed words | s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
         try:
             rate = _probe_rate(name) * workers
@@ -162,7 +163,7 @@ def _screen_table(minutes: float, only: list[str] | None, workers: int) -> None:
         try:
             s = load_sanitizer(name, epsilon=1.0, vocab=vocab)
         except DPCoreError as exc:  # e.g. a calibration that has no noise scale at ε = 1
-            print(f"| `{name}` | | {size:,} | | cannot be built at ε = 1: {exc} | | | | | |", flush=True)
+            print(f"| `{name}` | | {size:,} | | cannot be built at ε = 1: {exc} | | | | | | | |", flush=True)
             continue
         t0 = time.perf_counter()
         r = audit_text(
@@ -181,14 +182,52 @@ def _screen_table(minutes: float, only: list[str] | None, workers: int) -> None:
             if det.get("event_probability") and det["excess"] != float("inf")
             else "none at the tests' events"
         )
-        p_s = (r.screen or {}).get("detectable_output_probability", float("inf"))
-        verdict = "**violates**" if r.verdict == "violates" else "no violation detected"
+        uniform, single = _power_cells(r.power)
         print(
-            f"| `{name}` | {claim} | {size:,} | {r.screen['draws_per_word']:,} | {verdict} | "
-            f"{r.max_lower_bound_ratio:.3g} | {det_text} | {p_s:.2g} | {len(r.failures)} | "
-            f"{time.perf_counter() - t0:.0f} |",
+            f"| `{name}` | {claim} | {size:,} | {r.screen['draws_per_word']:,} | {_VERDICT[r.verdict]} | "
+            f"{r.max_lower_bound_ratio:.3g} | {_pooled_cell(r.pooled)} | {uniform} | {single} | {det_text} | "
+            f"{len(r.failures)} | {time.perf_counter() - t0:.0f} |",
             flush=True,
         )
+
+
+_VERDICT = {"violates": "**violates**", "not-detected": "no violation detected", "untested": "untested"}
+
+
+def _pooled_cell(pooled: list[dict]) -> str:  # type: ignore[type-arg]
+    """The pooled tests' verdicts: ``family/pairing`` of each rejecting test (with the excess it
+    proves), else how many ran and found nothing."""
+    run = [t for t in pooled if t["terms"] > 0]
+    if not run:
+        return "none run"
+    bad = [t for t in run if t["rejects"]]
+    if not bad:
+        return f"0 of {len(run)} reject"
+    return f"**{len(bad)} of {len(run)} reject**: " + ", ".join(
+        f"{t['family']}/{t['pairing']} (≥ {t['excess_lower_bound']:.2g} nats)" for t in bad
+    )
+
+
+def _power_cells(power: dict) -> tuple[str, str]:  # type: ignore[type-arg]
+    """From ``result.power``: the uniform Δ (the smallest over the pooled 'self' tests) and the
+    single-output probability per claim level."""
+    sts = power.get("statements", [])
+    unif = [s for s in sts if s["class"] == "uniform" and s["excess"] != float("inf")]
+    uniform = "none stated"
+    if unif:
+        b = min(unif, key=lambda s: s["excess"])
+        uniform = f"Δ ≥ {b['excess']:.2g} nats ({b['pairing']})"
+    singles = [s for s in sts if s["class"] == "single-output"]
+    single = (
+        "; ".join(
+            f"p ≥ {s['output_probability']:.2g} at claim {s['claim']:.3g}"
+            if s["output_probability"] <= 1
+            else f"never at claim {s['claim']:.3g}"
+            for s in singles
+        )
+        or "none stated"
+    )
+    return uniform, single
 
 
 if __name__ == "__main__":

@@ -16,7 +16,16 @@ import streamlit as st
 from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit import audit_text
 from dpcore.textaudit.loaders import available_sanitizers, load_sanitizer
-from dpcore.viz.textaudit_figure import pairs_table, screen_figure, textaudit_figure, worst_words_table
+from dpcore.viz.textaudit_figure import (
+    checks_table,
+    pairs_table,
+    pooled_pairs_table,
+    pooled_table,
+    power_table,
+    screen_figure,
+    textaudit_figure,
+    worst_words_table,
+)
 from pages._shared import (
     Param,
     apply_query_params,
@@ -53,6 +62,15 @@ NAMES = list(CHOICES)
 #: "u.s.", "n't", "e-mail"); anything else is refused before it reaches a message, where it
 #: would be rendered as Markdown.
 _WORDS_OK = re.compile(r"^[\w\s,.'\-]*$")
+
+
+#: Markdown (and Streamlit's LaTeX, icon and colour) syntax in a sentence that quotes words of the
+#: vocabulary: escaped so that a GloVe token such as "$" or "*" is shown, not interpreted.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~$:])")
+
+
+def _plain(text: str) -> str:
+    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def _check_words(text: str) -> str:
@@ -264,14 +282,46 @@ if CHOICES[name].flawed:
 verdict_text = res.verdict_text[:1].upper() + res.verdict_text[1:] + "."
 if res.verdict == "violates":
     st.error(verdict_text, icon=":material/error:")
+elif res.verdict == "untested":
+    st.warning(
+        "Nothing could be tested, so this run shows neither a violation nor its absence. " + verdict_text,
+        icon=":material/block:",
+    )
 else:
     st.info(verdict_text, icon=":material/info:")
-if res.exact_verdict is not None:
+if res.exact_verdict == "declaration-mismatch":
+    st.caption(
+        "The sanitizer declares its exact output distribution, but its sampler does not follow it "
+        "(see the checks below): the declared rows were not used, and no exact verdict is given."
+    )
+elif res.exact_verdict is not None:
     st.caption(
         "Exact output distribution available: the exact worst-case loss of every pair is "
         + ("**above** its claim for some pair." if res.exact_verdict == "violates" else "within its claim.")
         + " Green rings show it."
     )
+
+st.subheader("Checks before the verdict")
+checks = checks_table(res)
+for row in checks.to_dict(orient="records"):
+    found = _plain(row["what was found"])
+    line = f"**{row['check']}: {row['result']}.** {found[:1].upper()}{found[1:]}."
+    if row["status"] in ("mismatch", "unchecked"):
+        st.warning(line, icon=":material/warning:")
+    else:
+        st.markdown(line)
+
+power = power_table(res)
+if res.verdict != "untested" and len(power):
+    st.markdown(
+        f"**What this run could have caught**, each with probability ≥ {res.power.get('power', 0.9):g} "
+        "(the whole pipeline, its own selection included):"
+    )
+    lines = [
+        f"- {_plain(f)}: {_plain('; '.join(g['caught when']))}." for f, g in power.groupby("flaw", sort=False)
+    ]
+    st.markdown("\n".join(lines))
+    st.caption("What it does not cover is listed under “How to read this”, at the bottom of the page.")
 
 st.plotly_chart(textaudit_figure(res), width="stretch", key="textaudit-figure")
 
@@ -289,13 +339,55 @@ if res.screen is not None:
     worst = worst_words_table(res)
     show_table(worst, {c: c for c in worst.columns}, key="worst-words")
 
+    st.subheader("Pooled tests over the vocabulary")
+    pooled = pooled_table(res)
+    if len(pooled):
+        st.caption(
+            "The screen's words, matched in disjoint pairs (x, x′), pooled per family: how often each "
+            "word's event came out of the word, weighted by e^(−claim), against how often it came out "
+            "of its partner. The claims imply the first sum is at most the second in expectation; a "
+            "family *violates its claim* when the first's lower bound exceeds the second's upper bound "
+            "(conservative Chernoff bounds, each test at its share of α): then some pair of the family "
+            "exceeds its claim by at least ln(lower bound / upper bound) nats, as the verdict states. "
+            "This sees a flaw shared by the vocabulary that no single pair's draws can show. The tests "
+            "use the screen's draws."
+        )
+        show_table(
+            pooled,
+            {
+                "event": "event",
+                "pairing": "pairing",
+                "pairs": "pairs",
+                "Σ e^(−claim)·count": "Σ e^(−claim)·count",
+                "lower bound": "lower bound",
+                "Σ partner count": "Σ partner count",
+                "upper bound": "upper bound",
+                "verdict": "verdict",
+            },
+            key="pooled-tests",
+        )
+        carriers = pooled_pairs_table(res)
+        if len(carriers):
+            st.markdown("**Pairs that carry the excess of the rejecting tests**")
+            show_table(
+                carriers, {c: c for c in carriers.columns if c != "draws per word"}, key="pooled-pairs"
+            )
+            st.caption(
+                "Excess carried: e^(−claim)·(count from x) − (count from x′), this pair's share of the "
+                "gap between the two sums. Each rejecting test names its largest; they join the proposed "
+                "pairs and are confirmed on fresh draws (the Pairs table)."
+            )
+    else:
+        st.caption("No pooled test could be run: no screened word could be paired and sampled.")
+
 st.subheader("Pairs")
 table = pd.DataFrame(pairs_table(res))
 #: Shown in the downloads only, so that the table fits a 1400-px window.
-hidden = {"event size |S|", "x in S (of T/2)", "x′ in S (of T/2)", "detectable loss (90%)"}
+hidden = {"event size |S|", "x in S (of T/2)", "x′ in S (of T/2)", "detectable loss (90%)", "event chosen by"}
 show_table(table, {c: c for c in table.columns if c not in hidden})
 st.caption(
-    "The event size |S|, its counts for x and x′ and each pair's detectable loss are in the CSV/JSON "
+    "The event size |S|, its counts for x and x′, each pair's detectable loss and where its event came "
+    "from (the selection half, the screen's output or the declared distribution) are in the CSV/JSON "
     "downloads."
 )
 
@@ -314,8 +406,14 @@ params = {
     "seed": res.seed,
     "verdict": res.verdict,
     "verdict_text": res.verdict_text,
+    "exact_verdict": res.exact_verdict,
     "detectable_violation": res.detectable_violation,
     "screen": res.screen,
+    "pooled": res.pooled,
+    "declaration": res.declaration,
+    "rng_contract": res.rng_contract,
+    "power": res.power,
+    "alpha_accounting": res.alpha_accounting,
     "test": res.test,
     "dpcore_version": res.dpcore_version,
 }
@@ -357,7 +455,20 @@ with st.expander("How to read this"):
   its claim by more than the band's height, on an event as likely as the tests' median event,
   would have been flagged with probability ≥ 0.9; a violation inside the band may go unflagged.
 - **Green rings**: the exact loss, for sanitizers whose output distribution is known in closed form.
+- **Pooled tests** (scan the whole vocabulary): a family *violates its claim* when, summed over
+  hundreds of pairs, words produce their event more often than their claims allow against their
+  partners. It proves that some pair of the family violates, by at least the stated nats.
+- **Checks before the verdict**: the sanitizer must draw from the random generator it is handed
+  (the rng contract), and a declared output distribution is used only if the sampler follows it.
 - "No violation detected" means this test, at this size, found none. It does not make a
-  mechanism private.
+  mechanism private. "Untested" means nothing could be tested at all.
+- α = 1 − confidence is split before any draw between the declaration test, the pooled tests and
+  the confirmation (`alpha_accounting` in the JSON download).
 """
     )
+    not_covered = res.power.get("not_covered") or []
+    if not_covered:
+        st.markdown(
+            "**Not covered by this run's power statement:**\n"
+            + "\n".join(f"- {_plain(t)}." for t in not_covered)
+        )

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
+
+from dpcore.textaudit import KaryRandomizedResponse
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "audit_text.py")
@@ -22,6 +26,15 @@ def _spec(at: AppTest) -> dict:
     charts = at.get("plotly_chart")
     assert len(charts) == 1
     return json.loads(charts[0].proto.spec)
+
+
+def _table(at: AppTest, column: str) -> pd.DataFrame | None:
+    """The first dataframe on the page with this column (None when there is none)."""
+    return next((d.value for d in at.dataframe if column in d.value.columns), None)
+
+
+def _markdown(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown)
 
 
 def _points(spec: dict, prefix: str) -> list[tuple[float, float]]:
@@ -45,6 +58,15 @@ def test_default_santext_shows_no_violation_and_no_check_mark() -> None:
     assert pts and all(y <= x + 1e-9 for x, y in pts)  # every point on or under the diagonal
     assert at.query_params["mech"] == "santext"
     assert any("audit-text" in c.value for c in at.code)  # the CLI command to reproduce
+    # the checks made before the verdict, each with its status in words
+    assert "Checks before the verdict" in [h.value for h in at.subheader]
+    md = _markdown(at)
+    assert "**Random generator (rng contract): passed.**" in md
+    assert "**Declared distribution: the sampler follows it.**" in md
+    # named words, no screen: no pooled tests, and the power statement is the tested pairs'
+    assert "Pooled tests over the vocabulary" not in [h.value for h in at.subheader]
+    assert "What this run could have caught" in md and "a tested pair" in md
+    assert "any pair not in the tested list" in md  # "not covered", in "How to read this"
 
 
 def test_flawed_krr_is_flagged_and_labelled() -> None:
@@ -125,6 +147,103 @@ def test_scan_the_whole_vocabulary_shows_the_screen_and_marks_confirmed_violatio
     assert any("500 words × 1,000 draws" in c.value for c in at.caption)
     assert any("--strategy screen" in c.value and "--screen-budget 500000" in c.value for c in at.code)
     assert at.query_params["how"] == "screen"
+    # the pooled tests: k-RR kept at 3ε while claiming ε over-produces every word itself
+    pooled = _table(at, "Σ partner count")
+    assert pooled is not None
+    bad = pooled[pooled["verdict"] == "violates its claim"]
+    assert len(bad) >= 1 and set(bad["event"]) == {"the word itself"}
+    assert (bad["lower bound"] > bad["upper bound"]).all()
+    carriers = _table(at, "excess carried")  # the pairs carrying the excess
+    assert carriers is not None and len(carriers) >= 5
+    assert (carriers["event"] == carriers["word x"]).all()  # the self family's event is x itself
+    assert "Pairs that carry the excess of the rejecting tests" in _markdown(at)
+
+
+def test_screen_shows_the_pooled_tests_and_the_checks_with_their_verdicts() -> None:
+    """The correct k-RR under the screen: six pooled tests (3 families × 2 pairings for ε-LDP), none
+    rejecting; the rng contract and the declaration pass; the power list has the uniform class."""
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.query_params["mech"] = "krr"
+    at.query_params["vsize"] = "500"
+    at.query_params["how"] = "screen"
+    at.query_params["budget"] = "500000"
+    at.query_params["pairs"] = "5"
+    at.query_params["samples"] = "10000"
+    at.run()
+    assert not at.exception
+    assert not at.error
+    assert any("No violation detected" in i.value for i in at.info)
+    heads = [h.value for h in at.subheader]
+    assert heads.index("Checks before the verdict") < heads.index("Pooled tests over the vocabulary")
+    pooled = _table(at, "Σ partner count")
+    assert pooled is not None and len(pooled) == 6
+    assert set(pooled["event"]) == {"the word itself", "its partner", "an output outside the vocabulary"}
+    assert set(pooled["pairing"]) == {"random", "frequency-adjacent"}
+    assert set(pooled["verdict"]) == {"no violation found"}
+    assert (pooled["pairs"] > 0).all()
+    assert _table(at, "excess carried") is None  # no rejecting family
+    md = _markdown(at)
+    assert "**Random generator (rng contract): passed.**" in md
+    assert "**Declared distribution: the sampler follows it.**" in md
+    assert "a flaw shared by the vocabulary (random partners)" in md  # power, uniform class
+    assert "one pair, 1 nat above its claim on one output" in md  # power, single-output class
+    assert "a violation on a pair the screen never scored" in md  # not covered
+
+
+class _Broken:
+    """A sanitizer whose sample() always fails: nothing can be tested."""
+
+    name, epsilon, guarantee = "broken", 1.0, "ldp"
+
+    def sample(self, words, rng):  # type: ignore[no-untyped-def]
+        raise RuntimeError("broken sampler")
+
+
+class _RemapsOneWord(KaryRandomizedResponse):
+    """dpcore's exact k-RR whose sampler sends its first word to its second w.p. 0.5, keeping the
+    inherited (now false) declaration."""
+
+    def _draw(self, ids, rng):  # type: ignore[no-untyped-def]
+        out = super()._draw(ids, rng)
+        return np.where((ids == 0) & (rng.random(ids.size) < 0.5), 1, out)
+
+
+def _patched_page(monkeypatch: pytest.MonkeyPatch, make) -> AppTest:  # type: ignore[no-untyped-def]
+    """The page, auditing ``make(epsilon, vocab)`` under the name "krr" (words mode, |V| = 500)."""
+    import dpcore.textaudit.loaders as loaders
+
+    monkeypatch.setattr(loaders, "load_sanitizer", lambda name, *, epsilon, vocab, **_: make(epsilon, vocab))
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params["mech"] = "krr"
+    at.query_params["vsize"] = "500"
+    at.query_params["nn"] = "0"
+    at.query_params["samples"] = "2000"
+    return at
+
+
+def test_an_untested_run_is_a_warning_not_a_no_violation_box(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _patched_page(monkeypatch, lambda eps, vocab: _Broken())
+    at.query_params["words"] = "house,car"
+    at.run()
+    assert not at.exception
+    shown = " ".join(w.value for w in at.warning)
+    assert "Nothing could be tested" in shown and "Untested" in shown
+    assert not any("No violation detected" in i.value for i in at.info)
+    assert "Random generator (rng contract): not checked." in shown  # a check that could not run
+    assert "What this run could have caught" not in _markdown(at)  # no power claimed for nothing
+
+
+def test_a_sampler_that_departs_from_its_declaration_is_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _patched_page(
+        monkeypatch, lambda eps, vocab: _RemapsOneWord(epsilon=eps, words=list(map(str, vocab.words)))
+    )
+    at.query_params["words"] = "the,house"  # "the" is the vocabulary's first word (id 0)
+    at.run()
+    assert not at.exception
+    shown = " ".join(w.value for w in at.warning)
+    assert "Declared distribution: the sampler does not follow it" in shown
+    assert any("does not follow it" in c.value and "no exact verdict" in c.value for c in at.caption)
+    assert not any("within its claim" in c.value for c in at.caption)
 
 
 def _values(arr) -> list:

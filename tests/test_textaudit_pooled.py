@@ -47,7 +47,11 @@ def _at_least(k: int, n: int, rate: float, sig: float = 0.01) -> bool:
 
 @pytest.mark.parametrize(
     ("n_terms", "m", "p_range", "w_range"),
-    [(1, 1000, (0.02, 0.02), (1.0, 1.0)), (500, 200, (1e-4, 0.05), (0.05, 1.0)), (50, 5000, (0.2, 0.9), (0.3, 0.9))],
+    [
+        (1, 1000, (0.02, 0.02), (1.0, 1.0)),
+        (500, 200, (1e-4, 0.05), (0.05, 1.0)),
+        (50, 5000, (0.2, 0.9), (0.3, 0.9)),
+    ],
 )
 def test_chernoff_bounds_cover_their_means(n_terms, m, p_range, w_range):
     """Coverage by simulation: Pr[lower > E[X]] ≤ α and Pr[upper < E[Y]] ≤ α for weighted sums."""
@@ -292,7 +296,9 @@ def test_family_wise_false_alarms_at_15000(name: str, vocab15000: Vocabulary, pl
     budget = 200 * len(vocab15000)
     flags = 0
     for seed in range(runs):
-        res = audit_text(san, vocab=vocab15000, seed=seed, confidence=conf, screen_budget=budget, samples=2_000, pairs=10)
+        res = audit_text(
+            san, vocab=vocab15000, seed=seed, confidence=conf, screen_budget=budget, samples=2_000, pairs=10
+        )
         flags += res.verdict == "violates"
     assert _at_most(flags, runs, 1 - conf, sig=0.01)
 

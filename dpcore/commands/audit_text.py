@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from dpcore.commands.common import emit_json, stderr_progress
+from dpcore.commands.common import emit_json, stderr_progress, stdout_reserved
 from dpcore.validation import DPCoreError
 
 
@@ -22,7 +23,14 @@ def register(sub: argparse._SubParsersAction) -> None:
             "NAME is a dpcore text mechanism, krr, flawed:…, pypantera:KIND, or your own code as "
             "path/to/file.py:factory or package.module:factory, called as "
             "factory(epsilon=E, vocab=WORDS) and returning an object with name, epsilon, guarantee "
-            "and sample(words, rng)."
+            "and sample(words, rng). Before any verdict the sanitizer's rng contract is checked (the same "
+            "seed gives the same outputs, different seeds different ones, also in forked workers): one "
+            "that reads NumPy's or Python's global random state is reseeded from the audit's rng, one "
+            "that cannot be made reproducible is refused. Exit status 0 when the audit ran (whatever "
+            "its verdict), 2 on bad input (including a sanitizer that breaks the rng contract); exit "
+            "status 3: nothing could be tested (verdict 'untested': every word's sampling failed, or too "
+            "few words were sampled). With --json, stdout holds only the JSON: anything the sanitizer "
+            "prints goes to stderr."
         ),
     )
     p.add_argument(
@@ -109,7 +117,40 @@ def _screen_words(value: str | None) -> list[str] | None:
     return words
 
 
+#: Exit status when no pair could be tested (verdict ``untested``).
+EXIT_UNTESTED = 3
+
+
 def run(args: argparse.Namespace) -> int:
+    """Run the audit; print text or JSON. Exit status 0, or 3 when nothing could be tested."""
+    if args.json:
+        with stdout_reserved():  # the real stdout is for the JSON alone
+            result = _audit(args)
+        emit_json(result.to_dict())
+    else:
+        result = _audit(args)
+        _print_text(result)
+    if result.verdict == "untested":
+        _print_untested(result)
+        return EXIT_UNTESTED
+    return 0
+
+
+def _print_untested(result: Any) -> None:
+    """One line on stderr: why the exit status is 3."""
+    import sys
+
+    failures = getattr(result, "failures", None) or {}
+    msg = "dpcore: nothing could be tested (exit status 3)"
+    if failures:
+        word, why = next(iter(failures.items()))
+        msg += f": the sanitizer failed on {len(failures):,} word(s); first {word!r}: {why}"
+    else:
+        msg += ": no pair could be tested"
+    print(msg.replace("\n", " "), file=sys.stderr)
+
+
+def _audit(args: argparse.Namespace) -> Any:
     from dpcore.commands.sanitize import DEFAULT_VOCAB_SIZE
     from dpcore.text.embeddings import check_embedding_name
     from dpcore.validation import check_epsilon, check_int
@@ -148,10 +189,14 @@ def run(args: argparse.Namespace) -> int:
     from dpcore.textaudit.loaders import load_sanitizer
 
     vocab = build_vocabulary(embedding, size=size)
-    sanitizer = load_sanitizer(
-        args.mechanism, epsilon=epsilon, vocab=vocab, params=params, allow_user_code=True
-    )
-    result = audit_text(
+    try:
+        sanitizer = load_sanitizer(
+            args.mechanism, epsilon=epsilon, vocab=vocab, params=params, allow_user_code=True
+        )
+    except SystemExit as exc:  # user code that calls sys.exit while it is imported or built
+        code = "" if exc.code is None else repr(exc.code)
+        raise DPCoreError(f"loading {args.mechanism} called sys.exit({code})") from None
+    return audit_text(
         sanitizer,
         vocab=vocab,
         words=words,
@@ -169,9 +214,9 @@ def run(args: argparse.Namespace) -> int:
         workers=workers,
         address=args.address,
     )
-    if args.json:
-        emit_json(result.to_dict())
-        return 0
+
+
+def _print_text(result: Any) -> None:
     print(
         f"{result.mechanism}: ε = {result.epsilon:g} ({result.guarantee}), {result.embedding} |V| = "
         f"{result.vocab_size:,}, seed {result.seed}"
@@ -198,7 +243,14 @@ def run(args: argparse.Namespace) -> int:
         )
         worst = ", ".join(f"{w['word']} ({w['score']:+.2f})" for w in sc["top_words"][:8])
         print(f"worst words (pilot lower bound − claim): {worst}")
+    contract = getattr(result, "rng_contract", None)
+    if callable(getattr(contract, "to_dict", None)):
+        contract = contract.to_dict()
+    if isinstance(contract, dict) and contract.get("text"):
+        print(f"rng contract: {contract.get('status')} — {contract['text']}")
+    if result.failures:
+        word, why = next(iter(result.failures.items()))
+        print(f"failed words: {len(result.failures):,} (first {word!r}: {why})")
     print(f"verdict: {result.verdict} — {result.verdict_text}")
     if result.exact_verdict is not None:
         print(f"exact distribution: {result.exact_verdict} (max exact loss per pair shown in --json)")
-    return 0

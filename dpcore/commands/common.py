@@ -2,19 +2,63 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from dpcore.jsonutil import dumps
 
-__all__ = ["add_param_argument", "emit_json", "mechanism_params", "stderr_progress"]
+__all__ = ["add_param_argument", "emit_json", "mechanism_params", "stderr_progress", "stdout_reserved"]
 
 
 def emit_json(obj: Any) -> None:
     """Print ``obj`` as strict JSON (∞ as ``"inf"``) on stdout."""
     print(dumps(obj, indent=2))
+
+
+def _flush(*streams: Any) -> None:
+    for stream in streams:
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # closed, or a broken pipe: nothing to keep
+            pass
+
+
+@contextlib.contextmanager
+def stdout_reserved() -> Iterator[None]:
+    """Keep stdout for what the command prints after the block (its JSON): inside, all goes to stderr.
+
+    File descriptor 1 points at stderr for the whole block (so C-level writes, forked worker
+    processes and code holding the original ``sys.stdout`` write there) and ``sys.stdout`` is
+    ``sys.stderr``; both are put back on exit, whatever happened, after flushing what was
+    written inside to stderr. Where there is no file descriptor 1 (closed), only ``sys.stdout``
+    is redirected.
+    """
+    saved = sys.stdout
+    _flush(saved, sys.__stdout__)
+    try:
+        saved_fd: int | None = os.dup(1)
+    except OSError:
+        saved_fd = None
+    if saved_fd is not None:
+        try:
+            os.dup2(2, 1)
+        except OSError:  # no stderr descriptor either
+            os.close(saved_fd)
+            saved_fd = None
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        _flush(sys.stdout, sys.stderr, saved, sys.__stdout__)
+        sys.stdout = saved
+        if saved_fd is not None:
+            os.dup2(saved_fd, 1)
+            os.close(saved_fd)
 
 
 def stderr_progress(label: str, *, enabled: bool = True) -> Callable[[int, int], None] | None:

@@ -42,8 +42,10 @@ __all__ = [
     "estimate_direction",
 ]
 
-#: Outputs considered for the event, the most promising first (bounds the work per pair).
-MAX_EVENT_CANDIDATES = 4096
+#: Outputs considered for the event, the most promising first (bounds the work per pair). Large
+#: enough that an event can take every output of a word's half (a violation spread thinly over
+#: thousands of outputs is one event, not a prefix cut at a few thousand).
+MAX_EVENT_CANDIDATES = 1 << 16
 #: One-sided level of the per-output bounds that order outputs for the prefix search.
 SORT_ALPHA = 0.05
 #: Prefixes whose exact Clopper–Pearson score is computed: the best by a Wilson approximation.

@@ -422,6 +422,7 @@ def audit_text(
         a_conf = alpha_total - a_decl - a_pool
         probe = (screen_ids if screen_ids is not None else np.unique(cand)).astype(np.int64)
         sanitizer, rng_contract = _rng_contract(sanitizer, words_arr, probe, seed, n_workers, engine)
+        rng_contract, run["rng_contract_forked_checks"] = _split_fork_checks(rng_contract)
         claims = claims_function(sanitizer, vocab)
         stages: dict[str, dict[str, float]] = {}
         failures: dict[str, str] = {}
@@ -667,6 +668,13 @@ def audit_text(
             if screen_info is not None
             else None,
         )
+        if not any(r.error is None for r in results) and not any(t.terms for t in pooled):
+            power = {
+                "power": DEFAULT_POWER,
+                "statements": [],
+                "not_covered": ["everything: no pair and no pooled test could be tested"],
+                "text": "nothing was tested, so nothing can be stated",
+            }
         stages["power statements"] = _stage(tw, 0)
         if progress is not None:
             progress(total, total)
@@ -718,10 +726,7 @@ def _rng_contract(
     sanitizer: Any, words: np.ndarray, ids: np.ndarray, seed: int, workers: int, engine: str
 ) -> tuple[Any, dict[str, Any]]:
     """Check that the sanitizer draws from the rng it is handed (:mod:`dpcore.textaudit.contract`)."""
-    try:
-        from dpcore.textaudit.contract import enforce_rng_contract
-    except ImportError:  # pragma: no cover - being written
-        return sanitizer, {"status": "unchecked"}
+    from dpcore.textaudit.contract import enforce_rng_contract
 
     probe_rng = np.random.default_rng(cell_seed_sequence(seed, "text-audit", "rng-contract"))
     probe = probe_rng.choice(ids, size=min(8, len(ids)), replace=False) if len(ids) else ids
@@ -729,6 +734,18 @@ def _rng_contract(
         sanitizer, words, np.asarray(probe, dtype=np.int64), seed=seed, workers=workers, engine=engine
     )
     return wrapped, contract.to_dict()
+
+
+def _split_fork_checks(contract: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The rng record without its forked-worker checks (they run only with several local workers,
+    so they go to ``execution``: the result itself stays the same for any engine and workers)."""
+    out = dict(contract)
+    checks = dict(out.get("checks", {}))
+    forked = {k: checks.pop(k) for k in list(checks) if k.startswith("forked")}
+    out["checks"] = checks
+    if isinstance(out.get("text"), str):
+        out["text"] = out["text"].replace(" and in forked worker processes", "")
+    return out, forked
 
 
 def _spread(ids: np.ndarray, seed: int, k: int = 64) -> np.ndarray:
@@ -794,19 +811,27 @@ def _top_words(words: np.ndarray, ids: np.ndarray, scores: np.ndarray, k: int) -
 
 
 def _run_detectable(results: list[PairResult], n: int, alpha: float) -> dict[str, Any]:
-    """One statement for every tested pair, at the median event probability of the tests."""
+    """One statement for the tested pairs' own events, at the median event probability of the tests.
+
+    This is the per-test statement (the events the tests used); the whole pipeline's statement
+    is :func:`dpcore.textaudit.power.pipeline_statements`.
+    """
     tested = [r for r in results if r.error is None and math.isfinite(r.claimed_bound)]
     probs = [r.count_x / n for r in tested if r.count_x > 0]
     out: dict[str, Any] = {"power": DEFAULT_POWER, "samples": int(n)}
     if not tested or not probs:
         return out | {"event_probability": None, "excess": math.inf, "text": "no tested event"}
     p = float(np.median(probs))
-    excess = max(detectable_excess(n, alpha, r.claimed_bound, p).excess for r in tested)
+    # Δ grows with the claim at a fixed p: the smallest, median and largest claims stand for all
+    claims = np.sort([r.claimed_bound for r in tested])
+    levels = {float(claims[0]), float(claims[len(claims) // 2]), float(claims[-1])}
+    excess = max(detectable_excess(n, alpha, c, p).excess for c in levels)
     out |= {"event_probability": p, "excess": excess}
     if math.isfinite(excess):
         out["text"] = (
-            f"every tested pair would have been flagged with probability ≥ {DEFAULT_POWER:g} had its loss "
-            f"exceeded its claim by {excess:.3g} on an event of probability ≥ {p:.3g} under M(x)"
+            f"on the tests' own events, every tested pair would have been flagged with probability ≥ "
+            f"{DEFAULT_POWER:g} had its loss exceeded its claim by {excess:.3g} on such an event of "
+            f"probability ≥ {p:.3g} under M(x)"
         )
     else:
         out["text"] = (

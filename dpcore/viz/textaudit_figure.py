@@ -14,7 +14,16 @@ import plotly.graph_objects as go
 
 from dpcore.textaudit.result import TextAuditResult
 
-__all__ = ["pairs_table", "screen_figure", "textaudit_figure", "worst_words_table"]
+__all__ = [
+    "checks_table",
+    "pairs_table",
+    "pooled_pairs_table",
+    "pooled_table",
+    "power_table",
+    "screen_figure",
+    "textaudit_figure",
+    "worst_words_table",
+]
 
 _OK = "#3b6ea5"
 _BAD = "#c0504d"
@@ -39,7 +48,180 @@ def pairs_table(result: TextAuditResult) -> pd.DataFrame:
                 "x in S (of T/2)": p.count_x,
                 "x′ in S (of T/2)": p.count_x_prime,
                 "detectable loss (90%)": (p.detectable_violation or {}).get("loss"),
+                "event chosen by": _EVENT_SOURCE.get(p.event_source, p.event_source),
                 "note": p.error or "",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+#: Where a pair's reported event came from (:attr:`PairResult.event_source`), in words.
+_EVENT_SOURCE = {
+    "selected": "the selection half",
+    "screen": "the screen's output",
+    "declared": "the declared distribution",
+}
+
+#: Pooled families (:data:`dpcore.textaudit.pooled.FAMILIES`): the event E_x, in words.
+POOLED_FAMILY_WORDS = {
+    "self": "the word itself",
+    "partner": "its partner",
+    "outside-V": "an output outside the vocabulary",
+}
+
+#: The rng contract's status (:mod:`dpcore.textaudit.contract`), in words.
+RNG_STATUS_WORDS = {
+    "ok": "passed",
+    "deterministic": "deterministic, nothing random to check",
+    "global-state-reseeded": "passed after reseeding the global random state before every call",
+    "unchecked": "not checked",
+}
+
+#: The declaration test's status (:mod:`dpcore.textaudit.declaration`), in words.
+DECLARATION_STATUS_WORDS = {
+    "agrees": "the sampler follows it",
+    "mismatch": "the sampler does not follow it, so the declared rows are not used",
+    "not-declared": "none declared, nothing to check",
+}
+
+
+def pooled_table(result: TextAuditResult) -> pd.DataFrame:
+    """One row per pooled test over the vocabulary (family × pairing), in the run's order.
+
+    ``Σ e^(−claim)·count`` is X = Σ e^{−c_x}·A_x (how often each word's event came out of the
+    word, weighted by its claim) and ``Σ partner count`` is Y = Σ B_x (how often it came out of
+    the partner); a family violates its claim when the lower bound on E[X] exceeds the upper
+    bound on E[Y] (docs/audit-text.md, "Pooled tests over the vocabulary").
+    """
+    rows = []
+    for t in result.pooled:
+        terms = int(t.get("terms", 0))
+        if terms == 0:
+            verdict = "not run: no pair to test"
+        else:
+            verdict = "violates its claim" if t.get("rejects") else "no violation found"
+        rows.append(
+            {
+                "event": POOLED_FAMILY_WORDS.get(t.get("family"), t.get("family")),
+                "pairing": t.get("pairing"),
+                "pairs": terms,
+                "Σ e^(−claim)·count": _sig(t.get("x_sum")),
+                "lower bound": _sig(t.get("lower")),
+                "Σ partner count": round(t.get("y_sum", 0)),  # a count
+                "upper bound": _sig(t.get("upper")),
+                "verdict": verdict,
+                "excess ≥ (nats)": t.get("excess_lower_bound") if t.get("rejects") else None,
+                "draws per word": t.get("draws_per_word"),
+                "level α": t.get("alpha"),
+                "family": t.get("family"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def pooled_pairs_table(result: TextAuditResult) -> pd.DataFrame:
+    """The pairs that carry most of the excess of each rejecting pooled test (``excess carried``:
+    e^(−claim)·count from x − count from x′); they were confirmed on fresh draws with the
+    proposed pairs."""
+    rows = []
+    for t in result.pooled:
+        if not t.get("rejects"):
+            continue
+        for tp in t.get("top_pairs", []):
+            event = {"x": tp["x"], "x'": tp["x_prime"]}.get(tp.get("event"), "an output outside V")
+            claim = float(tp.get("claim", math.nan))
+            rows.append(
+                {
+                    "pooled test": f"{POOLED_FAMILY_WORDS.get(t['family'], t['family'])}, {t['pairing']}",
+                    "word x": tp["x"],
+                    "partner x′": tp["x_prime"],
+                    "event": event,
+                    "count from x": tp.get("count_x"),
+                    "count from x′": tp.get("count_x_prime"),
+                    "claim": claim,
+                    "excess carried": _sig(
+                        math.exp(-claim) * tp.get("count_x", 0) - tp.get("count_x_prime", 0)
+                    ),
+                    "draws per word": t.get("draws_per_word"),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def checks_table(result: TextAuditResult) -> pd.DataFrame:
+    """The checks of the sanitizer's contract made before any verdict: the rng contract and the
+    declaration test, each with its status (machine and plain words) and its sentence."""
+    rc = result.rng_contract or {}
+    rc_status = rc.get("status", "unchecked")
+    decl = result.declaration or {"status": "not-declared"}
+    d_status = decl.get("status", "not-declared")
+    d_text = decl.get("text") if result.declaration is not None else None
+    d_text = d_text or "the sanitizer declares no exact distribution (no log_prob_row): nothing to test"
+    return pd.DataFrame(
+        [
+            {
+                "check": "Random generator (rng contract)",
+                "status": rc_status,
+                "result": RNG_STATUS_WORDS.get(rc_status, rc_status),
+                "what was found": rc.get("text") or "the rng contract was not checked",
+            },
+            {
+                "check": "Declared distribution",
+                "status": d_status,
+                "result": DECLARATION_STATUS_WORDS.get(d_status, d_status),
+                "what was found": d_text,
+                "p-value": decl.get("p_value"),
+                "level α": decl.get("alpha"),
+            },
+        ]
+    )
+
+
+def power_table(result: TextAuditResult) -> pd.DataFrame:
+    """What the whole pipeline would have caught with probability ≥ its power, one row per
+    statement of :attr:`TextAuditResult.power` (class, claim, excess and the sentence)."""
+    pw = result.power or {}
+    rows = []
+    for s in pw.get("statements", []):
+        cls = s.get("class")
+        excess = float(s.get("excess", math.inf))
+        claim = s.get("claim")
+        if cls == "uniform":
+            flaw = f"a flaw shared by the vocabulary ({s.get('pairing')} partners)"
+            caught = (
+                f"every word producing itself e^Δ times more often than its claim allows against its "
+                f"partner is caught for Δ ≥ {excess:.3g} nats (partner rate {s.get('partner_rate', 0):.2g} "
+                "per draw)"
+                if math.isfinite(excess)
+                else "cannot be caught at this run's size"
+            )
+        elif cls == "single-output":
+            p = float(s.get("output_probability", math.inf))
+            flaw = f"one pair, {excess:g} nat above its claim on one output"
+            caught = (
+                f"caught when that output has probability ≥ {p:.2g} under M(x) (claim {claim:.3g})"
+                if math.isfinite(p) and p <= 1
+                else f"cannot be caught at claim {claim:.3g}, whatever the output's probability"
+            )
+        elif cls == "tested-pairs":
+            flaw = "a tested pair, on the event its selection half finds"
+            caught = (
+                f"flagged for a loss ≥ claim + {excess:.3g} on an event of probability "
+                f"{s.get('event_probability', 0):g} (claim {claim:.3g})"
+                if math.isfinite(excess)
+                else f"cannot be flagged at claim {claim:.3g}"
+            )
+        else:
+            flaw, caught = str(cls), ""
+        rows.append(
+            {
+                "class": cls,
+                "flaw": flaw,
+                "caught when": caught,
+                "claim": claim,
+                "excess": excess,
+                "output probability": s.get("output_probability"),
+                "power": s.get("power", pw.get("power")),
             }
         )
     return pd.DataFrame(rows)
@@ -216,6 +398,13 @@ def screen_figure(result: TextAuditResult) -> go.Figure:
         height=420,
     )
     return fig
+
+
+def _sig(v: float | None, digits: int = 4) -> float | None:
+    """``v`` to ``digits`` significant figures (tables: sums of counts need no more)."""
+    if v is None or not math.isfinite(v):
+        return v
+    return float(f"{v:.{digits}g}")
 
 
 def _fmt(v: float | None) -> str:
