@@ -25,8 +25,8 @@ for a matching σ (nearest neighbours for metric claims; random and frequency-ad
 Pr[M(x) = σx] ≤ e^{c_x}·Pr[M(σx) = σx], pooled as Σ e^{−c_x}·p_x ≤ Σ q_x; the printed *pooled
 excess* ln Σ e^{−c_x}·p_x − ln Σ q_x is positive exactly when the family is violated.
 
-    python bench/flawed_settings.py            # ~2 minutes on 2 cores; saved below
-    python bench/flawed_settings.py --quick    # ~20 s, smaller draws and scan
+    python bench/flawed_settings.py            # ~50 s on one core
+    python bench/flawed_settings.py --quick    # ~10 s, fewer draws and a smaller scan
     python bench/flawed_settings.py --out bench/results/flawed_settings.txt
 """
 
@@ -400,8 +400,10 @@ def tem_block(quick: bool) -> tuple[list[str], dict]:
         f"{min_far_claim:.2f}), beyond the ≈ ln(5·10⁶) − ln ln(2/α) ≈ 13.3 nats that T = 10⁷ can show"
     )
     lines.append(
-        "carried by: no family; no setting makes the violation measurable by the default audit "
-        "(the best single pair needs T = 10⁷ draws of a named pair, and then only just)"
+        "carried by: no family; no setting makes the violation measurable by the default audit. The "
+        "best pair needs T = 10⁷ draws of that named pair: "
+        f"{s.command.replace(' --seed 0', '')} --words '{TEM_PAIR[0]},{TEM_PAIR[1]}' --neighbors 0 "
+        "--samples 10000000 --seed 0"
     )
     return lines, {
         "pair": TEM_PAIR,
@@ -687,7 +689,7 @@ BLOCKS = {"krr": krr_block, "tem": tem_block, "vickrey": vickrey_block, "truncat
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer draws and a smaller TEM scan (~20 s)")
+    ap.add_argument("--quick", action="store_true", help="fewer draws and a smaller TEM scan (~10 s)")
     ap.add_argument("--only", choices=tuple(BLOCKS), action="append", help="run only these blocks")
     ap.add_argument("--out", default=None, help="also write the output here (date and command on top)")
     args = ap.parse_args()

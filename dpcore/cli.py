@@ -85,7 +85,8 @@ def _restore_interrupt_handler() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the exit status (0 ok, 2 bad input, 130 interrupted, 143 terminated)."""
+    """Run the CLI; return the exit status (0 ok, 2 bad input, 3 nothing tested (``audit-text``), 130
+    interrupted, 143 terminated)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         _utf8_streams()

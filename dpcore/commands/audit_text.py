@@ -243,11 +243,15 @@ def _print_text(result: Any) -> None:
         )
         worst = ", ".join(f"{w['word']} ({w['score']:+.2f})" for w in sc["top_words"][:8])
         print(f"worst words (pilot lower bound − claim): {worst}")
+    for t in result.pooled:
+        print(t["text"])
     contract = getattr(result, "rng_contract", None)
     if callable(getattr(contract, "to_dict", None)):
         contract = contract.to_dict()
     if isinstance(contract, dict) and contract.get("text"):
         print(f"rng contract: {contract.get('status')} — {contract['text']}")
+    if result.declaration is not None:
+        print(f"declaration: {result.declaration['status']} — {result.declaration['text']}")
     if result.failures:
         word, why = next(iter(result.failures.items()))
         print(f"failed words: {len(result.failures):,} (first {word!r}: {why})")

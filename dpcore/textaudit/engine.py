@@ -242,11 +242,24 @@ def draw_one_word(
     n_base = len(words)
     fast = callable(getattr(sanitizer, "sample_ids", None))
     try:
-        for n in plan.halves:
-            cb = _BaseOnly(n_base) if fast else OutputCodebook(words, base_index=_base_index(words))
-            c = draw_counts(sanitizer, word, wid, n, rng, cb, on_progress=tick)  # type: ignore[arg-type]
+        # all halves from one stream, in the same sample calls (one distance row per chunk, not
+        # one per half), split into consecutive segments
+        cb = _BaseOnly(n_base) if fast else OutputCodebook(words, base_index=_base_index(words))
+        per = draw_counts(
+            sanitizer,
+            word,
+            wid,
+            plan.draws_per_word,
+            rng,
+            cb,
+            on_progress=tick,
+            split=plan.halves,  # type: ignore[arg-type]
+        )
+        for c in per:
             c = c if c.size >= n_base else np.pad(c, (0, n_base - c.size))
-            extra = {str(k): int(c[v]) for k, v in getattr(cb, "extra", {}).items() if c[v] > 0}
+            extra = {
+                str(k): int(c[v]) for k, v in getattr(cb, "extra", {}).items() if v < c.size and c[v] > 0
+            }
             out.counts.append(c[:n_base])
             out.extras.append(extra)
     except SanitizerRaised as exc:

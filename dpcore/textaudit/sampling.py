@@ -88,11 +88,15 @@ def draw_counts(
     codebook: OutputCodebook,
     *,
     on_progress: Callable[[int], None] | None = None,
-) -> np.ndarray:
+    split: Sequence[int] | None = None,
+) -> Any:
     """Counts of every output code among ``n`` independent draws of M(``word``).
 
     dpcore's own mechanisms (with ``sample_ids``) skip the string round trip; anything else goes
-    through ``sample(words, rng)`` in chunks of :data:`BLACKBOX_CHUNK`.
+    through ``sample(words, rng)`` in chunks of :data:`BLACKBOX_CHUNK`. With ``split`` (segment
+    sizes summing to ``n``) the n draws are made as one stream, in the same calls as without it,
+    and a list of counts is returned, one per consecutive segment (a stage's halves cost one
+    ``sample_ids`` call, not one per half).
 
     Whatever the sanitizer raises, ``SystemExit`` included (a plugin calling ``sys.exit``),
     becomes a :class:`SanitizerRaised` naming it (``KeyboardInterrupt`` goes through). While it
@@ -101,7 +105,10 @@ def draw_counts(
     """
     from dpcore.textaudit.contract import stdout_to_stderr
 
-    counts = np.zeros(len(codebook), dtype=np.int64)
+    bounds = np.cumsum([0, *(split if split is not None else (n,))])
+    if bounds[-1] != n:
+        raise ValueError("split must sum to n")
+    seg_counts = [np.zeros(len(codebook), dtype=np.int64) for _ in range(len(bounds) - 1)]
     fast = callable(getattr(sanitizer, "sample_ids", None))
     chunk = FAST_CHUNK if fast else BLACKBOX_CHUNK
     what = "sample_ids()" if fast else "sample()"
@@ -120,14 +127,22 @@ def draw_counts(
             raise SanitizerRaised(
                 f"the sanitizer's {what} raised {type(exc).__name__} on {word!r}: {exc}"
             ) from None
-        codes = out if fast else codebook.codes(out, m)
-        if len(codebook) > counts.size:
-            counts = np.pad(counts, (0, len(codebook) - counts.size))
-        counts += np.bincount(codes, minlength=counts.size)
+        codes = np.asarray(out if fast else codebook.codes(out, m))
+        size = max(len(codebook), int(codes.max()) + 1 if codes.size else 0)
+        for k in range(len(seg_counts)):  # the segments this chunk overlaps
+            lo, hi = max(done, int(bounds[k])), min(done + m, int(bounds[k + 1]))
+            if lo >= hi:
+                continue
+            if size > seg_counts[k].size:
+                seg_counts[k] = np.pad(seg_counts[k], (0, size - seg_counts[k].size))
+            seg_counts[k] += np.bincount(codes[lo - done : hi - done], minlength=seg_counts[k].size)
         done += m
         if on_progress is not None:
             on_progress(m)
-    return counts
+    if split is None:
+        return seg_counts[0]
+    size = max(c.size for c in seg_counts)
+    return [np.pad(c, (0, size - c.size)) for c in seg_counts]
 
 
 def eligible_outputs(sanitizer: Any, size: int) -> np.ndarray | None:
