@@ -292,7 +292,7 @@ def test_family_wise_false_alarms_at_15000(name: str, vocab15000: Vocabulary, pl
         san = load_sanitizer(f"{path}:factory", epsilon=1.0, vocab=vocab15000, allow_user_code=True)
     else:
         san = load_sanitizer(name, epsilon=1.0, vocab=vocab15000)
-    runs, conf = 8, 0.8
+    runs, conf = 5, 0.8
     budget = 200 * len(vocab15000)
     flags = 0
     for seed in range(runs):

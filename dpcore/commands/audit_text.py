@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from dpcore.commands.common import emit_json, stderr_progress, stdout_reserved
@@ -54,7 +55,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--screen-budget",
         default=None,
-        help="screen: total draws over all screened words (default 2e7; each word gets budget/|V|)",
+        help=(
+            "screen: total draws over all screened words (each word gets budget/|V|); default: fitted to "
+            "--screen-minutes from the sanitizer's probed speed, at most 2e7"
+        ),
+    )
+    p.add_argument(
+        "--screen-minutes",
+        default=None,
+        help=(
+            "without --screen-budget: the time the screen, and the confirmation when --samples is not "
+            "given, should each take (default 3); the plan and its estimate are printed before it starts"
+        ),
     )
     p.add_argument(
         "--screen-words",
@@ -69,7 +81,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--address", default=None, help="--engine ray: a Ray cluster to join (default: a local Ray)"
     )
     p.add_argument("--neighbors", default="2", help="nearest neighbours per word (default 2)")
-    p.add_argument("--samples", default="100000", help="draws per word, T (default 1e5; 100..1e7)")
+    p.add_argument(
+        "--samples",
+        default=None,
+        help="draws per word, T (default 1e5; fitted to --screen-minutes without --screen-budget; 100..1e7)",
+    )
     p.add_argument(
         "--pilot-samples", default=None, help="draws per word in the pilot (default max(1000, T/10))"
     )
@@ -167,7 +183,9 @@ def _audit(args: argparse.Namespace) -> Any:
         if not words:
             raise DPCoreError("--words must list at least one word")
     pairs = 50 if args.pairs is None else check_int(args.pairs, name="--pairs", min_value=1, max_value=500)
-    samples = check_int(args.samples, name="--samples", min_value=100, max_value=10_000_000)
+    samples = None
+    if args.samples is not None:
+        samples = check_int(args.samples, name="--samples", min_value=100, max_value=10_000_000)
     neighbors = check_int(args.neighbors, name="--neighbors", min_value=0, max_value=20)
     pilot = None
     if args.pilot_samples is not None:
@@ -175,10 +193,22 @@ def _audit(args: argparse.Namespace) -> Any:
     params = _params(args.param)
     from dpcore.parallel import resolve_workers
     from dpcore.textaudit.screen import DEFAULT_SCREEN_BUDGET
+    from dpcore.textaudit.timing import DEFAULT_SCREEN_MINUTES
+    from dpcore.validation import check_finite_float
 
-    budget = DEFAULT_SCREEN_BUDGET
+    screening = words is None and args.strategy in (None, "screen")
+    budget: int | None = None if screening else DEFAULT_SCREEN_BUDGET
     if args.screen_budget is not None:
         budget = check_int(args.screen_budget, name="--screen-budget", min_value=1, max_value=2_000_000_000)
+    minutes = DEFAULT_SCREEN_MINUTES
+    if args.screen_minutes is not None:
+        if args.screen_budget is not None:
+            raise DPCoreError("--screen-minutes fits the budget itself: give it or --screen-budget, not both")
+        minutes = check_finite_float(
+            args.screen_minutes, name="--screen-minutes", min_value=0.05, max_value=600
+        )
+    if samples is None and budget is not None:
+        samples = 100_000
     screen_words = _screen_words(args.screen_words)
     workers = resolve_workers(args.workers)
     if args.address is not None and args.engine != "ray":
@@ -207,6 +237,8 @@ def _audit(args: argparse.Namespace) -> Any:
         pilot_samples=pilot,
         screen_budget=budget,
         screen_words=screen_words,
+        screen_minutes=minutes,
+        on_plan=lambda text: print(f"audit-text: {text}", file=sys.stderr, flush=True),
         seed=seed,
         confidence=args.confidence,
         progress=stderr_progress("audit-text", enabled=True),

@@ -91,11 +91,11 @@ _WORKER: BatchSanitizer | None = None
 _TEXT_COLUMN: str = ""
 
 
-def _init_worker(spec: MechanismSpec, seed: int, text_column: str) -> None:
+def _init_worker(spec: MechanismSpec, seed: int, text_column: str, parent: int) -> None:
     global _WORKER, _TEXT_COLUMN
-    import signal
+    from dpcore.lifeline import worker_init
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    worker_init(parent)  # dies with the main process, which handles Ctrl-C
     if _WORKER is None or _WORKER.spec != spec or _WORKER.seed != seed:
         _WORKER = BatchSanitizer(spec, seed)
     _TEXT_COLUMN = text_column
@@ -136,7 +136,7 @@ def iter_local(
         max_workers=workers,
         mp_context=mp.get_context(method),
         initializer=_init_worker,
-        initargs=(sanitizer.spec, sanitizer.seed, text_column),
+        initargs=(sanitizer.spec, sanitizer.seed, text_column, os.getpid()),
     )
     pending: deque[tuple[int, Any]] = deque()
     try:
@@ -197,27 +197,50 @@ def start_ray(address: str | None, workers: int) -> Callable[[], None]:
         return lambda: None
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR"}
-    old_path = os.environ.get("PYTHONPATH")
+    env: dict[str, str] = {}
+    sweeper = None
     if address:
+        # a cluster that is not the run's: when this process ends, Ray itself stops the run's tasks
         kwargs["address"] = address
     else:
         # a local Ray for this run: its workers must import this dpcore. The processes Ray starts
-        # inherit the variable now; it is restored afterwards, so the caller's process is unchanged.
+        # inherit the variables now; they are restored afterwards, so the caller's process is
+        # unchanged. They carry the sweeper's token too: if this process ends without stopping
+        # Ray (SIGKILL), the sweeper kills what is left of it (dpcore.lifeline).
+        from dpcore.lifeline import start_sweeper
+
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        paths = [root] + [p for p in (old_path or "").split(os.pathsep) if p]
-        os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+        paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        sweeper = start_sweeper()
+        env = {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), **sweeper.env}
         kwargs["num_cpus"] = max(1, workers)
+    old_env = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
         ray.init(**kwargs)
-    except Exception as exc:
+    except BaseException as exc:
+        if sweeper is not None:  # what ray.init started before it failed or was interrupted
+            sweeper.close()
+        if not isinstance(exc, Exception):
+            raise
         where = f"the Ray cluster at {address!r}" if address else "a local Ray"
         raise DPCoreError(f"cannot start {where}: {str(exc).splitlines()[0][:200]}") from None
     finally:
-        if old_path is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old_path
-    return ray.shutdown
+        for k, v in old_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    if sweeper is None:
+        return ray.shutdown
+
+    def stop() -> None:
+        try:
+            ray.shutdown()
+        finally:
+            sweeper.close()
+
+    return stop
 
 
 def ray_context() -> Any:

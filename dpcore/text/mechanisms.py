@@ -38,10 +38,12 @@ from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import (
     DEFAULT_MAX_ELEMENTS,
     Candidates,
+    cdf_row,
     first_exceeding,
     iter_chunks,
     log_weight_rows,
     pair_distances,
+    product_rows,
 )
 from dpcore.text.vocab import Vocabulary, sensitive_count
 from dpcore.validation import DPCoreError, check_epsilon, check_probability
@@ -56,6 +58,8 @@ __all__ = [
     "ExponentialTokenMechanism",
     "Feyisetan",
     "RandomReplacement",
+    "RowBlock",
+    "RowBlocks",
     "SanText",
     "SanTextPlus",
     "TextMechanism",
@@ -266,6 +270,19 @@ class ExponentialTokenMechanism(TextMechanism):
             res[occ] = first_exceeding(w, row, target)
         return res
 
+    def row_blocks(self) -> RowBlocks | None:
+        """Many words' draws with their rows computed a block at a time (:class:`RowBlocks`).
+
+        None where nothing is shared between words: the uniform baseline (no rows), or a subclass
+        that samples its own way (it overrides ``sample_ids``, ``sample_ids_from_uniforms`` or
+        ``_sample_positions``, as CusText does).
+        """
+        base = ExponentialTokenMechanism
+        own = ("sample_ids", "sample_ids_from_uniforms", "_sample_positions")
+        if self._em_epsilon == 0.0 or any(getattr(type(self), n) is not getattr(base, n) for n in own):
+            return None
+        return RowBlocks(self)
+
     # --- exact distribution ----------------------------------------------------------------
     def log_normalizers(self, x: np.ndarray, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> np.ndarray:
         """log Σ_{y' ∈ C} exp(−½·ε·d(x, y')) = −log C_x for each id in ``x`` (eq. 1/2)."""
@@ -333,6 +350,134 @@ class ExponentialTokenMechanism(TextMechanism):
             r = np.arange(len(xs))
             rows[r, xs] = np.logaddexp(rows[r, xs], log_keep_all[xs])
             yield sl, rows
+
+
+class RowBlocks:
+    """Draws of many words of an exponential mechanism, their rows computed G words at a time.
+
+    The text audit's screen draws a few thousand outputs of every word of V. Drawn word by word,
+    each word's row (−½·ε·d(x, ·) over C, max-shifted, exp, cumulative sum) starts with a
+    matrix-vector product that reads the whole |C|×m embedding matrix for that word alone; here
+    one matrix product gives the distance rows of G words (:func:`~dpcore.text.sampling.product_rows`:
+    64 up to |C| = 131,072, fewer beyond so that G·|C|·8 bytes ≤ 64 MiB). The product's buffer is
+    reused by every block of this object (one block in use at a time), and each row is finished
+    (:func:`~dpcore.text.sampling.cdf_row`) and drawn from while it is in cache.
+
+    Exactness: every product has exactly G rows (a block with fewer words is padded with copies
+    of its last word) and runs on one BLAS thread, so a word's row is the same float64 values in
+    any block, at any block size and in any process. It is not bit for bit the row of
+    :meth:`ExponentialTokenMechanism.sample_ids` for one word: BLAS sums x·y in another order in
+    a matrix-vector product (and in a product's edge rows) than in a product's full tiles, which
+    changes the last bit of some distances. Every step after the product is that sampler's own.
+
+    Parameters
+    ----------
+    mechanism:
+        The mechanism (its ``row_blocks()`` checks that it samples as its base class does).
+    """
+
+    def __init__(self, mechanism: ExponentialTokenMechanism) -> None:
+        self.mechanism = mechanism
+        self._cand_set = mechanism._cand
+        n_c = len(self._cand_set.ids)
+        #: Rows of every distance product (fixed by |C|).
+        self.height = product_rows(n_c)
+        #: Bytes of one finished row (|C| float64); the product's buffer holds ``height`` of them.
+        self.row_bytes = 8 * n_c
+        self._buf: np.ndarray | None = None
+        self._owner: RowBlock | None = None
+        self._limiter: Any = None
+
+    @property
+    def buffer_bytes(self) -> int:
+        """Memory of the product's buffer: ``height`` rows of |C| float64."""
+        return self.height * self.row_bytes
+
+    def block(self, ids: np.ndarray) -> RowBlock:
+        """A block of words: ``block.sample_ids(word_id, n, rng)`` draws for any of them."""
+        return RowBlock(self, self.mechanism._check_ids(np.asarray(ids, dtype=np.int64)))
+
+    def _one_thread(self) -> Any:
+        if self._limiter is None:
+            try:
+                from threadpoolctl import ThreadpoolController
+
+                self._limiter = ThreadpoolController()
+            except ImportError:  # pragma: no cover - scikit-learn brings it
+                self._limiter = False
+        if self._limiter is False:  # pragma: no cover
+            import contextlib
+
+            return contextlib.nullcontext()
+        return self._limiter.limit(limits=1, user_api="blas")
+
+    def _product(self, ids: np.ndarray, owner: RowBlock) -> np.ndarray:
+        """φ(ids)·φ(C)ᵀ for ``height`` rows (``ids`` padded with its last id) into the buffer."""
+        g = self.height
+        if ids.size < g:
+            ids = np.concatenate([ids, np.full(g - ids.size, ids[-1], dtype=np.int64)])
+        cand = self._cand_set
+        if self._buf is None:
+            self._buf = np.empty((g, len(cand.ids)))
+        with self._one_thread():
+            np.matmul(self.mechanism.vocab.vectors[ids], cand.vecs.T, out=self._buf)
+        self._owner = owner
+        return self._buf
+
+
+class RowBlock:
+    """Words of one block of :class:`RowBlocks`; their rows are computed on first use."""
+
+    def __init__(self, blocks: RowBlocks, ids: np.ndarray) -> None:
+        self._blocks = blocks
+        self.ids = ids
+        self._pos: dict[int, int] = {}
+        for k, w in enumerate(ids.tolist()):  # the block's words (at most a few dozen)
+            self._pos.setdefault(int(w), k)
+        self._group = -1
+        self._ready = np.zeros(blocks.height, dtype=bool)
+
+    def _row(self, k: int) -> np.ndarray:
+        """The finished row (cumulative weights over C) of the block's k-th word."""
+        bl, g = self._blocks, self._blocks.height
+        grp = k // g
+        if bl._owner is not self or self._group != grp:
+            bl._product(self.ids[grp * g : (grp + 1) * g], self)
+            self._group = grp
+            self._ready[:] = False
+        i = k - grp * g
+        row = bl._buf[i]  # type: ignore[index]
+        if not self._ready[i]:
+            mech, wid = bl.mechanism, int(self.ids[k])
+            cand = bl._cand_set
+            cdf_row(
+                row,
+                mech.vocab.sq_norms[wid],
+                cand,
+                int(cand.column_of[wid]),
+                mech._em_epsilon,
+                mech._truncate,
+            )
+            self._ready[i] = True
+        return row
+
+    def sample_ids(self, word_id: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` draws of M(word_id): the uniforms of :meth:`ExponentialTokenMechanism.sample_ids`
+        for ``np.full(n, word_id)``, in its order (all coins, then all picks), on the block's row."""
+        k = self._pos.get(int(word_id))
+        if k is None:  # not a word of this block: a block of its own
+            return self._blocks.block(np.asarray([word_id])).sample_ids(word_id, n, rng)
+        mech = self._blocks.mechanism
+        out = np.full(int(n), self.ids[k], dtype=np.int64)
+        u_coin = rng.random(out.size)
+        u_pick = rng.random(out.size)
+        sel = np.flatnonzero(u_coin < mech._replace_prob[self.ids[k]])
+        if sel.size:
+            cdf = self._row(k)
+            total = cdf[-1]
+            target = np.minimum(u_pick[sel] * total, np.nextafter(total, 0.0))
+            out[sel] = mech._candidates[np.searchsorted(cdf, target, side="right")]
+        return out
 
 
 @TEXT_MECHANISMS.register(

@@ -28,12 +28,16 @@ import numpy as np
 
 __all__ = [
     "DEFAULT_MAX_ELEMENTS",
+    "PRODUCT_BYTES",
+    "PRODUCT_MAX_ROWS",
     "Candidates",
+    "cdf_row",
     "distances",
     "first_exceeding",
     "iter_chunks",
     "log_weight_rows",
     "pair_distances",
+    "product_rows",
 ]
 
 #: Default bound on float64 values in one chunk of rows (8 MiB; a few temporaries of that size
@@ -105,6 +109,58 @@ def log_weight_rows(
         np.minimum(d, truncate, out=d)
     d *= -0.5 * epsilon
     return d
+
+
+#: Memory cap of one fixed-height distance product (:func:`product_rows` rows × |C| float64).
+PRODUCT_BYTES = 64 << 20
+#: Most rows of one fixed-height product (per row, a product of 64 rows was as fast as of more).
+PRODUCT_MAX_ROWS = 64
+
+
+def product_rows(n_cols: int, max_bytes: int = PRODUCT_BYTES) -> int:
+    """Height G of every distance product over ``n_cols`` candidates: a multiple of 8 in
+    [8, :data:`PRODUCT_MAX_ROWS`], the largest with G·n_cols·8 bytes ≤ ``max_bytes`` when one is.
+
+    A function of the candidate count only, so a word's row never depends on how many words are
+    drawn with it (BLAS kernels round the edge rows of a product, and a matrix-vector product,
+    differently from the full tiles: the height is fixed and a multiple of the tile heights).
+    """
+    g = (int(max_bytes) // (8 * max(1, int(n_cols)))) // 8 * 8
+    return int(min(PRODUCT_MAX_ROWS, max(8, g)))
+
+
+def cdf_row(
+    row: np.ndarray,
+    row_sq: float,
+    cand: Candidates,
+    diag_col: int,
+    epsilon: float,
+    truncate: float = np.inf,
+) -> np.ndarray:
+    """One row of φ(x)·φ(C)ᵀ → its cumulative weights over C, in place (float64).
+
+    The arithmetic of :func:`distances`, :func:`log_weight_rows` and the exponential
+    mechanism's one-word sampler, step for step on one row: d = ‖x‖² − 2x·y + ‖y‖² clipped at 0,
+    √, 0 on the word's own column, truncated, times −½·ε, shifted by the row maximum (skipped
+    when it is 0: subtracting ±0 changes no weight), exp, cumulative sum. A row of the block's
+    product stays in cache from the first step to the last.
+    """
+    row *= -2.0
+    row += row_sq
+    row += cand.sq
+    np.maximum(row, 0.0, out=row)
+    np.sqrt(row, out=row)
+    if diag_col >= 0:
+        row[diag_col] = 0.0
+    if np.isfinite(truncate):
+        np.minimum(row, truncate, out=row)
+    row *= -0.5 * epsilon
+    top = row.max()
+    if top != 0.0:
+        row -= top
+    np.exp(row, out=row)
+    np.cumsum(row, out=row)
+    return row
 
 
 def pair_distances(

@@ -35,6 +35,7 @@ worker died.
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import sys
 import threading
@@ -303,8 +304,11 @@ def _size(per_draw: float | None, n_ids: int, calls: int) -> tuple[int, int]:
     return MIN_PROBE_DRAWS, max(2, min(n_ids, k))
 
 
-def _child(conn: Any, fn: Callable[..., Any], args: tuple) -> None:
-    """A forked probe process: run ``fn(*args)``, send the result, exit."""
+def _child(conn: Any, fn: Callable[..., Any], args: tuple, parent: int) -> None:
+    """A forked probe process: run ``fn(*args)``, send the result, exit (or die with ``parent``)."""
+    from dpcore.lifeline import die_with_parent
+
+    die_with_parent(parent)
     try:
         conn.send(("ok", fn(*args)))
     except BaseException:  # nothing sent: the parent counts the check as not made
@@ -336,7 +340,7 @@ def _in_forks(jobs: list[tuple[Callable[..., Any], tuple]]) -> tuple[list[Any], 
     try:
         for fn, args in jobs:
             recv, send = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
+            proc = ctx.Process(target=_child, args=(send, fn, args, os.getpid()), daemon=True)
             proc.start()
             send.close()
             procs.append((proc, recv))

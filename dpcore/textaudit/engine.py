@@ -230,23 +230,27 @@ def draw_one_word(
     tick: Callable[[int], None] | None = None,
     *,
     reduce: bool = True,
+    sampler: Any = None,
 ) -> WordDraws:
     """All of one word's draws for ``plan``, from the word's own stream.
 
     With ``plan.top`` the draws are reduced to a :class:`WordSummary` (unless ``reduce`` is
     False: the caller scores a co-located pair first, then calls :func:`reduce_draws`).
+    ``sampler`` (default: the sanitizer) is what ``sample_ids`` is called on: a block of the
+    sanitizer's ``row_blocks()`` holding this word (:func:`_draw_shard`).
     """
     word = str(words[wid])
     rng = np.random.default_rng(cell_seed_sequence(seed, "text-audit", plan.stage, word))
     out = WordDraws(wid=wid)
     n_base = len(words)
-    fast = callable(getattr(sanitizer, "sample_ids", None))
+    src = sanitizer if sampler is None else sampler
+    fast = callable(getattr(src, "sample_ids", None))
     try:
         # all halves from one stream, in the same sample calls (one distance row per chunk, not
         # one per half), split into consecutive segments
         cb = _BaseOnly(n_base) if fast else OutputCodebook(words, base_index=_base_index(words))
         per = draw_counts(
-            sanitizer,
+            src,
             word,
             wid,
             plan.draws_per_word,
@@ -322,6 +326,79 @@ class _BaseOnly:
         return self.n
 
 
+#: Words per block of a sanitizer with row blocks (``row_blocks()``); None: the height of its
+#: distance products (:attr:`dpcore.text.mechanisms.RowBlocks.height`). The draws are the same
+#: at any value (tests set 1 and 7).
+BLOCK_WORDS: int | None = None
+
+
+def row_blocks_of(sanitizer: Any) -> Any | None:
+    """The sanitizer's block capability, or None: draw word by word.
+
+    Only a sanitizer whose own ``sample_ids`` is callable is asked (a wrapper that forwards other
+    attributes but draws through ``sample``, :class:`~dpcore.textaudit.contract.GlobalStateReseeded`,
+    is not), and one whose ``row_blocks()`` raises draws word by word.
+    """
+    if not callable(getattr(sanitizer, "sample_ids", None)):
+        return None
+    fn = getattr(sanitizer, "row_blocks", None)
+    if not callable(fn):
+        return None
+    from dpcore.textaudit.contract import stdout_to_stderr
+
+    try:
+        with stdout_to_stderr():
+            return fn()
+    except Exception:
+        return None
+
+
+def block_info(sanitizer: Any) -> dict[str, Any]:
+    """How the engine draws this sanitizer's words, for a run's ``execution``.
+
+    ``block_words``: words per block (1: word by word); ``block_bytes``: the memory of one
+    block's distance product in each drawing process (0 word by word); ``product_rows``: rows
+    of every product (the same at any block size).
+    """
+    rb = row_blocks_of(sanitizer)
+    if rb is None:
+        return {"block_words": 1, "block_bytes": 0, "product_rows": 0}
+    return {
+        "block_words": int(BLOCK_WORDS or rb.height),
+        "block_bytes": int(rb.buffer_bytes),
+        "product_rows": int(rb.height),
+    }
+
+
+class _Samplers:
+    """What each word of a shard draws from: a block of the sanitizer's row blocks, or itself.
+
+    Blocks are made as the words are reached, in order (one block, and one product buffer, in
+    memory at a time).
+    """
+
+    def __init__(self, sanitizer: Any, wids: Sequence[int]) -> None:
+        self.sanitizer = sanitizer
+        self.wids = np.asarray(wids, dtype=np.int64)
+        self.rows = row_blocks_of(sanitizer)
+        self.size = max(1, int(BLOCK_WORDS or (self.rows.height if self.rows is not None else 1)))
+        self._start = -1
+        self._block: Any = None
+
+    def at(self, i: int) -> Any:
+        """The sampler of the shard's i-th word (None: the sanitizer itself)."""
+        if self.rows is None:
+            return None
+        start = i - i % self.size
+        if start != self._start:
+            self._start = start
+            try:
+                self._block = self.rows.block(self.wids[start : start + self.size])
+            except Exception:
+                self._block = None
+        return self._block
+
+
 def _draw_shard(
     sanitizer: Any,
     words: np.ndarray,
@@ -331,9 +408,13 @@ def _draw_shard(
     tick: Callable[[int], None] | None = None,
 ) -> list:
     with _one_blas_thread():
+        samplers = _Samplers(sanitizer, wids)
         if plan.top is None or not plan.colocated or plan.partners is None:
-            return [draw_one_word(sanitizer, words, int(w), seed, plan, tick) for w in wids]
-        return _screen_shard(sanitizer, words, [int(w) for w in wids], seed, plan, tick)
+            return [
+                draw_one_word(sanitizer, words, int(w), seed, plan, tick, sampler=samplers.at(i))
+                for i, w in enumerate(wids)
+            ]
+        return _screen_shard(sanitizer, words, [int(w) for w in wids], seed, plan, tick, samplers)
 
 
 def _screen_shard(
@@ -343,6 +424,7 @@ def _screen_shard(
     seed: int,
     plan: DrawPlan,
     tick: Callable[[int], None] | None,
+    samplers: _Samplers | None = None,
 ) -> list[WordDraws]:
     """A screen shard whose pairing-0 pairs sit side by side: each pair is scored, then reduced.
 
@@ -354,13 +436,16 @@ def _screen_shard(
     partner0 = plan.partners[0]
     n_base = len(words)
     elig = eligible_outputs(sanitizer, n_base)
+    samplers = samplers if samplers is not None else _Samplers(sanitizer, wids)
     out: list[WordDraws] = []
     i = 0
     while i < len(wids):
         w = wids[i]
-        a = draw_one_word(sanitizer, words, w, seed, plan, tick, reduce=False)
+        a = draw_one_word(sanitizer, words, w, seed, plan, tick, reduce=False, sampler=samplers.at(i))
         if i + 1 < len(wids) and partner0[w] == wids[i + 1]:
-            b = draw_one_word(sanitizer, words, wids[i + 1], seed, plan, tick, reduce=False)
+            b = draw_one_word(
+                sanitizer, words, wids[i + 1], seed, plan, tick, reduce=False, sampler=samplers.at(i + 1)
+            )
             la, lb = pair_lower_bounds(a, b, n_base, plan.halves, elig)
             out += [reduce_draws(a, plan, la), reduce_draws(b, plan, lb)]
             i += 2
@@ -496,11 +581,18 @@ def _draw_pool(
     A worker process that dies (the sanitizer calls ``os._exit``, crashes, or is killed) breaks
     the pool: the words of the shards then in flight are failed words, a fresh pool draws the
     remaining shards, and after 3 broken pools every remaining word is a failed word.
+
+    The workers die with this process (they are killed when it ends, SIGKILL included:
+    :func:`dpcore.lifeline.worker_init`), and are killed at once when the run is interrupted or
+    fails here, instead of finishing the shards they hold.
     """
     global _FORKED
     import multiprocessing as mp
+    import os
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
+
+    from dpcore.lifeline import kill_workers, worker_init
 
     shards = _shards(wids, plan, workers)
     max_broken = 3
@@ -509,9 +601,12 @@ def _draw_pool(
     if "fork" in mp.get_all_start_methods():
         _FORKED = (sanitizer, words)
         ctx = mp.get_context("fork")
+        parent = os.getpid()
 
-        def new_pool() -> Executor:
-            return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        def new_pool() -> Executor:  # forked from this thread, which shuts the pool down
+            return ProcessPoolExecutor(
+                max_workers=workers, mp_context=ctx, initializer=worker_init, initargs=(parent,)
+            )
 
         def run(pool: Executor, s: np.ndarray) -> Any:
             return pool.submit(_forked_shard, s, seed, plan)
@@ -561,8 +656,9 @@ def _draw_pool(
             )
 
     state["pool"] = new_pool()
+    finished = False
     try:
-        return _collect(
+        out = _collect(
             submit,
             shards,
             plan,
@@ -571,8 +667,12 @@ def _draw_pool(
             2 * workers,
             tick,
         )
+        finished = True
+        return out
     finally:
         if state["pool"] is not None:
+            if not finished:  # interrupted (Ctrl-C, SIGTERM as an exception) or failed
+                kill_workers(state["pool"])
             state["pool"].shutdown(wait=True, cancel_futures=True)
         _FORKED = None
 

@@ -144,6 +144,21 @@ class DpcoreSanitizer:
         """Fast path for the audit: ``n`` draws of M(word) as vocabulary ids."""
         return self.mechanism.sample_ids(np.full(n, word_id, dtype=np.int64), rng)
 
+    def row_blocks(self) -> Any | None:
+        """The audit engine's block capability (:class:`~dpcore.text.mechanisms.RowBlocks`).
+
+        ``row_blocks().block(ids).sample_ids(word_id, n, rng)`` draws like :meth:`sample_ids`
+        (the same uniforms in the same order from ``rng``), the rows of a block's words coming
+        from one matrix product. None, and the engine draws word by word, for mechanisms that
+        share nothing between words (noisy nearest neighbour: each word's draws are already one
+        product of its noisy points with the vocabulary) and for subclasses that override
+        :meth:`sample_ids` (their draws are theirs, not the mechanism's).
+        """
+        if type(self).sample_ids is not DpcoreSanitizer.sample_ids:
+            return None
+        fn = getattr(self.mechanism, "row_blocks", None)
+        return fn() if callable(fn) else None
+
     def claimed_bound(self, x: str, x_prime: str, distance: float) -> float:
         """ε·d(x, x′) + ε₀ (ε₀ = 0 except for SanText+; LDP: ε).
 

@@ -61,6 +61,7 @@ from dpcore.textaudit.screen import (
     draws_per_word,
     propose_pairs,
 )
+from dpcore.textaudit.timing import DEFAULT_SCREEN_MINUTES, fit_plan, probe_speed
 from dpcore.validation import DPCoreError, check_finite_float, check_int
 
 __all__ = ["MAX_PAIRS", "MAX_SAMPLES", "MAX_TOTAL_SAMPLES", "audit_text", "max_detectable_loss"]
@@ -238,10 +239,12 @@ def audit_text(
     pairs: int = 50,
     strategy: str | None = None,
     neighbors: int = 2,
-    samples: int = 100_000,
+    samples: int | None = 100_000,
     pilot_samples: int | None = None,
-    screen_budget: int = DEFAULT_SCREEN_BUDGET,
+    screen_budget: int | None = DEFAULT_SCREEN_BUDGET,
     screen_words: Sequence[str] | None = None,
+    screen_minutes: float = DEFAULT_SCREEN_MINUTES,
+    on_plan: Callable[[str], None] | None = None,
     seed: int | None = None,
     confidence: float = 0.95,
     progress: Callable[[int, int], None] | None = None,
@@ -274,13 +277,20 @@ def audit_text(
         Nearest neighbours per word for candidate pairs (0..20).
     samples:
         Draws of M(x) per word in the confirmation stage, T (100..10⁷; half select, half decide).
+        None (with ``screen_budget=None``): fitted to ``screen_minutes``, at most 10⁵.
     pilot_samples:
         Draws per candidate word in the adaptive pilot (default max(1,000, T/10)).
     screen_budget:
         Total draws of the screen's stage 1; each screened word gets budget // words of them
         (at least 200, at most 10⁶).
+        None: probe the sanitizer's speed and fit the budget to ``screen_minutes``
+        (:mod:`dpcore.textaudit.timing`; at most the default 2·10⁷ draws).
     screen_words:
         Screen only these words (default: the whole vocabulary).
+    screen_minutes:
+        With ``screen_budget=None``: the time each stage should take, in minutes.
+    on_plan:
+        Called with one sentence (the fitted plan and its time estimate) before anything is drawn.
     seed:
         Seed; None draws one (recorded in the result).
     confidence:
@@ -324,10 +334,20 @@ def audit_text(
         raise DPCoreError("the screen covers the vocabulary; name words with screen_words, not words")
     pairs = check_int(pairs, name="pairs", min_value=1, max_value=MAX_PAIRS)
     neighbors = check_int(neighbors, name="neighbors", min_value=0, max_value=20)
+    fitted = screen_budget is None and (strategy == "screen")
+    fit_samples = samples is None
+    if fit_samples and not fitted:
+        raise DPCoreError("samples=None (fitted to the time budget) needs the screen with screen_budget=None")
+    samples = 100_000 if samples is None else samples
     samples = check_int(samples, name="samples", min_value=100, max_value=MAX_SAMPLES)
     pilot = max(1_000, samples // 10) if pilot_samples is None else pilot_samples
     pilot = check_int(pilot, name="pilot samples", min_value=100, max_value=MAX_SAMPLES)
+    if screen_budget is None:
+        screen_budget = DEFAULT_SCREEN_BUDGET
     screen_budget = check_int(screen_budget, name="screen budget", min_value=1, max_value=max_total_samples)
+    screen_minutes = check_finite_float(
+        screen_minutes, name="screen minutes", min_value=0.05, max_value=600.0
+    )
     confidence = check_finite_float(confidence, name="confidence", min_value=0.5, max_value=0.999999)
     if confidence >= 1.0:
         raise DPCoreError("confidence must be < 1")
@@ -355,7 +375,10 @@ def audit_text(
         )
         if len(screen_ids) < 2:
             raise DPCoreError("the screen needs at least two words")
-        m_screen = draws_per_word(len(screen_ids), screen_budget)
+        if fitted:  # the real m comes from the speed probe; check the largest it can be
+            m_screen = max(1, min(screen_budget // len(screen_ids), 1_000_000))
+        else:
+            m_screen = draws_per_word(len(screen_ids), screen_budget)
         cand = np.zeros((0, 2), dtype=np.int64)
         n_candidates = 0
         use_pilot = False
@@ -413,7 +436,10 @@ def audit_text(
     def elig_fn(size: int) -> np.ndarray | None:
         return _eligible(sanitizer, size)
 
+    t_engine = time.perf_counter()
     stop_engine = _start_engine(engine, n_workers, address)
+    if engine == "ray":
+        run["ray_start_seconds"] = time.perf_counter() - t_engine
     try:
         alpha_total = 1.0 - confidence
         declared = declares_rows(sanitizer)
@@ -423,6 +449,24 @@ def audit_text(
         probe = (screen_ids if screen_ids is not None else np.unique(cand)).astype(np.int64)
         sanitizer, rng_contract = _rng_contract(sanitizer, words_arr, probe, seed, n_workers, engine)
         rng_contract, run["rng_contract_forked_checks"] = _split_fork_checks(rng_contract)
+        if fitted:
+            assert screen_ids is not None
+            speed = probe_speed(sanitizer, words_arr, probe, seed)
+            plan_fit = fit_plan(
+                speed,
+                screen_words=len(screen_ids),
+                confirm_words=min(len(screen_ids), 2 * pairs + 4 * POOLED_CONFIRM),
+                minutes=screen_minutes,
+                workers=n_workers,
+                max_budget=DEFAULT_SCREEN_BUDGET,
+                samples=None if fit_samples else samples,
+                max_samples=100_000,
+            )
+            m_screen, screen_budget, samples = plan_fit.draws_per_word, plan_fit.budget, plan_fit.samples
+            run["plan"] = plan_fit.to_dict() | {"probe_seconds": speed.probe_seconds}
+            total = len(screen_ids) * m_screen + min(len(screen_ids), 2 * pairs) * samples
+            if on_plan is not None:
+                on_plan(plan_fit.text())
         claims = claims_function(sanitizer, vocab)
         stages: dict[str, dict[str, float]] = {}
         failures: dict[str, str] = {}
@@ -511,6 +555,7 @@ def audit_text(
                 "words_screened": len(screen_ids),
                 "draws_per_word": int(m_screen),
                 "budget": int(screen_budget),
+                "budget_source": f"fitted to {screen_minutes:g} min" if fitted else "given",
                 "draws": int(len(screen_ids) * m_screen),
                 "candidates_scored": int(prop.candidates),
                 "proposed": len(prop.pairs),
