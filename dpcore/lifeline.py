@@ -288,14 +288,17 @@ def start_sweeper() -> Sweeper:
     token = f"{os.getpid()}-{secrets.token_hex(8)}"
     if not sys.platform.startswith("linux") or not os.path.isdir("/proc"):
         return Sweeper(token, None)
-    proc = subprocess.Popen(
-        [sys.executable, "-I", os.path.abspath(__file__), "--sweep", token, str(os.getpid())],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-    )
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", os.path.abspath(__file__), "--sweep", token, str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:  # pragma: no cover - no process can be started: Ray's own fate-sharing only
+        proc = None
     return Sweeper(token, proc)
 
 
