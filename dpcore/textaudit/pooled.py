@@ -113,21 +113,26 @@ def frequency_matching(n: int) -> np.ndarray:
     return partner
 
 
-def nearest_matching(vocab: Vocabulary, ids: np.ndarray, *, k: int = MATCH_NEIGHBOURS) -> np.ndarray:
+def nearest_matching(
+    vocab: Vocabulary, ids: np.ndarray, *, k: int = MATCH_NEIGHBOURS, nn: np.ndarray | None = None
+) -> np.ndarray:
     """A matching of ``ids`` (positions) along nearest neighbours, by rounds of mutual choices.
 
     In each round every unmatched word points at its nearest unmatched word among its ``k``
     nearest screened words; mutual choices are matched. Words whose k neighbours are all taken
-    stay unmatched. Vectorised over words; at most ``k`` + 1 rounds.
+    stay unmatched. Vectorised over words; at most ``k`` + 1 rounds. ``nn``: the screened
+    words' nearest screened words as positions, nearest first, when the caller has them.
     """
     ids = np.asarray(ids, dtype=np.int64)
     n = ids.size
     partner = np.full(n, -1, dtype=np.int64)
     if n < 2:
         return partner
-    row_of = np.full(len(vocab), -1, dtype=np.int64)
-    row_of[ids] = np.arange(n)
-    nn = row_of[nearest_neighbors(vocab, ids, min(k, n - 1), among=ids)]  # (n, k) positions, nearest first
+    if nn is None:
+        row_of = np.full(len(vocab), -1, dtype=np.int64)
+        row_of[ids] = np.arange(n)
+        nn = row_of[nearest_neighbors(vocab, ids, min(k, n - 1), among=ids)]  # positions, nearest first
+    nn = np.asarray(nn, dtype=np.int64)[:, :k]
     for _ in range(nn.shape[1] + 1):
         free = partner < 0
         ok = free[nn] & free[:, None]
@@ -142,7 +147,11 @@ def nearest_matching(vocab: Vocabulary, ids: np.ndarray, *, k: int = MATCH_NEIGH
 
 
 def pairings_for(
-    guarantee: str, vocab: Vocabulary, ids: np.ndarray, rng: np.random.Generator
+    guarantee: str,
+    vocab: Vocabulary,
+    ids: np.ndarray,
+    rng: np.random.Generator,
+    nn: np.ndarray | None = None,
 ) -> list[Pairing]:
     """The pairings of a screen: nearest neighbours for metric claims, random and adjacent for LDP.
 
@@ -151,7 +160,7 @@ def pairings_for(
     """
     n = len(ids)
     if guarantee == "metric":
-        return [Pairing("nearest-neighbour", nearest_matching(vocab, ids))]
+        return [Pairing("nearest-neighbour", nearest_matching(vocab, ids, nn=nn))]
     return [Pairing("random", random_matching(n, rng)), Pairing("frequency-adjacent", frequency_matching(n))]
 
 

@@ -49,8 +49,8 @@ from dpcore.textaudit.estimator import (
     estimate_direction,
 )
 from dpcore.textaudit.interface import check_sanitizer
-from dpcore.textaudit.pairs import STRATEGIES, candidate_pairs
-from dpcore.textaudit.pooled import family_tests, pairings_for
+from dpcore.textaudit.pairs import STRATEGIES, candidate_pairs, nearest_neighbors
+from dpcore.textaudit.pooled import MATCH_NEIGHBOURS, family_tests, pairings_for
 from dpcore.textaudit.power import DEFAULT_POWER, detectable_excess, pipeline_statements
 from dpcore.textaudit.result import PairResult, TextAuditResult
 from dpcore.textaudit.sampling import OutputCodebook, eligible_outputs
@@ -480,11 +480,20 @@ def audit_text(
         if strategy == "screen":
             assert screen_ids is not None
             ts = time.perf_counter()
+            # the screened words' nearest screened words, once (matching, candidates, claim levels)
+            k_nn = max(neighbors, MATCH_NEIGHBOURS if sanitizer.guarantee == "metric" else 0)
+            k_nn = min(len(screen_ids) - 1, k_nn)
+            nn_pos = None
+            if k_nn > 0:
+                row_of = np.full(len(vocab), -1, dtype=np.int64)
+                row_of[screen_ids] = np.arange(len(screen_ids))
+                nn_pos = row_of[nearest_neighbors(vocab, screen_ids, k_nn, among=screen_ids)]
             pairings = pairings_for(
                 sanitizer.guarantee,
                 vocab,
                 screen_ids,
                 np.random.default_rng(cell_seed_sequence(seed, "text-audit", "pairings")),
+                nn=nn_pos,
             )
             partners = np.full((len(pairings), len(vocab)), -1, dtype=np.int64)
             for k, pr in enumerate(pairings):
@@ -524,6 +533,7 @@ def audit_text(
                 claims=claims,
                 eligible=elig_codes,
                 colocated=p0,
+                nn=nn_pos,
             )
             pooled, confirm = family_tests(
                 sdraws,
@@ -709,7 +719,7 @@ def audit_text(
             samples=samples,
             alpha_pair=alpha,
             alpha_pooled_test=(pooled[0].alpha if pooled else 0.0),
-            candidate_claims=_candidate_claims(sanitizer, vocab, screen_ids, claims)
+            candidate_claims=_candidate_claims(sanitizer, vocab, screen_ids, claims, nn_pos)
             if screen_info is not None
             else None,
         )
@@ -800,7 +810,11 @@ def _spread(ids: np.ndarray, seed: int, k: int = 64) -> np.ndarray:
 
 
 def _candidate_claims(
-    sanitizer: Any, vocab: Vocabulary, ids: np.ndarray | None, claims: Callable[..., np.ndarray]
+    sanitizer: Any,
+    vocab: Vocabulary,
+    ids: np.ndarray | None,
+    claims: Callable[..., np.ndarray],
+    nn_pos: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """Claims of the screen's nearest-neighbour pairs (metric) or ε (LDP): the claim levels stated."""
     if ids is None or len(ids) < 2:
@@ -808,12 +822,9 @@ def _candidate_claims(
     if sanitizer.guarantee == "ldp":
         sub = ids[:2]
         return np.asarray(claims(sub[:1], sub[1:], np.ones(1)), dtype=np.float64)
-    from dpcore.textaudit.pairs import nearest_neighbors
-
-    sub = np.sort(np.random.default_rng(0).choice(ids, size=min(2_000, len(ids)), replace=False)).astype(
-        np.int64
-    )
-    nn = nearest_neighbors(vocab, sub, 1, among=ids)[:, 0]
+    pick = np.sort(np.random.default_rng(0).choice(len(ids), size=min(2_000, len(ids)), replace=False))
+    sub = ids[pick].astype(np.int64)
+    nn = ids[nn_pos[pick, 0]] if nn_pos is not None else nearest_neighbors(vocab, sub, 1, among=ids)[:, 0]
     d = pair_distances(vocab.vectors, sub, nn)
     return np.asarray(claims(sub, nn, d), dtype=np.float64)
 

@@ -124,6 +124,7 @@ def propose_pairs(
     claims: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
     eligible: np.ndarray | None,
     colocated: np.ndarray | None = None,
+    nn: np.ndarray | None = None,
 ) -> ScreenProposal:
     """Score candidate pairs from the screen's summaries and return the ``k_pairs`` best.
 
@@ -152,6 +153,9 @@ def propose_pairs(
     colocated:
         Pairing 0 over the positions of ``draws`` (partner position, −1: none): these pairs are
         candidates too, and their score is also taken from all outputs (``pair_lower``).
+    nn:
+        The screened words' nearest screened words (positions of ``draws``, nearest first, at
+        least ``neighbors`` columns), when the caller has them.
     """
     ok = [d for d in draws if d.summary is not None]
     pos_all = np.full(len(draws), -1, dtype=np.int64)
@@ -211,7 +215,11 @@ def propose_pairs(
     if neighbors > 0:
         row_of = np.full(len(vocab), -1, dtype=np.int64)
         row_of[wids] = np.arange(n)
-        nn = row_of[nearest_neighbors(vocab, wids, neighbors, among=wids)]
+        if nn is not None and nn.shape[1] >= neighbors:  # positions → rows of the words that drew
+            nn = pos_all[np.asarray(nn)[okmask, :neighbors]]
+            nn = np.where(nn >= 0, nn, np.arange(n)[:, None])  # a failed neighbour: a self-pair, dropped
+        else:
+            nn = row_of[nearest_neighbors(vocab, wids, neighbors, among=wids)]
         parts.append(np.stack([np.repeat(np.arange(n), nn.shape[1]), nn.ravel()], axis=1))
     a = np.repeat(np.arange(n), RANDOM_PARTNERS)
     b = (a + rng.integers(1, n, size=a.size)) % n
