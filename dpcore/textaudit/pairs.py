@@ -25,10 +25,15 @@ def nearest_neighbors(
     *,
     among: np.ndarray | None = None,
     max_elements: int = 1 << 22,
+    workers: int = 1,
 ) -> np.ndarray:
     """The ``k`` nearest other words of each id (Euclidean), shape ``(len(ids), k)``, chunked over ids.
 
-    ``among`` restricts the neighbours to those ids (default: the whole vocabulary).
+    ``among`` restricts the neighbours to those ids (default: the whole vocabulary). Candidates
+    come from a float32 GEMM (half the time of float64 at |V| = 50,000), the k + 4 best of each
+    row are then ranked by their exact float64 distances (ties: the smaller position in ``among``).
+    ``workers`` threads share the chunks (NumPy's GEMM and partition release the GIL; BLAS is
+    kept to one thread each). The result does not depend on ``workers`` or the chunking.
     """
     ids = np.asarray(ids, dtype=np.int64)
     pool = np.arange(len(vocab)) if among is None else np.asarray(among, dtype=np.int64)
@@ -36,18 +41,41 @@ def nearest_neighbors(
     out = np.empty((len(ids), k), dtype=np.int64)
     if k <= 0:
         return out
-    vec, sq = vocab.vectors, vocab.sq_norms
-    pv, psq = (vec, sq) if among is None else (vec[pool], sq[pool])
-    for sl in iter_chunks(len(ids), len(pool), max_elements):
+    vec = vocab.vectors
+    pv = vec if among is None else vec[pool]
+    pv32 = pv.astype(np.float32)
+    m2 = np.ascontiguousarray(-2.0 * pv32.T)  # ranking per row needs ‖p‖² − 2 r·p only
+    psq32 = np.einsum("ij,ij->i", pv32, pv32)
+    pos_in_pool = np.full(len(vocab), -1, dtype=np.int64)
+    pos_in_pool[pool] = np.arange(len(pool))
+    kk = min(k + 4, len(pool))
+
+    def one(sl: slice) -> None:
         rows = ids[sl]
-        d = vec[rows] @ pv.T
-        d *= -2.0
-        d += sq[rows][:, None]
-        d += psq[None, :]
-        d[pool[None, :] == rows[:, None]] = np.inf  # never pair a word with itself
-        part = np.argpartition(d, k - 1, axis=1)[:, :k]
-        order = np.argsort(np.take_along_axis(d, part, axis=1), axis=1, kind="stable")
+        d = vec[rows].astype(np.float32) @ m2
+        d += psq32[None, :]
+        own = pos_in_pool[rows]
+        has = np.flatnonzero(own >= 0)
+        d[has, own[has]] = np.inf  # never pair a word with itself
+        part = np.argpartition(d, kk - 1, axis=1)[:, :kk] if kk < len(pool) else np.argsort(d, axis=1)
+        del d
+        diff = vec[rows][:, None, :] - pv[part]
+        exact = np.einsum("ijk,ijk->ij", diff, diff)
+        exact[pool[part] == rows[:, None]] = np.inf
+        order = np.lexsort((part, exact), axis=1)[:, :k]
         out[sl] = pool[np.take_along_axis(part, order, axis=1)]
+
+    chunks = list(iter_chunks(len(ids), len(pool), max_elements))
+    if workers <= 1 or len(chunks) == 1:
+        for sl in chunks:
+            one(sl)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from dpcore.textaudit.engine import _one_blas_thread
+
+        with _one_blas_thread(), ThreadPoolExecutor(max_workers=workers) as pool_ex:
+            list(pool_ex.map(one, chunks))
     return out
 
 

@@ -487,7 +487,9 @@ def audit_text(
             if k_nn > 0:
                 row_of = np.full(len(vocab), -1, dtype=np.int64)
                 row_of[screen_ids] = np.arange(len(screen_ids))
-                nn_pos = row_of[nearest_neighbors(vocab, screen_ids, k_nn, among=screen_ids)]
+                nn_pos = row_of[
+                    nearest_neighbors(vocab, screen_ids, k_nn, among=screen_ids, workers=n_workers)
+                ]
             pairings = pairings_for(
                 sanitizer.guarantee,
                 vocab,
