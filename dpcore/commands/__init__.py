@@ -9,6 +9,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "listing",
     "audit",
     "audit_text",
+    "adapters",
     "sensitivity",
     "adept_sim",
     "accounting",

@@ -62,8 +62,8 @@ def rows() -> list[dict[str, object]]:
     from dpcore.textaudit.loaders import available_sanitizers
 
     for c in available_sanitizers():
-        if c.kind == "dpcore":
-            continue  # listed above
+        if c.kind == "dpcore" or c.name.startswith("mldp:"):
+            continue  # listed above, or below
         out.append(
             {
                 "name": c.name,
@@ -71,8 +71,13 @@ def rows() -> list[dict[str, object]]:
                 "flawed": c.flawed,
                 "summary": c.summary,
                 "citation": "",
+                "available": True,
             }
         )
+    from dpcore.textaudit.mldp import mldp_choice_rows
+
+    for row in mldp_choice_rows():  # listed even when not installed, with available: false
+        out.append({"family": "text-audit", "flawed": False, "citation": "", **row})
     return out
 
 
@@ -83,6 +88,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     width = max(len(str(r["name"])) for r in data)
     for r in data:
-        flag = "FLAWED " if r["flawed"] else "       "
+        flag = "FLAWED " if r["flawed"] else ("  N/A  " if r.get("available") is False else "       ")
         print(f"{r['name']!s:<{width}}  {r['family']!s:<7} {flag}{r['summary']}")
     return 0

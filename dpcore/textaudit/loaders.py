@@ -7,8 +7,12 @@ a registered text mechanism       dpcore's own (``santext``, ``santext+``, ``fey
 ``krr``                           k-ary randomized response over the vocabulary (reference, ε-LDP)
 ``flawed:…``                      a labelled flawed reproduction (:mod:`dpcore.flawed.text`)
 ``pypantera:KIND``                pyPANTERA's mechanism run as shipped (:mod:`.pypantera`)
+``mldp:KIND``                     mldp-text's mechanism run as shipped in its own environment
+                                  (:mod:`.mldp`; ``python -m dpcore adapters install mldp``)
 ``path/file.py:factory``          the user's own code (CLI only, ``allow_user_code=True``)
 ``package.module:factory``        likewise, from an installed module
+``subprocess:PY::mod:factory``    the user's code run by another interpreter ``PY`` (its own
+                                  environment; CLI only, :mod:`.subprocess_adapter`)
 ================================  ==================================================================
 
 User factories are called as ``factory(epsilon=E, vocab=WORDS)`` with ``WORDS`` the list of
@@ -71,15 +75,24 @@ def available_sanitizers() -> list[SanitizerChoice]:
             out.append(
                 SanitizerChoice(f"pypantera:{k}", f"pypantera:{k} — {summary}", "third-party", False, summary)
             )
+    from dpcore.textaudit.mldp import mldp_choice_rows
+
+    for row in mldp_choice_rows():
+        if row["available"]:  # the environment is installed
+            n, s = row["name"], row["summary"]
+            out.append(SanitizerChoice(n, f"{n} — {s}", "third-party", False, s))
     return out
 
 
 def is_user_code(name: str) -> bool:
-    """True when ``name`` points at user code (``file.py:factory`` or ``module:factory``)."""
+    """True when ``name`` points at user code (``file.py:factory``, ``module:factory`` or
+    ``subprocess:PY::target``)."""
     if ":" not in name:
         return False
+    if name.startswith("subprocess:"):
+        return True
     head = name.rsplit(":", 1)[0]
-    return head not in ("flawed", "pypantera")
+    return head not in ("flawed", "pypantera", "mldp")
 
 
 def _load_factory(spec: str) -> Any:
@@ -152,6 +165,21 @@ def load_sanitizer(
         from dpcore.textaudit.pypantera import PypanteraSanitizer
 
         return PypanteraSanitizer(kind=name.split(":", 1)[1], epsilon=epsilon, vocab=vocab, **params)
+    if name.startswith("mldp:"):
+        from dpcore.textaudit.mldp import MldpSanitizer
+
+        return MldpSanitizer(kind=name.split(":", 1)[1], epsilon=epsilon, vocab=vocab, **params)
+    if name.startswith("subprocess:"):
+        if not allow_user_code:
+            raise DPCoreError(
+                "user code (subprocess:PYTHON::module:factory) can be audited from the CLI only"
+            )
+        from dpcore.textaudit.subprocess_adapter import SubprocessSanitizer, parse_subprocess_spec
+
+        python, target = parse_subprocess_spec(name)
+        return SubprocessSanitizer(
+            python=python, target=target, epsilon=epsilon, vocab=vocab, params=params, label=name
+        )
     if is_user_code(name):
         if not allow_user_code:
             raise DPCoreError(
@@ -166,4 +194,7 @@ def load_sanitizer(
             raise DPCoreError(f"{name} raised {type(exc).__name__}: {exc}") from None
         return check_sanitizer(obj)
     valid = ", ".join(c.name for c in available_sanitizers())
-    raise DPCoreError(f"unknown text sanitizer {name!r}; choose one of: {valid}, or path/to/file.py:factory")
+    raise DPCoreError(
+        f"unknown text sanitizer {name!r}; choose one of: {valid}, or path/to/file.py:factory, "
+        "or subprocess:/path/to/python::module:factory"
+    )
