@@ -3,6 +3,7 @@
     python bench/audit_text.py                 # every part below, one run
     python bench/audit_text.py --only screen   # one part: basic, screen, floor, ray or memory
     python bench/audit_text.py --only screen --vocab-size 500 --screen-budget 500000   # a smoke run
+    python bench/audit_text.py --only scale --vocab-size 50000 --old-tree /tmp/old   # stage 1 in workers
 
 From one run, on SanText over GloVe at |V| = 15,000, ε = 1:
 
@@ -26,7 +27,18 @@ From one run, on SanText over GloVe at |V| = 15,000, ε = 1:
 7. memory: peak RSS of a fresh process auditing SanText at T = 10⁷ draws per word (two words),
    beside one at T = 10⁵: draws are counted chunk by chunk, so memory does not grow with T.
 
+8. ``--only scale``: stage 1 (the screen) of SanText ε = 1 over the whole vocabulary, m draws per
+   word (``--screen-budget``, default 1,000 per word), in a fresh process per run: the screen
+   stage's seconds and draws per second (its drawing, ``draw_words``, apart: the stage also
+   builds the pairings) for 1, 2, 4, … workers up to the machine's cores, the speed-up over one
+   worker, and whether the result is the same. With ``--old-tree PATH`` (a checkout of older
+   code: ``git archive <commit> dpcore | tar -x -C PATH``) the same runs of that tree, interleaved,
+   and this tree's speed over it. Then the floor: the same blocks' distances, exp, cumulative
+   sums and searches in plain numpy on one core, for 8,192 words.
+
 Targets (issue "Audit any text sanitizer"): (1) under 2 s, (2) under 60 s on this 2-core machine.
+Issue 30: at |V| = 50,000, one worker, stage 1 at least 2× the old code's draws per second; on
+2 cores, 2 workers at least 1.7× one.
 ``--vocab-size`` and ``--screen-budget`` shrink parts 4 and 6 for a quick check of the script
 (the figures above are for the defaults).
 """
@@ -68,7 +80,7 @@ class _BlackBox:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=("basic", "screen", "floor", "ray", "memory"), default=None)
+    ap.add_argument("--only", choices=("basic", "screen", "floor", "ray", "memory", "scale"), default=None)
     ap.add_argument(
         "--vocab-size",
         type=int,
@@ -81,8 +93,14 @@ def main() -> None:
         default=None,
         help="screen draws of parts 4 and 6 (default: the audit's default in 4, 3e7 in 6)",
     )
+    ap.add_argument(
+        "--old-tree",
+        default=None,
+        help="part 8: a checkout of older code (a folder holding its dpcore/) timed beside this tree",
+    )
+    ap.add_argument("--reps", type=int, default=1, help="part 8: runs per row (the best is shown)")
     args = ap.parse_args()
-    print(f"load average: {os.getloadavg()[0]:.2f} (2 cores; figures scale with contention)")
+    print(f"load average: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores; figures scale with contention)")
     vocab = build_vocabulary("glove", size=args.vocab_size)
     budget = {} if args.screen_budget is None else {"screen_budget": args.screen_budget}
     parts = {
@@ -91,6 +109,7 @@ def main() -> None:
         "floor": _floor,
         "ray": lambda v: _ray(v, **budget),
         "memory": _memory,
+        "scale": lambda v: _scale(v, args.screen_budget, args.old_tree, args.reps),
     }
     for name, fn in parts.items():
         if args.only in (None, name):
@@ -291,6 +310,177 @@ def _memory(vocab) -> None:  # type: ignore[no-untyped-def]
         ).stdout.split()
         rss, dt, drawn = float(out[0]), float(out[1]), int(out[2])
         print(f"   T = {t:>12,} per word: {drawn:>12,} draws in {dt:6.1f} s, peak RSS {rss:6.0f} MiB")
+
+
+_SCALE_CHILD = """
+import json, sys, time
+from dpcore.jsonutil import dumps
+from dpcore.text import create_text_mechanism
+from dpcore.text.vocab import build_vocabulary
+from dpcore.textaudit import DpcoreSanitizer, audit_text
+import dpcore.textaudit.runner as runner
+size, budget, workers, dump = {size}, {budget}, {workers}, {dump!r}
+v = build_vocabulary("glove", size=size)
+s = DpcoreSanitizer(create_text_mechanism("santext", vocab=v, epsilon=1.0))
+timed = {{}}
+draw = runner.draw_words
+def timed_draw(sanitizer, words, wids, seed, plan, **kw):
+    t = time.perf_counter()
+    out = draw(sanitizer, words, wids, seed, plan, **kw)
+    timed.setdefault(plan.stage, time.perf_counter() - t)
+    return out
+runner.draw_words = timed_draw
+r = audit_text(s, vocab=v, seed=0, workers=workers, screen_budget=budget, samples=2000, pairs=5)
+d = r.to_dict()
+d.pop("execution"); d.pop("elapsed_seconds")
+st = r.execution["stages"]["screen"]
+with open(dump, "w") as f:
+    f.write(dumps(d))
+print(json.dumps({{"screen_s": st["seconds"], "draws": st["draws"], "draw_s": timed["screen"]}}))
+"""
+
+
+def _scale_run(root: str, cwd: str, size: int, budget: int, workers: int) -> dict:  # type: ignore[type-arg]
+    """One audit in a fresh process with dpcore from ``root``: the screen's seconds and draws, and
+    the result (``to_dict()`` without ``execution`` and ``elapsed_seconds``) under ``"result"``."""
+    import json
+    import subprocess
+    import tempfile
+
+    env = {**os.environ, "PYTHONPATH": root}
+    with tempfile.TemporaryDirectory() as tmp:
+        dump = str(Path(tmp) / "result.json")
+        code = _SCALE_CHILD.format(size=size, budget=budget, workers=workers, dump=dump)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=cwd, env=env
+        )
+        if out.returncode != 0:
+            raise SystemExit(f"the run with dpcore from {root} failed:\n{out.stderr[-2000:]}")
+        got = json.loads(out.stdout.strip().splitlines()[-1])
+        got["result"] = json.loads(Path(dump).read_text())
+    return got
+
+
+def _differences(a: object, b: object, path: str = "") -> tuple[list[str], list[str]]:
+    """Paths where two results differ, and keys only one of them has (another tree's fields)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        diff: list[str] = []
+        only = [f"{path}/{k}" for k in set(a) ^ set(b)]
+        for k in sorted(set(a) & set(b)):
+            d, o = _differences(a[k], b[k], f"{path}/{k}")
+            diff += d
+            only += o
+        return diff, only
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        diff, only = [], []
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            d, o = _differences(x, y, f"{path}[{i}]")
+            diff += d
+            only += o
+        return diff, only
+    return ([] if a == b else [path or "/"]), []
+
+
+def _floor_blocks(vocab, m: int, n_words: int = 8192) -> tuple[float, int, int]:  # type: ignore[no-untyped-def]
+    """Plain numpy, one core: the screen's blocks of 64 words (one product each), then each row's
+    distances, max-shift, exp, cumulative sum and m searches (uniforms sorted first)."""
+    from threadpoolctl import threadpool_limits
+
+    vec, sq = vocab.vectors, vocab.sq_norms
+    n = min(n_words, len(vocab))
+    g = 64
+    buf = np.empty((g, len(vocab)))
+    rng = np.random.default_rng(0)
+    eps = 1.0
+    t0 = time.perf_counter()
+    with threadpool_limits(limits=1, user_api="blas"):
+        for start in range(0, n, g):
+            ids = np.arange(start, start + g) % len(vocab)
+            np.matmul(vec[ids], vec.T, out=buf)
+            for i, wid in enumerate(ids[: min(g, n - start)]):
+                row = buf[i]
+                row *= -2.0
+                row += sq[wid]
+                row += sq
+                np.maximum(row, 0.0, out=row)
+                np.sqrt(row, out=row)
+                row[wid] = 0.0
+                row *= -0.5 * eps
+                np.exp(row, out=row)
+                np.cumsum(row, out=row)
+                u = rng.random(2 * m)[m:]
+                u.sort()
+                np.searchsorted(row, u * row[-1], side="right")
+    return time.perf_counter() - t0, n, n * m
+
+
+def _scale(vocab, screen_budget: int | None, old_tree: str | None, reps: int) -> None:  # type: ignore[no-untyped-def]
+    from dpcore.textaudit.engine import block_info
+
+    root = str(Path(__file__).resolve().parents[1])
+    size = len(vocab)
+    budget = screen_budget if screen_budget is not None else 1000 * size
+    m = budget // size
+    cores = os.cpu_count() or 1
+    counts = [1]
+    while counts[-1] * 2 <= cores:
+        counts.append(counts[-1] * 2)
+    if counts[-1] != cores:
+        counts.append(cores)
+    info = block_info(DpcoreSanitizer(create_text_mechanism("santext", vocab=vocab, epsilon=1.0)))
+    print(
+        f"8. stage 1 (the screen), SanText ε = 1, |V| = {size:,}, m = {m:,} draws per word "
+        f"({budget:,} draws), a fresh process per run, best of {reps}; this tree's blocks: "
+        f"{info['block_words']} words, one product of {info['product_rows']} rows, "
+        f"{info['block_bytes'] / 2**20:.1f} MiB per worker"
+    )
+    trees = [("this tree", root, root)]
+    if old_tree:
+        trees.append(("old tree", str(Path(old_tree).resolve()), "/"))
+    print(
+        f"   {'workers':>7}  {'tree':<9} {'stage 1 s':>9} {'draws/s':>11} {'×1 worker':>9}  "
+        f"{'drawing s':>9} {'draws/s':>11} {'×1 worker':>9}  {'load':>4}  result"
+    )
+    best: dict[tuple[str, int], dict] = {}  # type: ignore[type-arg]
+    for w in counts:
+        for label, path, cwd in trees:
+            runs = [_scale_run(path, cwd, size, budget, w) for _ in range(reps)]
+            r = min(runs, key=lambda x: x["screen_s"])
+            best[(label, w)] = r
+            one = best[(label, 1)]
+            diff, only = _differences(r["result"], best[("this tree", 1)]["result"])
+            same = "same as this tree, 1 worker" if not diff else f"DIFFERENT at {', '.join(diff[:3])}"
+            if only and not diff:
+                same += f" (fields of one tree only: {', '.join(sorted(only)[:3])})"
+            rate, rate_draw = r["draws"] / r["screen_s"], r["draws"] / r["draw_s"]
+            up, up_draw = one["screen_s"] / r["screen_s"], one["draw_s"] / r["draw_s"]
+            print(
+                f"   {w:>7}  {label:<9} {r['screen_s']:9.1f} {rate:11,.0f} {up:8.2f}×  "
+                f"{r['draw_s']:9.1f} {rate_draw:11,.0f} {up_draw:8.2f}×  "
+                f"{os.getloadavg()[0]:4.1f}  {same}",
+                flush=True,
+            )
+        if old_tree:
+            new, old = best[("this tree", w)], best[("old tree", w)]
+            print(
+                f"   {w:>7}  this tree / old tree: stage 1 ×{old['screen_s'] / new['screen_s']:.2f}, "
+                f"drawing ×{old['draw_s'] / new['draw_s']:.2f}"
+            )
+        if w == 1:  # the floor beside the one-worker runs
+            t_floor, n_words, draws = min((_floor_blocks(vocab, m) for _ in range(reps)), key=lambda x: x[0])
+            one = best[("this tree", 1)]
+            rate_floor = draws / t_floor
+            print(
+                f"   floor: plain numpy on one core, the same blocks ({info['product_rows']} rows a product, "
+                f"{n_words:,} words × {m:,}): {t_floor:.1f} s, {rate_floor:,.0f} draws/s; stage 1 (1 worker) "
+                f"is {rate_floor / (one['draws'] / one['screen_s']):.2f}× slower, its drawing "
+                f"{rate_floor / (one['draws'] / one['draw_s']):.2f}× (load {os.getloadavg()[0]:.1f})",
+                flush=True,
+            )
+    print(
+        "   stage 1 = the pairings (nearest neighbours, one process) + the drawing (draw_words: rows, draws, "
+        "pair scores and summaries, in the workers)"
+    )
 
 
 def _basic(vocab) -> None:  # type: ignore[no-untyped-def]

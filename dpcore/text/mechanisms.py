@@ -476,7 +476,12 @@ class RowBlock:
             cdf = self._row(k)
             total = cdf[-1]
             target = np.minimum(u_pick[sel] * total, np.nextafter(total, 0.0))
-            out[sel] = mech._candidates[np.searchsorted(cdf, target, side="right")]
+            # searched in increasing order (each search starts where the last ended, in cache):
+            # the same column for every draw as searching them in draw order
+            order = np.argsort(target)
+            pos = np.empty(target.size, dtype=np.int64)
+            pos[order] = np.searchsorted(cdf, target[order], side="right")
+            out[sel] = mech._candidates[pos]
         return out
 
 

@@ -17,6 +17,11 @@ Sampling is exact for the stated distribution up to float64 rounding:
 
 The uniforms are drawn by the caller, one per token *position*, so results do not depend on the
 chunk size.
+
+The text audit, which draws thousands of outputs of every word of V, computes its rows a block
+of words at a time instead (:class:`dpcore.text.mechanisms.RowBlocks`): one product of a fixed
+height (:func:`product_rows`) per block, each row then finished by :func:`cdf_row`, the same
+steps as above on one row.
 """
 
 from __future__ import annotations

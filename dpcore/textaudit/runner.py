@@ -41,7 +41,7 @@ from dpcore.textaudit.declaration import (
     exact_rows,
     pad_log,
 )
-from dpcore.textaudit.engine import ENGINES, DrawPlan, WordDraws, draw_words
+from dpcore.textaudit.engine import ENGINES, DrawPlan, WordDraws, block_info, draw_words
 from dpcore.textaudit.estimator import (
     MAX_EVENT_CANDIDATES,
     best_prefix,
@@ -449,6 +449,7 @@ def audit_text(
         probe = (screen_ids if screen_ids is not None else np.unique(cand)).astype(np.int64)
         sanitizer, rng_contract = _rng_contract(sanitizer, words_arr, probe, seed, n_workers, engine)
         rng_contract, run["rng_contract_forked_checks"] = _split_fork_checks(rng_contract)
+        run.update(block_info(sanitizer))
         if fitted:
             assert screen_ids is not None
             speed = probe_speed(sanitizer, words_arr, probe, seed)

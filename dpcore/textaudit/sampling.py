@@ -108,7 +108,8 @@ def draw_counts(
     bounds = np.cumsum([0, *(split if split is not None else (n,))])
     if bounds[-1] != n:
         raise ValueError("split must sum to n")
-    seg_counts = [np.zeros(len(codebook), dtype=np.int64) for _ in range(len(bounds) - 1)]
+    # a segment's counts start at its first chunk (no zeros to add to, no copies at the end)
+    seg_counts: list[np.ndarray | None] = [None] * (len(bounds) - 1)
     fast = callable(getattr(sanitizer, "sample_ids", None))
     chunk = FAST_CHUNK if fast else BLACKBOX_CHUNK
     what = "sample_ids()" if fast else "sample()"
@@ -133,16 +134,24 @@ def draw_counts(
             lo, hi = max(done, int(bounds[k])), min(done + m, int(bounds[k + 1]))
             if lo >= hi:
                 continue
-            if size > seg_counts[k].size:
-                seg_counts[k] = np.pad(seg_counts[k], (0, size - seg_counts[k].size))
-            seg_counts[k] += np.bincount(codes[lo - done : hi - done], minlength=seg_counts[k].size)
+            cur = seg_counts[k]
+            at_least = size if cur is None else max(size, cur.size)
+            got = np.bincount(codes[lo - done : hi - done], minlength=at_least)
+            if cur is None:
+                seg_counts[k] = got.astype(np.int64, copy=False)
+            else:
+                if got.size > cur.size:
+                    cur = np.pad(cur, (0, got.size - cur.size))
+                cur += got
+                seg_counts[k] = cur
         done += m
         if on_progress is not None:
             on_progress(m)
+    counts = [np.zeros(len(codebook), dtype=np.int64) if c is None else c for c in seg_counts]
     if split is None:
-        return seg_counts[0]
-    size = max(c.size for c in seg_counts)
-    return [np.pad(c, (0, size - c.size)) for c in seg_counts]
+        return counts[0]
+    size = max(c.size for c in counts)
+    return [c if c.size == size else np.pad(c, (0, size - c.size)) for c in counts]
 
 
 def eligible_outputs(sanitizer: Any, size: int) -> np.ndarray | None:
