@@ -292,7 +292,7 @@ def test_family_wise_false_alarms_at_15000(name: str, vocab15000: Vocabulary, pl
         san = load_sanitizer(f"{path}:factory", epsilon=1.0, vocab=vocab15000, allow_user_code=True)
     else:
         san = load_sanitizer(name, epsilon=1.0, vocab=vocab15000)
-    runs, conf = 5, 0.8
+    runs, conf = 4, 0.8
     budget = 200 * len(vocab15000)
     flags = 0
     for seed in range(runs):
@@ -320,7 +320,7 @@ def test_uniform_power_statement_holds_for_the_pipeline():
             return self.epsilon + delta
 
     planted = Planted(epsilon=1.0, words=vocab.words)
-    runs = 40
+    runs = 30
     hits = sum(audit_text(planted, seed=100 + s, **kw).verdict == "violates" for s in range(runs))
     assert _at_least(hits, runs, 0.9), f"{hits}/{runs} at Δ = {delta:.3g}"
 
@@ -349,7 +349,7 @@ def test_single_output_power_statement_holds_for_the_pipeline():
             return np.where(u < rate, hot, out)
 
     planted = Planted(epsilon=1.0, words=vocab.words)
-    runs = 40
+    runs = 30
     hits = 0
     for s in range(runs):
         res = audit_text(planted, seed=200 + s, **kw)

@@ -81,6 +81,9 @@ ALPHA_DECLARATION = 0.1
 ALPHA_POOLED = 0.2
 #: Pairs named by a rejecting pooled family that go on to stage 2 (per family).
 POOLED_CONFIRM = 5
+#: Distinct words per confirmed pair, for the time estimate (proposed pairs share words: 50
+#: pairs of pyPANTERA CMP at |V| = 2,000 drew 58 words, not 100).
+CONFIRM_WORDS_PER_PAIR = 1.25
 
 
 def max_detectable_loss(samples_per_half: int, alpha: float) -> float:
@@ -456,7 +459,7 @@ def audit_text(
             plan_fit = fit_plan(
                 speed,
                 screen_words=len(screen_ids),
-                confirm_words=min(len(screen_ids), 2 * pairs + 4 * POOLED_CONFIRM),
+                confirm_words=min(len(screen_ids), round(CONFIRM_WORDS_PER_PAIR * pairs) + POOLED_CONFIRM),
                 minutes=screen_minutes,
                 workers=n_workers,
                 max_budget=DEFAULT_SCREEN_BUDGET,
