@@ -96,40 +96,22 @@ def distance_matrix(vocab: Vocabulary) -> np.ndarray:
 
 
 def nearest_matching(vocab: Vocabulary, k: int = 8) -> np.ndarray:
-    """Matching of V along nearest neighbours by rounds of mutual choices (−1: unmatched).
+    """The audit's own nearest-neighbour matching of V (−1: unmatched)."""
+    from dpcore.textaudit.pooled import nearest_matching as audit_matching
 
-    The rule of :func:`dpcore.textaudit.pooled.nearest_matching`, restated here so that this
-    script does not depend on the audit's internals.
-    """
-    n = len(vocab)
-    nn = nearest_neighbors(vocab, np.arange(n), min(k, n - 1))
-    partner = np.full(n, -1, dtype=np.int64)
-    for _ in range(nn.shape[1] + 1):
-        free = partner < 0
-        ok = free[nn] & free[:, None]
-        has = ok.any(axis=1)
-        choice = np.where(has, nn[np.arange(n), np.argmax(ok, axis=1)], -1)
-        i = np.flatnonzero(choice >= 0)
-        mutual = i[choice[choice[i]] == i]
-        if mutual.size == 0:
-            break
-        partner[mutual] = choice[mutual]
-    return partner
+    return audit_matching(vocab, np.arange(len(vocab)), k=k)
 
 
 def random_matching(n: int, seed: int = 0) -> np.ndarray:
-    perm = np.random.default_rng(seed).permutation(n)
-    partner = np.full(n, -1, dtype=np.int64)
-    k = n - n % 2
-    partner[perm[0:k:2]], partner[perm[1:k:2]] = perm[1:k:2], perm[0:k:2]
-    return partner
+    from dpcore.textaudit.pooled import random_matching as audit_random
+
+    return audit_random(n, np.random.default_rng(seed))
 
 
 def frequency_matching(n: int) -> np.ndarray:
-    partner = np.full(n, -1, dtype=np.int64)
-    k = n - n % 2
-    partner[:k] = np.arange(k) ^ 1
-    return partner
+    from dpcore.textaudit.pooled import frequency_matching as audit_frequency
+
+    return audit_frequency(n)
 
 
 def pooled_excess(P: np.ndarray, partner: np.ndarray, claims: np.ndarray) -> dict[str, float]:

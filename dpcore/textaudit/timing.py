@@ -61,13 +61,15 @@ def probe_speed(sanitizer: Any, words: np.ndarray, ids: np.ndarray, seed: int) -
 
     The draws come from a stream of their own (``"speed-probe"``) and are discarded.
     """
+    from dpcore.textaudit.engine import _BaseOnly
+
     t_start = time.perf_counter()
     ids = np.asarray(ids, dtype=np.int64)[:3]
     fast = callable(getattr(sanitizer, "sample_ids", None))
 
     def timed(wid: int, n: int) -> float:
         rng = np.random.default_rng(cell_seed_sequence(seed, "text-audit", "speed-probe", int(wid), n))
-        cb = _Base(len(words)) if fast else OutputCodebook(words)
+        cb = _BaseOnly(len(words)) if fast else OutputCodebook(words)
         t0 = time.perf_counter()
         try:
             draw_counts(sanitizer, str(words[wid]), int(wid), n, rng, cb)  # type: ignore[arg-type]
@@ -97,15 +99,6 @@ def probe_speed(sanitizer: Any, words: np.ndarray, ids: np.ndarray, seed: int) -
     per_draw = max((t2 - t1) / max(n2 - n1, 1.0), t2 / n2 * 0.5, 1e-9)
     per_word = max(t1 - per_draw * n1, 0.0)
     return Speed(per_word, per_draw, time.perf_counter() - t_start)
-
-
-class _Base:
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.extra: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return self.n
 
 
 @dataclass(frozen=True)
