@@ -507,10 +507,3 @@ def family_tests(
                 confirm.append(np.stack([ids[fav[top]], ids[oth[top]]], axis=1))
     pairs = np.concatenate(confirm) if confirm else np.zeros((0, 2), dtype=np.int64)
     return tests, pairs
-
-
-def partner_rates(tests: list[FamilyTest]) -> dict[str, float]:
-    """Per family and pairing, the observed partner rate Y / (m · terms) (for the power statement)."""
-    return {
-        f"{t.pairing}/{t.family}": (t.y_sum / (t.draws_per_word * t.terms) if t.terms else 0.0) for t in tests
-    }

@@ -16,10 +16,10 @@ power(Δ) ≥ 0.9 (∞ when even q = 0 does not reach it: no violation on an eve
 shown with n draws). It is a statement about the test's own event S: a violation on an event the
 selection half did not choose, or on a pair that was not tested, is not covered.
 
-:func:`screen_detectable` states the same for stage 1 of the screen: the smallest probability
-p_s of a single output under M(x) that, produced by x′ at most e^{−(c + Δ)} as often, would
-score above the K-th proposed pair with probability ≥ 0.95 — so that with stage 2's ≥ 0.95 the
-violation is found with probability ≥ 0.9.
+:func:`pipeline_statements` states what the whole pipeline would have caught, class by class:
+:func:`proposal_probability` (the screen proposing a pair for one output) times
+:func:`flag_probability` (stage 2 flagging it on fresh draws) for a single-output violation, and
+:func:`~dpcore.textaudit.pooled.uniform_power` for a flaw shared by the vocabulary.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ __all__ = [
     "flag_probability",
     "pipeline_statements",
     "proposal_probability",
-    "screen_detectable",
     "single_output_probability",
 ]
 
@@ -191,45 +190,6 @@ def detectable_excess(
     return Detectable(power, float(p), float(hi), float(claim), float(claim + hi), int(n))
 
 
-def screen_detectable(
-    m: int, threshold: float, claim: float, residual: float, *, power: float = 0.95
-) -> float:
-    """Smallest p_s: a single output x produces with probability ≥ p_s outscores ``threshold``.
-
-    The pilot scores an output by ln CP⁻(c_x; m, 0.05) − ln CP⁺(c_x′; m, 0.05) − claim, with x′'s
-    count at most ``residual`` (its residual bound; a violating partner's own count is smaller).
-    With a = the ``1 − power`` quantile of Bin(m, p_s), the score exceeds the threshold with
-    probability ≥ ``power``. Returns ∞ when even p_s = 1 does not (the K-th pilot score is out
-    of reach with m draws), and 0 when the threshold is −∞ (every candidate was proposed).
-    """
-    from dpcore.textaudit.screen import SCREEN_ALPHA
-
-    if not math.isfinite(threshold):
-        return 0.0 if threshold < 0 else math.inf
-    need = threshold + claim + float(np.log(cp_upper(round(residual), m, SCREEN_ALPHA)))
-    a = np.arange(m + 1)
-    with np.errstate(divide="ignore"):
-        ok = np.log(cp_lower(a, m, SCREEN_ALPHA)) > need
-    if not ok.any():
-        return math.inf
-    a_need = int(np.argmax(ok))  # smallest count that scores above the threshold
-    if a_need == 0:
-        return 0.0
-    # smallest p with Pr[Bin(m, p) ≥ a_need] ≥ power: Pr[Bin ≤ a_need − 1] ≤ 1 − power
-    return _p_for_tail(m, a_need, power)
-
-
-def _p_for_tail(m: int, a_need: int, power: float) -> float:
-    lo, hi = 0.0, 1.0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if bdtrc(a_need - 1, m, mid) >= power:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
 #: The single-output statement is for a loss this many nats above the claim.
 SINGLE_OUTPUT_EXCESS = 1.0
 
@@ -326,7 +286,6 @@ def pipeline_statements(
     claims_tested: list[float],
     samples: int,
     alpha_pair: float,
-    alpha_pooled_test: float,
     candidate_claims: np.ndarray | None,
     power: float = DEFAULT_POWER,
 ) -> dict[str, Any]:

@@ -93,10 +93,6 @@ def max_detectable_loss(samples_per_half: int, alpha: float) -> float:
     return float(np.log(cp_lower(n, n, alpha / 2)) - np.log(cp_upper(0, n, alpha / 2)))
 
 
-def _eligible(sanitizer: Any, size: int) -> np.ndarray | None:
-    return eligible_outputs(sanitizer, size)
-
-
 def _pad(a: np.ndarray, n: int) -> np.ndarray:
     return a if a.size >= n else np.pad(a, (0, n - a.size))
 
@@ -437,7 +433,7 @@ def audit_text(
         )
 
     def elig_fn(size: int) -> np.ndarray | None:
-        return _eligible(sanitizer, size)
+        return eligible_outputs(sanitizer, size)
 
     t_engine = time.perf_counter()
     stop_engine = _start_engine(engine, n_workers, address)
@@ -526,7 +522,7 @@ def audit_text(
                     failures[str(words_arr[wd.wid])] = str(wd.error)
             stages["screen"] = _stage(ts, len(screen_ids) * m_screen)
             tp = time.perf_counter()
-            elig_codes = _eligible(sanitizer, len(codebook))
+            elig_codes = eligible_outputs(sanitizer, len(codebook))
             prop = propose_pairs(
                 sdraws,
                 vocab=vocab,
@@ -547,7 +543,7 @@ def audit_text(
                 screen_ids,
                 vocab=vocab,
                 claims=claims,
-                eligible=_eligible(sanitizer, len(vocab)),
+                eligible=eligible_outputs(sanitizer, len(vocab)),
                 alpha=a_pool,
                 halves=halves,
             )
@@ -583,7 +579,8 @@ def audit_text(
                 "top_words": _top_words(words_arr, screen_ids, word_scores, 20),
             }
             if declared:
-                pos_of = {int(w): k for k, w in enumerate(screen_ids)}
+                pos_of = np.full(len(vocab), -1, dtype=np.int64)
+                pos_of[screen_ids] = np.arange(len(screen_ids))
                 look = np.unique(np.concatenate([cand.ravel(), _spread(screen_ids, seed)]))
                 for wid in look:
                     sm = sdraws[pos_of[int(wid)]].summary
@@ -672,7 +669,7 @@ def audit_text(
         dist = pair_distances(vocab.vectors, cand[:, 0], cand[:, 1])
         bounds = claims(cand[:, 0], cand[:, 1], dist) if len(cand) else np.zeros(0)
         rows = exact_rows(sanitizer, words_arr, cand, codebook) if use_rows else None
-        exact = _exact_losses(rows, cand, _eligible(sanitizer, len(codebook)))
+        exact = _exact_losses(rows, cand, eligible_outputs(sanitizer, len(codebook)))
         n_bound = samples if rows is not None else samples - n_sel  # draws that bound an event
         results: list[PairResult] = []
         for k, (i, j) in enumerate(cand):
@@ -724,7 +721,6 @@ def audit_text(
             claims_tested=[r.claimed_bound for r in results if r.error is None],
             samples=samples,
             alpha_pair=alpha,
-            alpha_pooled_test=(pooled[0].alpha if pooled else 0.0),
             candidate_claims=_candidate_claims(sanitizer, vocab, screen_ids, claims, nn_pos)
             if screen_info is not None
             else None,
