@@ -66,7 +66,7 @@ def main() -> None:
     rows = []
     load0 = os.getloadavg()[0]
     for name in names:
-        tokens = args.lm_tokens if required_embedding(name) == "bert" else args.tokens
+        tokens = args.lm_tokens if required_embedding(name) == "bert-wordpiece" else args.tokens
         res = subprocess.run(
             [sys.executable, "-c", CHILD, str(ROOT), name, str(tokens)], capture_output=True, text=True
         )

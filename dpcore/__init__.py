@@ -9,7 +9,7 @@ stays instant)
   mechanism, exact and Monte-Carlo (:mod:`dpcore.audit`).
 - :func:`audit_text` — black-box audit of any text sanitizer's ε claim (:mod:`dpcore.textaudit`).
 - :func:`create_mechanism`, :func:`create_text_mechanism`, :func:`text_mechanism` — the
-  mechanism factories (registered names: ``dpcore list``).
+  mechanism factories (registered names: ``python -m dpcore list``).
 - :func:`sanitize` — sanitize text; :func:`attack` — defense rates; :func:`utility` —
   downstream accuracy (:mod:`dpcore.api`); :func:`load_mlm`, :func:`mask_token_inference` —
   the masked-LM attacker (onnxruntime).

@@ -29,7 +29,7 @@ __all__ = ["attack", "default_vocab_size", "sanitize", "text_mechanism", "utilit
 
 #: Default vocabulary sizes, as the CLI's: GloVe is cut to the 15,000 most frequent words (the
 #: scale of SanText's SST-2 vocabulary, 14,730); BERT keeps its whole WordPiece vocabulary.
-DEFAULT_VOCAB_SIZE: dict[str, int | None] = {"glove": 15_000, "bert": None}
+DEFAULT_VOCAB_SIZE: dict[str, int | None] = {"glove": 15_000, "bert": None, "bert-wordpiece": None}
 
 
 def default_vocab_size(embedding: str) -> int | None:
@@ -57,7 +57,8 @@ def text_mechanism(
     epsilon
         ε (per unit of embedding distance for metric mechanisms).
     embedding
-        ``"glove"`` (default) or ``"bert"``.
+        ``"glove"`` (default), ``"bert"`` (whole words) or ``"bert-wordpiece"`` (the paper's
+        full WordPiece vocabulary).
     vocab_size
         Most frequent words kept; default :func:`default_vocab_size`.
     **params

@@ -2,7 +2,8 @@
 
 Each command lives in its own module under :mod:`dpcore.commands` and exposes
 ``register(subparsers)``; adding a command means adding a module name to
-:data:`dpcore.commands.COMMAND_MODULES`. Bad arguments exit with status 2 and one line on stderr.
+:data:`dpcore.commands.COMMAND_MODULES`. Bad arguments exit with status 2 and one line on stderr;
+with ``--json``, that line is one JSON object (``error``, ``type``, ``exit_code``).
 """
 
 from __future__ import annotations
@@ -84,6 +85,29 @@ def _restore_interrupt_handler() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def _json_mode(argv: Sequence[str]) -> bool:
+    """Whether the command line asks for JSON output (``--json`` before any ``--``)."""
+    for a in argv:
+        if a == "--":
+            return False
+        if a == "--json":
+            return True
+    return False
+
+
+def _fail(argv: Sequence[str], line: str, message: str, kind: str, code: int) -> int:
+    """Report a failure on stderr: one line, or with ``--json`` one JSON object
+    (``{"error": message, "type": kind, "exit_code": code}``), so a script reading JSON gets JSON."""
+    if _json_mode(argv):
+        import json
+
+        obj = {"error": message, "type": kind, "exit_code": code}
+        print(json.dumps(obj, ensure_ascii=False), file=sys.stderr)
+    else:
+        print(f"dpcore: {line}", file=sys.stderr)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit status (0 ok, 2 bad input, 3 nothing tested (``audit-text``), 130
     interrupted, 143 terminated)."""
@@ -97,13 +121,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except (UsageError, DPCoreError) as exc:
         msg = str(exc).replace("\n", " ")
-        print(f"dpcore: error: {msg}", file=sys.stderr)
-        return 2
+        kind = "usage" if isinstance(exc, UsageError) else "invalid-input"
+        return _fail(argv, f"error: {msg}", msg, kind, 2)
     except KeyboardInterrupt:
-        print("dpcore: interrupted", file=sys.stderr)
-        return 130
+        return _fail(argv, "interrupted", "interrupted", "interrupted", 130)
     except Terminated:
-        print("dpcore: terminated", file=sys.stderr)
-        return 143
+        return _fail(argv, "terminated", "terminated", "terminated", 143)
     except BrokenPipeError:
         return 0

@@ -1,8 +1,9 @@
 """Helpers shared by the dashboard pages (Streamlit-side only; dpcore never imports this).
 
 - :data:`PAGES` — the page list read by ``app.py`` and the landing page.
-- Query-parameter binding so a URL reproduces a page's configuration
-  (:func:`apply_query_params`, :func:`sync_query_params`).
+- Query-parameter binding so a URL reproduces a page's configuration, and a per-page store in
+  the session so that settings survive sidebar navigation (:func:`apply_query_params`,
+  :func:`sync_query_params`).
 - :func:`show_errors` — bad input becomes one clear message, never a traceback.
 - :func:`download_buttons` — CSV and JSON downloads that carry parameters and seed.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import copy
 import json
 import math
 from collections.abc import Callable, Iterator, Sequence
@@ -197,12 +199,15 @@ def init_query_state(specs: dict[str, Param], *, page: str) -> list[str]:
     """
     arriving = st.session_state.get(_QUERY_PAGE) != page
     st.session_state[_QUERY_PAGE] = page
+    stored: dict[str, Any] = st.session_state.get(_store_key(page), {})
     warnings: list[str] = []
     for key, spec in specs.items():
         if key in st.session_state and not arriving:
             continue
         raw = st.query_params.get(key)
-        value = spec.default
+        # The URL first (a shared link, a reload), then this page's settings from earlier in the
+        # session (the visitor went to another page and came back), then the default.
+        value = copy.deepcopy(stored[key]) if key in stored else spec.default
         if raw is not None:
             try:
                 value = spec.parse(str(raw)[:2000])
@@ -212,6 +217,10 @@ def init_query_state(specs: dict[str, Param], *, page: str) -> list[str]:
     return warnings
 
 
+def _store_key(page: str) -> str:
+    return f"_dpcore_settings_{page}"
+
+
 def apply_query_params(specs: dict[str, Param], *, page: str) -> None:
     """:func:`init_query_state`, showing one warning per ignored URL parameter."""
     for warning in init_query_state(specs, page=page):
@@ -219,8 +228,18 @@ def apply_query_params(specs: dict[str, Param], *, page: str) -> None:
 
 
 def sync_query_params(specs: dict[str, Param]) -> None:
-    """Write the current widget values into the URL, so it reproduces this configuration."""
-    st.query_params.from_dict({k: spec.fmt(st.session_state[k]) for k, spec in specs.items()})
+    """Write the current widget values into the URL, so it reproduces this configuration, and
+    into this page's store in the session, so that they survive a visit to another page.
+
+    Streamlit drops a widget's value when its page is left (and when the widget is not drawn in
+    a run); the store is a plain session value, which it keeps. :func:`init_query_state` reads
+    it back when the visitor returns through the sidebar, where the URL carries no parameters.
+    """
+    values = {k: st.session_state[k] for k in specs}
+    page = st.session_state.get(_QUERY_PAGE)
+    if page is not None:
+        st.session_state[_store_key(str(page))] = copy.deepcopy(values)
+    st.query_params.from_dict({k: spec.fmt(values[k]) for k, spec in specs.items()})
 
 
 # --------------------------------------------------------------------------------------------
@@ -371,3 +390,62 @@ def show_table(df: pd.DataFrame, columns: dict[str, str], *, key: str | None = N
     """
     keep = [c for c in columns if c in df.columns]
     st.dataframe(df[keep].rename(columns=columns), hide_index=True, width="stretch", key=key)
+
+
+# --------------------------------------------------------------------------------------------
+# Plain words first: one sentence an audience follows, notation in an expander
+# --------------------------------------------------------------------------------------------
+def page_intro(title: str, plain: str, how_to_read: str) -> None:
+    """Open a page: its title, one plain sentence, then notation and method in an expander.
+
+    Parameters
+    ----------
+    title
+        The page title.
+    plain
+        One sentence an audience follows without notation.
+    how_to_read
+        Markdown with the notation, the method and the caveats (shown under "How to read this").
+    """
+    st.title(title)
+    st.markdown(plain)
+    with st.expander("How to read this", icon=":material/menu_book:"):
+        st.markdown(how_to_read)
+
+
+#: Machine codes that tables show in words (downloads keep the codes).
+CELL_WORDS: dict[str, str] = {
+    "violates": "violates its claim",
+    "violation": "violates its claim",
+    "not-detected": "no violation found",
+    "within-claim": "within its claim",
+    "untested": "not tested",
+    "declaration-mismatch": "declared distribution does not match its sampler",
+    "bayes-unigram": "Bayesian attacker (word frequencies)",
+    "bayes-mlm": "Bayesian attacker (masked LM prior)",
+    "mlm": "masked-LM attacker",
+}
+
+
+def _number_in_words(v: float) -> str:
+    """One number as a table shows it: ∞ / −∞ for infinities, blank for NaN, else 4 significant digits."""
+    if v == math.inf:
+        return "∞"
+    if v == -math.inf:
+        return "−∞"
+    return "" if pd.isna(v) else f"{v:.4g}"
+
+
+def cells_in_words(df: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """A copy of ``df`` whose string cells are shown in words (:data:`CELL_WORDS`), and whose
+    infinite numbers read ∞ (−∞). Only ``columns`` (default: every column) are changed."""
+    out = df.copy()
+    for c in columns if columns is not None else list(out.columns):
+        if c not in out.columns:
+            continue
+        col = out[c]
+        if col.dtype == object or pd.api.types.is_string_dtype(col):
+            out[c] = col.map(lambda v: CELL_WORDS.get(v, v) if isinstance(v, str) else v)
+        elif pd.api.types.is_float_dtype(col) and bool(((col == math.inf) | (col == -math.inf)).any()):
+            out[c] = col.map(_number_in_words)
+    return out

@@ -30,6 +30,7 @@ from pages._shared import (
     ensure_navigation,
     float_param,
     int_param,
+    page_intro,
     show_errors,
     show_table,
     sync_query_params,
@@ -99,10 +100,16 @@ def _fmt(v: object) -> str:
     return str(v)
 
 
-st.title("Accounting & samplers")
-st.caption(
-    "Two published accountings that understate the privacy spent (Lyu et al. 2020a, b, corrected "
-    "by Lai et al. 2022), and the sampler that made DPText's noise never negative (Habernal 2022, §3)."
+page_intro(
+    "Accounting & samplers",
+    "How much privacy a published system really spends: word dropout that counted ε where k·ε "
+    "is spent, a binary encoding whose count holds, and a \"Laplace\" sampler whose noise is "
+    "never negative.",
+    "DPNR's published accounting understates the privacy spent: k words at ε each spend k·ε "
+    "(Lyu et al. 2020a, corrected by Lai et al. 2022). Binary-encoding randomized response keeps "
+    "its claim Σ ε_i under LDP (Lyu et al. 2020b); the revisit's place-value figure is a loss per "
+    "unit of distance, not an LDP loss. DPText's sampler made its noise never negative "
+    "(Habernal 2022, §3)."
 )
 
 apply_query_params(SPECS, page="accounting")

@@ -11,7 +11,11 @@ Speed: every result is cached per unit — (mechanism, ε, attack group, sentenc
 attacks, (mechanism, ε, split, seed) for utility, the ε = ∞ reference and the baselines once —
 so adding or removing one ε or mechanism reuses every other unit. The Bayesian attack and
 utility are computed first and drawn (seconds); the masked-LM attack then fills the same figures
-in unit by unit.
+in unit by unit. The units of the default view ship precomputed
+(dpcore/data/attack_page_default.json, ``python -m dpcore precompute-attack-page``) and are used
+while the attacker on disk is the one they name, for units with exactly their parameters
+(dpcore.attack.page_view): the default page draws at once, and a change computes only what it
+changes. Each attacker's top-1 on unsanitized text is shown as "unsanitized (ε = ∞)".
 """
 
 from __future__ import annotations
@@ -19,19 +23,19 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpcore.attack.bayes import bayes_unsupported_reason, prepare_channels
-from dpcore.attack.datasets import DATASETS, load_labelled_dataset, split_dataset
-from dpcore.attack.experiment import attack_at_epsilon, attack_reference, sample_attack_sentences
+from dpcore.attack import page_view as pv
+from dpcore.attack.bayes import prepare_channels
+from dpcore.attack.datasets import DATASETS
 from dpcore.attack.mlm import default_mlm_available
-from dpcore.attack.utility import utility_at_epsilon, utility_baselines
-from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
+from dpcore.text import TEXT_MECHANISMS
 from dpcore.text.registry import required_embedding
 from dpcore.text.vocab import build_vocabulary
 from dpcore.viz.attack_figure import ATTACK_LABELS, epsilon_figure, tradeoff_figure
-from dpcore.viz.comparison_figure import comparison_figure, comparison_table
+from dpcore.viz.comparison_figure import DEFAULT_SHOWN, comparison_figure, comparison_table
 from pages._shared import (
     apply_query_params,
     bar_updater,
+    cells_in_words,
     choice_param,
     download_buttons,
     ensure_navigation,
@@ -39,6 +43,7 @@ from pages._shared import (
     mechanism_param_url_specs,
     mechanism_param_widgets,
     multi_param,
+    page_intro,
     params_key,
     show_errors,
     sync_query_params,
@@ -56,8 +61,9 @@ EPS_GRID = ["0.5", "1", "2", "3", "6", "10", "14", "20"]
 #: Every registered text mechanism (its parameters come from the registry's schema).
 MECHANISMS = list(TEXT_MECHANISMS.names())
 ATTACKS = ["bayes-unigram", "mlm", "bayes-mlm"]
-MLM_ATTACKS = {"mlm", "bayes-mlm"}
-#: Column names shown in the tables (the downloads keep the machine names).
+MLM_ATTACKS = set(pv.MLM_ATTACKS)
+#: Column names shown in the tables (the downloads keep the machine names and every column;
+#: the attacker's top-1 on unsanitized text is shown as its "unsanitized (ε = ∞)" row).
 ATTACK_COLUMNS = {
     "mechanism": "Mechanism",
     "attack": "Attacker",
@@ -67,7 +73,6 @@ ATTACK_COLUMNS = {
     "ci_high": "95% CI high",
     "tokens": "Positions scored",
     "kept_by_sanitizer": "Kept by sanitizer",
-    "attacker_top1_unsanitized": "Attacker top-1, unsanitized",
 }
 UTILITY_COLUMNS = {
     "mechanism": "Mechanism",
@@ -82,32 +87,32 @@ VOCAB_SIZES = [2_000, 5_000, 10_000, 15_000]
 TRAIN_SIZES = [500, 1_000, 2_000, 4_000]
 TEST_SIZES = [200, 500, 1_000]
 
+# The defaults are dpcore.attack.page_view's: its shipped results are of exactly this view.
 SPECS = {
-    "mechs": multi_param(["santext", "santext+"], MECHANISMS),
-    "eps": multi_param(["1", "3", "10"], EPS_GRID, max_items=MAX_EPSILONS),
+    "mechs": multi_param(list(pv.DEFAULT_MECHANISMS), MECHANISMS),
+    "eps": multi_param(list(pv.DEFAULT_EPSILONS), EPS_GRID, max_items=MAX_EPSILONS),
     **mechanism_param_url_specs(),
-    "data": choice_param("tweets", list(DATASETS)),
-    "n": int_param(20, 5, MAX_SENTENCES),
-    "attacks": multi_param(["bayes-unigram", "mlm"], ATTACKS),
-    "vsize": choice_param(5_000, VOCAB_SIZES),
-    "ntrain": choice_param(1_000, TRAIN_SIZES),
-    "ntest": choice_param(500, TEST_SIZES),
-    "seed": int_param(0, 0, 2**31 - 1),
+    "data": choice_param(pv.DEFAULT_DATASET, list(DATASETS)),
+    "n": int_param(pv.DEFAULT_SENTENCES, 5, MAX_SENTENCES),
+    "attacks": multi_param(list(pv.DEFAULT_ATTACKS), ATTACKS),
+    "vsize": choice_param(pv.DEFAULT_VOCAB_SIZE, VOCAB_SIZES),
+    "ntrain": choice_param(pv.DEFAULT_N_TRAIN, TRAIN_SIZES),
+    "ntest": choice_param(pv.DEFAULT_N_TEST, TEST_SIZES),
+    "seed": int_param(pv.DEFAULT_SEED, 0, 2**31 - 1),
 }
 
 
-Params = tuple[tuple[str, float | int], ...]
+Params = pv.Params
 
 
 @st.cache_resource(max_entries=4, show_spinner="Loading the embedding…")
 def get_vocab(vsize: int, emb: str = "glove"):
     """GloVe at the chosen size; a mechanism that needs another embedding (dp-mlm: BERT
-    WordPieces) gets that embedding's whole vocabulary."""
+    WordPieces, bert-wordpiece) gets that embedding's whole vocabulary."""
     return build_vocabulary(emb, size=vsize if emb == "glove" else None)
 
 
-def emb_of(mech: str) -> str:
-    return required_embedding(mech) or "glove"
+emb_of = pv.embedding_of
 
 
 @st.cache_resource(max_entries=1, show_spinner="Loading the masked-LM attacker…")
@@ -117,18 +122,21 @@ def get_mlm():
     return load_mlm()
 
 
+RES = pv.Resources(vocab=get_vocab, mlm=get_mlm)
+
+
 def _mechanism(mech: str, eps: float, params: Params, vsize: int):
-    return create_text_mechanism(mech, vocab=get_vocab(vsize, emb_of(mech)), epsilon=eps, **dict(params))
+    return RES.mechanism(mech, eps, params, vsize)
 
 
 @st.cache_data(max_entries=16, max_size="16MB", show_spinner=False)
 def get_sentences(data: str, n: int, seed: int) -> list[str]:
-    return sample_attack_sentences(load_labelled_dataset(data), n, seed=seed)
+    return pv.sentences_unit(data, n, seed)
 
 
 @st.cache_data(max_entries=16, max_size="16MB", show_spinner=False)
 def get_split(data: str, ntrain: int, ntest: int):
-    return split_dataset(load_labelled_dataset(data), n_train=ntrain, n_test=ntest, split_seed=0)
+    return pv.split_unit(data, ntrain, ntest)
 
 
 @st.cache_data(max_entries=32, max_size="16MB", show_spinner=False)
@@ -136,9 +144,7 @@ def run_reference(
     data: str, n: int, group: tuple[str, ...], vsize: int, seed: int, emb: str = "glove", _progress=None
 ) -> dict:
     """ε = ∞ reference of one attack group; depends on V and the sentences, not the mechanism."""
-    mlm = get_mlm() if MLM_ATTACKS & set(group) else None
-    mech = create_text_mechanism("santext", vocab=get_vocab(vsize, emb), epsilon=1.0)
-    return attack_reference(get_sentences(data, n, seed), mech, attacks=group, mlm=mlm, progress=_progress)
+    return pv.reference_unit(RES, get_sentences(data, n, seed), group, vsize, emb, progress=_progress)
 
 
 @st.cache_data(max_entries=256, max_size="16MB", show_spinner=False)
@@ -155,16 +161,8 @@ def run_attack_unit(
 ) -> dict:
     """One (mechanism, ε, attack group, sentences, seed) unit."""
     ref = run_reference(data, n, group, vsize, seed, emb_of(mech), _progress=_progress)
-    mlm = get_mlm() if MLM_ATTACKS & set(group) else None
-    return attack_at_epsilon(
-        get_sentences(data, n, seed),
-        _mechanism(mech, eps, params, vsize),
-        ref,
-        attacks=group,
-        mlm=mlm,
-        seed=seed,
-        progress=_progress,
-    )
+    sents = get_sentences(data, n, seed)
+    return pv.attack_unit(RES, mech, eps, params, sents, ref, group, vsize, seed, progress=_progress)
 
 
 @st.cache_data(max_entries=256, max_size="16MB", show_spinner=False)
@@ -172,25 +170,36 @@ def run_utility_unit(
     mech: str, eps: float, params: Params, data: str, vsize: int, ntrain: int, ntest: int, seed: int
 ) -> dict:
     """One (mechanism, ε, split, seed) utility row."""
-    return utility_at_epsilon(get_split(data, ntrain, ntest), _mechanism(mech, eps, params, vsize), seed=seed)
+    return pv.utility_unit(RES, get_split(data, ntrain, ntest), mech, eps, params, vsize, seed)
 
 
 @st.cache_data(max_entries=16, max_size="16MB", show_spinner=False)
 def run_baselines(data: str, vsize: int, ntrain: int, ntest: int, seed: int) -> dict:
-    return utility_baselines(get_split(data, ntrain, ntest), get_vocab(vsize), seed=seed)
+    return pv.baselines_unit(RES, get_split(data, ntrain, ntest), vsize, seed)
 
 
-st.title("Attack & utility")
-st.caption(
-    "Privacy measured empirically, against utility (Yue et al. 2021, §5.2–5.3, Fig. 4). "
-    "**Defense rate**: the share of in-vocabulary positions where an attacker's top-1 guess of "
-    "the original word is wrong. The paper's attacker masks each position of the sanitized "
-    "sentence and lets a masked LM fill it in. The **Bayesian** attacker knows the public "
-    "sanitizer and guesses argmax prior(x)·Pr[M(x)=y], computed exactly over V (unigram prior, "
-    "or the masked LM's contextual distribution). **Utility**: accuracy of TF-IDF + logistic "
-    "regression trained and tested on sanitized text."
+@st.cache_data(max_entries=1, max_size="1MB", show_spinner=False)
+def attacker_caption() -> str:
+    return pv.attacker_caption()
+
+
+page_intro(
+    "Attack & utility",
+    "We hide words by replacing them at random, then let attackers try to guess the original "
+    "words back, and check whether a classifier still learns from the hidden text.",
+    "Privacy measured empirically, against utility (Yue et al. 2021, §5.2–5.3, Fig. 4).\n\n"
+    "- **Defense rate**: the share of in-vocabulary positions where an attacker's top-1 guess "
+    "of the original word is wrong (1 = every guess wrong).\n"
+    "- **The masked-LM attacker** (the paper's) masks each position of the sanitized sentence "
+    "and lets a small masked language model fill it in.\n"
+    "- **The Bayesian attacker** knows the public sanitizer and guesses argmax "
+    "prior(x)·Pr[M(x)=y], computed exactly over V (prior: word frequencies, or the masked LM's "
+    "contextual distribution).\n"
+    "- **unsanitized (ε = ∞)**: each attacker on the original text: its ceiling. A defense rate "
+    "near that line means the attacker fails even without sanitization.\n"
+    "- **Utility**: accuracy of TF-IDF + logistic regression trained and tested on sanitized "
+    "text; ε is the privacy parameter (smaller: more words replaced).",
 )
-
 apply_query_params(SPECS, page="attack")
 
 with st.sidebar:
@@ -230,37 +239,23 @@ if MLM_ATTACKS & set(attacks) and not default_mlm_available():
     attacks = [a for a in attacks if a not in MLM_ATTACKS]
 # What each mechanism can run here: its ε (truncated-gumbel is undefined below a floor), the
 # Bayesian attack (exact channels only), utility (not for mechanisms that read the whole line).
-fast = [a for a in attacks if a not in MLM_ATTACKS]
+view = pv.View(
+    mechanisms=tuple(mechs),
+    epsilons=eps,
+    parameters=tuple((m, params_key(widget_params[m])) for m in mechs),
+    dataset=data,
+    sentences=n,
+    attacks=tuple(attacks),
+    vocab_size=vsize,
+    n_train=ntrain,
+    n_test=ntest,
+    seed=seed,
+)
 slow = tuple(a for a in attacks if a in MLM_ATTACKS)
 plan: dict[str, dict] = {}
 plan_notes: list[str] = []
 with show_errors():
-    for m in mechs:
-        prm = params_key(widget_params[m])
-        floor = TEXT_MECHANISMS.get(m).factory.minimum_epsilon(get_vocab(vsize, emb_of(m)))
-        ok = tuple(e for e in eps if e > floor)
-        if len(ok) < len(eps):
-            plan_notes.append(f"**{m}** is defined only for ε > {floor:.4g} on this vocabulary: "
-                              f"{', '.join(f'{e:g}' for e in eps if e <= floor)} skipped.")  # fmt: skip
-        probe = _mechanism(m, ok[0], prm, vsize) if ok else None
-        reason = bayes_unsupported_reason(probe) if probe is not None else None
-        if reason and (fast or "bayes-mlm" in slow):
-            plan_notes.append(f"**{m}**: no Bayesian attack. {reason}.")
-        contextual = bool(getattr(probe, "contextual", False))
-        if contextual:
-            plan_notes.append(
-                f"**{m}**: utility is not computed on this server (one masked-LM pass per token of "
-                f"{ntrain + ntest:,} sentences); run `python -m dpcore utility --mechanism {m}`."
-            )
-        if "refuted" in TEXT_MECHANISMS.get(m).tags:
-            plan_notes.append(f"**{m}**: dpcore refutes its published guarantee: not private as claimed.")
-        plan[m] = {
-            "params": prm,
-            "eps": ok,
-            "fast": [a for a in fast if reason is None],
-            "slow": tuple(a for a in slow if a == "mlm" or reason is None),
-            "utility": not contextual,
-        }
+    plan, plan_notes = pv.plan_view(RES, view)
 for note in plan_notes:
     st.caption(":material/info: " + note)
 if not any(pl["eps"] for pl in plan.values()):
@@ -284,6 +279,8 @@ mech_params: dict[str, dict] = {}
 status = st.progress(0.0, text="Bayesian attack and utility…")
 metrics = st.empty()
 st.subheader("Privacy–utility trade-off (Fig. 4)")
+if slow:
+    st.caption(":material/smart_toy: " + attacker_caption())
 trade_slot = st.empty()
 trade_note = st.empty()
 st.subheader("Defense rate and accuracy against ε")
@@ -305,8 +302,10 @@ def draw(final: bool) -> None:
             tradeoff_figure(adf, udf, baselines), width="stretch", key=f"tradeoff-figure-{drawn[0]}"
         )
         trade_note.caption(
-            "Each point is one ε; hollow markers (ε=∞) are unsanitized text: accuracy without "
-            "sanitization, defense = 1 − the attacker's top-1 there. Error bars: 95% Clopper–Pearson."
+            "Each point is one ε; the hollow markers, **unsanitized (ε = ∞)**, are each attacker on "
+            "the original text: accuracy without sanitization, defense = 1 − the attacker's top-1 "
+            "there. A defense rate close to that marker means the attacker fails even on unhidden "
+            "words. Error bars: 95% Clopper–Pearson."
             + (
                 ""
                 if final
@@ -322,6 +321,37 @@ def draw(final: bool) -> None:
     )
 
 
+# The default view's results ship with dpcore (python -m dpcore precompute-attack-page), made
+# with the attacker whose SHA-256 they record: used only while that attacker is on disk, and only
+# for units whose every parameter equals the shipped view's (so one widget change away from the
+# defaults still reuses every unit it does not touch); anything else is computed.
+shipped = pv.load_shipped()
+from_shipped = [0, 0]  # units taken from the shipped file, units in all
+
+
+def shipped_attack(mech: str, e: float, prm: Params, group: tuple[str, ...]) -> dict | None:
+    return None if shipped is None else shipped.attack_unit(mech, e, prm, data, n, group, vsize, seed)
+
+
+def attack_unit_for(mech: str, e: float, prm: Params, group: tuple[str, ...], progress=None) -> dict:
+    found = shipped_attack(mech, e, prm, group)
+    from_shipped[0] += found is not None
+    from_shipped[1] += 1
+    return found or run_attack_unit(mech, e, prm, data, n, group, vsize, seed, _progress=progress)
+
+
+def utility_unit_for(mech: str, e: float, prm: Params) -> dict:
+    found = None if shipped is None else shipped.utility_unit(mech, e, prm, data, vsize, ntrain, ntest, seed)
+    from_shipped[0] += found is not None
+    from_shipped[1] += 1
+    return found or run_utility_unit(mech, e, prm, data, vsize, ntrain, ntest, seed)
+
+
+def baselines_for() -> dict:
+    found = None if shipped is None else shipped.baselines_unit(data, vsize, ntrain, ntest, seed)
+    return found or run_baselines(data, vsize, ntrain, ntest, seed)
+
+
 with show_errors():
     # Phase 1: Bayesian (unigram) attack and utility, unit by unit: seconds.
     units = sum(len(pl["eps"]) * (bool(pl["fast"]) + pl["utility"]) for pl in plan.values()) + 1
@@ -331,40 +361,64 @@ with show_errors():
         done[0] += 1
         status.progress(min(done[0] / units, 1.0), text=text)
 
-    baselines = run_baselines(data, vsize, ntrain, ntest, seed)
+    baselines = baselines_for()
     step("Baselines done")
     for mech, pl in plan.items():
         prm = pl["params"]
-        if pl["fast"] and pl["eps"]:  # one distance pass for every ε of this mechanism
+        if pl["eps"]:
+            mech_params[mech] = pl["mechanism_parameters"]
+        fast_group = tuple(pl["fast"])
+        # one distance pass for every ε whose Bayesian unit is still to compute
+        if fast_group and any(shipped_attack(mech, e, prm, fast_group) is None for e in pl["eps"]):
             prepare_channels([_mechanism(mech, e, prm, vsize) for e in pl["eps"]])
         for e in pl["eps"]:
             if pl["fast"]:
-                unit = run_attack_unit(mech, e, prm, data, n, tuple(pl["fast"]), vsize, seed)
+                unit = attack_unit_for(mech, e, prm, tuple(pl["fast"]))
                 attack_rows += [{"mechanism": mech, **r} for r in unit["rows"]]
-                mech_params[mech] = unit["parameters"]
                 step(f"Bayesian attack: {mech}, ε = {e:g}")
             if pl["utility"]:
-                row = run_utility_unit(mech, e, prm, data, vsize, ntrain, ntest, seed)
+                row = utility_unit_for(mech, e, prm)
                 utility_rows.append({"mechanism": mech, **row})
                 step(f"Utility: {mech}, ε = {e:g}")
-            mech_params[mech] = mech_params.get(mech) or _mechanism(mech, e, prm, vsize).params()
-    draw(final=not any(pl["slow"] and pl["eps"] for pl in plan.values()))
-    # Phase 2: the masked-LM attack fills in, one (mechanism, ε) unit at a time.
     todo = [(mech, pl, e) for mech, pl in plan.items() if pl["slow"] for e in pl["eps"]]
-    for i, (mech, pl, e) in enumerate(todo):
-        label = f"Masked-LM attacker: {mech}, ε = {e:g} ({i + 1} of {len(todo)})"
-        status.progress(i / len(todo), text=label)
+    pending = [t for t in todo if shipped_attack(t[0], t[2], t[1]["params"], t[1]["slow"]) is None]
+    if len(pending) < len(todo):  # shipped masked-LM units: no need to draw twice
+        for mech, pl, e in (t for t in todo if t not in pending):
+            unit = attack_unit_for(mech, e, pl["params"], pl["slow"])
+            attack_rows += [{"mechanism": mech, **r} for r in unit["rows"]]
+    draw(final=not pending)
+    # Phase 2: the masked-LM attack fills in, one (mechanism, ε) unit at a time.
+    for i, (mech, pl, e) in enumerate(pending):
+        label = f"Masked-LM attacker: {mech}, ε = {e:g} ({i + 1} of {len(pending)})"
+        status.progress(i / len(pending), text=label)
         tick = bar_updater(
             status,
             lambda d, t, lab=label: f"{lab}: {100 * d / max(t, 1):.0f}%",
-            start=i / len(todo),
-            span=1 / len(todo),
+            start=i / len(pending),
+            span=1 / len(pending),
         )
-        unit = run_attack_unit(mech, e, pl["params"], data, n, pl["slow"], vsize, seed, _progress=tick)
+        unit = attack_unit_for(mech, e, pl["params"], pl["slow"], progress=tick)
         attack_rows += [{"mechanism": mech, **r} for r in unit["rows"]]
-        mech_params[mech] = mech_params.get(mech) or unit["parameters"]
-        draw(final=i + 1 == len(todo))
+        draw(final=i + 1 == len(pending))
 status.empty()
+if shipped is not None and from_shipped[0]:
+    doc = shipped.document
+    whence = (
+        f"`python -m dpcore precompute-attack-page`, dpcore {doc['dpcore_version']}, attacker SHA-256 "
+        f"{doc['attacker']['sha256'][:12]}…"
+    )
+    if from_shipped[0] == from_shipped[1] and view == pv.default_view():
+        st.caption(
+            f":material/inventory_2: These are the **shipped results of the default settings** ({whence}); "
+            "a changed setting computes only the results it changes."
+        )
+    else:
+        share = "All" if from_shipped[0] == from_shipped[1] else f"{from_shipped[0]} of"
+        rest = "" if from_shipped[0] == from_shipped[1] else "; the rest were computed"
+        st.caption(
+            f":material/inventory_2: {share} {from_shipped[1]} results shown are the shipped ones of "
+            f"the default settings (same parameters; {whence}){rest}."
+        )
 
 adf = pd.DataFrame(attack_rows)
 udf = pd.DataFrame(utility_rows)
@@ -398,7 +452,13 @@ for m in mech_params:  # mechanisms that ran at some ε
 if len(adf):
     st.subheader("Defense rates")
     adf = adf.sort_values(["mechanism", "attack", "epsilon"], kind="stable")
-    st.dataframe(adf[list(ATTACK_COLUMNS)].rename(columns=ATTACK_COLUMNS), hide_index=True, width="stretch")
+    # the attacker's ceiling (ε = ∞: its top-1 on the original text) closes each attacker's rows
+    shown = pd.concat([adf, pd.DataFrame(pv.ceiling_rows(attack_rows))], ignore_index=True)
+    st.dataframe(
+        cells_in_words(shown[list(ATTACK_COLUMNS)]).rename(columns=ATTACK_COLUMNS),
+        hide_index=True,
+        width="stretch",
+    )
     if {"mlm", "bayes-unigram"} <= set(adf["attack"]) or {"mlm", "bayes-mlm"} <= set(adf["attack"]):
         piv = adf.pivot_table(index=["mechanism", "epsilon"], columns="attack", values="defense_rate")
         best = piv.drop(columns=["mlm"]).min(axis=1)
@@ -410,7 +470,11 @@ if len(adf):
 st.subheader("Accuracy")
 if len(udf):
     udf = udf.sort_values(["mechanism", "epsilon"], kind="stable")
-    st.dataframe(udf[list(UTILITY_COLUMNS)].rename(columns=UTILITY_COLUMNS), hide_index=True, width="stretch")
+    st.dataframe(
+        cells_in_words(udf[list(UTILITY_COLUMNS)]).rename(columns=UTILITY_COLUMNS),
+        hide_index=True,
+        width="stretch",
+    )
     download_buttons(udf, {"runs": params, **baselines}, f"dpcore-utility-{data}-seed{seed}", key="utility")
 else:
     st.info("No accuracy for the chosen mechanisms and ε on this server (see the notes above).")
@@ -461,6 +525,13 @@ def live_comparison(mechs: tuple[str, ...], eps: tuple[float, ...], seed: int) -
     )
 
 
+@st.cache_data(max_entries=1, max_size="1MB", show_spinner=False)
+def comparison_ceiling() -> dict | None:
+    """The ε = ∞ end of the shipped comparison (precomputed with the default view)."""
+    shipped_doc = pv.load_shipped()
+    return None if shipped_doc is None else shipped_doc.document["results"].get("comparison_ceiling")
+
+
 cmp_res = shipped_comparison()
 with st.expander("Recompute on a small sample (live, capped)"):
     fast = [n for n in TEXT_MECHANISMS.names() if required_embedding(n) is None]
@@ -490,9 +561,22 @@ if cmp_res:
         + "."
         + "".join(f" Not in this run: {n} ({why})." for n, why in (p.get("not_in_this_run") or {}).items())
     )
-    st.plotly_chart(comparison_figure(cmp_res["rows"]), width="stretch", key="comparison-figure")
-    cdf = pd.DataFrame(comparison_table(cmp_res["rows"]))
-    st.dataframe(cdf, hide_index=True, width="stretch")
+    cmp_rows = pv.with_comparison_ceiling(cmp_res["rows"], p, comparison_ceiling())
+    present = list(dict.fromkeys(r["mechanism"] for r in cmp_rows))
+    shown = st.multiselect(
+        "Mechanisms shown (one panel each)",
+        present,
+        default=[m for m in DEFAULT_SHOWN if m in present] or present[:3],
+        key="cmp_shown",
+    )
+    if not any(r.get("attacker_top1_unsanitized_mlm") is not None for r in cmp_rows):
+        st.caption(
+            ":material/info: These results predate the ε = ∞ point (each attacker on unsanitized "
+            "text); regenerate them to see it."
+        )
+    st.plotly_chart(comparison_figure(cmp_rows, shown), width="stretch", key="comparison-figure")
+    cdf = pd.DataFrame(comparison_table(cmp_rows))
+    st.dataframe(cells_in_words(cdf), hide_index=True, width="stretch")
     download_buttons(cdf, p, f"dpcore-mechanism-comparison-seed{p['seed']}", key="comparison")
 else:
     st.info("No comparison yet: run `python bench/compare_mechanisms.py`, or recompute above.")

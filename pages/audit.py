@@ -28,6 +28,7 @@ from pages._shared import (
     float_param,
     int_param,
     multi_param,
+    page_intro,
     replay_safe,
     show_errors,
     show_table,
@@ -101,8 +102,11 @@ def _use_trials(value: int) -> None:
     st.session_state["trials"] = value
 
 
-st.title("Privacy-loss audit")
-st.caption(
+page_intro(
+    "Privacy-loss audit",
+    "We add each mechanism's noise to two datasets that differ in every entry, try to tell from "
+    "the output which one went in, and compare how well that works with the privacy ε the "
+    "mechanism promises.",
     "Habernal (2022), §4–5: privatize D = 0ⁿ and D′ = 1ⁿ, threshold each coordinate at 0.5, "
     "take a majority vote, and measure max over y of |ln P(D|y) − ln P(D′|y)|. A correct ε-DP "
     "mechanism stays at or below ε for every n. Exact values use the Binomial count of "

@@ -13,6 +13,7 @@ import shlex
 import pandas as pd
 import streamlit as st
 
+from dpcore.text.embeddings import EMBEDDINGS
 from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit import audit_text
 from dpcore.textaudit.loaders import available_sanitizers, load_sanitizer
@@ -35,6 +36,7 @@ from pages._shared import (
     ensure_navigation,
     float_param,
     int_param,
+    page_intro,
     show_errors,
     show_table,
     sync_query_params,
@@ -91,7 +93,7 @@ def _words_param() -> Param:
 SPECS = {
     "mech": choice_param("santext", NAMES),
     "eps": float_param(1.0, 0.01, 100.0),
-    "emb": choice_param("glove", ["glove", "bert"]),
+    "emb": choice_param("glove", list(EMBEDDINGS)),
     "vsize": choice_param(5_000, VOCAB_SIZES),
     "how": choice_param("words", STRATEGIES),
     "words": _words_param(),
@@ -143,8 +145,10 @@ def run_audit(
     return {"result": res}
 
 
-st.title("Audit a text sanitizer")
-st.caption(
+page_intro(
+    "Audit a text sanitizer",
+    "We give a text sanitizer the same two words many times and check whether its outputs "
+    "reveal which word went in more often than its privacy promise allows.",
     "Give a word-level sanitizer pairs of words. dpcore draws many outputs of M(x) and M(x′), "
     "picks the output event with the largest likelihood ratio on half of them, and bounds its "
     "privacy loss on the other half (one-sided Clopper–Pearson, Bonferroni over pairs). A pair "
@@ -167,7 +171,7 @@ with st.sidebar:
     st.number_input("Claimed ε", min_value=0.01, max_value=100.0, step=0.1, key="eps")
     c1, c2 = st.columns(2)
     c1.selectbox(
-        "Embedding", ["glove", "bert"], key="emb", help="Vocabulary and the distance d of metric claims"
+        "Embedding", list(EMBEDDINGS), key="emb", help="Vocabulary and the distance d of metric claims"
     )
     c2.selectbox("Vocabulary size", VOCAB_SIZES, key="vsize", format_func=lambda v: f"{v:,}")
     st.header("Pairs")
@@ -449,8 +453,9 @@ with st.expander("How to read this"):
 - **Each point is a pair of words.** Horizontal: the bound the mechanism claims for it
   (ε for LDP, ε·d(x, x′) for metric LDP). Vertical: a lower confidence bound on its real privacy
   loss. **Above the dashed diagonal** = a violation at {100 * conf:g}% family-wise confidence.
-- **Dotted line**: the largest loss {samples:,} samples per word can ever show. Claims above it
-  cannot be refuted by this run; more samples raise it (about ln T).
+- **Dotted line** (or, when it lies far above every pair, the note above the chart): the largest
+  loss {samples:,} samples per word can ever show. Claims above it cannot be refuted by this run;
+  more samples raise it (about ln T).
 - **Shaded band** above the diagonal: what this run could have missed. A pair whose loss exceeds
   its claim by more than the band's height, on an event as likely as the tests' median event,
   would have been flagged with probability ≥ 0.9; a violation inside the band may go unflagged.

@@ -40,6 +40,7 @@ from pages._shared import (
     mechanism_param_url_specs,
     mechanism_param_widgets,
     multi_param,
+    page_intro,
     params_key,
     show_errors,
     show_table,
@@ -55,7 +56,8 @@ COMPARE_EPS = ["0.5", "1", "2", "3", "5", "10", "20", "50"]
 MAX_METRIC_WORDS = 25
 MAX_PLOT_WORDS = 4
 POPULATION = 2_000  # inputs sampled for S_y*
-EPS_GRID = {"glove": [0.5, 1, 2, 3, 5, 8, 12, 20], "bert": [1, 2, 4, 8, 12, 16, 24, 32]}
+_BERT_GRID = [1, 2, 4, 8, 12, 16, 24, 32]
+EPS_GRID = {"glove": [0.5, 1, 2, 3, 5, 8, 12, 20], "bert": _BERT_GRID, "bert-wordpiece": _BERT_GRID}
 SOURCES = ["sample", "paste", "upload"]
 DEFAULT_TEXT = (
     "The patient was diagnosed with cancer in Boston last week.\nIt's a charming and often affecting journey."
@@ -170,7 +172,8 @@ def highlight(
 
     ``kept`` maps a word to (sensitive, N_x): an unchanged sensitive word is outlined in red with
     its N_x = Pr[M(x) = x] on hover (a kept "hiv" must stand out as much as a replaced one).
-    WordPiece continuations (``##ing``) are joined back to their word; the pieces show on hover.
+    WordPiece continuations (``##ing``) of an unchanged word are joined back to it (the pieces show
+    on hover); once a piece is replaced, each piece is shown on its own, ``##`` visible.
     """
     groups: list[list[int]] = []
     for i, tok in enumerate(tokens):
@@ -178,6 +181,9 @@ def highlight(
             groups[-1].append(i)
         else:
             groups.append([i])
+    # A word whose pieces were all kept is shown whole; once a piece is replaced, every piece is
+    # shown on its own (## visible): glued, they would make a word nobody wrote (bert-wordpiece).
+    groups = [part for g in groups for part in ([[i] for i in g] if any(changed[i] for i in g) else [g])]
     parts = []
     for g in groups:
         word = tokens[g[0]] + "".join(tokens[i][2:] for i in g[1:])
@@ -205,8 +211,10 @@ def highlight(
     return " ".join(parts) or "&nbsp;"
 
 
-st.title("Sanitize text")
-st.caption(
+page_intro(
+    "Sanitize text",
+    "Type sentences and see which words a privacy mechanism replaces, and how likely each word "
+    "is to come through unchanged.",
     "Yue et al. (2021): every token x is replaced by a word y sampled with probability ∝ "
     "exp(−½·ε·d(x, y)), d the Euclidean distance of their embeddings (SanText, eq. 1, ε·d-MLDP). "
     "SanText+ (Algorithm 2) protects only the rarest w·|V| words and keeps the others with "
@@ -231,8 +239,8 @@ with st.sidebar:
         key="vsize",
         format_func=lambda v: f"{v:,}",
         disabled=st.session_state["emb"] != "glove",
-        help="The most frequent GloVe words by public frequency (wordfreq). BERT uses its whole "
-        "WordPiece vocabulary.",
+        help="The most frequent GloVe words by public frequency (wordfreq). BERT uses every token "
+        "it allows: 22,748 whole words (bert), or the paper's 29,523 WordPieces (bert-wordpiece).",
     )
     st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="seed")
     st.number_input("Draws (repeat the sampling)", min_value=1, max_value=10, step=1, key="draws")

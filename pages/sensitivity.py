@@ -26,6 +26,7 @@ from pages._shared import (
     float_param,
     int_param,
     multi_param,
+    page_intro,
     show_errors,
     show_table,
     sync_query_params,
@@ -68,8 +69,10 @@ def simulate(
     )
 
 
-st.title("Sensitivity: the geometry ADePT got wrong")
-st.caption(
+page_intro(
+    "Sensitivity: the geometry ADePT got wrong",
+    "ADePT added noise for inputs at most 2C apart, but in n dimensions two of its inputs can be "
+    "2C√n apart, so its noise is √n times too small for the privacy it promises.",
     "Habernal (2021), Theorem 5.1: ADePT clips the encoder output to L2 norm C and adds Laplace "
     "noise for an L1 sensitivity of 2C. But two points of the L2 ball can be 2C√n apart in L1, "
     "so the Laplace mechanism's proof fails for every n ≥ 2 and the true guarantee is ε√n."

@@ -90,7 +90,8 @@ def test_bad_query_params_warn_and_fall_back(monkeypatch: pytest.MonkeyPatch) ->
 def test_mlm_attacks_run_with_the_shipped_model() -> None:
     at = _app(mechs="santext", eps="3", attacks="mlm,bayes-mlm", n="5").run()
     assert not at.exception and not at.error
-    assert {"mlm", "bayes-mlm"} <= set(sweep_tables(at)[0].value["Attacker"])  # human column name
+    shown = set(sweep_tables(at)[0].value["Attacker"])  # human column name, attackers in words
+    assert {"masked-LM attacker", "Bayesian attacker (masked LM prior)"} <= shown
 
 
 def test_missing_model_is_explained_not_fatal(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -144,7 +145,8 @@ def test_every_registered_mechanism_is_offered_with_its_own_parameters_and_limit
     assert "truncated-gumbel**: dpcore refutes its published guarantee" in notes
     attack, utility = sweep_tables(at)[:2]
     got = set(zip(attack.value["Mechanism"], attack.value["ε"], strict=True))
-    assert got == {(m, e) for m in ("custext", "tem") for e in (1.0, 3.0)}
+    # each attacker's ceiling (its top-1 on unsanitized text) closes the table as ε = ∞
+    assert got == {(m, e) for m in ("custext", "tem") for e in ("1", "3")} | {("unsanitized (ε = ∞)", "∞")}
     assert set(utility.value["Mechanism"]) == {"tem", "custext", "feyisetan"}
 
 
@@ -155,5 +157,6 @@ def test_dp_mlm_runs_the_masked_lm_attack_and_says_why_utility_is_skipped() -> N
     notes = " ".join(c.value for c in at.caption)
     assert "dp-mlm**: utility is not computed on this server" in notes
     attack = sweep_tables(at)[0]
-    assert list(attack.value["Mechanism"]) == ["dp-mlm"] and list(attack.value["Attacker"]) == ["mlm"]
+    assert list(attack.value["Mechanism"]) == ["dp-mlm", "unsanitized (ε = ∞)"]
+    assert list(attack.value["Attacker"]) == ["masked-LM attacker"] * 2
     assert any("No accuracy" in i.value for i in at.info)

@@ -131,7 +131,7 @@ def test_bayes_refuses_monte_carlo_mechanisms_with_the_reason(name: str, why: st
 
 
 def test_bayes_refuses_dp_mlm_because_its_rows_read_the_line() -> None:
-    mech = create_text_mechanism("dp-mlm", vocab=build_vocabulary("bert"), epsilon=3.0)
+    mech = create_text_mechanism("dp-mlm", vocab=build_vocabulary("bert-wordpiece"), epsilon=3.0)
     with pytest.raises(DPCoreError, match="reads the whole private line"):
         bayes.channel_of(mech)
 

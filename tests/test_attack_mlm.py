@@ -219,14 +219,12 @@ def test_torch_is_not_imported_by_dpcore_or_the_attack_modules() -> None:
 def test_shipped_model_loads_offline_and_fills_a_mask(monkeypatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     mlm = load_mlm()
-    top = [w for w, _ in fill_mask(mlm, "i went to the [MASK] to buy some milk .", top_k=5)]
-    # Places one could buy milk at (the model was trained on definitions and encyclopaedic text,
-    # so it prefers "house"/"school"/"home" to "store"); an untrained head gives punctuation.
-    plausible = {
-        "store", "shop", "market", "supermarket", "grocery", "mall", "shops", "stores", "bakery",
-        "house", "home", "school", "town", "city", "village", "farm", "kitchen", "office", "station",
-    }  # fmt: skip
-    assert plausible & set(top), top
+    # In-domain sentences (the attacker's last stages trained on public tweets, about airlines,
+    # phones and self-driving cars; docs/guides/attacker.md shows its out-of-domain guesses too).
+    top = [w for w, _ in fill_mask(mlm, "my [MASK] was delayed for three hours .", top_k=5)]
+    assert {"flight", "flights", "plane", "train", "bus"} & set(top), top
+    top = [w for w, _ in fill_mask(mlm, "thanks for the great customer [MASK] !", top_k=5)]
+    assert top[0] == "service", top  # an untrained head gives punctuation
     assert mlm.training_record is not None and "heldout_top1" in mlm.training_record
     # The attack itself runs on the shipped model: common words are recovered from context.
     words = "i went to the store to buy some milk .".split()
@@ -291,6 +289,31 @@ def test_corpus_deduplicates_across_sources_before_the_split(monkeypatch) -> Non
     assert not set(map(corpus.normalise_key, c.train)) & set(map(corpus.normalise_key, c.heldout))
 
 
+def test_train_attacker_continues_on_public_tweets_on_the_cpu(tmp_path, capsys) -> None:
+    """--init, --sources tweets, --epochs and --device cpu: a real (tiny) run and its record."""
+    import json
+
+    pytest.importorskip("torch")
+    from dpcore.attack.mlm import DEFAULT_MLM_DIR
+    from dpcore.attack.tweet_split import split_tweets
+    from dpcore.cli import main
+
+    out = tmp_path / "att"
+    args = ["train-attacker", "--init", str(DEFAULT_MLM_DIR), "--sources", "tweets", "--epochs", "0.002"]
+    args += ["--batch-size", "8", "--device", "cpu", "--eval-words", "10", "--threads", "1"]
+    args += ["--output", str(out)]
+    assert main(args) == 0
+    assert "the --init attacker" in capsys.readouterr().out
+    rec = json.loads((out / "training_record.json").read_text(encoding="utf-8"))
+    assert rec["steps"] == 8  # ceil(0.002 × (28,258 // 8))
+    assert rec["device"] == "cpu" and rec["config"]["init"] == str(DEFAULT_MLM_DIR)
+    assert rec["init_record"]["heldout_top1"] > 0  # the shipped attacker's record, nested
+    assert rec["corpus"]["heldout_is"].startswith("the attack's evaluation pool")
+    assert rec["corpus"]["tweet_split"]["evaluation_tweets"] == len(split_tweets().evaluation)
+    assert rec["validation_curve"] and rec["kept_step"] == rec["validation_curve"][-1][1]
+    assert (out / "model.safetensors").stat().st_size > 40e6
+
+
 def test_evaluation_corpora_are_not_default_training_sources() -> None:
     from dpcore.attack.corpus import DEFAULT_SOURCES
     from dpcore.text.corpora import CORPORA
@@ -305,7 +328,13 @@ def test_evaluation_corpora_are_not_default_training_sources() -> None:
         (["--minutes", "-1"], "minutes"),
         (["--threads", "0"], "threads"),
         (["--max-steps", "2.5"], "max-steps"),
-        (["--sources", "tweets"], "unknown corpus source"),
+        (["--sources", "twitter"], "unknown corpus source"),
+        (["--device", "tpu"], "unknown --device"),
+        (["--init", "/nonexistent/attacker"], "not an attacker folder"),
+        (["--epochs", "0"], "epochs"),
+        (["--batch-size", "0"], "batch-size"),
+        (["--lr", "nan"], "lr"),
+        (["--warmup-steps", "-1"], "warmup-steps"),
     ],
 )
 def test_train_attacker_cli_rejects_bad_arguments(args, message, capsys) -> None:
@@ -344,15 +373,15 @@ def test_mask_attack_cli_json_with_the_shipped_model(tmp_path, capsys) -> None:
     from dpcore.cli import main
 
     orig = tmp_path / "o.txt"
-    orig.write_text("i went to the store to buy some milk .\n", encoding="utf-8")
+    orig.write_text("thanks for the great customer service on my flight today .\n", encoding="utf-8")
     san = tmp_path / "s.txt"
-    san.write_text("you flew into a forest so sell any wine !\n", encoding="utf-8")
+    san.write_text("sorry about a small animal dance in his garden yesterday !\n", encoding="utf-8")
     assert main(["mask-attack", "--input", str(orig), "--json"]) == 0
     clean = json.loads(capsys.readouterr().out)
     assert main(["mask-attack", "--input", str(orig), "--sanitized", str(san), "--json"]) == 0
     dirty = json.loads(capsys.readouterr().out)
-    assert clean["n_tokens"] == dirty["n_tokens"] == 10
-    assert dirty["n_kept"] == 0 and clean["n_kept"] == 10
+    assert clean["n_tokens"] == dirty["n_tokens"] == 11
+    assert dirty["n_kept"] == 0 and clean["n_kept"] == 11
     assert dirty["defense_rate"] > clean["defense_rate"]  # every word replaced: little to recover
 
 

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from dpcore.cli import main
+from tests.cli_errors import json_error
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -160,7 +161,12 @@ def test_audit_workers_flag_does_not_change_the_result(capsys: pytest.CaptureFix
         r.pop("workers"), r.pop("elapsed_s")
     assert runs[0] == runs[1]
     code, out, err = run(capsys, *argv, "--workers", "0")
-    assert code == 2 and out == "" and err.strip() == "dpcore: error: workers must be between 1 and 64, got 0"
+    assert code == 2 and out == ""
+    assert json_error(err) == {
+        "error": "workers must be between 1 and 64, got 0",
+        "type": "invalid-input",
+        "exit_code": 2,
+    }
 
 
 def test_python_dash_m_entry_point() -> None:

@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from dpcore.cli import build_parser, main
+from tests.cli_errors import error_lines, json_error
 
 SAMPLE = "the hospital kept my records private.\nshe was diagnosed with cancer in march\n"
 FILES = {
@@ -187,7 +188,11 @@ def test_every_subcommand_and_output_mode(
         monkeypatch.setattr(importlib.util, "find_spec", find_spec)
         status, out, err = _run(argv, capsys)
         lines = err.strip().splitlines()
-        assert status == 2 and len(lines) == 1 and lines[0].startswith("dpcore: error:"), (argv, status, err)
+        if "--json" in argv:  # one JSON object on stderr
+            assert json_error(err)["exit_code"] == 2
+        assert status == 2 and len(lines) == 1, (argv, status, err)
+        lines = error_lines(err)
+        assert len(lines) == 1 and lines[0].startswith("dpcore: error:"), (argv, status, err)
         assert "requirements-dev.txt" in lines[0] and not out
         return
     status, out, err = _run(argv, capsys)
@@ -209,3 +214,26 @@ def test_the_walk_sees_every_command_module_and_scheme() -> None:
     assert set(REFUSED) <= top, "a REFUSED entry names a sub-command that no longer exists"
     modes = {(c.values[0], c.values[1]) for c in CASES}
     assert (("accounting", "binary"), "text") in modes and (("accounting", "binary"), "json") in modes
+
+
+def _json_subcommands() -> list[str]:
+    from dpcore.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sorted(n for n, p in sub.choices.items() if any("--json" in a.option_strings for a in p._actions))
+
+
+@pytest.mark.parametrize("command", _json_subcommands())
+def test_json_errors_are_one_json_object_on_stderr(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """With --json, a usage error is one JSON object on stderr and nothing on stdout; without it,
+    one ``dpcore: error:`` line."""
+    status, out, err = _run([command, "--json", "--no-such-option"], capsys)
+    assert status == 2 and out == ""
+    obj = json_error(err)
+    assert obj["type"] == "usage" and obj["exit_code"] == 2
+    assert obj["error"] == "unrecognized arguments: --no-such-option" or obj["error"].startswith(
+        "the following arguments are required"
+    )
+    status, out, err = _run([command, "--no-such-option"], capsys)
+    assert status == 2 and out == "" and err.startswith("dpcore: error: ") and len(err.splitlines()) == 1

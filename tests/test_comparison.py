@@ -50,7 +50,7 @@ def test_figure_marks_the_two_epsilon_scales(result: dict) -> None:
     assert dashes["random"] == "dash" and dashes["santext"] == "solid"
     assert not any("feyisetan" in n and "Bayesian" in n for n in names)
     table = comparison_table(result["rows"])
-    assert table[0]["defense rate, Bayesian (%)"] is not None
+    assert table[0]["Bayesian defense (%)"] is not None
     assert {"ε scale", "accuracy (%)"} <= set(table[0])
 
 

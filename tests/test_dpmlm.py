@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not default_mlm_available(), reason="the shipped
 
 @pytest.fixture(scope="module")
 def vocab():
-    return build_vocabulary("bert")
+    return build_vocabulary("bert-wordpiece")
 
 
 def ids(vocab, words: list[str]) -> np.ndarray:
@@ -104,17 +104,25 @@ def test_sanitize_uses_the_whole_line_and_records_parameters(vocab) -> None:
     from dpcore.api import sanitize
 
     out = sanitize(
-        ["the patient was diagnosed with hiv", "ok"], mechanism="dp-mlm", epsilon=50, embedding="bert", seed=3
+        ["the patient was diagnosed with hiv", "ok"],
+        mechanism="dp-mlm",
+        epsilon=50,
+        embedding="bert-wordpiece",
+        seed=3,
     )
     again = sanitize(
-        ["the patient was diagnosed with hiv", "ok"], mechanism="dp-mlm", epsilon=50, embedding="bert", seed=3
+        ["the patient was diagnosed with hiv", "ok"],
+        mechanism="dp-mlm",
+        epsilon=50,
+        embedding="bert-wordpiece",
+        seed=3,
     )
     assert out.lines == again.lines and len(out.sanitized_tokens[0]) == len(out.original_tokens[0])
     assert out.parameters["clip"] == list(DEFAULT_CLIP) and out.parameters["privacy"].startswith("50-LDP")
 
 
 def test_bad_input_is_refused(vocab) -> None:
-    with pytest.raises(DPCoreError, match="bert embedding"):
+    with pytest.raises(DPCoreError, match="bert-wordpiece embedding"):
         create_text_mechanism("dp-mlm", vocab=build_vocabulary("glove", size=2000), epsilon=1.0)
     with pytest.raises(DPCoreError, match="clip_high"):
         DPMLM(vocab=vocab, epsilon=1.0, clip_low=2.0, clip_high=1.0)

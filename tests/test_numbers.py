@@ -56,7 +56,10 @@ def test_epsilon_below_the_floor_is_refused_everywhere(eps: float) -> None:
     for name in VECTOR_MECHANISMS.names():
         with pytest.raises(DPCoreError, match="floor"):
             VECTOR_MECHANISMS.create(name, epsilon=eps, dim=4)
-    vocabs = {"glove": build_vocabulary("glove", size=300), "bert": build_vocabulary("bert")}
+    vocabs = {
+        "glove": build_vocabulary("glove", size=300),
+        "bert-wordpiece": build_vocabulary("bert-wordpiece"),
+    }
     for name in TEXT_MECHANISMS.names():
         if name == "random":
             continue  # ignores ε by definition (0-LDP)
@@ -77,7 +80,10 @@ def test_every_mechanism_works_at_the_floor() -> None:
     for name in VECTOR_MECHANISMS.names():
         r = audit(name, dim=4, epsilon=MIN_EPSILON, method="mc", trials=2_000, seed=0)
         assert not np.isnan(r.empirical_epsilon), name
-    vocabs = {"glove": build_vocabulary("glove", size=300), "bert": build_vocabulary("bert")}
+    vocabs = {
+        "glove": build_vocabulary("glove", size=300),
+        "bert-wordpiece": build_vocabulary("bert-wordpiece"),
+    }
     rng = np.random.default_rng(0)
     ids = np.arange(50)
     for name in TEXT_MECHANISMS.names():

@@ -50,12 +50,17 @@ def install_into_venv(tmp_path: Path, *pip_args: str) -> tuple[Path, Path, Path]
     no download), with dpcore installed by ``pip install --no-deps PIP_ARGS``; returns its python,
     its ``dpcore`` command and an empty folder outside the repository."""
     venv = tmp_path / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-        check=True,
-        timeout=120,
-    )
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"
+    # The running environment's packages, by a .pth file: ``--system-site-packages`` would see the
+    # *base* interpreter's, which inside a user's virtualenv lack everything it installed.
+    purelib = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    outer = [p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p) and Path(p).is_dir()]
+    Path(purelib).mkdir(parents=True, exist_ok=True)
+    (Path(purelib) / "_running_environment.pth").write_text("\n".join(outer) + "\n", encoding="utf-8")
     pip = [str(py), "-m", "pip", "install", "-q", "--no-deps", *pip_args]
     subprocess.run(pip, check=True, timeout=300, capture_output=True)
     elsewhere = tmp_path / "elsewhere"

@@ -63,15 +63,15 @@ def test_readme_commands_end_to_end(tmp_path: Path) -> None:
 
 
 def test_bert_plain_text_is_refused_not_scored(tmp_path: Path) -> None:
-    (tmp_path / "original.txt").write_text(TEXT)
+    # "kristoffersen" is four WordPieces: the sanitized plain text has 10 tokens for 7 words
+    (tmp_path / "original.txt").write_text("the hospital kept kristoffersen records private.\n")
     p = _run(
-        "python -m dpcore sanitize --mechanism santext --embedding bert --epsilon 3 --seed 0 "
+        "python -m dpcore sanitize --mechanism santext --embedding bert-wordpiece --epsilon 3 --seed 0 "
         "--input original.txt --output sanitized.txt",
         tmp_path,
     )
     assert p.returncode == 0, p.stderr
-    # seed 0 draws the continuation piece "##issa" for "kept", so the joined text has 6 words for
-    # the original's 7 tokens: plain text cannot be aligned, and mask-attack refuses it
+    # plain text cannot be aligned with the original's words, and mask-attack refuses it
     q = _run("python -m dpcore mask-attack --input original.txt --sanitized sanitized.txt --json", tmp_path)
     assert q.returncode == 2 and "sanitize --format jsonl" in q.stderr
     assert len(q.stderr.strip().splitlines()) == 1 and not q.stdout

@@ -40,12 +40,14 @@ def test_glove_loads_and_converts_to_keyed_vectors() -> None:
 def test_bert_embedding_loads_without_torch() -> None:
     code = (
         "import sys\nfrom dpcore.text.embeddings import load_embedding, load_tokenizer\n"
-        "e = load_embedding('bert')\n"
-        "print(e.vectors.shape, int(e.reserved.sum()), 'torch' in sys.modules, 'transformers' in sys.modules)"
+        "w, p = load_embedding('bert'), load_embedding('bert-wordpiece')\n"
+        "print(w.vectors.shape, int(w.reserved.sum()), int(p.reserved.sum()), "
+        "'torch' in sys.modules, 'transformers' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "(30522, 384) 999 False False"
+    # whole words: 22,748 usable tokens (7,774 reserved); the paper's WordPieces: 29,523 (999 reserved)
+    assert out.stdout.strip() == "(30522, 384) 7774 999 False False"
 
 
 def test_bert_neighbours_are_meaningful() -> None:
@@ -73,18 +75,23 @@ def test_explicit_vocabulary_keeps_order_and_rejects_unknown_words() -> None:
 
 
 def test_bert_vocabulary_excludes_reserved_tokens() -> None:
-    v = build_vocabulary("bert")
-    assert len(v) == 30_522 - 999
-    assert "[PAD]" not in set(v.words) and "[unused0]" not in set(v.words)
+    for name, size in (("bert", 22_748), ("bert-wordpiece", 30_522 - 999)):
+        v = build_vocabulary(name)
+        assert len(v) == size
+        assert "[PAD]" not in set(v.words) and "[unused0]" not in set(v.words)
 
 
 def test_tokenizers() -> None:
     g = load_tokenizer("glove")
     assert g.tokenize("Don't panic, it's FINE!") == ["do", "n't", "panic", ",", "it", "'s", "fine", "!"]
-    b = load_tokenizer("bert")
+    b = load_tokenizer("bert-wordpiece")
     toks = b.tokenize("Privacy-preserving NLP " * 100)
     assert len(toks) == 500 and "[PAD]" not in toks  # no padding, no truncation
-    assert b.detokenize(["nl", "##p"]) == "nlp"
+    assert b.detokenize(["nl", "##p"]) == "nl ##p"  # token by token: a replaced piece never glues
+    w = load_tokenizer("bert")
+    toks = w.tokenize("Privacy-preserving NLP " * 100)
+    assert len(toks) == 400 and toks[:4] == ["privacy", "-", "preserving", "nlp"]  # whole words
+    assert w.detokenize(["privacy", "-", "preserving"]) == "privacy - preserving"
 
 
 # ---- sanitizing text -------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from dpcore.textaudit.contract import (
 from dpcore.textaudit.engine import DrawPlan, draw_words
 from dpcore.textaudit.sampling import OutputCodebook, SanitizerRaised, draw_counts
 from dpcore.validation import DPCoreError
+from tests.cli_errors import error_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 FORK = "fork" in __import__("multiprocessing").get_all_start_methods()
@@ -440,7 +441,8 @@ def _cli(tmp_path: Path, plugin: str, *extra: str) -> subprocess.CompletedProces
 
 def _one_line(err: str) -> str:
     lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("dpcore:"), err[-2000:]
+    assert len(lines) == 1 and len(error_lines(lines[0])) == 1, err[-2000:]
+    lines = error_lines(lines[0])
     assert "Traceback" not in err
     return lines[0]
 

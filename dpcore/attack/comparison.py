@@ -94,7 +94,10 @@ def compare_mechanisms(
     dict
         ``parameters`` (everything needed to reproduce the run) and ``rows``: one per
         (mechanism, ε) with ``notion``, ``epsilon_scale``, ``defense_bayes``,
-        ``defense_mlm``, ``accuracy`` and their Clopper–Pearson intervals.
+        ``defense_mlm``, ``accuracy`` and their Clopper–Pearson intervals, and the ε = ∞ end:
+        ``attacker_top1_unsanitized_bayes`` / ``_mlm`` (each attacker's top-1 on unsanitized
+        text over the same positions; the defense rate at ε → ∞ is 1 − it) and
+        ``accuracy_unsanitized``.
 
     Examples
     --------
@@ -132,6 +135,9 @@ def compare_mechanisms(
 
         mlm = load_mlm()
 
+    from dpcore.attack.utility import utility_baselines
+
+    baselines = utility_baselines(split, vocabs["glove"], seed=seed)
     rows: list[dict[str, Any]] = []
     total, done = len(names) * len(eps), 0
     for name in names:
@@ -151,6 +157,7 @@ def compare_mechanisms(
         exact = bool(getattr(probe, "has_exact_distribution", False))
         mech_attacks = [a for a in attacks if a != "bayes-unigram" or exact]
         found: dict[tuple[str, float], dict[str, Any]] = {}
+        top1: dict[str, Any] = {}
         if mech_attacks and ok:
             try:
                 att = attack_sweep(sents, make, ok, attacks=tuple(mech_attacks), mlm=mlm, seed=seed)
@@ -164,6 +171,7 @@ def compare_mechanisms(
                 if mech_attacks:
                     att = attack_sweep(sents, make, ok, attacks=tuple(mech_attacks), mlm=mlm, seed=seed)
             found = {(r["attack"], float(r["epsilon"])): r for r in att["rows"]}
+            top1 = {a: v.get("attacker_top1_unsanitized") for a, v in att.get("unsanitized", {}).items()}
         acc: dict[float, dict[str, Any]] = {}
         if ok:
             util = utility_sweep(split, make, ok, seed=seed, baselines=False)
@@ -188,6 +196,10 @@ def compare_mechanisms(
                     "defense_mlm": None if m is None else m["defense_rate"],
                     "defense_mlm_ci": None if m is None else [m["ci_low"], m["ci_high"]],
                     "accuracy": None if a is None else a["accuracy"],
+                    # the attacker's ceiling: its top-1 on unsanitized text (ε = ∞), same positions
+                    "attacker_top1_unsanitized_bayes": top1.get("bayes-unigram"),
+                    "attacker_top1_unsanitized_mlm": top1.get("mlm"),
+                    "accuracy_unsanitized": baselines["accuracy_unsanitized"],
                     "accuracy_ci": None if a is None else [a["ci_low"], a["ci_high"]],
                     "note": ""
                     if e > floor
@@ -210,6 +222,7 @@ def compare_mechanisms(
         "attacks": list(attacks),
         "mlm": None if mlm is None else f"{getattr(mlm, 'backend', '?')}: {_model_label(mlm)}",
         "classifier": "tfidf",
+        "baselines": baselines,
         "seed": seed,
         "seconds": round(time.monotonic() - t0, 1),
         "note": "ε is per unit of embedding distance for metric mechanisms and per word pair for "

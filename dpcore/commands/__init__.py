@@ -22,4 +22,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "text_metrics",
     "attack",
     "utility",
+    "precompute_attack_page",
 )

@@ -26,7 +26,12 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     add_param_argument(p)
     p.add_argument("--vocab-size", default=15000, help="GloVe vocabulary: the N most frequent words (15000)")
     d = p.add_mutually_exclusive_group()
-    d.add_argument("--dataset", default=None, help="tweets (positive/negative) or tweets3 (3 classes)")
+    d.add_argument(
+        "--dataset",
+        default=None,
+        help="tweets (positive/negative; the default) or tweets3 (3 classes); attacks draw from "
+        "their evaluation pool, tweets the shipped attacker never trained on",
+    )
     d.add_argument("--input", default=None, help="a GLUE SST-2 style TSV (sentence, label columns)")
     p.add_argument("--seed", default=0, help="sanitization seed (default 0; recorded)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -66,11 +71,20 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Any]:
     return make
 
 
+#: The dataset used when neither --dataset nor --input is given.
+DEFAULT_DATASET = "tweets"
+
+
+def default_dataset(args: argparse.Namespace) -> None:
+    """``--dataset tweets`` unless a dataset or an input file was given (recorded as such)."""
+    if args.dataset is None and args.input is None:
+        args.dataset = DEFAULT_DATASET
+
+
 def load_data(args: argparse.Namespace) -> Any:
     from dpcore.attack.datasets import load_labelled_dataset
 
-    if args.dataset is None and args.input is None:
-        raise DPCoreError("give --dataset NAME or --input FILE")
+    default_dataset(args)
     return load_labelled_dataset(args.dataset, input_path=args.input)
 
 
@@ -119,8 +133,7 @@ def run(args: argparse.Namespace) -> int:
     n = check_int(args.sentences, name="sentences", min_value=1, max_value=MAX_ATTACK_SENTENCES)
     seed = resolve_seed(check_int(args.seed, name="seed", min_value=0, max_value=2**63 - 1))
     batch = check_int(args.batch_size, name="batch-size", min_value=1, max_value=4096)
-    if args.dataset is None and args.input is None:
-        raise DPCoreError("give --dataset NAME or --input FILE")
+    default_dataset(args)
     attack = "mlm" if args.attack == "mlm" else f"bayes-{args.prior}"
     if attack == "bayes-unigram" and args.mlm is not None:
         raise DPCoreError("--mlm applies to --attack mlm or --prior mlm")

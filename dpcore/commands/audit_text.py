@@ -40,7 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="a text mechanism, krr, flawed:…, pypantera:KIND (see `list`) or file.py:factory",
     )
     p.add_argument("--epsilon", required=True, help="ε > 0 given to the sanitizer")
-    p.add_argument("--embedding", default="glove", help="glove (default) or bert: vocabulary and distance")
+    p.add_argument(
+        "--embedding", default="glove", help="glove (default), bert or bert-wordpiece: vocabulary, distance"
+    )
     p.add_argument(
         "--vocab-size", default=None, help="the N most frequent words (glove default 15000; bert: all)"
     )

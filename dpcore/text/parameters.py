@@ -2,7 +2,7 @@
 
 Every registered mechanism class declares ``PARAMETERS``, a tuple of :class:`ParameterSpec`, for
 its keyword parameters beyond ``vocab`` and ``epsilon``. The dashboard builds its widgets and URL
-parameters from it, the CLI prints it (``dpcore list``) and checks ``--param NAME=VALUE`` against
+parameters from it, the CLI prints it (``python -m dpcore list``) and checks ``--param NAME=VALUE`` against
 it, and ``tests/test_text_parameters.py`` checks it against each constructor (same names, same
 defaults, bounds accepted, values outside refused). Adding a mechanism with parameters therefore
 needs no change to a page or a command.

@@ -80,7 +80,7 @@ class GloveTable:
 def _missing(path: Path) -> DPCoreError:
     return DPCoreError(
         f"the shipped table {path} is missing from this installation of dpcore; reinstall it "
-        "(pip install .) or regenerate it with `dpcore export-tables` (needs requirements-dev.txt)"
+        "(pip install .) or regenerate it with `python -m dpcore export-tables` (needs requirements-dev.txt)"
     )
 
 

@@ -15,7 +15,7 @@ TEXT_MECHANISMS: Registry = Registry("text mechanism")
 
 
 def required_embedding(name: str) -> str | None:
-    """The embedding a mechanism needs (its tag ``embedding:NAME``; dp-mlm: ``bert``), or None."""
+    """The embedding a mechanism needs (its tag ``embedding:NAME``; dp-mlm: ``bert-wordpiece``), or None."""
     for tag in TEXT_MECHANISMS.get(name).tags:
         if tag.startswith("embedding:"):
             return tag.split(":", 1)[1]

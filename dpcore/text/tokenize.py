@@ -4,10 +4,17 @@
   lower-cased, Stanford-tokenized Wikipedia + Gigaword, so ``don't`` → ``do n't`` and
   ``it's`` → ``it 's``). Sanitized tokens are joined with single spaces, as in the SanText
   paper's examples (Yue et al. 2021, Appendix A.3).
-- ``bert``: the WordPiece tokenizer of all-MiniLM-L6-v2 (bert-base-uncased vocabulary, shipped
-  in ``dpcore/data/minilm``), loaded from its ``tokenizer.json`` with the ``tokenizers``
-  package: no torch, no transformers, no hub access. Sanitized pieces are joined with the
-  WordPiece decoder (``##`` pieces glue to the previous token).
+- ``bert``: whole words, split by the normalizer and pre-tokenizer of all-MiniLM-L6-v2's
+  tokenizer (bert-base-uncased, shipped in ``dpcore/data/minilm``): lower case, accents
+  stripped, words and single punctuation marks. A word that is not one token of the vocabulary
+  is out of vocabulary (no ``##`` continuation piece is ever drawn or glued to a neighbour).
+  Tokens are joined with single spaces.
+- ``bert-wordpiece``: the full WordPiece tokenizer (the SanText paper's vocabulary). Tokens are
+  joined with single spaces, one token after another: a replaced ``##`` piece is shown as such,
+  never glued to its neighbour.
+
+Both load ``tokenizer.json`` with the ``tokenizers`` package: no torch, no transformers, no hub
+access.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-__all__ = ["BertTokenizer", "GloveTokenizer", "TextTokenizer"]
+__all__ = ["BertTokenizer", "BertWordTokenizer", "GloveTokenizer", "TextTokenizer"]
 
 
 @runtime_checkable
@@ -56,10 +63,12 @@ class BertTokenizer:
     """WordPiece (bert-base-uncased) from a ``tokenizer.json`` file, via ``tokenizers``.
 
     Padding and truncation configured in the file are switched off: every token of a line is
-    sanitized, however long the line.
+    sanitized, however long the line. :meth:`detokenize` joins tokens with spaces, token by token
+    (``##`` pieces stay visible): a sanitized continuation piece glued to a replaced neighbour
+    would make a word that neither the original nor the mechanism produced.
     """
 
-    name = "bert"
+    name = "bert-wordpiece"
 
     def __init__(self, tokenizer_json: str | Path) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -73,6 +82,30 @@ class BertTokenizer:
         return list(self._tok.encode(text, add_special_tokens=False).tokens)
 
     def detokenize(self, tokens: list[str]) -> str:
-        if not tokens:
-            return ""
-        return str(self._tok.decoder.decode(list(tokens)))
+        return " ".join(tokens)
+
+
+class BertWordTokenizer:
+    """Whole words with the BERT normalizer and pre-tokenizer of a ``tokenizer.json`` file.
+
+    The words are what bert-base-uncased's WordPiece model would split further; here each is one
+    token, in the vocabulary when it is one whole-word token of it (``bert`` embedding), else
+    out of vocabulary.
+    """
+
+    name = "bert"
+
+    def __init__(self, tokenizer_json: str | Path) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(tokenizer_json))
+        self._normalizer = tok.normalizer
+        self._pre = tok.pre_tokenizer
+
+    def tokenize(self, text: str) -> list[str]:
+        norm = self._normalizer.normalize_str(text) if self._normalizer is not None else text.lower()
+        return [w for w, _ in self._pre.pre_tokenize_str(norm)]
+
+    def detokenize(self, tokens: list[str]) -> str:
+        return " ".join(tokens)

@@ -314,7 +314,7 @@ def build_vocabulary(
     Parameters
     ----------
     embedding:
-        ``"glove"`` or ``"bert"``.
+        ``"glove"``, ``"bert"`` (whole words) or ``"bert-wordpiece"``.
     size:
         Keep the ``size`` most frequent words (wordfreq; ties by embedding order). ``None``
         keeps every non-reserved word of the embedding. GloVe sizes above 50,000 and ``None``

@@ -11,7 +11,9 @@ Inputs are tidy tables:
 
 In the trade-off figure each (mechanism, attack) is one curve of points labelled by ε, and its
 ε = ∞ end (unsanitized accuracy, 1 − the attacker's top-1 on unsanitized text) is drawn as a
-hollow marker labelled ∞, as in Fig. 4.
+hollow marker labelled ∞, as in Fig. 4, named "unsanitized (ε = ∞)". The ε figure draws the same
+ceiling as a dotted line per attacker: a defense rate near it means the attacker fails even on
+unsanitized text (a weak attacker), not that the sanitizer hides much.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from plotly.subplots import make_subplots
 
 from dpcore.viz.axes import log_axis
 
-__all__ = ["ATTACK_LABELS", "epsilon_figure", "tradeoff_figure"]
+__all__ = ["ATTACK_LABELS", "UNSANITIZED", "epsilon_figure", "tradeoff_figure"]
 
 ATTACK_LABELS = {
     "mlm": "masked-LM attacker",
@@ -33,6 +35,8 @@ ATTACK_LABELS = {
 }
 #: Share of the axis ranges within which a second ε label would collide with a first one.
 _LABEL_DX, _LABEL_DY = 0.07, 0.07
+#: The name of the attacker's ceiling: its defense rate on unsanitized text (ε = ∞).
+UNSANITIZED = "unsanitized (ε = ∞)"
 _PALETTE = ("#3b6ea5", "#c0504d", "#4e9a59", "#8064a2", "#d68a1a", "#2f9fa8")
 _DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 #: The paper's mechanisms keep their styles; every other mechanism gets the next free one.
@@ -122,7 +126,7 @@ def tradeoff_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict
                     text=["ε=∞" if free(float(acc_inf), y_inf) else ""], textposition="bottom left",
                     marker={"color": _color(attacks.index(atk)), "symbol": "circle-open", "size": 14,
                             "line": {"width": 3}},
-                    cliponaxis=False, name=f"ε = ∞ (unsanitized), {ATTACK_LABELS.get(atk, atk)}",
+                    cliponaxis=False, name=f"{UNSANITIZED}, {ATTACK_LABELS.get(atk, atk)}",
                 )
             )  # fmt: skip
     if baselines.get("accuracy_random") is not None:
@@ -163,6 +167,31 @@ def epsilon_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[
             ),
             row=1, col=1,
         )  # fmt: skip
+    # The attacker's ceiling: 1 − its top-1 on unsanitized text (ε = ∞), one dotted line per
+    # attacker across the ε range; a defense rate near it means the attacker fails even there.
+    if len(attack) and "attacker_top1_unsanitized" in attack:
+        e_lo, e_hi = float(attack["epsilon"].min()), float(attack["epsilon"].max())
+        ceilings: list[float] = []
+        for atk in attacks:
+            top1 = attack.loc[attack["attack"] == atk, "attacker_top1_unsanitized"].dropna()
+            if not len(top1):
+                continue
+            y_inf = 1.0 - float(top1.iloc[0])
+            label = f"{UNSANITIZED}, {ATTACK_LABELS.get(atk, atk)}"
+            fig.add_trace(
+                go.Scatter(
+                    x=[e_lo, e_hi], y=[y_inf, y_inf], mode="lines", name=label,
+                    line={"color": _color(attacks.index(atk)), "dash": "dot", "width": 2},
+                    hovertemplate=f"{label}<br>defense rate {y_inf:.3f}<extra></extra>",
+                ),
+                row=1, col=1,
+            )  # fmt: skip
+            if all(abs(y_inf - y) > 0.06 for y in ceilings):  # one "ε = ∞" label per height
+                ceilings.append(y_inf)
+                fig.add_annotation(
+                    x=1.0, xref="paper", xanchor="left", y=y_inf, yref="y", showarrow=False,
+                    text="ε = ∞", font={"color": _color(attacks.index(atk)), "size": 13},
+                )  # fmt: skip
     groups_u = utility.groupby("mechanism", sort=False) if len(utility) else []
     for i, (mech, g) in enumerate(groups_u):
         g = g.sort_values("epsilon")
@@ -196,5 +225,5 @@ def epsilon_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[
     fig.update_xaxes(**log_axis("", eps_values), row=1, col=1)
     fig.update_yaxes(title_text="defense rate", range=[-0.02, 1.05], row=1, col=1)
     fig.update_yaxes(title_text="accuracy", row=2, col=1)
-    fig.update_layout(legend={"orientation": "h", "y": -0.15}, margin={"t": 30}, height=640)
+    fig.update_layout(legend={"orientation": "h", "y": -0.15}, margin={"t": 30, "r": 60}, height=640)
     return fig

@@ -13,6 +13,10 @@ from dpcore.viz.axes import FONT, log_axis
 __all__ = ["INF_LABEL", "audit_figure", "results_frame"]
 
 INF_LABEL = "∞"
+#: Lower end of the log y axis (log10): losses below 10⁻³ are not drawn.
+LOG_Y_FLOOR = -3.0
+#: Share of the plot's height given to the ∞ band, on linear and log axes alike.
+INF_BAND_SHARE = 0.12
 _PALETTE = (
     "#3b6ea5",
     "#c0504d",
@@ -63,17 +67,32 @@ def audit_figure(
         if any(c in df and df.loc[df["mechanism"] == m, c].map(lambda v: pd.notna(v) and math.isinf(v)).any()
                for c in ("exact", "exact_lr", "mc"))
     ]  # fmt: skip
-    gap = 1.12  # band starts this factor above `top` (multiplicative: works on log axes too)
-    step = 1.07
-    band_lo, band_hi = top * gap / 1.05, top * gap * step ** max(len(inf_mechs) - 1, 0) * 1.05
-    inf_row = {m: top * gap * step**k for k, m in enumerate(inf_mechs)}
+    # The band takes a fixed share of the plot's height above the finite range, on either axis
+    # type: on a log axis a fixed factor above `top` would be a thin strip (issue 29).
+    if log_y:
+        span = math.log10(top) - LOG_Y_FLOOR
+
+        def above(share: float) -> float:
+            return top * 10 ** (share * span)
+    else:
+
+        def above(share: float) -> float:
+            return top * (1.0 + share)
+
+    band_lo, band_hi = above(0.04), above(0.04 + INF_BAND_SHARE)
+    n_inf = max(len(inf_mechs), 1)
+    inf_row = {m: above(0.04 + INF_BAND_SHARE * (k + 1) / (n_inf + 1)) for k, m in enumerate(inf_mechs)}
     cur = [""]
+
+    def ay(v: float) -> float:
+        """An annotation's y: Plotly places annotations on a log axis in log10 units."""
+        return math.log10(v) if log_y else v
 
     def clamp(v: float) -> float | None:
         if v is None or pd.isna(v):
             return None
         if math.isinf(float(v)):
-            return inf_row.get(cur[0], top * gap)
+            return inf_row.get(cur[0], above(0.04 + INF_BAND_SHARE / 2))
         return min(float(v), top)
 
     def label(v: float) -> str:
@@ -151,50 +170,47 @@ def audit_figure(
                     ),
                 )
             )
-    fig.add_hline(
-        y=epsilon,
-        line={"color": "#222", "dash": "dash", "width": 1.5},
-        annotation_text=f"claimed ε = {epsilon:g}",
-        annotation_position="top left",
-    )
+    # Labels sit outside the plotting area, at their values (in the right margin), so no label
+    # lies over a curve.
+    fig.add_hline(y=epsilon, line={"color": "#222", "dash": "dash", "width": 1.5})
+    fig.add_annotation(
+        x=1, xref="paper", xanchor="left", xshift=4, y=ay(epsilon), yref="y", showarrow=False,
+        text=f"claimed ε = {epsilon:g}", align="left", font={"size": 14, "color": "#222"},
+    )  # fmt: skip
     fig.add_hline(y=top, line={"color": "#bbb", "width": 1})
     fig.add_annotation(
-        x=1,
-        xref="paper",
-        y=top,
-        text=f"values above {top:.3g} drawn here (hover for exact numbers)",
-        showarrow=False,
-        yshift=-12,
-        xanchor="right",
-        font={"size": 14, "color": "#666"},
-    )
+        x=1, xref="paper", xanchor="left", xshift=4, y=ay(top), yref="y", showarrow=False,
+        text=f"larger values<br>drawn at {top:.3g}", align="left", font={"size": 12, "color": "#666"},
+    )  # fmt: skip
     if inf_mechs:
         fig.add_hrect(y0=band_lo, y1=band_hi, fillcolor="#f3e3e3", line_width=0, layer="below")
         fig.add_annotation(
-            x=0,
-            xref="paper",
-            y=(band_lo * band_hi) ** 0.5 if log_y else (band_lo + band_hi) / 2,
-            text=f"ε̂ = {INF_LABEL}",
-            showarrow=False,
-            xanchor="right",
-            xshift=-6,
+            x=0, xref="paper", y=ay((band_lo * band_hi) ** 0.5 if log_y else (band_lo + band_hi) / 2),
+            yref="y", text=f"ε̂ = {INF_LABEL}", showarrow=False, xanchor="right", xshift=-6,
             font={"size": 16, "color": "#a33"},
-        )
+        )  # fmt: skip
+    subtitle = "hover for exact numbers; values above the grey line are drawn on it" + (
+        f", infinite ones in the {INF_LABEL} band" if inf_mechs else ""
+    )
     fig.update_layout(
-        title=title or "Empirical privacy loss vs dimension",
+        title={"text": f"{title or 'Empirical privacy loss vs dimension'}<br><sup>{subtitle}</sup>"},
         xaxis={"title": "dimension n", "type": "log", "dtick": math.log10(2)},
         yaxis=log_axis("empirical ε̂") if log_y else {"title": "empirical ε̂", "type": "linear"},
         template="plotly_white",
         font=FONT,
         legend={"orientation": "h", "y": -0.2},
         height=560,
-        margin={"t": 60, "l": 80, "r": 20, "b": 40},
+        margin={"t": 80, "l": 80, "r": 135, "b": 40},
     )
     fig.update_xaxes(tickfont={"size": 14}, title_font={"size": 16})
     fig.update_yaxes(tickfont={"size": 14}, title_font={"size": 16})
-    y_max = band_hi * 1.02 if inf_mechs else top * 1.05
+    y_max = above(0.06 + INF_BAND_SHARE) if inf_mechs else above(0.03)
     if log_y:
-        fig.update_yaxes(range=[-3, math.log10(y_max)])
+        # Decade ticks on the finite range only: a number inside the ∞ band would read as a value.
+        decades = [10.0**k for k in range(int(LOG_Y_FLOOR), math.floor(math.log10(top)) + 1)]
+        fig.update_yaxes(
+            range=[LOG_Y_FLOOR, math.log10(y_max)], tickvals=decades, ticktext=[f"{d:g}" for d in decades]
+        )
     else:
         # Ticks only on the finite range: a number inside the ∞ band would read as a value.
         raw = top / 5

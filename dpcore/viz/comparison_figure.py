@@ -1,91 +1,162 @@
 """The mechanism comparison chart: defense rate against accuracy, every mechanism at every ε
-(:func:`dpcore.attack.comparison.compare_mechanisms`).
+(:func:`dpcore.attack.comparison.compare_mechanisms`), as small multiples.
 
-One colour per mechanism, one marker per attacker (filled circle: Bayesian; open diamond:
-masked LM), points labelled by ε. ε-LDP mechanisms are drawn with dashed lines and metric
-mechanisms (ε per unit of distance) with solid ones, and the legend says which scale each ε is
-on: equal ε does not mean equal privacy across the two groups.
+One panel per mechanism (its title names its ε scale), the same axes in every panel, and in each
+panel one series per attacker: the Bayesian attacker (filled circles) and the masked-LM attacker
+(open diamonds), each in its own colour across all panels. ε-LDP mechanisms are drawn with dashed
+lines and metric mechanisms (ε per unit of distance) with solid ones: equal ε does not mean equal
+privacy across the two groups. Points carry ε labels only where they do not collide with another
+label of the panel (hover shows every ε). Where the rows carry it, the attacker's ceiling (its
+top-1 on unsanitized text, at the unsanitized accuracy) is the hollow point "unsanitized (ε = ∞)".
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
-__all__ = ["comparison_figure", "comparison_table"]
+__all__ = ["DEFAULT_SHOWN", "comparison_figure", "comparison_table"]
 
-_PALETTE = (
-    "#3b6ea5", "#c0504d", "#4e9a59", "#8064a2", "#d68a1a", "#2f9fa8",
-    "#7f7f7f", "#b5487f", "#8c6d31", "#17becf", "#393b79", "#637939",
-)  # fmt: skip
+#: Mechanisms shown by default (three panels, two series each: at most 6 series).
+DEFAULT_SHOWN = ("santext", "santext+", "random")
+#: Panels per row.
+_COLS = 3
+_UNSANITIZED = "unsanitized (ε = ∞)"
+#: (row key, ceiling key, label, marker, colour): one colour per attacker in every panel.
 _ATTACKS = (
-    ("defense_bayes", "Bayesian attacker", "circle"),
-    ("defense_mlm", "masked-LM attacker", "diamond-open"),
+    ("defense_bayes", "attacker_top1_unsanitized_bayes", "Bayesian attacker", "circle", "#c0504d"),
+    ("defense_mlm", "attacker_top1_unsanitized_mlm", "masked-LM attacker", "diamond-open", "#3b6ea5"),
 )
+#: Share of a panel's axis ranges within which a second ε label would collide with a first.
+_LABEL_DX, _LABEL_DY = 0.12, 0.09
 
 
-def comparison_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
-    """Defense rate (y) against accuracy (x) for every (mechanism, attacker), labelled by ε."""
-    fig = go.Figure()
-    mechs = list(dict.fromkeys(r["mechanism"] for r in rows))
+def _eps_text(e: float) -> str:
+    return "ε=∞" if math.isinf(e) else f"ε={e:g}"
+
+
+def comparison_figure(rows: Sequence[dict[str, Any]], mechanisms: Sequence[str] | None = None) -> go.Figure:
+    """Defense rate (y) against accuracy (x), one panel per mechanism, labelled by ε.
+
+    Parameters
+    ----------
+    rows
+        :func:`dpcore.attack.comparison.compare_mechanisms` rows.
+    mechanisms
+        The mechanisms to draw, in this order (default: every mechanism of ``rows``).
+    """
+    present = list(dict.fromkeys(r["mechanism"] for r in rows))
+    mechs = [m for m in (mechanisms if mechanisms is not None else present) if m in present]
+    n_rows = max(1, math.ceil(len(mechs) / _COLS))
+    n_cols = min(_COLS, max(1, len(mechs)))
+    titles = []
+    for mech in mechs:
+        first = next(r for r in rows if r["mechanism"] == mech)
+        scale = "ε-LDP" if first["notion"] == "LDP" else "ε·d"
+        refuted = (
+            ", claim refuted" if any(r.get("claim_refuted") for r in rows if r["mechanism"] == mech) else ""
+        )
+        titles.append(f"<b>{mech}</b> ({scale}{refuted})")
+    fig = make_subplots(
+        rows=n_rows, cols=n_cols, subplot_titles=titles or None, shared_xaxes="all", shared_yaxes="all",
+        horizontal_spacing=0.05, vertical_spacing=0.16 / max(n_rows, 1) + 0.04,
+    )  # fmt: skip
+    accs = [r["accuracy"] for r in rows if r.get("accuracy") is not None] + [
+        r["accuracy_unsanitized"] for r in rows if r.get("accuracy_unsanitized") is not None
+    ]
+    x_span = (max(accs) - min(accs)) if accs else 1.0
+    x_span = x_span or 1.0
+    in_legend: set[str] = set()
     for i, mech in enumerate(mechs):
+        row, col = i // _COLS + 1, i % _COLS + 1
         mine = sorted((r for r in rows if r["mechanism"] == mech), key=lambda r: r["epsilon"])
         ldp = mine[0]["notion"] == "LDP"
         scale = "ε-LDP" if ldp else "ε·d, per unit of distance"
-        color = _PALETTE[i % len(_PALETTE)]
         refuted = "; claim refuted" if any(r.get("claim_refuted") for r in mine) else ""
-        for key, label, symbol in _ATTACKS:
+        placed: list[tuple[float, float]] = []
+
+        def free(x: float, y: float, placed: list[tuple[float, float]] = placed) -> bool:
+            if any(abs(x - px) < _LABEL_DX * x_span and abs(y - py) < _LABEL_DY for px, py in placed):
+                return False
+            placed.append((x, y))
+            return True
+
+        for key, top_key, label, symbol, color in _ATTACKS:
             pts = [r for r in mine if r.get(key) is not None and r.get("accuracy") is not None]
             if not pts:
                 continue
             fig.add_trace(
                 go.Scatter(
-                    x=[r["accuracy"] for r in pts],
-                    y=[r[key] for r in pts],
-                    mode="lines+markers+text",
-                    text=[f"ε={r['epsilon']:g}" for r in pts],
-                    textposition="top center",
-                    textfont={"size": 12, "color": color},
-                    marker={
-                        "symbol": symbol,
-                        "size": 11,
-                        "color": color,
-                        "line": {"width": 2, "color": color},
-                    },
+                    x=[r["accuracy"] for r in pts], y=[r[key] for r in pts], mode="lines+markers+text",
+                    text=[_eps_text(r["epsilon"]) if free(r["accuracy"], r[key]) else "" for r in pts],
+                    textposition="top center", textfont={"size": 12, "color": color},
+                    marker={"symbol": symbol, "size": 10, "color": color,
+                            "line": {"width": 2, "color": color}},
                     line={"color": color, "dash": "dash" if ldp else "solid", "width": 1.5},
-                    name=f"{mech} ({scale}{refuted}) · {label}",
-                    legendgroup=mech,
-                    customdata=[[r["epsilon"], r["notion"]] for r in pts],
+                    name=f"{mech} ({scale}{refuted}) · {label}", legendgroup=label,
+                    showlegend=False,
+                    customdata=[[r["epsilon"]] for r in pts],
                     hovertemplate=(
-                        f"<b>{mech}</b> · {label}<br>ε = %{{customdata[0]}} ({scale})"
+                        f"<b>{mech}</b> · {label}<br>ε = %{{customdata[0]:g}} ({scale})"
                         "<br>accuracy %{x:.3f}<br>defense rate %{y:.3f}<extra></extra>"
                     ),
-                )
+                ),
+                row=row, col=col,
+            )  # fmt: skip
+            if label not in in_legend:  # one legend entry per attacker, not per panel
+                in_legend.add(label)
+                fig.add_trace(
+                    go.Scatter(
+                        x=[None], y=[None], mode="lines+markers", name=label, legendgroup=label,
+                        marker={"symbol": symbol, "size": 10, "color": color}, line={"color": color},
+                    ),
+                    row=row, col=col,
+                )  # fmt: skip
+            top1 = next((r.get(top_key) for r in pts if r.get(top_key) is not None), None)
+            acc_inf = next(
+                (r.get("accuracy_unsanitized") for r in pts if r.get("accuracy_unsanitized") is not None),
+                None,
             )
+            if top1 is None or acc_inf is None:
+                continue
+            y_inf = 1.0 - float(top1)
+            name = f"{_UNSANITIZED}, {label}"
+            fig.add_trace(
+                go.Scatter(
+                    x=[acc_inf], y=[y_inf], mode="markers+text",
+                    text=["ε=∞" if free(float(acc_inf), y_inf) else ""], textposition="bottom left",
+                    textfont={"size": 12, "color": color}, cliponaxis=False,
+                    marker={"symbol": "circle-open", "size": 14, "color": color, "line": {"width": 3}},
+                    name=name, legendgroup=name, showlegend=name not in in_legend,
+                    hovertemplate=(f"<b>{mech}</b> · {name}<br>accuracy %{{x:.3f}}"
+                                   "<br>defense rate %{y:.3f}<extra></extra>"),
+                ),
+                row=row, col=col,
+            )  # fmt: skip
+            in_legend.add(name)
     fig.update_layout(
-        title="Privacy–utility of every text mechanism (same sentences, same split)",
-        xaxis_title="accuracy on sanitized text (TF-IDF + logistic regression)",
-        yaxis_title="defense rate (share of words the attacker gets wrong)",
+        title={
+            "text": "Privacy–utility of each text mechanism (same sentences, same split)<br><sup>"
+            "dashed: ε-LDP (any two words) · solid: ε per unit of embedding distance — equal ε is "
+            "not equal privacy across the two</sup>",
+            "x": 0,
+            "xanchor": "left",
+        },
         font={"size": 14},
-        legend={"font": {"size": 12}},
-        height=620,
-        margin={"t": 60, "l": 70, "r": 20, "b": 60},
-        annotations=[
-            {
-                "text": "dashed: ε-LDP (any two words) · solid: ε per unit of embedding distance — "
-                "equal ε is not equal privacy across the two",
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0,
-                "y": -0.14,
-                "showarrow": False,
-                "font": {"size": 12},
-            }
-        ],
+        legend={"font": {"size": 13}, "orientation": "h", "yanchor": "top", "y": -0.05 - 0.1 / n_rows},
+        height=200 + 340 * n_rows,
+        margin={"t": 110, "l": 70, "r": 30, "b": 90},
     )
-    fig.update_yaxes(range=[-0.02, 1.05])
+    if accs:  # room for the ε = ∞ marker and its label at the right edge of each panel
+        lo, hi = min(accs), max(accs)
+        fig.update_xaxes(range=[lo - 0.06 * x_span, hi + 0.06 * x_span])
+    fig.update_yaxes(range=[-0.08, 1.1])
+    fig.update_yaxes(title_text="defense rate", col=1)
+    fig.update_xaxes(title_text="accuracy", row=n_rows)
     return fig
 
 
@@ -106,9 +177,12 @@ def comparison_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "ε": r["epsilon"],
             "ε scale": "ε-LDP" if r["notion"] == "LDP" else "ε·d",
             "guarantee": r["notion"],
-            "defense rate, Bayesian (%)": pct(r["defense_bayes"]),
-            "defense rate, masked LM (%)": pct(r["defense_mlm"]),
+            "Bayesian defense (%)": pct(r["defense_bayes"]),
+            "masked-LM defense (%)": pct(r["defense_mlm"]),
             "accuracy (%)": pct(r["accuracy"]),
+            "masked-LM, ε = ∞ (%)": None
+            if r.get("attacker_top1_unsanitized_mlm") is None
+            else pct(1.0 - float(r["attacker_top1_unsanitized_mlm"])),
             "note": _note(r),
         }
         for r in rows

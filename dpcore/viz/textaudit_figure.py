@@ -1,8 +1,9 @@
 """The text-audit figure: each pair's lower confidence bound against its claimed bound.
 
 A point above the diagonal is a pair whose privacy loss is, at the stated confidence, larger
-than the mechanism claims (a violation). The horizontal line is the largest loss the sample size
-can show at all: claims above it cannot be refuted by this run, whatever the mechanism does.
+than the mechanism claims (a violation). The axes fit the pairs. The largest loss the sample size
+can show at all (claims above it cannot be refuted by this run, whatever the mechanism does) is a
+dotted line when it lies near the pairs, and a note above the chart when it lies far above them.
 """
 
 from __future__ import annotations
@@ -227,6 +228,10 @@ def power_table(result: TextAuditResult) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: The T-limit line is drawn when it is at most this factor above the data, else it is a note.
+T_LIMIT_NEAR = 1.3
+
+
 def textaudit_figure(result: TextAuditResult) -> go.Figure:
     """Scatter of claimed bound (x) against lower bound (y), with the diagonal."""
     tested = [p for p in result.pairs if p.error is None]
@@ -235,7 +240,13 @@ def textaudit_figure(result: TextAuditResult) -> go.Figure:
     finite += [
         p.exact_epsilon for p in tested if p.exact_epsilon is not None and math.isfinite(p.exact_epsilon)
     ]
-    top = max([1e-3, result.max_detectable_loss, *finite]) * 1.08
+    # The axes fit the data; the largest loss T samples can show is a line only when it is near
+    # them (within 1.3× the data), else a note above the plot (it once squeezed every pair into
+    # the bottom fifth of the chart).
+    data_top = max([1e-3, *finite]) * 1.15
+    t_limit = float(result.max_detectable_loss)
+    limit_in_range = math.isfinite(t_limit) and t_limit <= T_LIMIT_NEAR * data_top
+    top = max(data_top, t_limit * 1.08) if limit_in_range else data_top
     fig.add_trace(
         go.Scatter(
             x=[0, top],
@@ -246,16 +257,19 @@ def textaudit_figure(result: TextAuditResult) -> go.Figure:
             hoverinfo="skip",
         )
     )
-    fig.add_trace(
-        go.Scatter(
-            x=[0, top],
-            y=[result.max_detectable_loss] * 2,
-            mode="lines",
-            line={"color": "#999", "dash": "dot"},
-            name=f"largest loss {result.samples:,} samples can show",
-            hoverinfo="skip",
-        )
-    )
+    limit_name = f"largest loss {result.samples:,} samples can show"
+    if limit_in_range:
+        fig.add_trace(
+            go.Scatter(
+                x=[0, top], y=[t_limit] * 2, mode="lines", line={"color": "#999", "dash": "dot"},
+                name=limit_name, hoverinfo="skip",
+            )
+        )  # fmt: skip
+    else:
+        fig.add_annotation(
+            x=0, xref="paper", xanchor="left", y=1, yref="paper", yanchor="bottom", showarrow=False,
+            text=f"{limit_name}: {t_limit:.3g} (above this range)", font={"size": 13, "color": "#666"},
+        )  # fmt: skip
     det = result.detectable_violation or {}
     excess = det.get("excess", math.inf)
     if excess is not None and math.isfinite(excess) and excess > 0:
@@ -316,7 +330,7 @@ def textaudit_figure(result: TextAuditResult) -> go.Figure:
         xaxis={"title": "claimed bound for the pair (ε or ε·d(x, x′))", "range": [0, top]},
         yaxis={"title": f"privacy loss, lower bound at {100 * result.confidence:g}%", "range": [0, top]},
         legend={"orientation": "h", "yanchor": "top", "y": -0.2},
-        margin={"l": 70, "r": 20, "t": 30, "b": 40},
+        margin={"l": 70, "r": 20, "t": 40, "b": 40},
         height=520,
     )
     return fig
@@ -394,7 +408,7 @@ def screen_figure(result: TextAuditResult) -> go.Figure:
         xaxis={"title": "word, by frequency rank", "type": "log"},
         yaxis={"title": "worst pilot loss − claim (nats)"},
         legend={"orientation": "h", "yanchor": "top", "y": -0.2},
-        margin={"l": 70, "r": 20, "t": 30, "b": 40},
+        margin={"l": 70, "r": 20, "t": 40, "b": 40},
         height=420,
     )
     return fig

@@ -20,7 +20,7 @@ RENDERED = """() => {
   const labels = [...gd.querySelectorAll('.scatterlayer .textpoint text')]
                    .filter((t) => t.textContent.trim()).map((t) => ({text: t.textContent, ...box(t)}));
   const traces = [...gd.querySelectorAll('.scatterlayer .trace')];
-  const inf = gd.data.map((d, i) => [d, i]).filter(([d]) => d.name.startsWith('ε = ∞'))
+  const inf = gd.data.map((d, i) => [d, i]).filter(([d]) => d.name.startsWith('unsanitized (ε = ∞)'))
                 .map(([d, i]) => ({name: d.name, visible: d.visible !== false,
                                    points: [...traces[i].querySelectorAll('path.point')].map(box)}));
   return {labels, inf, area: box(gd.querySelector('.nsewdrag')),
@@ -76,7 +76,7 @@ def test_attack_page_deep_link_draws_readable_figures(app_url: str, page, artifa
     # the defense-rate and accuracy tables (and the all-mechanism comparison, when shipped)
     assert len(grids) >= 2 and all(grids), grids
     for g in grids:
-        assert g["scroll"] <= g["client"] + 1, f"a table is cut off horizontally: {g}"
+        assert g["scroll"] <= g["client"] + 1, f"a table is cut off horizontally: {g} of {grids}"
     # The ε axis of the second figure labels decades only.
     ticks = [t for t in page.evaluate(EPS_TICKS) if t]
     assert ticks and set(ticks) <= {"0.1", "1", "10", "100"}, ticks

@@ -412,3 +412,60 @@ def test_a_second_visitor_with_the_same_settings_gets_the_cached_result(
         finally:
             ctx.close()
     assert texts[0] == texts[1]
+
+
+def test_settings_and_pasted_text_survive_the_sidebar_and_a_reload(  # type: ignore[no-untyped-def]
+    app_url: str, page, artifacts: Path
+) -> None:
+    """Nothing resets: a page keeps its settings (and Sanitize its pasted sentence) when the
+    visitor goes to another page through the sidebar and comes back, and a reload keeps the
+    reloaded page's settings through its URL."""
+    nav = page.locator('[data-testid="stSidebarNav"]')
+
+    def query() -> dict[str, str]:
+        return page.evaluate("() => Object.fromEntries(new URLSearchParams(location.search))")
+
+    page.goto(f"{app_url}/sensitivity?n=64&eps=3")
+    _plots(page, 1)
+    page.get_by_label("Claimed ε").fill("2.5")
+    page.get_by_label("Claimed ε").press("Enter")
+    page.wait_for_function("() => location.search.includes('eps=2.5')", timeout=60_000)
+    _idle(page)
+    # Sanitize: paste a sentence and change ε
+    nav.locator('a[href$="/sanitize"]').click()
+    page.wait_for_url("**/sanitize?*", timeout=60_000)
+    _idle(page)
+    page.locator('[data-testid="stRadio"]').get_by_text("Paste text").click()
+    sentence = "my flight to boston was delayed by three hours"
+    area = page.locator("textarea")
+    area.wait_for(timeout=60_000)
+    area.fill(sentence)
+    area.press("Control+Enter")
+    page.wait_for_selector(".dp-sanitized", state="visible", timeout=90_000)
+    box = page.get_by_label("ε", exact=True)
+    box.fill("7")
+    box.press("Enter")
+    page.wait_for_function("() => location.search.includes('eps=7')", timeout=60_000)
+    _idle(page)
+    # away and back, through the sidebar: every setting and the sentence are still there
+    nav.locator('a[href$="/sensitivity"]').click()
+    page.wait_for_url("**/sensitivity?*", timeout=60_000)
+    _plots(page, 1)
+    q = query()
+    assert (q.get("n"), q.get("eps")) == ("64", "2.5"), q
+    assert page.get_by_label("Claimed ε").input_value() == "2.50"
+    nav.locator('a[href$="/sanitize"]').click()
+    page.wait_for_url("**/sanitize?*", timeout=60_000)
+    page.wait_for_selector(".dp-sanitized", state="visible", timeout=90_000)
+    _idle(page)
+    q = query()
+    assert (q.get("eps"), q.get("source")) == ("7", "paste"), q
+    assert page.locator("textarea").input_value() == sentence
+    page.screenshot(path=str(artifacts / "sanitize-after-navigation.png"), full_page=True)
+    # a reload is a new session: the URL brings the page's settings back
+    page.reload()
+    page.wait_for_url("**/sanitize?*", timeout=60_000)
+    _idle(page)
+    q = query()
+    assert (q.get("eps"), q.get("source")) == ("7", "paste"), q
+    assert page.get_by_label("ε", exact=True).input_value() in ("7.00", "7")

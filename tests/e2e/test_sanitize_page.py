@@ -198,9 +198,9 @@ def test_reproduce_box_matches_cli_and_library(app_url: str, page, artifacts: Pa
 
 
 def test_kept_sensitive_words_and_wordpieces(app_url: str, page) -> None:  # type: ignore[no-untyped-def]
-    """BERT WordPieces are joined back into words (pieces on hover); a kept sensitive word is
-    outlined with its N_x on hover."""
-    page.goto(f"{app_url}/sanitize?source=paste&emb=bert&mech=santext%2B&eps=200&seed=3")
+    """With the paper's WordPiece vocabulary, an original word's pieces are joined back into it
+    (pieces on hover); a kept sensitive word is outlined with its N_x on hover."""
+    page.goto(f"{app_url}/sanitize?source=paste&emb=bert-wordpiece&mech=santext%2B&eps=200&seed=3")
     _wait_idle(page)
     _paste(page, "the patient tested positive for hiv unbelievably", shown="hiv")
     _wait_idle(page)

@@ -1,0 +1,75 @@
+"""The documentation site reads offline: no page asks for a remote font, script, stylesheet or image.
+
+``mkdocs build`` renders the site as a user's ``mkdocs serve`` would; every ``<link>``,
+``<script>``, ``<img>`` and CSS ``url()`` in the output must be local (plain ``<a href>`` links
+to other sites are fine: they are not fetched when a page loads).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_LOADED = re.compile(
+    r"<(?:link|script|img|iframe|source)\b[^>]*?\b(?:href|src)=[\"']((?:https?:)?//[^\"']+)", re.I
+)
+_CSS_URL = re.compile(r"(?:url\(|@import\s+)[\"']?((?:https?:)?//[^\"')\s]+)", re.I)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("mkdocs")
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--site-dir", str(out), "--quiet"],
+        cwd=ROOT, env=env, check=True, timeout=300,
+    )  # fmt: skip
+    return out
+
+
+def test_the_site_loads_nothing_remote(site: Path) -> None:
+    remote: list[str] = []
+    pages = list(site.rglob("*.html"))
+    assert len(pages) > 10
+    for f in [*pages, *site.rglob("*.css")]:
+        text = f.read_text(encoding="utf-8", errors="replace")
+        pattern = _CSS_URL if f.suffix == ".css" else _LOADED
+        remote += [f"{f.relative_to(site)}: {u}" for u in pattern.findall(text)]
+        if f.suffix == ".html":
+            remote += [f"{f.relative_to(site)}: {u}" for u in _CSS_URL.findall(text)]
+    assert remote == []
+
+
+def test_the_theme_asks_for_no_web_font() -> None:
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert re.search(r"^\s+font:\s*false\s*$", text, re.M)
+
+
+def test_no_bare_dpcore_command_anywhere_a_user_reads() -> None:
+    """The quick start gives ``python -m dpcore``; ``dpcore`` is a command only after ``pip install``,
+    so docs, README and every message name a sub-command as ``python -m dpcore SUBCOMMAND``."""
+    import argparse
+
+    from dpcore.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    names = "|".join(sorted(map(re.escape, sub.choices), key=len, reverse=True))
+    bare = re.compile(rf"(?<!-m )(?<![\w/.-])dpcore (?:{names})(?![\w-])")
+    files = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "dpcore").rglob("*.py")]
+    files += [*(ROOT / "dpcore").rglob("*.md"), *(ROOT / "pages").rglob("*.py"), ROOT / "app.py"]
+    found = [
+        f"{f.relative_to(ROOT)}:{i}: {line.strip()}"
+        for f in files
+        for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+        if bare.search(line)
+    ]
+    assert found == []
