@@ -245,11 +245,12 @@ def test_kill_workers_gives_up_a_pool_at_once() -> None:
 
     ctx = mp.get_context("fork")
     pool = ProcessPoolExecutor(2, mp_context=ctx, initializer=worker_init, initargs=(os.getpid(),))
-    futures = [pool.submit(time.sleep, 60) for _ in range(4)]
+    futures = [pool.submit(time.sleep, 3600) for _ in range(4)]
     time.sleep(0.5)
     pids = list(pool._processes)
-    t0 = time.monotonic()
     kill_workers(pool)
     pool.shutdown(wait=True, cancel_futures=True)
-    assert time.monotonic() - t0 < 10 and all(f.done() for f in futures)
+    # Given up, not waited for: no future ran to its end (an hour's sleep); each was cancelled or
+    # broken by the killed pool. A state, not a clock.
+    assert all(f.done() and (f.cancelled() or f.exception() is not None) for f in futures)
     assert not any(pid in _table() for pid in pids)

@@ -138,12 +138,14 @@ def _dpcore_lines(err: str) -> list[str]:
 
 def _strip(d: dict) -> dict:
     """The result without what depends on the machine's speed: times, the execution record, and
-    the rng probe's draws per word (fitted to the measured speed; the checks' outcomes stay)."""
+    the rng probe's size (its draws per word and probe words are fitted to the sanitizer's
+    measured speed, and its sentence names them); the checks and their outcomes stay."""
     d = dict(d)
     for k in ("elapsed_seconds", "execution"):
         d.pop(k, None)
     if isinstance(d.get("rng_contract"), dict):
-        d["rng_contract"] = {k: v for k, v in d["rng_contract"].items() if k != "draws_per_word"}
+        sized = ("draws_per_word", "probe_words", "text")
+        d["rng_contract"] = {k: v for k, v in d["rng_contract"].items() if k not in sized}
     return d
 
 
@@ -253,16 +255,21 @@ def test_a_worker_that_dies_while_sampling_is_reported(other_env: Path, folder: 
 
 def test_a_worker_that_prints_garbage_gives_one_line(folder: Path, capsys) -> None:
     fake = folder / "fakepython"
-    fake.write_text("#!/bin/sh\necho 'Python 2.7 says hello'\nexec sleep 30\n", encoding="utf-8")
+    pidfile = folder / "fake.pid"
+    fake.write_text(
+        f"#!/bin/sh\necho $$ > {pidfile}\necho 'Python 2.7 says hello'\nexec sleep 3600\n", encoding="utf-8"
+    )
     fake.chmod(0o755)
-    t0 = time.monotonic()
     status, out, err = _cli(
         capsys, *AUDIT, "--mechanism", f"subprocess:{fake}::tinysan:make", "--words", "the,of"
     )
     lines = _dpcore_lines(err)
     assert status == 2 and not out and len(lines) == 1, err
     assert "not dpcore's protocol" in lines[0] and "Python 2.7 says hello" in lines[0]
-    assert time.monotonic() - t0 < 20, "a worker that breaks the protocol is killed at once"
+    # Killed, not waited for (a state, not a clock): the worker would sleep for an hour, and it
+    # is gone (or a zombie awaiting its reaper) once the command has returned.
+    pid = int(pidfile.read_text().strip())
+    assert _gone_soon(pid), "the worker is still running"
 
 
 @pytest.mark.parametrize(
@@ -290,6 +297,17 @@ def test_subprocess_code_is_cli_only(other_env: Path, folder: Path) -> None:
 
 # --------------------------------------------------------------------------------------------
 # no orphans
+
+
+def _gone_soon(pid: int, patience: float = 60.0) -> bool:
+    """Wait for ``pid`` to be gone or a zombie (a kill is delivered asynchronously); the patience
+    only bounds a wait for that state, it is no time limit on the code under test."""
+    deadline = time.monotonic() + patience
+    while _state(pid) not in ("gone", "Z"):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def _state(pid: int) -> str:
@@ -390,13 +408,11 @@ def test_adapters_list_and_install_without_a_name(folder: Path, capsys) -> None:
 
 
 def test_install_without_a_reachable_index_fails_in_one_line(folder: Path, capsys) -> None:
-    t0 = time.monotonic()
     status, out, err = _cli(capsys, "adapters", "install", "mldp", "--index-url", "http://127.0.0.1:9/simple")
     lines = _dpcore_lines(err)
     assert status == 2 and not out and len(lines) == 1, err
     assert "no package index is reachable" in lines[0]
     assert not (folder / "cache" / "envs" / "mldp").exists()
-    assert time.monotonic() - t0 < 60
 
 
 def test_list_names_the_mldp_mechanisms_installed_or_not(folder: Path, capsys) -> None:

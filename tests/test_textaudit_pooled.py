@@ -10,7 +10,6 @@ import json
 import math
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -171,9 +170,7 @@ def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
 
 def test_uniform_3eps_krr_plugin_violates_at_15000_by_default(plugin_file: Path):
     """The issue's case: every word over-produces itself, ~2 self-hits per word at the default budget."""
-    t0 = time.perf_counter()
     r = _cli("--mechanism", f"{plugin_file}:overclaimed", "--epsilon", "1", "--seed", "3", "--json")
-    elapsed = time.perf_counter() - t0
     assert r.returncode == 0, r.stderr[-2000:]
     d = json.loads(r.stdout)
     assert d["vocab_size"] == 15_000 and d["strategy"] == "screen"
@@ -182,7 +179,6 @@ def test_uniform_3eps_krr_plugin_violates_at_15000_by_default(plugin_file: Path)
     assert selfs and all(t["rejects"] for t in selfs)
     # the true excess is 2 nats (3ε against ε); the pooled bound is a lower bound on some pair's
     assert 0 < max(t["excess_lower_bound"] for t in selfs) <= 2.0 + 1e-9
-    assert elapsed < 120, f"{elapsed:.0f} s"
 
 
 def test_uniform_pass_through_leak_violates_by_default(plugin_file: Path):
