@@ -289,7 +289,7 @@ def test_a_widget_change_cancels_a_long_audit_run(app_url: str, page, artifacts:
     # not to assertions that a loaded machine can break).
     watch = LongRunWatch(page)
     page.goto(f"{app_url}/audit?mechs=dptext-resample&eps=1&nmin=1&nmax=64&mc=true&trials=1000000&seed=5")
-    page.get_by_text("Monte-Carlo dptext-resample", exact=False).first.wait_for(timeout=60_000)
+    assert watch.wait_sent(page, "Monte-Carlo dptext-resample", 60_000), watch.sent[-5:]
     watch.change()
     page.locator('[data-testid="stSidebar"]').get_by_text("Monte-Carlo with confidence bounds").click()
     t0 = time.monotonic()
@@ -305,7 +305,7 @@ def test_a_widget_change_cancels_a_long_audit_run(app_url: str, page, artifacts:
     # its result at once. It must compute again instead.
     seen = watch.result()
     page.locator('[data-testid="stSidebar"]').get_by_text("Monte-Carlo with confidence bounds").click()
-    expect_recompute(page, "Monte-Carlo dptext-resample, n=", "Monte-Carlo audit", seen)
+    expect_recompute(page, watch, "Monte-Carlo dptext-resample, n=", "Monte-Carlo audit", seen)
     page.goto(f"{app_url}/audit?mechs=laplace&nmax=2&seed=5")  # stop the run we restarted
     _plots(page, 1)
 
@@ -317,7 +317,7 @@ def test_a_widget_change_cancels_a_long_sensitivity_simulation(app_url: str, pag
     # update is where Streamlit stops a script whose widgets changed.
     watch = LongRunWatch(page)
     page.goto(f"{app_url}/sensitivity?pairs=1000000&nmax=32&seed=21")
-    page.get_by_text("Simulating uniform", exact=False).first.wait_for(timeout=60_000)
+    assert watch.wait_sent(page, "Simulating uniform", 60_000), watch.sent[-5:]
     box = page.get_by_label("Largest n")
     watch.change()
     box.fill("2")
@@ -336,7 +336,7 @@ def test_a_widget_change_cancels_a_long_sensitivity_simulation(app_url: str, pag
     seen = watch.result()
     box.fill("32")
     box.press("Enter")
-    expect_recompute(page, "Simulating [a-z]+: ", "simulation", seen)
+    expect_recompute(page, watch, "Simulating [a-z]+: ", "simulation", seen)
     box.fill("2")  # stop the simulation we restarted
     box.press("Enter")
     page.wait_for_function("() => location.search.includes('nmax=2')", timeout=60_000)
@@ -353,12 +353,8 @@ def test_a_widget_change_cancels_a_long_masked_lm_attack(app_url: str, page, art
         f"{app_url}/attack?mechs=santext,santext%2B&eps=1,3,10&n=60&attacks=mlm&vsize=2000"
         "&ntrain=500&ntest=200&seed=4"
     )
-    # wait until forward passes are under way (the bar shows a percentage above 0)
-    page.wait_for_function(
-        "() => /Masked-LM attacker: santext, .*: [1-9][0-9]*%/.test(document.body.innerText)",
-        timeout=120_000,
-        polling=100,
-    )
+    # wait until forward passes are under way (the server sent a percentage above 0)
+    assert watch.wait_sent(page, r"Masked-LM attacker: santext, .*: [1-9][0-9]*%", 120_000), watch.sent[-5:]
     watch.change()
     page.locator('[data-testid="stMultiSelect"]', has_text="Attacks").get_by_role(
         "button", name="Remove masked-LM"
@@ -379,7 +375,7 @@ def test_a_widget_change_cancels_a_long_masked_lm_attack(app_url: str, page, art
         f"{app_url}/attack?mechs=santext,santext%2B&eps=1,3,10&n=60&attacks=mlm&vsize=2000"
         "&ntrain=500&ntest=200&seed=4"
     )
-    expect_recompute(page, "Masked-LM attacker: .*: [0-9]+%", "masked-LM attack", seen)
+    expect_recompute(page, watch, "Masked-LM attacker: .*: [0-9]+%", "masked-LM attack", seen)
     page.goto(f"{app_url}/audit?mechs=laplace&nmax=2")  # leave the attack page: its run stops
     _plots(page, 1)
 
