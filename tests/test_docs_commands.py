@@ -79,6 +79,7 @@ CI_DROPPED = ("--address",)
 #: Options added with their CI value when the sub-command has them and the command omits them
 #: (their defaults are sizes meant for real runs).
 CI_ADDED = (
+    "--samples",  # audit-text: without it, the audit's default draws per word (a sanitizer at 2,000)
     "--vocab-size",
     "--population",
     "--screen-budget",

@@ -73,7 +73,8 @@ def artifacts() -> Path:
 def app_url() -> Iterator[str]:
     port = _free_port()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log = (ARTIFACTS / "streamlit-e2e.log").open("w")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # each pytest-xdist worker has its own server
+    log = (ARTIFACTS / f"streamlit-e2e{'-' + worker if worker else ''}.log").open("w")
     cmd = [
         sys.executable,
         "-m",
