@@ -37,6 +37,7 @@ def test_shipped_file_names_the_attacker_on_disk_and_the_default_view() -> None:
 
 
 @needs_mlm
+@pytest.mark.xdist_group("attack-page-view")  # with the docs page that runs the command (one computation)
 def test_check_recomputes_every_unit_and_finds_the_shipped_file_current(capsys) -> None:  # type: ignore[no-untyped-def]
     """All units, the masked-LM ones included, recomputed and compared (about 12 s on 2 cores)."""
     rc = main(["precompute-attack-page", "--check", "--json"])

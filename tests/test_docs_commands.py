@@ -190,6 +190,17 @@ def runnable(blocks: list[Block]) -> bool:
 
 
 RUN_PAGES = [p for p, blocks in ALL_BLOCKS.items() if runnable(blocks)]
+#: Shown commands whose work one test process computes once (``precompute-attack-page`` keeps its
+#: view in the process): their pages run in the same pytest-xdist worker as the other tests that
+#: ask for it (tests/test_attack_page_view.py), so two processes never compute it twice.
+SHARED_WORK = {"precompute-attack-page": "attack-page-view"}
+
+
+def _page_param(page: Path):  # type: ignore[no-untyped-def]
+    cmds = " ".join(c for b in ALL_BLOCKS[page] for c in [*b.commands, b.replacement])
+    groups = sorted({g for cmd, g in SHARED_WORK.items() if cmd in cmds})
+    marks = [pytest.mark.xdist_group(g) for g in groups[:1]]
+    return pytest.param(page, marks=marks, id=str(page.relative_to(ROOT)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -332,7 +343,7 @@ def page_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("page", RUN_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("page", [_page_param(p) for p in RUN_PAGES])
 def test_documented_commands_run(page: Path, page_folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     namespace: dict = {"__name__": "__docs__"}
     blocks = ALL_BLOCKS[page]
