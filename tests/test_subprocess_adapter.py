@@ -479,8 +479,9 @@ def test_every_mldp_mechanism_audits_or_refuses_in_one_line(kind: str, real_cach
 
 @needs_mldp
 def test_mldp_cmp_audit_is_reproducible(real_cache: Path, capsys) -> None:
-    argv = ["audit-text", "--mechanism", "mldp:CMP", "--vocab-size", "2000", "--epsilon", "10", "--strategy",
-            "adaptive", "--pairs", "5", "--samples", "2000", "--seed", "1", "--json"]  # fmt: skip
+    argv = ["audit-text", "--mechanism", "mldp:CMP", "--vocab-size", "1000", "--epsilon", "10", "--strategy",
+            "adaptive", "--pairs", "5", "--samples", "1000", "--pilot-samples", "200", "--seed", "1",
+            "--json"]  # fmt: skip
     a = json.loads(_cli(capsys, *argv)[1])
     b = json.loads(_cli(capsys, *argv)[1])
     pairs = [[(p["x"], p["x_prime"], p["lower_bound"], p["violates"]) for p in r["pairs"]] for r in (a, b)]
