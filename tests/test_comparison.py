@@ -8,6 +8,9 @@ from dpcore.attack.comparison import compare_mechanisms
 from dpcore.validation import DPCoreError
 from dpcore.viz.comparison_figure import comparison_figure, comparison_table
 
+# One pytest-xdist worker runs this module, so its comparison (the module fixture) is computed once.
+pytestmark = pytest.mark.xdist_group("comparison")
+
 
 @pytest.fixture(scope="module")
 def result() -> dict:
