@@ -419,6 +419,7 @@ CELL_WORDS: dict[str, str] = {
     "violation": "violates its claim",
     "not-detected": "no violation found",
     "within-claim": "within its claim",
+    "no-claim": "claims no privacy",
     "untested": "not tested",
     "declaration-mismatch": "declared distribution does not match its sampler",
     "bayes-unigram": "Bayesian attacker (word frequencies)",

@@ -22,6 +22,7 @@ from dpcore.viz.audit_figure import audit_figure
 from pages._shared import (
     apply_query_params,
     bool_param,
+    cells_in_words,
     choice_param,
     download_buttons,
     ensure_navigation,
@@ -285,7 +286,7 @@ def _fmt(v: object) -> str:
 
 st.subheader("Values")
 show_table(
-    df.drop(columns=["flawed"]).map(_fmt),
+    cells_in_words(df.drop(columns=["flawed"]), ["exact_verdict", "mc_verdict"]).map(_fmt),
     {
         "mechanism": "Mechanism",
         "dim": "n",

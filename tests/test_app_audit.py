@@ -52,6 +52,11 @@ def test_default_shows_the_paper_mechanisms() -> None:
         assert f"{m} (Monte-Carlo)" in names
     assert any("adept" in e.value for e in at.error)  # the violation banner
     assert at.query_params["eps"] == "1"
+    # the table's verdicts are words, not codes (downloads keep the codes)
+    rows = at.dataframe[0].value
+    shown = set(rows["Exact verdict"]) | set(rows["MC verdict"])
+    assert {"violates its claim", "claims no privacy"} <= shown, shown
+    assert not shown & {"violates", "no-claim", "within-claim", "not-detected"}, shown
 
 
 def test_changing_epsilon_changes_the_figure() -> None:
