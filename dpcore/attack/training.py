@@ -40,6 +40,7 @@ __all__ = [
     "read_init_record",
     "resolve_device",
     "train_attacker",
+    "training_lineage",
 ]
 
 MAX_LEN = 48
@@ -95,6 +96,12 @@ class TrainResult:
     validation_curve: list[tuple[int, int, float]] = field(default_factory=list)
     #: The step whose weights were kept (the best on validation; else the last step).
     kept_step: int = 0
+    #: Steps at which the run was resumed from a checkpoint (``--resume``), in order.
+    resumed_at_steps: list[int] = field(default_factory=list)
+    #: The step at which the run was interrupted (Ctrl-C), or None when it ran to its end.
+    interrupted_at_step: int | None = None
+    #: Every training stage, oldest first (:func:`training_lineage`): the whole lineage in one list.
+    lineage: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -304,12 +311,58 @@ def read_init_record(folder: str) -> dict[str, Any]:
     return record
 
 
+def _stage_summary(rec: dict[str, Any]) -> dict[str, Any]:
+    """One stage of a training record: what it trained on, how long, where, and how well."""
+    cfg, corpus = rec.get("config", {}), rec.get("corpus", {})
+    steps, batch, train = rec.get("steps"), cfg.get("batch_size"), corpus.get("train_sentences")
+    if cfg.get("epochs") is not None:
+        epochs, epochs_from = float(cfg["epochs"]), "--epochs"
+    elif steps and batch and train:
+        epochs, epochs_from = round(steps * batch / train, 3), "steps × batch size ÷ training sentences"
+    else:
+        epochs, epochs_from = None, None
+    return {
+        "sources": dict(corpus.get("sources", {})),
+        "train_sentences": train,
+        "init": cfg.get("init"),
+        "epochs": epochs,
+        "epochs_from": epochs_from,
+        "steps": steps,
+        "batch_size": batch,
+        "lr": cfg.get("lr"),
+        "warmup_steps": cfg.get("warmup_steps"),
+        "seed": cfg.get("seed"),
+        "budget": "wall clock" if cfg.get("epochs") is None and cfg.get("max_steps") is None else "steps",
+        "device": str(rec.get("device") or "cpu"),
+        "threads": cfg.get("threads"),
+        "train_seconds": rec.get("train_seconds"),
+        "heldout": corpus.get("heldout_is", "held-out sentences of the training sources"),
+        "heldout_top1": rec.get("heldout_top1"),
+        "heldout_top5": rec.get("heldout_top5"),
+        "resumed_at_steps": list(rec.get("resumed_at_steps") or []),
+    }
+
+
+def training_lineage(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every training stage of an attacker, oldest first, from its record and the records nested
+    in it (``init_record``): sources, epochs, steps, device, seconds, held-out top-1 and top-5.
+    """
+    stages: list[dict[str, Any]] = []
+    r: dict[str, Any] | None = record
+    while r is not None:
+        stages.append(_stage_summary(r))
+        r = r.get("init_record")
+    stages.reverse()
+    return [{"stage": i + 1, **st} for i, st in enumerate(stages)]
+
+
 def train_attacker(
     output: str,
     config: TrainConfig,
     *,
     progress: Callable[[float, int, float], None] | None = None,
     corpus: TrainingCorpus | None = None,
+    resume: bool = False,
 ) -> TrainResult:
     """Fine-tune the attacker and save it (fp16 safetensors, tokenizer, training record).
 
@@ -326,6 +379,10 @@ def train_attacker(
         Called as ``progress(fraction_done, step, running_loss)``.
     corpus
         Pre-built corpus (default: :func:`build_corpus` with ``config.seed``).
+    resume
+        Continue from the checkpoint in ``output`` (:mod:`dpcore.attack.checkpoint`; saved after
+        every epoch, removed when a run completes). ``config`` must equal the checkpoint's,
+        device and threads aside.
 
     Returns
     -------
@@ -338,12 +395,17 @@ def train_attacker(
         check_finite_float(config.epochs, name="epochs", min_value=0.001, max_value=1000)
     check_int(config.threads, name="threads", min_value=1, max_value=256)
     init_record = read_init_record(config.init) if config.init is not None else None
+    from dpcore.attack import checkpoint as ckpt_io
+
+    if resume:
+        ckpt_io.require_checkpoint(output)  # before any model is loaded
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     import transformers
     from transformers import AutoTokenizer, BertForMaskedLM
 
     device = resolve_device(config.device)
+    ckpt = ckpt_io.load_checkpoint(output, asdict(config)) if resume else None
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     if device.startswith("cuda"):
@@ -377,7 +439,10 @@ def train_attacker(
         _init_head(model, train_ids, vocab_size)
     model.to(device)
     t0 = time.monotonic()
-    base_top1, base_top5 = evaluate_heldout(model, tokenizer, eval_items[:500], device=device)
+    if ckpt is None:
+        base_top1, base_top5 = evaluate_heldout(model, tokenizer, eval_items[:500], device=device)
+    else:  # measured before the interrupted run's first step
+        base_top1, base_top5 = ckpt["base_top1"], ckpt["base_top5"]
     base_eval = time.monotonic() - t0
 
     special = set(tokenizer.all_special_ids)
@@ -392,6 +457,48 @@ def train_attacker(
     epoch = 0
     val_curve: list[tuple[int, int, float]] = []
     best: dict[str, Any] = {"top1": -1.0, "step": 0, "epoch": 0, "state": None}
+    elapsed_before = 0.0
+    resumed: list[int] = []
+    if ckpt is not None:
+        model.load_state_dict(ckpt["model"])
+        opt.load_state_dict(ckpt["optimizer"])
+        step, epoch, ema = int(ckpt["step"]), int(ckpt["epoch"]), float(ckpt["ema"])
+        curve = [(int(a), float(b)) for a, b in ckpt["loss_curve"]]
+        val_curve = [(int(a), int(b), float(c)) for a, b, c in ckpt["validation_curve"]]
+        batches = [b.numpy() for b in ckpt["batches"]]
+        best = {**ckpt["best"], "state": ckpt["best_state"]}
+        elapsed_before = float(ckpt["elapsed"])
+        resumed = [*ckpt["resumed_at_steps"], step]
+        rng.bit_generator.state = json.loads(ckpt["numpy_rng"])
+        torch.set_rng_state(ckpt["torch_rng"])
+        if device.startswith("cuda") and ckpt.get("cuda_rng") is not None:
+            torch.cuda.set_rng_state(ckpt["cuda_rng"], device)
+
+    def save_epoch_checkpoint() -> None:
+        """The run's state at the top of the next step (:mod:`dpcore.attack.checkpoint`)."""
+        ckpt_io.save_checkpoint(
+            output,
+            {
+                "config": asdict(config),
+                "model": model.state_dict(),
+                "optimizer": opt.state_dict(),
+                "step": step,
+                "epoch": epoch,
+                "ema": ema,
+                "loss_curve": [list(x) for x in curve],
+                "validation_curve": [list(x) for x in val_curve],
+                "batches": [torch.from_numpy(np.asarray(b, dtype=np.int64)) for b in batches],
+                "best": {k: v for k, v in best.items() if k != "state"},
+                "best_state": best["state"],
+                "elapsed": elapsed_before + time.monotonic() - start,
+                "resumed_at_steps": resumed,
+                "numpy_rng": json.dumps(rng.bit_generator.state),
+                "torch_rng": torch.get_rng_state(),
+                "cuda_rng": torch.cuda.get_rng_state(device) if device.startswith("cuda") else None,
+                "base_top1": base_top1,
+                "base_top5": base_top5,
+            },
+        )
 
     def validate() -> None:
         """Top-1 on the public validation set; keep the best weights (on the CPU)."""
@@ -405,9 +512,10 @@ def train_attacker(
             best.update(top1=top1_val, step=step, epoch=epoch, state=state)
 
     start = time.monotonic()
+    interrupted: int | None = None
     try:
         while True:
-            elapsed = time.monotonic() - start
+            elapsed = elapsed_before + time.monotonic() - start
             if max_steps is not None:
                 frac = step / max_steps
             else:
@@ -423,6 +531,8 @@ def train_attacker(
                     epoch += 1
                     validate()
                 batches = _length_bucketed_batches(lengths, config.batch_size, rng)
+                if step > 0:
+                    save_epoch_checkpoint()
             batch = [train_ids[i] for i in batches.pop()]
             inp, att, flat, labels = _mask_batch(
                 batch,
@@ -451,7 +561,8 @@ def train_attacker(
             if progress is not None:
                 progress(min(1.0, max(frac, elapsed / budget)), step, ema)
     except KeyboardInterrupt:
-        pass  # stop early, still evaluate and save what was learnt
+        interrupted = step  # stop early, still evaluate and save what was learnt; the last
+        # epoch's checkpoint stays for --resume
     if not val_curve or val_curve[-1][1] != step:
         if not batches:  # the last epoch ran to its end
             epoch += 1
@@ -460,7 +571,7 @@ def train_attacker(
         model.load_state_dict(best["state"])
     best_step = best["step"] if best["state"] is not None else step
     best.pop("state")
-    train_seconds = time.monotonic() - start
+    train_seconds = elapsed_before + time.monotonic() - start
     if progress is not None:
         progress(1.0, step, ema)
 
@@ -512,8 +623,13 @@ def train_attacker(
         init_record=init_record,
         validation_curve=val_curve,
         kept_step=best_step,
+        resumed_at_steps=resumed,
+        interrupted_at_step=interrupted,
     )
+    result.lineage = training_lineage(result.to_dict())
     with open(os.path.join(output, "training_record.json"), "w", encoding="utf-8") as fh:
         json.dump(result.to_dict(), fh, indent=2)
         fh.write("\n")
+    if interrupted is None:
+        ckpt_io.remove_checkpoint(output)
     return result

@@ -24,7 +24,15 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     from dpcore.commands.common import add_param_argument
 
     add_param_argument(p)
-    p.add_argument("--vocab-size", default=15000, help="GloVe vocabulary: the N most frequent words (15000)")
+    p.add_argument(
+        "--embedding",
+        default=None,
+        help="glove (default), bert (whole words of the BERT vocabulary: the paper's Fig. 4 setting) "
+        "or bert-wordpiece; a mechanism that needs its own embedding (dp-mlm) uses that one",
+    )
+    p.add_argument(
+        "--vocab-size", default=None, help="GloVe vocabulary: the N most frequent words (15000; bert: all)"
+    )
     d = p.add_mutually_exclusive_group()
     d.add_argument(
         "--dataset",
@@ -48,10 +56,13 @@ def parse_epsilons(args: argparse.Namespace) -> tuple[list[float], bool]:
 
 
 def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Any]:
-    """Validate mechanism options cheaply, then return ε ↦ mechanism over the GloVe vocabulary."""
+    """Validate mechanism options cheaply, then return ε ↦ mechanism over the chosen vocabulary.
+
+    ``--embedding`` picks the vocabulary (GloVe's ``--vocab-size`` most frequent words by default;
+    a BERT embedding's whole vocabulary); a mechanism that needs its own embedding refuses another.
+    """
     from dpcore.commands.common import mechanism_params
     from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
-    from dpcore.text.registry import required_embedding
     from dpcore.text.vocab import build_vocabulary
 
     TEXT_MECHANISMS.get(args.mechanism)
@@ -59,8 +70,18 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Any]:
     for name in ("p", "w"):
         if name in params:
             params[name] = check_probability(params[name], name=name)
-    embedding = required_embedding(args.mechanism) or "glove"
-    size = check_int(args.vocab_size, name="--vocab-size", min_value=2, max_value=400_000)
+    embedding = resolve_embedding(args.mechanism, getattr(args, "embedding", None))
+    if args.vocab_size is not None and embedding != "glove":
+        raise DPCoreError(
+            f"--vocab-size applies to the glove embedding; {embedding} uses its whole vocabulary"
+        )
+    size = check_int(
+        15000 if args.vocab_size is None else args.vocab_size,
+        name="--vocab-size",
+        min_value=2,
+        max_value=400_000,
+    )
+    args.embedding = embedding  # recorded in the output
     state: dict[str, Any] = {}
 
     def make(eps: float) -> Any:
@@ -69,6 +90,29 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Any]:
         return create_text_mechanism(args.mechanism, vocab=state["vocab"], epsilon=eps, **params)
 
     return make
+
+
+def resolve_embedding(mechanism: str, embedding: str | None) -> str:
+    """The embedding an attack or utility run uses: ``embedding`` (default ``glove``), or the one
+    ``mechanism`` needs, which no other may replace.
+
+    Raises
+    ------
+    DPCoreError
+        An unknown embedding, or one the mechanism cannot run on.
+    """
+    from dpcore.text.embeddings import check_embedding_name
+    from dpcore.text.registry import required_embedding
+
+    needed = required_embedding(mechanism)
+    if embedding is None:
+        return needed or "glove"
+    emb = check_embedding_name(embedding)
+    if needed is not None and emb != needed:
+        raise DPCoreError(
+            f"{mechanism} runs on the {needed} embedding only; drop --embedding or give {needed}"
+        )
+    return emb
 
 
 #: The dataset used when neither --dataset nor --input is given.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -26,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "side of the tweets (never a tweet the attack evaluates on; its held-out set is the "
             "attack's evaluation pool) and --init continues from an attacker. Runs on the CPU by "
             "default, on a GPU with --device cuda (or auto). Writes fp16 safetensors, tokenizer and "
-            "training_record.json to --output and prints held-out top-1/top-5."
+            "training_record.json to --output and prints held-out top-1/top-5. A checkpoint is saved "
+            "after every epoch; --resume continues an interrupted run from it."
         ),
     )
     p.add_argument("--seed", default=0, help="seed of the split, masking, batches and init (default 0)")
@@ -57,6 +59,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         f"(default {','.join(DEFAULT_SOURCES)}: the evaluation corpora tweets and lee are held out)",
     )
     p.add_argument("--output", default=DEFAULT_OUTPUT, help=f"output folder (default {DEFAULT_OUTPUT})")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted run whose checkpoint is in --output (one is saved after every "
+        "epoch and removed when the run completes); give the same options (--device and --threads "
+        "may change)",
+    )
     p.add_argument("--json", action="store_true", help="print the training record as JSON")
     p.set_defaults(func=run)
 
@@ -116,6 +125,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.init is not None:
         read_init_record(args.init)  # a bad folder is refused before any training
+    if args.resume:
+        from dpcore.attack.checkpoint import require_checkpoint
+
+        require_checkpoint(args.output)
     device = check_device_name(args.device)
     cfg = TrainConfig(
         seed=resolve_seed(args.seed),
@@ -149,7 +162,20 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    res = train_attacker(args.output, cfg, progress=progress)
+    res = train_attacker(args.output, cfg, progress=progress, resume=bool(args.resume))
+    if res.interrupted_at_step is not None:
+        from dpcore.attack.checkpoint import checkpoint_file
+
+        print(
+            f"interrupted at step {res.interrupted_at_step:,}: the model as it stood is saved; "
+            + (
+                f"continue from the last epoch's checkpoint ({checkpoint_file(args.output)}) "
+                "with the same command and --resume"
+                if os.path.isfile(checkpoint_file(args.output))
+                else "no epoch had ended, so there is no checkpoint to resume from"
+            ),
+            file=sys.stderr,
+        )
     if args.json:
         emit_json(res.to_dict())
         return 0
@@ -161,6 +187,11 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"steps {res.steps:,} in {res.train_seconds:.0f} s "
         f"(seed {cfg.seed}, {res.device}, {cfg.threads} thread(s))"
+        + (
+            f"; resumed at step(s) {', '.join(f'{s:,}' for s in res.resumed_at_steps)}"
+            if res.resumed_at_steps
+            else ""
+        )
     )
     print(
         f"held-out ({res.heldout_eval_words} masked words): "

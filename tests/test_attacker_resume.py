@@ -1,0 +1,79 @@
+"""``train-attacker`` saves a checkpoint after every epoch and ``--resume`` continues from it.
+
+A tiny real training on the CPU (Pang & Lee's 199 sentences, batch 64: 3 steps an epoch, 2
+epochs): the run interrupted in its second epoch and resumed from the first epoch's checkpoint
+ends with exactly the weights of the uninterrupted run, and its record says where it resumed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+OPTIONS = ["--sources", "pang_lee", "--epochs", "2", "--batch-size", "64", "--eval-words", "10"]
+
+
+def _weights(folder: Path) -> dict[str, np.ndarray]:
+    from safetensors.numpy import load_file
+
+    return load_file(str(folder / "model.safetensors"))
+
+
+def test_an_interrupted_run_resumes_to_the_uninterrupted_weights(tmp_path, capsys) -> None:
+    from dpcore.attack.checkpoint import checkpoint_file
+    from dpcore.attack.corpus import build_corpus
+    from dpcore.attack.training import TrainConfig, train_attacker
+    from dpcore.cli import main
+
+    cfg = TrainConfig(seed=0, epochs=2, batch_size=64, eval_words=10, sources=("pang_lee",), minutes=24 * 60)
+    corpus = build_corpus(0, heldout_fraction=cfg.heldout_fraction, sources=cfg.sources)
+    assert len(corpus.train) // 64 == 3  # three steps an epoch: step 5 is in the second epoch
+
+    whole = tmp_path / "whole"
+    ref = train_attacker(str(whole), cfg, corpus=corpus)
+    assert ref.steps == 6 and ref.interrupted_at_step is None and ref.resumed_at_steps == []
+    assert not Path(checkpoint_file(str(whole))).exists()  # a completed run leaves none behind
+
+    fired: list[int] = []
+
+    def ctrl_c_at_step_5(frac: float, step: int, loss: float) -> None:
+        if step == 5 and not fired:
+            fired.append(step)
+            raise KeyboardInterrupt
+
+    cut = tmp_path / "cut"
+    part = train_attacker(str(cut), cfg, corpus=corpus, progress=ctrl_c_at_step_5)
+    assert part.interrupted_at_step == 5 and part.steps == 5
+    assert Path(checkpoint_file(str(cut))).is_file()  # the first epoch's (step 3)
+    assert any(not np.array_equal(a, b) for a, b in zip(_weights(whole).values(), _weights(cut).values()))
+
+    # other settings are refused, each named, and the checkpoint is kept
+    assert main(["train-attacker", *OPTIONS, "--lr", "5e-5", "--output", str(cut), "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "lr (checkpoint 0.0001, now 5e-05)" in err and "--device and --threads may change" in err
+    assert Path(checkpoint_file(str(cut))).is_file()
+
+    # the command a user types: the same options and --resume (threads may differ)
+    assert main(["train-attacker", *OPTIONS, "--threads", "2", "--output", str(cut), "--resume"]) == 0
+    assert "resumed at step(s) 3" in capsys.readouterr().out
+    a, b = _weights(whole), _weights(cut)
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    rec = json.loads((cut / "training_record.json").read_text(encoding="utf-8"))
+    assert rec["steps"] == 6 and rec["resumed_at_steps"] == [3] and rec["interrupted_at_step"] is None
+    assert rec["train_seconds"] > 0 and rec["heldout_top1"] == ref.heldout_top1
+    assert [s["stage"] for s in rec["lineage"]] == [1] and rec["lineage"][0]["resumed_at_steps"] == [3]
+    assert not Path(checkpoint_file(str(cut))).exists()
+
+
+def test_resume_without_a_checkpoint_is_one_clear_line(tmp_path, capsys) -> None:
+    from dpcore.cli import main
+
+    assert main(["train-attacker", *OPTIONS, "--output", str(tmp_path / "none"), "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "holds no checkpoint" in err and len(err.strip().splitlines()) == 1
