@@ -24,6 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.attack import page_view as pv
+from dpcore.attack import paper_setting as paper
 from dpcore.attack.bayes import prepare_channels
 from dpcore.attack.datasets import DATASETS
 from dpcore.attack.mlm import default_mlm_available
@@ -57,7 +58,9 @@ MAX_EPSILONS = 6
 #: Sentences × (ε values + 1) × mechanisms a masked-LM attack may run per request: about 0.05 s
 #: each on 2 cores (one forward pass per word), so ≈ 35 s plus the utility part at most.
 MAX_MLM_SENTENCE_RUNS = 480
-EPS_GRID = ["0.5", "1", "2", "3", "6", "10", "14", "20"]
+EPS_GRID = ["0.5", "1", "2", "3", "6", "10", "12", "14", "16", "20"]
+#: Embeddings of the mechanisms that do not need their own (bert: the paper's Fig. 4 setting).
+EMBEDDINGS = {"glove": "GloVe (15k-word vocabulary at most)", "bert": "BERT whole words (the paper's Fig. 4)"}
 #: Every registered text mechanism (its parameters come from the registry's schema).
 MECHANISMS = list(TEXT_MECHANISMS.names())
 ATTACKS = ["bayes-unigram", "mlm", "bayes-mlm"]
@@ -73,6 +76,7 @@ ATTACK_COLUMNS = {
     "ci_high": "95% CI high",
     "tokens": "Positions scored",
     "kept_by_sanitizer": "Kept by sanitizer",
+    "kept_share": "Kept unchanged",
 }
 UTILITY_COLUMNS = {
     "mechanism": "Mechanism",
@@ -92,6 +96,7 @@ SPECS = {
     "mechs": multi_param(list(pv.DEFAULT_MECHANISMS), MECHANISMS),
     "eps": multi_param(list(pv.DEFAULT_EPSILONS), EPS_GRID, max_items=MAX_EPSILONS),
     **mechanism_param_url_specs(),
+    "emb": choice_param(pv.DEFAULT_EMBEDDING, list(EMBEDDINGS)),
     "data": choice_param(pv.DEFAULT_DATASET, list(DATASETS)),
     "n": int_param(pv.DEFAULT_SENTENCES, 5, MAX_SENTENCES),
     "attacks": multi_param(list(pv.DEFAULT_ATTACKS), ATTACKS),
@@ -115,6 +120,22 @@ def get_vocab(vsize: int, emb: str = "glove"):
 emb_of = pv.embedding_of
 
 
+def paper_fig4_setting() -> None:
+    """The paper's Fig. 4 setting (dpcore.attack.paper_setting), as widget values: SanText and
+    SanText+ (p, w of the paper) over the BERT embedding at the paper's ε, with the masked-LM
+    attacker, on the sentences chosen (fewer if the server's cap on masked-LM work requires)."""
+    st.session_state["mechs"] = list(paper.PAPER_MECHANISMS)
+    st.session_state["eps"] = [f"{e:g}" for e in paper.PAPER_EPSILONS]
+    st.session_state["emb"] = paper.PAPER_EMBEDDING
+    st.session_state["attacks"] = ["mlm"]  # the paper's attack (the Bayesian one can be added)
+    runs = len(paper.PAPER_MECHANISMS) * (len(paper.PAPER_EPSILONS) + 1)
+    st.session_state["n"] = min(
+        int(st.session_state.get("n", pv.DEFAULT_SENTENCES)), MAX_MLM_SENTENCE_RUNS // runs
+    )
+    for name, value in paper.PAPER_SANTEXT_PLUS.items():
+        st.session_state[name] = value
+
+
 @st.cache_resource(max_entries=1, show_spinner="Loading the masked-LM attacker…")
 def get_mlm():
     from dpcore.attack.mlm import load_mlm
@@ -125,8 +146,8 @@ def get_mlm():
 RES = pv.Resources(vocab=get_vocab, mlm=get_mlm)
 
 
-def _mechanism(mech: str, eps: float, params: Params, vsize: int):
-    return RES.mechanism(mech, eps, params, vsize)
+def _mechanism(mech: str, eps: float, params: Params, vsize: int, emb: str):
+    return RES.mechanism(mech, eps, params, vsize, emb)
 
 
 @st.cache_data(max_entries=16, max_size="16MB", show_spinner=False)
@@ -141,7 +162,7 @@ def get_split(data: str, ntrain: int, ntest: int):
 
 @st.cache_data(max_entries=32, max_size="16MB", show_spinner=False)
 def run_reference(
-    data: str, n: int, group: tuple[str, ...], vsize: int, seed: int, emb: str = "glove", _progress=None
+    data: str, n: int, group: tuple[str, ...], vsize: int, seed: int, emb: str, _progress=None
 ) -> dict:
     """ε = ∞ reference of one attack group; depends on V and the sentences, not the mechanism."""
     return pv.reference_unit(RES, get_sentences(data, n, seed), group, vsize, emb, progress=_progress)
@@ -157,25 +178,26 @@ def run_attack_unit(
     group: tuple[str, ...],
     vsize: int,
     seed: int,
+    emb: str,
     _progress=None,
 ) -> dict:
-    """One (mechanism, ε, attack group, sentences, seed) unit."""
-    ref = run_reference(data, n, group, vsize, seed, emb_of(mech), _progress=_progress)
+    """One (mechanism, ε, attack group, sentences, seed, embedding) unit."""
+    ref = run_reference(data, n, group, vsize, seed, emb_of(mech, emb), _progress=_progress)
     sents = get_sentences(data, n, seed)
-    return pv.attack_unit(RES, mech, eps, params, sents, ref, group, vsize, seed, progress=_progress)
+    return pv.attack_unit(RES, mech, eps, params, sents, ref, group, vsize, seed, progress=_progress, emb=emb)
 
 
 @st.cache_data(max_entries=256, max_size="16MB", show_spinner=False)
 def run_utility_unit(
-    mech: str, eps: float, params: Params, data: str, vsize: int, ntrain: int, ntest: int, seed: int
+    mech: str, eps: float, params: Params, data: str, vsize: int, ntrain: int, ntest: int, seed: int, emb: str
 ) -> dict:
-    """One (mechanism, ε, split, seed) utility row."""
-    return pv.utility_unit(RES, get_split(data, ntrain, ntest), mech, eps, params, vsize, seed)
+    """One (mechanism, ε, split, seed, embedding) utility row."""
+    return pv.utility_unit(RES, get_split(data, ntrain, ntest), mech, eps, params, vsize, seed, emb)
 
 
 @st.cache_data(max_entries=16, max_size="16MB", show_spinner=False)
-def run_baselines(data: str, vsize: int, ntrain: int, ntest: int, seed: int) -> dict:
-    return pv.baselines_unit(RES, get_split(data, ntrain, ntest), vsize, seed)
+def run_baselines(data: str, vsize: int, ntrain: int, ntest: int, seed: int, emb: str) -> dict:
+    return pv.baselines_unit(RES, get_split(data, ntrain, ntest), vsize, seed, emb)
 
 
 @st.cache_data(max_entries=1, max_size="1MB", show_spinner=False)
@@ -204,11 +226,33 @@ apply_query_params(SPECS, page="attack")
 
 with st.sidebar:
     st.header("Mechanism")
+    st.button(
+        "Paper's Fig. 4 setting",
+        on_click=paper_fig4_setting,
+        key="paper_fig4",
+        icon=":material/menu_book:",
+        help=f"{paper.PAPER_SOURCE}: SanText and SanText+ (p = 0.3, w = 0.9) over the BERT "
+        "embedding at ε = 12, 14, 16, with the masked-LM attacker.",
+    )
     st.multiselect("Mechanisms", MECHANISMS, key="mechs")
     st.multiselect(f"ε values (at most {MAX_EPSILONS})", EPS_GRID, key="eps", max_selections=MAX_EPSILONS)
     # the selected mechanisms' own parameters, generated from the registry's schema
     widget_params = mechanism_param_widgets(list(st.session_state["mechs"]))
-    st.select_slider("Vocabulary size (GloVe)", VOCAB_SIZES, key="vsize", format_func=lambda v: f"{v:,}")
+    st.selectbox(
+        "Embedding",
+        list(EMBEDDINGS),
+        key="emb",
+        format_func=EMBEDDINGS.get,
+        help="The vocabulary and distances of the mechanisms that do not need their own embedding.",
+    )
+    st.select_slider(
+        "Vocabulary size (GloVe)",
+        VOCAB_SIZES,
+        key="vsize",
+        format_func=lambda v: f"{v:,}",
+        disabled=st.session_state["emb"] != "glove",
+        help="GloVe's most frequent words; the BERT embedding uses its whole vocabulary.",
+    )
     st.header("Data")
     st.selectbox("Dataset", list(DATASETS), key="data", format_func=DATASETS.get)
     st.number_input(f"Sentences to attack (≤ {MAX_SENTENCES})", 5, MAX_SENTENCES, step=5, key="n")
@@ -221,6 +265,7 @@ sync_query_params(SPECS)
 mechs = list(st.session_state["mechs"])
 eps = tuple(sorted(float(e) for e in st.session_state["eps"]))
 data, n, seed = st.session_state["data"], int(st.session_state["n"]), int(st.session_state["seed"])
+emb = str(st.session_state["emb"])
 vsize, ntrain, ntest = (
     int(st.session_state["vsize"]),
     int(st.session_state["ntrain"]),
@@ -250,6 +295,7 @@ view = pv.View(
     n_train=ntrain,
     n_test=ntest,
     seed=seed,
+    embedding=emb,
 )
 slow = tuple(a for a in attacks if a in MLM_ATTACKS)
 plan: dict[str, dict] = {}
@@ -279,6 +325,9 @@ mech_params: dict[str, dict] = {}
 status = st.progress(0.0, text="Bayesian attack and utility…")
 metrics = st.empty()
 st.subheader("Privacy–utility trade-off (Fig. 4)")
+if paper.is_paper_setting(mechs, eps, emb, {m: dict(p) for m, p in view.parameters}):
+    with st.expander(f"The paper's Fig. 4 setting ({paper.PAPER_SOURCE}): what differs, and why"):
+        st.markdown("\n".join(f"- {d}" for d in paper.DIFFERENCES))
 if slow:
     st.caption(":material/smart_toy: " + attacker_caption())
 trade_slot = st.empty()
@@ -330,26 +379,28 @@ from_shipped = [0, 0]  # units taken from the shipped file, units in all
 
 
 def shipped_attack(mech: str, e: float, prm: Params, group: tuple[str, ...]) -> dict | None:
-    return None if shipped is None else shipped.attack_unit(mech, e, prm, data, n, group, vsize, seed)
+    return None if shipped is None else shipped.attack_unit(mech, e, prm, data, n, group, vsize, seed, emb)
 
 
 def attack_unit_for(mech: str, e: float, prm: Params, group: tuple[str, ...], progress=None) -> dict:
     found = shipped_attack(mech, e, prm, group)
     from_shipped[0] += found is not None
     from_shipped[1] += 1
-    return found or run_attack_unit(mech, e, prm, data, n, group, vsize, seed, _progress=progress)
+    return found or run_attack_unit(mech, e, prm, data, n, group, vsize, seed, emb, _progress=progress)
 
 
 def utility_unit_for(mech: str, e: float, prm: Params) -> dict:
-    found = None if shipped is None else shipped.utility_unit(mech, e, prm, data, vsize, ntrain, ntest, seed)
+    found = (
+        None if shipped is None else shipped.utility_unit(mech, e, prm, data, vsize, ntrain, ntest, seed, emb)
+    )
     from_shipped[0] += found is not None
     from_shipped[1] += 1
-    return found or run_utility_unit(mech, e, prm, data, vsize, ntrain, ntest, seed)
+    return found or run_utility_unit(mech, e, prm, data, vsize, ntrain, ntest, seed, emb)
 
 
 def baselines_for() -> dict:
-    found = None if shipped is None else shipped.baselines_unit(data, vsize, ntrain, ntest, seed)
-    return found or run_baselines(data, vsize, ntrain, ntest, seed)
+    found = None if shipped is None else shipped.baselines_unit(data, vsize, ntrain, ntest, seed, emb)
+    return found or run_baselines(data, vsize, ntrain, ntest, seed, emb)
 
 
 with show_errors():
@@ -370,7 +421,7 @@ with show_errors():
         fast_group = tuple(pl["fast"])
         # one distance pass for every ε whose Bayesian unit is still to compute
         if fast_group and any(shipped_attack(mech, e, prm, fast_group) is None for e in pl["eps"]):
-            prepare_channels([_mechanism(mech, e, prm, vsize) for e in pl["eps"]])
+            prepare_channels([_mechanism(mech, e, prm, vsize, emb) for e in pl["eps"]])
         for e in pl["eps"]:
             if pl["fast"]:
                 unit = attack_unit_for(mech, e, prm, tuple(pl["fast"]))
@@ -424,7 +475,8 @@ adf = pd.DataFrame(attack_rows)
 udf = pd.DataFrame(utility_rows)
 common = {
     "dataset": data,
-    "vocabulary_size": vsize,
+    "embedding": emb,
+    "vocabulary_size": vsize if emb == "glove" else "the embedding's whole vocabulary",
     "epsilons": list(eps),
     "seed": seed,
     "unit_cache": "one result per (mechanism, ε, attack group, sentences, seed); ε = ∞ and baselines once",

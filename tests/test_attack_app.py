@@ -160,3 +160,25 @@ def test_dp_mlm_runs_the_masked_lm_attack_and_says_why_utility_is_skipped() -> N
     assert list(attack.value["Mechanism"]) == ["dp-mlm", "unsanitized (ε = ∞)"]
     assert list(attack.value["Attacker"]) == ["masked-LM attacker"] * 2
     assert any("No accuracy" in i.value for i in at.info)
+
+
+@pytest.mark.skipif(not default_mlm_available(), reason="the shipped masked-LM attacker is not installed")
+def test_the_papers_fig4_setting_is_one_click_and_says_what_differs() -> None:
+    from dpcore.attack import paper_setting as paper
+
+    at = _app(mechs="santext", eps="1", n="10").run()
+    assert not at.exception and not at.error
+    assert not any("what differs" in e.label for e in at.expander)
+    at.button(key="paper_fig4").click().run(timeout=300)
+    assert not at.exception and not at.error
+    assert at.multiselect(key="mechs").value == list(paper.PAPER_MECHANISMS)
+    assert at.multiselect(key="eps").value == ["12", "14", "16"]
+    assert at.selectbox(key="emb").value == "bert" and at.multiselect(key="attacks").value == ["mlm"]
+    assert at.slider(key="p").value == 0.3 and at.slider(key="w").value == 0.9
+    assert at.query_params["emb"] == "bert"  # the URL reproduces the setting
+    differs = next(e for e in at.expander if "what differs" in e.label)
+    assert "BERT-base" in " ".join(m.value for m in differs.markdown)
+    table = sweep_tables(at)[0].value
+    assert set(table["Mechanism"]) >= {"santext", "santext+"}
+    # the ceiling row and, for SanText+, the share of positions it kept
+    assert table["ε"].astype(str).str.contains("∞").any() and "Kept unchanged" in table.columns

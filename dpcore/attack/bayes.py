@@ -437,7 +437,8 @@ class AttackCounts:
     n_tokens, n_defended
         Scored positions (original in V) and defended ones.
     n_kept
-        Scored positions whose sanitized token equals the original.
+        Scored positions whose sanitized token equals the original (``to_dict``: also their
+        share, ``kept_share``).
     seconds
         Wall time.
     prior_top1
@@ -468,6 +469,8 @@ class AttackCounts:
             "tokens": self.n_tokens,
             "defended": self.n_defended,
             "kept_by_sanitizer": self.n_kept,
+            # the share of positions released unchanged (SanText+ keeps many frequent words)
+            "kept_share": self.n_kept / self.n_tokens if self.n_tokens else float("nan"),
             "seconds": self.seconds,
         }
 

@@ -100,6 +100,9 @@ class View:
     n_train: int
     n_test: int
     seed: int
+    #: The embedding of mechanisms that do not need their own (``glove``, or ``bert``: the
+    #: paper's Fig. 4 setting).
+    embedding: str = "glove"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form (mechanism parameters as a mapping)."""
@@ -114,6 +117,7 @@ class View:
             "n_train": int(self.n_train),
             "n_test": int(self.n_test),
             "seed": int(self.seed),
+            "embedding": self.embedding,
         }
 
     @classmethod
@@ -130,6 +134,7 @@ class View:
             n_train=int(d["n_train"]),
             n_test=int(d["n_test"]),
             seed=int(d["seed"]),
+            embedding=str(d.get("embedding", "glove")),
         )
 
 
@@ -143,6 +148,7 @@ DEFAULT_VOCAB_SIZE = 5_000
 DEFAULT_N_TRAIN = 1_000
 DEFAULT_N_TEST = 500
 DEFAULT_SEED = 0
+DEFAULT_EMBEDDING = "glove"
 
 
 def default_parameters(mechanism: str) -> Params:
@@ -166,17 +172,18 @@ def default_view() -> View:
         n_train=DEFAULT_N_TRAIN,
         n_test=DEFAULT_N_TEST,
         seed=DEFAULT_SEED,
+        embedding=DEFAULT_EMBEDDING,
     )
 
 
 # --------------------------------------------------------------------------------------------
 # Resources and units
 # --------------------------------------------------------------------------------------------
-def embedding_of(mechanism: str) -> str:
-    """The embedding a mechanism works over (GloVe unless it needs another)."""
+def embedding_of(mechanism: str, chosen: str = "glove") -> str:
+    """The embedding a mechanism works over: the one it needs, else the chosen one."""
     from dpcore.text.registry import required_embedding
 
-    return required_embedding(mechanism) or "glove"
+    return required_embedding(mechanism) or chosen
 
 
 @dataclass
@@ -209,11 +216,11 @@ class Resources:
             self._memo["mlm"] = load_mlm()
         return self._memo["mlm"]
 
-    def mechanism(self, mech: str, eps: float, params: Params, vsize: int) -> Any:
+    def mechanism(self, mech: str, eps: float, params: Params, vsize: int, emb: str = "glove") -> Any:
         from dpcore.text import create_text_mechanism
 
         return create_text_mechanism(
-            mech, vocab=self.get_vocab(vsize, embedding_of(mech)), epsilon=eps, **dict(params)
+            mech, vocab=self.get_vocab(vsize, embedding_of(mech, emb)), epsilon=eps, **dict(params)
         )
 
 
@@ -260,6 +267,7 @@ def attack_unit(
     vsize: int,
     seed: int,
     progress: Progress = None,
+    emb: str = "glove",
 ) -> dict:
     """One (mechanism, ε, attack group) unit (:func:`dpcore.attack.experiment.attack_at_epsilon`)."""
     from dpcore.attack.experiment import attack_at_epsilon
@@ -267,7 +275,7 @@ def attack_unit(
     mlm = res.get_mlm() if set(MLM_ATTACKS) & set(group) else None
     return attack_at_epsilon(
         list(sentences),
-        res.mechanism(mech, eps, params, vsize),
+        res.mechanism(mech, eps, params, vsize, emb),
         reference,
         attacks=tuple(group),
         mlm=mlm,
@@ -277,19 +285,26 @@ def attack_unit(
 
 
 def utility_unit(
-    res: Resources, split: Any, mech: str, eps: float, params: Params, vsize: int, seed: int
+    res: Resources,
+    split: Any,
+    mech: str,
+    eps: float,
+    params: Params,
+    vsize: int,
+    seed: int,
+    emb: str = "glove",
 ) -> dict:
     """One (mechanism, ε) utility row."""
     from dpcore.attack.utility import utility_at_epsilon
 
-    return utility_at_epsilon(split, res.mechanism(mech, eps, params, vsize), seed=seed)
+    return utility_at_epsilon(split, res.mechanism(mech, eps, params, vsize, emb), seed=seed)
 
 
-def baselines_unit(res: Resources, split: Any, vsize: int, seed: int) -> dict:
-    """Unsanitized, random-replacement and majority-class accuracy."""
+def baselines_unit(res: Resources, split: Any, vsize: int, seed: int, emb: str = "glove") -> dict:
+    """Unsanitized, random-replacement (over the chosen embedding's V) and majority-class accuracy."""
     from dpcore.attack.utility import utility_baselines
 
-    return utility_baselines(split, res.get_vocab(vsize), seed=seed)
+    return utility_baselines(split, res.get_vocab(vsize, emb), seed=seed)
 
 
 def plan_view(res: Resources, view: View) -> tuple[dict[str, dict[str, Any]], list[str]]:
@@ -312,7 +327,7 @@ def plan_view(res: Resources, view: View) -> tuple[dict[str, dict[str, Any]], li
     for m in view.mechanisms:
         prm = params[m]
         floor = TEXT_MECHANISMS.get(m).factory.minimum_epsilon(
-            res.get_vocab(view.vocab_size, embedding_of(m))
+            res.get_vocab(view.vocab_size, embedding_of(m, view.embedding))
         )
         ok = tuple(e for e in view.epsilons if e > floor)
         if len(ok) < len(view.epsilons):
@@ -320,7 +335,7 @@ def plan_view(res: Resources, view: View) -> tuple[dict[str, dict[str, Any]], li
             notes.append(
                 f"**{m}** is defined only for ε > {floor:.4g} on this vocabulary: {skipped} skipped."
             )
-        probe = res.mechanism(m, ok[0], prm, view.vocab_size) if ok else None
+        probe = res.mechanism(m, ok[0], prm, view.vocab_size, view.embedding) if ok else None
         reason = bayes_unsupported_reason(probe) if probe is not None else None
         if reason and (fast or "bayes-mlm" in slow):
             notes.append(f"**{m}**: no Bayesian attack. {reason}.")
@@ -364,7 +379,8 @@ def compute_view(view: View, res: Resources | None = None, progress: Progress = 
         if progress is not None:
             progress(done[0], total)
 
-    out: dict[str, Any] = {"baselines": baselines_unit(res, split, view.vocab_size, view.seed)}
+    emb = view.embedding
+    out: dict[str, Any] = {"baselines": baselines_unit(res, split, view.vocab_size, view.seed, emb)}
     tick()
     refs: dict[tuple[tuple[str, ...], str], dict] = {}
     attack_units: list[dict] = []
@@ -374,16 +390,16 @@ def compute_view(view: View, res: Resources | None = None, progress: Progress = 
             for group in (tuple(pl["fast"]), pl["slow"]):
                 if not group:
                     continue
-                key = (group, embedding_of(mech))
+                key = (group, embedding_of(mech, emb))
                 if key not in refs:
                     refs[key] = reference_unit(res, sents, group, view.vocab_size, key[1])
                 unit = attack_unit(
-                    res, mech, e, pl["params"], sents, refs[key], group, view.vocab_size, view.seed
+                    res, mech, e, pl["params"], sents, refs[key], group, view.vocab_size, view.seed, emb=emb
                 )
                 attack_units.append({"mechanism": mech, "epsilon": e, "attacks": list(group), "result": unit})
                 tick()
             if pl["utility"]:
-                row = utility_unit(res, split, mech, e, pl["params"], view.vocab_size, view.seed)
+                row = utility_unit(res, split, mech, e, pl["params"], view.vocab_size, view.seed, emb)
                 utility_units.append({"mechanism": mech, "epsilon": e, "row": row})
                 tick()
     out["attack_units"] = attack_units
@@ -453,12 +469,13 @@ class ShippedView:
     def baselines(self) -> dict:
         return self.document["results"]["baselines"]
 
-    def _same(self, mech: str, params: Params, data: str, vsize: int, seed: int) -> bool:
+    def _same(self, mech: str, params: Params, data: str, vsize: int, seed: int, emb: str) -> bool:
         v = self.view
         return (
             mech in v.mechanisms
             and tuple(sorted(params)) == dict(v.parameters)[mech]
             and (data, int(vsize), int(seed)) == (v.dataset, v.vocab_size, v.seed)
+            and embedding_of(mech, emb) == embedding_of(mech, v.embedding)
         )
 
     def attack_unit(
@@ -471,32 +488,45 @@ class ShippedView:
         group: Sequence[str],
         vsize: int,
         seed: int,
+        emb: str = "glove",
     ) -> dict | None:
         """The shipped unit with exactly these parameters (any view that shares it), or None."""
-        if not self._same(mech, params, data, vsize, seed) or int(n) != self.view.sentences:
+        if not self._same(mech, params, data, vsize, seed, emb) or int(n) != self.view.sentences:
             return None
         return self.attack(mech, eps, group)
 
     def utility_unit(
-        self, mech: str, eps: float, params: Params, data: str, vsize: int, ntrain: int, ntest: int, seed: int
+        self,
+        mech: str,
+        eps: float,
+        params: Params,
+        data: str,
+        vsize: int,
+        ntrain: int,
+        ntest: int,
+        seed: int,
+        emb: str = "glove",
     ) -> dict | None:
         """The shipped utility row with exactly these parameters, or None."""
-        if not self._same(mech, params, data, vsize, seed) or (int(ntrain), int(ntest)) != (
+        if not self._same(mech, params, data, vsize, seed, emb) or (int(ntrain), int(ntest)) != (
             self.view.n_train,
             self.view.n_test,
         ):
             return None
         return self.utility(mech, eps)
 
-    def baselines_unit(self, data: str, vsize: int, ntrain: int, ntest: int, seed: int) -> dict | None:
+    def baselines_unit(
+        self, data: str, vsize: int, ntrain: int, ntest: int, seed: int, emb: str = "glove"
+    ) -> dict | None:
         """The shipped baselines for exactly this split, V and seed, or None."""
         v = self.view
-        if (data, int(vsize), int(ntrain), int(ntest), int(seed)) != (
+        if (data, int(vsize), int(ntrain), int(ntest), int(seed), emb) != (
             v.dataset,
             v.vocab_size,
             v.n_train,
             v.n_test,
             v.seed,
+            v.embedding,
         ):
             return None
         return self.baselines
@@ -677,6 +707,7 @@ def ceiling_rows(rows: Sequence[dict[str, Any]], confidence: float = 0.95) -> li
             "ci_high": float(cp_upper(n_def, n, alpha)) if n else float("nan"),
             "tokens": n,
             "kept_by_sanitizer": n,
+            "kept_share": 1.0 if n else float("nan"),
             "attacker_top1_unsanitized": key[2],
         }
     return list(seen.values())

@@ -16,9 +16,15 @@ MAX_EPSILONS = 16
 def add_common_arguments(p: argparse.ArgumentParser) -> None:
     """Mechanism, ε (or a sweep), data and seed options shared by ``attack`` and ``utility``."""
     p.add_argument("--mechanism", required=True, help="santext, santext+, random (attack/utility), feyisetan")
-    g = p.add_mutually_exclusive_group(required=True)
+    g = p.add_mutually_exclusive_group()
     g.add_argument("--epsilon", default=None, help="ε > 0")
     g.add_argument("--epsilons", default=None, help="a sweep: comma-separated ε values (JSON list output)")
+    g.add_argument(
+        "--paper-setting",
+        action="store_true",
+        help="the paper's Fig. 4 setting (Yue et al. 2021, §5.3; ε of Table 3): santext or santext+ "
+        "over the bert embedding at ε = 12, 14, 16 (santext+: p = 0.3, w = 0.9)",
+    )
     p.add_argument("--p", default=None, help="santext+: replacement probability of non-sensitive words (0.3)")
     p.add_argument("--w", default=None, help="santext+: fraction of V marked sensitive (0.9)")
     from dpcore.commands.common import add_param_argument
@@ -31,7 +37,10 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
         "or bert-wordpiece; a mechanism that needs its own embedding (dp-mlm) uses that one",
     )
     p.add_argument(
-        "--vocab-size", default=None, help="GloVe vocabulary: the N most frequent words (15000; bert: all)"
+        "--vocab-size",
+        default=None,
+        help="keep the N most frequent words of the embedding (glove default 15000; bert: all; "
+        "a mechanism that needs its own embedding uses all of it)",
     )
     d = p.add_mutually_exclusive_group()
     d.add_argument(
@@ -45,8 +54,34 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
+def apply_paper_setting(args: argparse.Namespace) -> None:
+    """With ``--paper-setting``: the paper's embedding and ε (:mod:`dpcore.attack.paper_setting`),
+    refusing options that contradict it; without: require ``--epsilon`` or ``--epsilons``."""
+    if not getattr(args, "paper_setting", False):
+        if args.epsilon is None and args.epsilons is None:
+            raise DPCoreError("give --epsilon, --epsilons or --paper-setting")
+        return
+    from dpcore.attack import paper_setting as paper
+
+    if args.mechanism not in paper.PAPER_MECHANISMS:
+        raise DPCoreError(
+            f"--paper-setting is defined for {' and '.join(paper.PAPER_MECHANISMS)}; got {args.mechanism!r}"
+        )
+    if args.embedding not in (None, paper.PAPER_EMBEDDING):
+        raise DPCoreError(f"--paper-setting uses the {paper.PAPER_EMBEDDING} embedding; drop --embedding")
+    if args.vocab_size is not None:
+        raise DPCoreError("--paper-setting uses the whole bert vocabulary; drop --vocab-size")
+    for name, value in paper.PAPER_SANTEXT_PLUS.items():
+        given = getattr(args, name, None)
+        if given is not None and check_probability(given, name=name) != value:
+            raise DPCoreError(f"--paper-setting runs santext+ at {name} = {value:g}; drop --{name}")
+    args.embedding = paper.PAPER_EMBEDDING
+    args.epsilons = ",".join(f"{e:g}" for e in paper.PAPER_EPSILONS)
+
+
 def parse_epsilons(args: argparse.Namespace) -> tuple[list[float], bool]:
-    """The ε list and whether it is a sweep."""
+    """The ε list and whether it is a sweep (``--paper-setting`` applied first)."""
+    apply_paper_setting(args)
     if args.epsilons is None:
         return [check_epsilon(args.epsilon)], False
     items = [t.strip() for t in str(args.epsilons).split(",") if t.strip()]
@@ -63,6 +98,7 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Any]:
     """
     from dpcore.commands.common import mechanism_params
     from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
+    from dpcore.text.registry import required_embedding
     from dpcore.text.vocab import build_vocabulary
 
     TEXT_MECHANISMS.get(args.mechanism)
@@ -71,22 +107,19 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Any]:
         if name in params:
             params[name] = check_probability(params[name], name=name)
     embedding = resolve_embedding(args.mechanism, getattr(args, "embedding", None))
-    if args.vocab_size is not None and embedding != "glove":
-        raise DPCoreError(
-            f"--vocab-size applies to the glove embedding; {embedding} uses its whole vocabulary"
-        )
-    size = check_int(
-        15000 if args.vocab_size is None else args.vocab_size,
-        name="--vocab-size",
-        min_value=2,
-        max_value=400_000,
+    size = (
+        (15000 if embedding == "glove" else None)
+        if args.vocab_size is None
+        else check_int(args.vocab_size, name="--vocab-size", min_value=2, max_value=400_000)
     )
+    if required_embedding(args.mechanism) is not None:
+        size = None  # such a mechanism works over its embedding's whole vocabulary
     args.embedding = embedding  # recorded in the output
     state: dict[str, Any] = {}
 
     def make(eps: float) -> Any:
         if "vocab" not in state:
-            state["vocab"] = build_vocabulary(embedding, size=size if embedding == "glove" else None)
+            state["vocab"] = build_vocabulary(embedding, size=size)
         return create_text_mechanism(args.mechanism, vocab=state["vocab"], epsilon=eps, **params)
 
     return make
@@ -216,10 +249,17 @@ def run(args: argparse.Namespace) -> int:
         f"{res['parameters']['sentences']} sentences, {out[0]['tokens']:,} in-vocabulary positions; "
         f"seed {seed}"
     )
+    for attack in dict.fromkeys(o["attack"] for o in out):
+        top1 = next(o["attacker_top1_unsanitized"] for o in out if o["attack"] == attack)
+        print(
+            f"unsanitized (ε = ∞)  {attack}: defense rate {1 - top1:.4f}  (the attacker's top-1 on "
+            f"unsanitized text: {top1:.4f}, its ceiling)"
+        )
     for o in out:
+        gap = o["defense_rate"] - (1 - o["attacker_top1_unsanitized"])
         print(
             f"ε = {o['epsilon']:g}  {o['attack']}: defense rate {o['defense_rate']:.4f} "
-            f"[{o['ci_low']:.4f}, {o['ci_high']:.4f}]  (top-1 on unsanitized text: "
-            f"{o['attacker_top1_unsanitized']:.4f})"
+            f"[{o['ci_low']:.4f}, {o['ci_high']:.4f}], {gap:+.4f} over unsanitized; "
+            f"kept unchanged: {100 * o['kept_share']:.1f}% of positions"
         )
     return 0
