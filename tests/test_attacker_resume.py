@@ -51,7 +51,10 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_weights(tmp_path, capsy
     part = train_attacker(str(cut), cfg, corpus=corpus, progress=ctrl_c_at_step_5)
     assert part.interrupted_at_step == 5 and part.steps == 5
     assert Path(checkpoint_file(str(cut))).is_file()  # the first epoch's (step 3)
-    assert any(not np.array_equal(a, b) for a, b in zip(_weights(whole).values(), _weights(cut).values()))
+    assert any(
+        not np.array_equal(a, b)
+        for a, b in zip(_weights(whole).values(), _weights(cut).values(), strict=True)
+    )
 
     # other settings are refused, each named, and the checkpoint is kept
     assert main(["train-attacker", *OPTIONS, "--lr", "5e-5", "--output", str(cut), "--resume"]) == 2

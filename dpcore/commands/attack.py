@@ -16,7 +16,7 @@ MAX_EPSILONS = 16
 def add_common_arguments(p: argparse.ArgumentParser) -> None:
     """Mechanism, ε (or a sweep), data and seed options shared by ``attack`` and ``utility``."""
     p.add_argument("--mechanism", required=True, help="santext, santext+, random (attack/utility), feyisetan")
-    g = p.add_mutually_exclusive_group()
+    g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--epsilon", default=None, help="ε > 0")
     g.add_argument("--epsilons", default=None, help="a sweep: comma-separated ε values (JSON list output)")
     g.add_argument(
@@ -56,10 +56,8 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
 
 def apply_paper_setting(args: argparse.Namespace) -> None:
     """With ``--paper-setting``: the paper's embedding and ε (:mod:`dpcore.attack.paper_setting`),
-    refusing options that contradict it; without: require ``--epsilon`` or ``--epsilons``."""
+    refusing options that contradict it (argparse requires one of it, ``--epsilon``, ``--epsilons``)."""
     if not getattr(args, "paper_setting", False):
-        if args.epsilon is None and args.epsilons is None:
-            raise DPCoreError("give --epsilon, --epsilons or --paper-setting")
         return
     from dpcore.attack import paper_setting as paper
 
