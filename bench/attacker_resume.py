@@ -30,8 +30,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def train(argv: list[str], env: dict[str, str]) -> str:
+    """Run one ``train-attacker`` command; its stdout (its stderr shown if it fails)."""
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(argv)} exited {done.returncode}:\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or '').splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--epochs", default="3")
     ap.add_argument("--batch-size", default="128")
@@ -41,25 +49,18 @@ def main() -> int:
     ap.add_argument("--workdir", default=None)
     args = ap.parse_args()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="dpcore-resume-"))
+    work.mkdir(parents=True, exist_ok=True)
     common = [sys.executable, "-m", "dpcore", "train-attacker", "--sources", args.sources]
     common += ["--epochs", args.epochs, "--batch-size", args.batch_size, "--lr", "2e-4"]
     common += ["--warmup-steps", "100", "--device", args.device, "--threads", "4", "--seed", "0"]
     common += ["--eval-words", "2000", "--json"]
     if args.init:
         common += ["--init", args.init]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "HF_HUB_OFFLINE": "1"}
 
     t0 = time.monotonic()
-    a = json.loads(
-        subprocess.run(
-            [*common, "--output", str(work / "A")],
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-        ).stdout
-    )
+    a = json.loads(train([*common, "--output", str(work / "A")], env))
     t_a = time.monotonic() - t0
 
     ckpt = work / "B" / "checkpoint" / "state.pt"
@@ -77,16 +78,7 @@ def main() -> int:
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     t1 = time.monotonic()
-    b = json.loads(
-        subprocess.run(
-            [*common, "--output", str(work / "B"), "--resume"],
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-        ).stdout
-    )
+    b = json.loads(train([*common, "--output", str(work / "B"), "--resume"], env))
     t_b = time.monotonic() - t1
 
     from safetensors.numpy import load_file
