@@ -72,6 +72,8 @@ def test_the_page_at_its_defaults_shows_the_shipped_results_without_computing(mo
     rec = json.loads(pv.TRAINING_RECORD.read_text(encoding="utf-8"))
     assert f"{rec['corpus']['sources']['tweets']:,} public tweets" in captions
     assert f"{100 * rec['heldout_top1']:.0f}% of masked words of the tweets the attack" in captions
+    assert f"{100 * rec['heldout_top5']:.0f}% within five guesses" in captions
+    assert f"{rec['config']['epochs']:g} epochs" in captions  # each stage's epochs
     assert "not that no attacker could succeed" in captions
     # the defense table: shipped numbers, codes in words, and each attacker's ε = ∞ row
     table = next(t.value for t in at.dataframe if "Defense rate" in t.value.columns)

@@ -634,9 +634,9 @@ def _stage_words(rec: dict[str, Any]) -> str:
 def attacker_caption(record_path: Path = TRAINING_RECORD) -> str:
     """What the shipped masked-LM attacker is, from its training record (Markdown, one paragraph).
 
-    Says what it was trained on (each stage: sources, sentences, time, device), how much of
-    held-out text it names, and what it is not: a small model with no world knowledge, so a
-    high defense rate says this attacker failed, not that no attacker could succeed.
+    Says what it was trained on (each stage: sources, sentences, epochs, time, device), how much
+    of held-out text it names (top-1 and top-5), and what it is not: a small model with no world
+    knowledge, so a high defense rate says this attacker failed, not that no attacker could succeed.
     """
     try:
         rec = json.loads(Path(record_path).read_text(encoding="utf-8"))
@@ -652,14 +652,15 @@ def attacker_caption(record_path: Path = TRAINING_RECORD) -> str:
         steps = "; then ".join(_stage_words(x) for x in stages)
         on_pool = "tweets" in rec["corpus"]["sources"]
         held = (
-            "of the tweets the attack evaluates on, none of which it trained on"
+            "of the tweets the attack evaluates on (none of which it trained on)"
             if on_pool
             else "of held-out sentences of its training sources"
         )
         what = (
             f"**The masked-LM attacker** is {base}, a small model (6 layers) fine-tuned in "
-            f"{len(stages)} stage(s): {steps}. It names {100 * float(rec['heldout_top1']):.0f}% of "
-            f"masked words {held}. "
+            f"{len(stages)} stage(s): {steps}. At its first guess it names "
+            f"{100 * float(rec['heldout_top1']):.0f}% of masked words {held}; "
+            f"{100 * float(rec['heldout_top5']):.0f}% within five guesses. "
         )
         seen = "" if on_pool else " and never saw tweets"
     except (OSError, ValueError, KeyError, TypeError):

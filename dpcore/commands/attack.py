@@ -254,7 +254,7 @@ def run(args: argparse.Namespace) -> int:
             f"unsanitized text: {top1:.4f}, its ceiling)"
         )
     for o in out:
-        gap = o["defense_rate"] - (1 - o["attacker_top1_unsanitized"])
+        gap = round(o["defense_rate"] - (1 - o["attacker_top1_unsanitized"]), 10) + 0.0  # no "-0.0000"
         print(
             f"ε = {o['epsilon']:g}  {o['attack']}: defense rate {o['defense_rate']:.4f} "
             f"[{o['ci_low']:.4f}, {o['ci_high']:.4f}], {gap:+.4f} over unsanitized; "
