@@ -15,7 +15,10 @@ in unit by unit. The units of the default view ship precomputed
 (dpcore/data/attack_page_default.json, ``python -m dpcore precompute-attack-page``) and are used
 while the attacker on disk is the one they name, for units with exactly their parameters
 (dpcore.attack.page_view): the default page draws at once, and a change computes only what it
-changes. Each attacker's top-1 on unsanitized text is shown as "unsanitized (ε = ∞)".
+changes. Each attacker's top-1 on unsanitized text is shown as "unsanitized (ε = ∞)", and each
+row the share of positions the sanitizer kept. The "Paper's Fig. 4 setting" button sets the
+widgets to dpcore.attack.paper_setting (SanText and SanText+ over the BERT embedding at the
+paper's ε) and the page then lists what differs from the paper.
 """
 
 from __future__ import annotations
