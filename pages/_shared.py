@@ -370,6 +370,7 @@ def mechanism_param_widgets(mechs: Sequence[str]) -> dict[str, dict[str, float |
                 label, float(lo), float(hi), step=float(sp.step or (hi - lo) / 100), key=pname,
                 format="%.4g", help=tip,
             )  # fmt: skip
+
     def value(sp: Any) -> float | int:
         return int(st.session_state[sp.name]) if sp.kind == "int" else float(st.session_state[sp.name])
 
@@ -395,6 +396,18 @@ def show_table(df: pd.DataFrame, columns: dict[str, str], *, key: str | None = N
 # --------------------------------------------------------------------------------------------
 # Plain words first: one sentence an audience follows, notation in an expander
 # --------------------------------------------------------------------------------------------
+def vocab_size_widget(sizes: Sequence[int], help_text: str) -> None:
+    """The "Vocabulary size (GloVe)" slider (key ``vsize``), disabled unless ``emb`` is GloVe."""
+    st.select_slider(
+        "Vocabulary size (GloVe)",
+        list(sizes),
+        key="vsize",
+        format_func=lambda v: f"{v:,}",
+        disabled=st.session_state["emb"] != "glove",
+        help=help_text,
+    )
+
+
 def page_intro(title: str, plain: str, how_to_read: str) -> None:
     """Open a page: its title, one plain sentence, then notation and method in an expander.
 

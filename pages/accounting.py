@@ -103,13 +103,13 @@ def _fmt(v: object) -> str:
 page_intro(
     "Accounting & samplers",
     "How much privacy a published system really spends: word dropout that counted ε where k·ε "
-    "is spent, a binary encoding whose count holds, and a \"Laplace\" sampler whose noise is "
+    'is spent, a binary encoding whose count holds, and a "Laplace" sampler whose noise is '
     "never negative.",
     "DPNR's published accounting understates the privacy spent: k words at ε each spend k·ε "
     "(Lyu et al. 2020a, corrected by Lai et al. 2022). Binary-encoding randomized response keeps "
     "its claim Σ ε_i under LDP (Lyu et al. 2020b); the revisit's place-value figure is a loss per "
     "unit of distance, not an LDP loss. DPText's sampler made its noise never negative "
-    "(Habernal 2022, §3)."
+    "(Habernal 2022, §3).",
 )
 
 apply_query_params(SPECS, page="accounting")

@@ -51,6 +51,7 @@ from pages._shared import (
     params_key,
     show_errors,
     sync_query_params,
+    vocab_size_widget,
 )
 
 ensure_navigation()
@@ -78,7 +79,6 @@ ATTACK_COLUMNS = {
     "ci_low": "95% CI low",
     "ci_high": "95% CI high",
     "tokens": "Positions scored",
-    "kept_by_sanitizer": "Kept by sanitizer",
     "kept_share": "Kept unchanged",
 }
 UTILITY_COLUMNS = {
@@ -248,13 +248,9 @@ with st.sidebar:
         format_func=EMBEDDINGS.get,
         help="The vocabulary and distances of the mechanisms that do not need their own embedding.",
     )
-    st.select_slider(
-        "Vocabulary size (GloVe)",
+    vocab_size_widget(
         VOCAB_SIZES,
-        key="vsize",
-        format_func=lambda v: f"{v:,}",
-        disabled=st.session_state["emb"] != "glove",
-        help="GloVe's most frequent words; the BERT embedding uses its whole vocabulary.",
+        "GloVe's most frequent words; the BERT embedding uses its whole vocabulary.",
     )
     st.header("Data")
     st.selectbox("Dataset", list(DATASETS), key="data", format_func=DATASETS.get)

@@ -113,7 +113,7 @@ page_intro(
     "mechanism stays at or below ε for every n. Exact values use the Binomial count of "
     "thresholded ones, read from each mechanism's declared per-coordinate probabilities; "
     "Monte-Carlo runs each mechanism's real sampler and gives Clopper–Pearson bounds, so it also "
-    "catches a sampler that does not do what its declaration says."
+    "catches a sampler that does not do what its declaration says.",
 )
 
 apply_query_params(SPECS, page="audit")

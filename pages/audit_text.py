@@ -152,7 +152,7 @@ page_intro(
     "Give a word-level sanitizer pairs of words. dpcore draws many outputs of M(x) and M(x′), "
     "picks the output event with the largest likelihood ratio on half of them, and bounds its "
     "privacy loss on the other half (one-sided Clopper–Pearson, Bonferroni over pairs). A pair "
-    "*violates* its claim only when that lower bound exceeds ε (LDP) or ε·d(x, x′) (metric LDP)."
+    "*violates* its claim only when that lower bound exceeds ε (LDP) or ε·d(x, x′) (metric LDP).",
 )
 
 apply_query_params(SPECS, page="audit_text")

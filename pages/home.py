@@ -28,6 +28,7 @@ def glance_rows() -> list[dict]:
         for r in cells
     ]
 
+
 ensure_navigation()
 
 st.title("dpcore: an open laboratory for differential privacy in NLP")

@@ -45,6 +45,7 @@ from pages._shared import (
     show_errors,
     show_table,
     sync_query_params,
+    vocab_size_widget,
 )
 
 ensure_navigation()
@@ -219,7 +220,7 @@ page_intro(
     "exp(−½·ε·d(x, y)), d the Euclidean distance of their embeddings (SanText, eq. 1, ε·d-MLDP). "
     "SanText+ (Algorithm 2) protects only the rarest w·|V| words and keeps the others with "
     "probability 1 − p (UMLDP, ε₀ = ln 1/p). Baselines: Feyisetan et al. (2020) and uniform "
-    "random replacement."
+    "random replacement.",
 )
 
 apply_query_params(SPECS, page="sanitize")
@@ -233,13 +234,9 @@ with st.sidebar:
     mech_params = mechanism_param_widgets(
         list(dict.fromkeys([st.session_state["mech"], *st.session_state["also"]]))
     )
-    st.select_slider(
-        "Vocabulary size (GloVe)",
+    vocab_size_widget(
         VOCAB_SIZES,
-        key="vsize",
-        format_func=lambda v: f"{v:,}",
-        disabled=st.session_state["emb"] != "glove",
-        help="The most frequent GloVe words by public frequency (wordfreq). BERT uses every token "
+        "The most frequent GloVe words by public frequency (wordfreq). BERT uses every token "
         "it allows: 22,748 whole words (bert), or the paper's 29,523 WordPieces (bert-wordpiece).",
     )
     st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="seed")

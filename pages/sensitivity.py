@@ -75,7 +75,7 @@ page_intro(
     "2C√n apart, so its noise is √n times too small for the privacy it promises.",
     "Habernal (2021), Theorem 5.1: ADePT clips the encoder output to L2 norm C and adds Laplace "
     "noise for an L1 sensitivity of 2C. But two points of the L2 ball can be 2C√n apart in L1, "
-    "so the Laplace mechanism's proof fails for every n ≥ 2 and the true guarantee is ε√n."
+    "so the Laplace mechanism's proof fails for every n ≥ 2 and the true guarantee is ε√n.",
 )
 
 apply_query_params(SPECS, page="sensitivity")

@@ -48,6 +48,8 @@ def test_embedding_option_and_utility_take_the_paper_setting(capsys) -> None:
             "14",
             "--sentences",
             "3",
+            "--attack",
+            "mlm",
             "--json",
         ],
         capsys,

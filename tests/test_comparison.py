@@ -42,6 +42,9 @@ def test_every_mechanism_at_every_epsilon_on_shared_data(result: dict) -> None:
     assert by["random", 30.0]["defense_bayes"] > 0.9
     assert by["santext", 1.0]["epsilon_scale"].startswith("ε per unit of")
     assert by["random", 1.0]["epsilon_scale"].startswith("ε-LDP")
+    # the share each sanitizer kept: SanText keeps more at larger ε, random replacement almost none
+    assert 0 <= by["santext", 1.0]["kept_share"] < by["santext", 30.0]["kept_share"] <= 1
+    assert by["random", 30.0]["kept_share"] < 0.05 and by["feyisetan", 1.0]["kept_share"] is not None
 
 
 def test_figure_marks_the_two_epsilon_scales(result: dict) -> None:
@@ -54,7 +57,7 @@ def test_figure_marks_the_two_epsilon_scales(result: dict) -> None:
     assert not any("feyisetan" in n and "Bayesian" in n for n in names)
     table = comparison_table(result["rows"])
     assert table[0]["Bayesian defense (%)"] is not None
-    assert {"ε scale", "accuracy (%)"} <= set(table[0])
+    assert {"ε scale", "accuracy (%)", "kept (%)"} <= set(table[0])
 
 
 def test_bad_arguments_are_clear() -> None:

@@ -89,7 +89,7 @@ CI_ADDED = (
     "--workers",
 )
 #: An added option is left out when the command gives one of these instead.
-EXCLUSIVE = {"--vocab-size": ("--vocab",), "--screen-budget": ("--words",)}
+EXCLUSIVE = {"--vocab-size": ("--vocab", "--paper-setting"), "--screen-budget": ("--words",)}
 
 SHELL_TAGS = {"bash", "sh", "shell", "console"}
 COMMAND = re.compile(r"^(python -m dpcore|dpcore)(\s|$)")

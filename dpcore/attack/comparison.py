@@ -195,6 +195,8 @@ def compare_mechanisms(
                     "defense_bayes_ci": None if b is None else [b["ci_low"], b["ci_high"]],
                     "defense_mlm": None if m is None else m["defense_rate"],
                     "defense_mlm_ci": None if m is None else [m["ci_low"], m["ci_high"]],
+                    # the share of scored positions released unchanged (one sanitization per ε)
+                    "kept_share": next((x["kept_share"] for x in (m, b) if x is not None), None),
                     "accuracy": None if a is None else a["accuracy"],
                     # the attacker's ceiling: its top-1 on unsanitized text (ε = ∞), same positions
                     "attacker_top1_unsanitized_bayes": top1.get("bayes-unigram"),

@@ -175,14 +175,15 @@ def comparison_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         {
             "mechanism": r["mechanism"],
             "ε": r["epsilon"],
-            "ε scale": "ε-LDP" if r["notion"] == "LDP" else "ε·d",
-            "guarantee": r["notion"],
+            # the ε scale and the guarantee it belongs to (one column: the table fits a screen)
+            "ε scale": "ε-LDP" if r["notion"] == "LDP" else f"ε·d ({r['notion']})",
             "Bayesian defense (%)": pct(r["defense_bayes"]),
             "masked-LM defense (%)": pct(r["defense_mlm"]),
             "accuracy (%)": pct(r["accuracy"]),
             "masked-LM, ε = ∞ (%)": None
             if r.get("attacker_top1_unsanitized_mlm") is None
             else pct(1.0 - float(r["attacker_top1_unsanitized_mlm"])),
+            "kept (%)": pct(r.get("kept_share")),
             "note": _note(r),
         }
         for r in rows
