@@ -64,7 +64,7 @@ MAX_EPSILONS = 6
 MAX_MLM_SENTENCE_RUNS = 480
 EPS_GRID = ["0.5", "1", "2", "3", "6", "10", "12", "14", "16", "20"]
 #: Embeddings of the mechanisms that do not need their own (bert: the paper's Fig. 4 setting).
-EMBEDDINGS = {"glove": "GloVe (15k-word vocabulary at most)", "bert": "BERT whole words (the paper's Fig. 4)"}
+EMBEDDINGS = {"glove": "GloVe", "bert": "BERT, whole words"}
 #: Every registered text mechanism (its parameters come from the registry's schema).
 MECHANISMS = list(TEXT_MECHANISMS.names())
 ATTACKS = ["bayes-unigram", "mlm", "bayes-mlm"]
