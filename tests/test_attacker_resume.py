@@ -8,6 +8,7 @@ ends with exactly the weights of the uninterrupted run, and its record says wher
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_weights(tmp_path, capsy
     from dpcore.attack.corpus import build_corpus
     from dpcore.attack.training import TrainConfig, train_attacker
     from dpcore.cli import main
+    from dpcore.validation import DPCoreError
 
     cfg = TrainConfig(seed=0, epochs=2, batch_size=64, eval_words=10, sources=("pang_lee",), minutes=24 * 60)
     corpus = build_corpus(0, heldout_fraction=cfg.heldout_fraction, sources=cfg.sources)
@@ -56,6 +58,9 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_weights(tmp_path, capsy
         for a, b in zip(_weights(whole).values(), _weights(cut).values(), strict=True)
     )
 
+    # other training sentences are refused (before any model is loaded)
+    with pytest.raises(DPCoreError, match="training sentences differ"):
+        train_attacker(str(cut), cfg, corpus=replace(corpus, train=corpus.train[:-1]), resume=True)
     # other settings are refused, each named, and the checkpoint is kept
     assert main(["train-attacker", *OPTIONS, "--lr", "5e-5", "--output", str(cut), "--resume"]) == 2
     err = capsys.readouterr().err

@@ -10,7 +10,8 @@ with the same weights (``tests/test_attacker_resume.py``).
 The file is ``<output>/checkpoint/state.pt``, written atomically (a temporary file, then a
 rename), read with ``torch.load(weights_only=True)`` (tensors, numbers, strings and containers
 only: nothing in it is executed), and removed when the run completes. Its settings must equal
-the resumed run's, apart from the device and the thread count.
+the resumed run's, apart from the device and the thread count, and so must its training sentences
+(a digest of them is checked).
 
 torch is imported inside functions only.
 """

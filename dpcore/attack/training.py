@@ -18,6 +18,7 @@ torch and transformers are imported inside functions only.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -417,6 +418,13 @@ def train_attacker(
     tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True, trust_remote_code=False)
     if corpus is None:
         corpus = build_corpus(config.seed, heldout_fraction=config.heldout_fraction, sources=config.sources)
+    corpus_digest = hashlib.sha256("\n".join(corpus.train).encode("utf-8")).hexdigest()[:16]
+    if ckpt is not None and ckpt.get("corpus_digest") != corpus_digest:
+        raise DPCoreError(
+            f"--resume: the training sentences differ from the interrupted run's (digest "
+            f"{corpus_digest}, checkpoint {ckpt.get('corpus_digest')}): the data installed changed "
+            "(e.g. wordnet-base), so the checkpoint's remaining batches would point at other sentences"
+        )
     train_ids = tokenizer(corpus.train, truncation=True, max_length=config.max_len)["input_ids"]
     eval_items = _heldout_items(tokenizer, corpus.heldout, config.eval_words, config.seed, config.max_len)
     val_items = _heldout_items(
@@ -480,6 +488,7 @@ def train_attacker(
             output,
             {
                 "config": asdict(config),
+                "corpus_digest": corpus_digest,
                 "model": model.state_dict(),
                 "optimizer": opt.state_dict(),
                 "step": step,
