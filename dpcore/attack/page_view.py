@@ -640,12 +640,9 @@ def attacker_caption(record_path: Path = TRAINING_RECORD) -> str:
     """
     try:
         rec = json.loads(Path(record_path).read_text(encoding="utf-8"))
-        stages: list[dict[str, Any]] = []
-        r: dict[str, Any] | None = rec
-        while r is not None and len(stages) < 8:
-            stages.append(r)
-            r = r.get("init_record")
-        stages.reverse()
+        from dpcore.attack.training import training_stages
+
+        stages = training_stages(rec, limit=8)
         base = str(stages[0].get("base_model", "a small sentence encoder"))
         if "(" in base:  # "gt-… (sentence-transformers/all-MiniLM-L6-v2), …": the public name
             base = base.split("(", 1)[1].split(")", 1)[0].split("/")[-1]

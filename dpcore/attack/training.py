@@ -42,6 +42,7 @@ __all__ = [
     "resolve_device",
     "train_attacker",
     "training_lineage",
+    "training_stages",
 ]
 
 MAX_LEN = 48
@@ -344,17 +345,21 @@ def _stage_summary(rec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def training_lineage(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every training stage of an attacker, oldest first, from its record and the records nested
-    in it (``init_record``): sources, epochs, steps, device, seconds, held-out top-1 and top-5.
-    """
+def training_stages(record: dict[str, Any], limit: int = 64) -> list[dict[str, Any]]:
+    """The training records of an attacker's stages, oldest first: ``record`` and the records
+    nested in it (``init_record``), at most ``limit`` of them."""
     stages: list[dict[str, Any]] = []
     r: dict[str, Any] | None = record
-    while r is not None:
-        stages.append(_stage_summary(r))
+    while r is not None and len(stages) < limit:
+        stages.append(r)
         r = r.get("init_record")
-    stages.reverse()
-    return [{"stage": i + 1, **st} for i, st in enumerate(stages)]
+    return stages[::-1]
+
+
+def training_lineage(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every training stage of an attacker, oldest first (:func:`training_stages`): sources,
+    epochs, steps, device, seconds, held-out top-1 and top-5."""
+    return [{"stage": i + 1, **_stage_summary(r)} for i, r in enumerate(training_stages(record))]
 
 
 def train_attacker(

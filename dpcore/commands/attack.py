@@ -94,6 +94,7 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Any]:
     ``--embedding`` picks the vocabulary (GloVe's ``--vocab-size`` most frequent words by default;
     a BERT embedding's whole vocabulary); a mechanism that needs its own embedding refuses another.
     """
+    from dpcore.api import default_vocab_size
     from dpcore.commands.common import mechanism_params
     from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
     from dpcore.text.registry import required_embedding
@@ -104,14 +105,13 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Any]:
     for name in ("p", "w"):
         if name in params:
             params[name] = check_probability(params[name], name=name)
-    embedding = resolve_embedding(args.mechanism, getattr(args, "embedding", None))
-    size = (
-        (15000 if embedding == "glove" else None)
-        if args.vocab_size is None
-        else check_int(args.vocab_size, name="--vocab-size", min_value=2, max_value=400_000)
-    )
+    embedding = resolve_embedding(args.mechanism, args.embedding)
     if required_embedding(args.mechanism) is not None:
         size = None  # such a mechanism works over its embedding's whole vocabulary
+    elif args.vocab_size is None:
+        size = default_vocab_size(embedding)
+    else:
+        size = check_int(args.vocab_size, name="--vocab-size", min_value=2, max_value=400_000)
     args.embedding = embedding  # recorded in the output
     state: dict[str, Any] = {}
 

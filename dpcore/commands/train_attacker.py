@@ -125,10 +125,6 @@ def run(args: argparse.Namespace) -> int:
 
     if args.init is not None:
         read_init_record(args.init)  # a bad folder is refused before any training
-    if args.resume:
-        from dpcore.attack.checkpoint import require_checkpoint
-
-        require_checkpoint(args.output)
     device = check_device_name(args.device)
     cfg = TrainConfig(
         seed=resolve_seed(args.seed),
