@@ -15,7 +15,7 @@ import contextvars
 import copy
 import json
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,8 +201,13 @@ def init_query_state(specs: dict[str, Param], *, page: str) -> list[str]:
     st.session_state[_QUERY_PAGE] = page
     stored: dict[str, Any] = st.session_state.get(_store_key(page), {})
     warnings: list[str] = []
+    unmounted = set() if arriving else _unmounted_widget_keys(specs)
     for key, spec in specs.items():
         if key in st.session_state and not arriving:
+            if key in unmounted:
+                # Send the value with the widget again, so the browser shows it once the
+                # widget mounts (see _unmounted_widget_keys).
+                st.session_state[key] = st.session_state[key]
             continue
         raw = st.query_params.get(key)
         # The URL first (a shared link, a reload), then this page's settings from earlier in the
@@ -215,6 +220,34 @@ def init_query_state(specs: dict[str, Param], *, page: str) -> list[str]:
                 warnings.append(f"URL parameter `{key}` ignored: {exc}.")
         st.session_state[key] = value
     return warnings
+
+
+def _unmounted_widget_keys(keys: Iterable[str]) -> set[str]:
+    """The keys among ``keys`` whose widget the browser did not report with this run's request.
+
+    Streamlit sends a widget's value to the browser only in a run that set it through
+    ``st.session_state`` (the arriving run does, from the URL); other runs send the widget
+    without it. The browser loads each kind of widget's code on first use, and a widget that
+    mounts only after such a later run (a slow link, a busy machine, a visitor who changes a
+    setting at once) starts from the widget's own default: the multiselect empty, the slider at
+    its first step. The page then shows values the server does not use, and the visitor's next
+    change sends those defaults back, so a shared link's settings are lost. A widget the
+    browser reported is mounted and holds its value; each one it did not report gets its value
+    again.
+
+    Reads Streamlit's session state internals; where they are missing (another Streamlit
+    version), every key counts as unreported, which costs only a value sent again.
+    """
+    keys = list(keys)
+    try:
+        from streamlit.runtime.state import get_session_state
+
+        state = get_session_state()._state
+        widget_id = state._key_id_mapper.get_id_from_key
+        reported = state._new_widget_state.states
+    except (ImportError, AttributeError):
+        return set(keys)
+    return {key for key in keys if widget_id(key, None) not in reported}
 
 
 def _store_key(page: str) -> str:
