@@ -235,8 +235,9 @@ def _unmounted_widget_keys(keys: Iterable[str]) -> set[str]:
     browser reported is mounted and holds its value; each one it did not report gets its value
     again.
 
-    Reads Streamlit's session state internals; where they are missing (another Streamlit
-    version), every key counts as unreported, which costs only a value sent again.
+    Reads Streamlit's session state internals. Where they are missing (another Streamlit
+    version), every key counts as unreported: each run then sends every value again, which can
+    reset a number the visitor is typing into another box as the run starts.
     """
     keys = list(keys)
     try:
