@@ -201,13 +201,10 @@ def init_query_state(specs: dict[str, Param], *, page: str) -> list[str]:
     st.session_state[_QUERY_PAGE] = page
     stored: dict[str, Any] = st.session_state.get(_store_key(page), {})
     warnings: list[str] = []
-    unmounted = set() if arriving else _unmounted_widget_keys(specs)
+    if not arriving:
+        resend_to_unmounted_widgets(specs)
     for key, spec in specs.items():
         if key in st.session_state and not arriving:
-            if key in unmounted:
-                # Send the value with the widget again, so the browser shows it once the
-                # widget mounts (see _unmounted_widget_keys).
-                st.session_state[key] = st.session_state[key]
             continue
         raw = st.query_params.get(key)
         # The URL first (a shared link, a reload), then this page's settings from earlier in the
@@ -220,6 +217,18 @@ def init_query_state(specs: dict[str, Param], *, page: str) -> list[str]:
                 warnings.append(f"URL parameter `{key}` ignored: {exc}.")
         st.session_state[key] = value
     return warnings
+
+
+def resend_to_unmounted_widgets(keys: Iterable[str]) -> None:
+    """Send again, with this run's widgets, the session value of each of ``keys`` whose widget
+    the browser has not reported as drawn, so that it shows that value once it mounts.
+
+    :func:`init_query_state` calls it for every URL-backed key; call it before drawing another
+    widget whose value the page sets through ``st.session_state`` (the pasted text). Why: see
+    :func:`_unmounted_widget_keys`.
+    """
+    for key in _unmounted_widget_keys(k for k in keys if k in st.session_state):
+        st.session_state[key] = st.session_state[key]
 
 
 def _unmounted_widget_keys(keys: Iterable[str]) -> set[str]:

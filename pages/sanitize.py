@@ -42,6 +42,7 @@ from pages._shared import (
     multi_param,
     page_intro,
     params_key,
+    resend_to_unmounted_widgets,
     show_errors,
     show_table,
     sync_query_params,
@@ -286,6 +287,7 @@ with show_errors():
         # under a key of its own, so coming back to this page shows it again.
         if "text" not in st.session_state:
             st.session_state["text"] = st.session_state.get(PASTED_KEY, DEFAULT_TEXT)
+        resend_to_unmounted_widgets(["text"])
         text = st.text_area(
             f"Text (one sentence per line, at most {MAX_PAGE_CHARS:,} characters)",
             key="text",

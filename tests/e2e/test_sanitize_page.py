@@ -27,6 +27,8 @@ def _wait_idle(page) -> None:  # type: ignore[no-untyped-def]
 def _paste(page, text: str, *, shown: str | None = None) -> None:  # type: ignore[no-untyped-def]
     """Type ``text`` into the paste box and submit it; then, if given, wait until the tokenized
     original shows ``shown`` (the page has rerun on the new text)."""
+    if shown is not None:  # else the wait below would not prove that the page reran
+        assert not page.evaluate(_ORIGINAL_HAS, shown), f"{shown!r} is in the original before the paste"
     box = page.get_by_label("Text (one sentence per line", exact=False)
     box.fill(text)
     box.press("Control+Enter")
@@ -34,11 +36,12 @@ def _paste(page, text: str, *, shown: str | None = None) -> None:  # type: ignor
         _wait_original(page, shown)
 
 
+_ORIGINAL_HAS = "(s) => !!(document.querySelector('.dp-orig') || {}).innerText?.includes(s)"
+
+
 def _wait_original(page, text: str) -> None:  # type: ignore[no-untyped-def]
     """Wait until the tokenized original on the page includes ``text``."""
-    page.wait_for_function(
-        "(s) => (document.querySelector('.dp-orig') || {}).innerText?.includes(s)", arg=text, timeout=90_000
-    )
+    page.wait_for_function(_ORIGINAL_HAS, arg=text, timeout=90_000)
 
 
 def test_sanitize_a_sentence_and_screenshot(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
@@ -166,7 +169,7 @@ def test_reproduce_box_matches_cli_and_library(app_url: str, page, artifacts: Pa
     page.goto(f"{app_url}/sanitize?source=paste&mech=santext%2B&eps=3&seed=7&draws=2")
     _wait_idle(page)
     text = "the patient in boston was diagnosed with hiv last week\nwe loved the food but not the service"
-    _paste(page, text, shown="boston")
+    _paste(page, text, shown="hiv")  # not "boston": the example text has it too
     _wait_idle(page)
     command = page.locator('[data-testid="stCode"] code').first.inner_text().strip()
     assert command.startswith("python -m dpcore sanitize ") and "--seed 7" in command, command
