@@ -221,34 +221,25 @@ def init_query_state(specs: dict[str, Param], *, page: str) -> list[str]:
 
 def resend_to_unmounted_widgets(keys: Iterable[str]) -> None:
     """Send again, with this run's widgets, the session value of each of ``keys`` whose widget
-    the browser has not reported as drawn, so that it shows that value once it mounts.
-
-    :func:`init_query_state` calls it for every URL-backed key; call it before drawing another
-    widget whose value the page sets through ``st.session_state`` (the pasted text). Why: see
-    :func:`_unmounted_widget_keys`.
-    """
-    for key in _unmounted_widget_keys(k for k in keys if k in st.session_state):
-        st.session_state[key] = st.session_state[key]
-
-
-def _unmounted_widget_keys(keys: Iterable[str]) -> set[str]:
-    """The keys among ``keys`` whose widget the browser did not report with this run's request.
+    the browser did not report with this run's request, so that it shows that value once drawn.
 
     Streamlit sends a widget's value to the browser only in a run that set it through
     ``st.session_state`` (the arriving run does, from the URL); other runs send the widget
     without it. The browser loads each kind of widget's code on first use, and a widget that
     mounts only after such a later run (a slow link, a busy machine, a visitor who changes a
     setting at once) starts from the widget's own default: the multiselect empty, the slider at
-    its first step. The page then shows values the server does not use, and the visitor's next
-    change sends those defaults back, so a shared link's settings are lost. A widget the
-    browser reported is mounted and holds its value; each one it did not report gets its value
-    again.
+    its first step, the text box blank. The page then shows values the server does not use, and
+    the visitor's next change sends those defaults back, so a shared link's settings are lost. A
+    widget the browser reported is mounted and holds its value, and is left alone.
+
+    :func:`init_query_state` calls it for every URL-backed key; call it before drawing another
+    widget whose value the page sets through ``st.session_state`` (the pasted text).
 
     Reads Streamlit's session state internals. Where they are missing (another Streamlit
     version), every key counts as unreported: each run then sends every value again, which can
     reset a number the visitor is typing into another box as the run starts.
     """
-    keys = list(keys)
+    present = [key for key in keys if key in st.session_state]
     try:
         from streamlit.runtime.state import get_session_state
 
@@ -256,8 +247,11 @@ def _unmounted_widget_keys(keys: Iterable[str]) -> set[str]:
         widget_id = state._key_id_mapper.get_id_from_key
         reported = state._new_widget_state.states
     except (ImportError, AttributeError):
-        return set(keys)
-    return {key for key in keys if widget_id(key, None) not in reported}
+        unmounted = present
+    else:
+        unmounted = [key for key in present if widget_id(key, None) not in reported]
+    for key in unmounted:
+        st.session_state[key] = st.session_state[key]
 
 
 def _store_key(page: str) -> str:
