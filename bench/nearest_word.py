@@ -111,11 +111,13 @@ def main() -> None:
     from dpcore.textaudit.loaders import load_sanitizer
 
     try:
-        from dpcore.text.mahalanobis import NEAREST_BLOCK_ELEMENTS, nearest_workers
-
-        workers, block_elements = nearest_workers(), NEAREST_BLOCK_ELEMENTS
-    except ImportError:  # a checkout from before the float32 search: the same floor arrangement
-        workers, block_elements = 2, 1 << 21
+        from dpcore.text.nearest import NEAREST_BLOCK_ELEMENTS, nearest_workers
+    except ImportError:  # a checkout from before dpcore.text.nearest held the search
+        try:
+            from dpcore.text.mahalanobis import NEAREST_BLOCK_ELEMENTS, nearest_workers
+        except ImportError:  # a checkout from before the float32 search: the same floor arrangement
+            NEAREST_BLOCK_ELEMENTS, nearest_workers = 1 << 21, lambda: 2
+    workers, block_elements = nearest_workers(), NEAREST_BLOCK_ELEMENTS
 
     load0 = os.getloadavg()
     vocab = build_vocabulary("glove", size=args.size)

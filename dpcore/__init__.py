@@ -50,7 +50,7 @@ _LAZY = {
     "audit": ("dpcore.audit", None),  # a callable package: dpcore.audit(...) = dpcore.audit.audit
     "audit_grid": ("dpcore.audit", "audit_grid"),
     "audit_text": ("dpcore.textaudit", "audit_text"),
-    "create_mechanism": ("dpcore.mechanisms", "create_mechanism"),
+    "create_mechanism": ("dpcore.api", "create_mechanism"),
     "create_text_mechanism": ("dpcore.text", "create_text_mechanism"),
     "load_mlm": ("dpcore.attack.mlm", "load_mlm"),
     "mask_token_inference": ("dpcore.attack.mask_inference", "mask_token_inference"),

@@ -21,11 +21,14 @@ registered names.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcore.validation import DPCoreError
 
-__all__ = ["attack", "default_vocab_size", "sanitize", "text_mechanism", "utility"]
+if TYPE_CHECKING:
+    from dpcore.mechanisms.base import VectorMechanism
+
+__all__ = ["attack", "create_mechanism", "default_vocab_size", "sanitize", "text_mechanism", "utility"]
 
 #: Default vocabulary sizes, as the CLI's: GloVe is cut to the 15,000 most frequent words (the
 #: scale of SanText's SST-2 vocabulary, 14,730); BERT keeps its whole WordPiece vocabulary.
@@ -38,6 +41,32 @@ def default_vocab_size(embedding: str) -> int | None:
 
     check_embedding_name(embedding)
     return DEFAULT_VOCAB_SIZE[embedding]
+
+
+def create_mechanism(name: str, **kwargs: object) -> VectorMechanism:
+    """Build the registered vector mechanism ``name``, the fenced flawed reproductions included.
+
+    :func:`dpcore.mechanisms.create_mechanism` after importing :mod:`dpcore.flawed` (which
+    registers the flawed reproductions; :mod:`dpcore.mechanisms` never imports it).
+
+    Parameters
+    ----------
+    name
+        A registered vector mechanism (``python -m dpcore list``).
+    **kwargs
+        Keyword-only arguments of the mechanism, e.g. ``epsilon``, ``dim``.
+
+    Examples
+    --------
+    >>> import dpcore
+    >>> m = dpcore.create_mechanism("dptext", epsilon=1.0, dim=4)
+    >>> m.claimed_epsilon, m.true_epsilon
+    (1.0, inf)
+    """
+    from dpcore import flawed as _flawed  # noqa: F401  (registers the flawed reproductions)
+    from dpcore.mechanisms import create_mechanism as create
+
+    return create(name, **kwargs)
 
 
 def text_mechanism(

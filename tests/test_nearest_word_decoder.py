@@ -1,4 +1,4 @@
-"""The nearest-word search of the noise-plus-nearest-word mechanisms (dpcore.text.mahalanobis):
+"""The nearest-word search of the noise-plus-nearest-word mechanisms (dpcore.text.nearest):
 float32 products, decisions exactly those of the float64 reference, and seeded streams unchanged
 from the float64-only implementation it replaced."""
 
@@ -11,16 +11,16 @@ import pytest
 from threadpoolctl import threadpool_info
 
 from dpcore.flawed.text import InputAwareVickrey
-from dpcore.text.mahalanobis import (
+from dpcore.text.mahalanobis import Mahalanobis
+from dpcore.text.mechanisms import Feyisetan
+from dpcore.text.nearest import (
     POSITION_CHUNK,
-    Mahalanobis,
     exact_sq_distances,
     nearest,
     nearest_k,
     nearest_reference,
     nearest_two,
 )
-from dpcore.text.mechanisms import Feyisetan
 from dpcore.text.vickrey import VickreyCMP, VickreyMahalanobis, vickrey_first_probability
 from dpcore.text.vocab import Vocabulary, build_vocabulary
 

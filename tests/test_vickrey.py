@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from dpcore.text import create_text_mechanism
-from dpcore.text.mahalanobis import nearest_two
+from dpcore.text.nearest import nearest_two
 from dpcore.text.vickrey import VickreyCMP, VickreyMahalanobis, vickrey_choice, vickrey_first_probability
 from dpcore.text.vocab import Vocabulary, build_vocabulary
 from dpcore.validation import MIN_EPSILON, DPCoreError

@@ -14,6 +14,7 @@ The package is also callable: ``dpcore.audit(...)`` is :func:`dpcore.audit.runne
 import sys as _sys
 import types as _types
 
+from dpcore import flawed as _flawed  # noqa: F401  (registers the flawed reproductions the audit runs by name)
 from dpcore.audit.result import VERDICT_TEXT, AuditResult
 from dpcore.audit.runner import MAX_TRIALS, METHODS, audit, audit_grid, build_mechanism
 

@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
             f"export-tables needs {', '.join(missing)}, which the runtime requirements leave out: "
             "pip install -r requirements-dev.txt"
         )
-    from dpcore.text.public_tables import GLOVE_DIR, export_tables
+    from dpcore.text.public_tables import GLOVE_DIR
+    from dpcore.text.table_export import export_tables
 
     record = export_tables()
     if args.json:

@@ -15,6 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def rows() -> list[dict[str, object]]:
     """One dict per registered mechanism (every registry dpcore has)."""
+    from dpcore import flawed as _flawed  # noqa: F401  (registers the flawed reproductions)
     from dpcore.mechanisms import VECTOR_MECHANISMS
 
     out: list[dict[str, object]] = []

@@ -5,6 +5,11 @@ show *why* these mechanisms fail, next to correct ones. Every mechanism register
 carries ``flawed=True`` in :data:`dpcore.mechanisms.VECTOR_MECHANISMS`; listings, the CLI and the
 dashboard label it "flawed reproduction" and never offer it for sanitising data.
 
+This package registers itself: importing it (or any module in it) adds its mechanisms to the
+registry, after the correct ones. :mod:`dpcore.mechanisms` never imports it; what lists or builds
+mechanisms by name imports it (:mod:`dpcore.audit`, ``python -m dpcore list``,
+:func:`dpcore.create_mechanism`).
+
 - :mod:`dpcore.flawed.samplers` — DPText's broken inverse-CDF "Laplace" sampler
   (Habernal 2022, eqs. 8–9).
 - :mod:`dpcore.flawed.mechanisms` — ADePT as re-implemented in Habernal (2022) Fig. 2, DPText,

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpcore.text.mahalanobis import POSITION_CHUNK, nearest_k
+from dpcore.text.nearest import POSITION_CHUNK, nearest_k
 from dpcore.text.sampling import iter_chunks
 from dpcore.text.truncated_gumbel import TruncatedGumbel
 from dpcore.text.vocab import Vocabulary
@@ -196,7 +196,7 @@ class InputAwareVickrey(_EmbeddingSanitizer):
                 z[s0:s1] = zs
                 u[s0:s1] = rng.random(s1 - s0)
             z += v[wid]
-            top, d2 = nearest_k(z, self.vocab, 3)  # float64 decisions (dpcore.text.mahalanobis)
+            top, d2 = nearest_k(z, self.vocab, 3)  # float64 decisions (dpcore.text.nearest)
             drop = top[:, 0] == wid  # the flaw: inspects the private input after the noise step
             first = np.where(drop, top[:, 1], top[:, 0])
             second = np.where(drop, top[:, 2], top[:, 1])

@@ -5,8 +5,11 @@
 >>> mech.claimed_epsilon, mech.true_epsilon
 (1.0, 1.0)
 
-Importing this package registers the correct mechanisms (:mod:`dpcore.mechanisms.vector`) and
-the fenced flawed reproductions (:mod:`dpcore.flawed`), which carry ``flawed=True``.
+Importing this package registers the correct mechanisms (:mod:`dpcore.mechanisms.vector`). The
+fenced flawed reproductions (:mod:`dpcore.flawed`, ``flawed=True``) register themselves when
+:mod:`dpcore.flawed` is imported: this package never imports them. :mod:`dpcore.audit`, the CLI's
+``list``, the dashboard and :func:`dpcore.create_mechanism` import it, so every listing they show
+has both.
 """
 
 from dpcore.mechanisms import vector as _vector  # noqa: F401  (registers correct mechanisms)
@@ -32,6 +35,9 @@ __all__ = [
 def create_mechanism(name: str, **kwargs: object) -> VectorMechanism:
     """Build the registered mechanism ``name`` (keyword-only arguments, e.g. ``epsilon``, ``dim``).
 
+    The flawed reproductions are registered once :mod:`dpcore.flawed` is imported
+    (:func:`dpcore.create_mechanism` does that first).
+
     Examples
     --------
     >>> import numpy as np
@@ -41,7 +47,3 @@ def create_mechanism(name: str, **kwargs: object) -> VectorMechanism:
     (3, 4)
     """
     return VECTOR_MECHANISMS.create(name, **kwargs)
-
-
-# Registered last so that listings show correct mechanisms first.
-from dpcore import flawed as _flawed  # noqa: E402, F401

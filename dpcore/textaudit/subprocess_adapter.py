@@ -3,8 +3,9 @@
 Some libraries cannot share dpcore's environment (mldp-text pins ``numpy<2``). This adapter runs
 the sanitizer in *their* environment: it starts dpcore's worker script
 (:mod:`dpcore.textaudit._subprocess_worker`, standard library only) with that environment's
-interpreter and samples over a pipe. ``--mechanism subprocess:/path/to/python::module:factory``
-names one from the command line; :mod:`dpcore.textaudit.mldp` builds mldp-text's mechanisms on it.
+interpreter (:class:`~dpcore.textaudit.worker_protocol.WorkerProcess`) and samples over a pipe.
+``--mechanism subprocess:/path/to/python::module:factory`` names one from the command line;
+:mod:`dpcore.textaudit.mldp` builds mldp-text's mechanisms on it.
 
 The protocol (length-prefixed JSON over the child's stdin and stdout; the worker's own stdout is
 pointed at its stderr, so the library's prints cannot corrupt it) is described in the worker's
@@ -38,12 +39,9 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
-import select
 import shutil
-import subprocess
 import tempfile
 import threading
-import time
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,22 +51,15 @@ import numpy as np
 
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit.envs import cache_dir
+from dpcore.textaudit.worker_protocol import WORKER_DEFAULT_ENV, WorkerDied, WorkerProcess
 from dpcore.validation import DPCoreError, check_epsilon
 
 __all__ = [
-    "WORKER_SCRIPT",
     "SubprocessSanitizer",
-    "WorkerDied",
     "parse_subprocess_spec",
     "vocabulary_file",
 ]
 
-#: The worker script, run by path with the other environment's interpreter.
-WORKER_SCRIPT = Path(__file__).with_name("_subprocess_worker.py")
-MAGIC = b"DPCW"
-PROTOCOL = 1
-#: Seconds the worker may take to start and answer ``ready`` (a cold interpreter, a slow disk).
-START_SECONDS = 120.0
 #: Seconds to import the library and build the sanitizer (embeddings, indexes).
 BUILD_SECONDS = 900.0
 #: A worker that died this many times in a row (no call answered in between) is not started again
@@ -76,21 +67,6 @@ BUILD_SECONDS = 900.0
 MAX_DEATHS = 3
 #: Seed of ``random`` and NumPy's global state before the factory is called.
 BUILD_SEED = 0
-#: Environment variables set for the worker unless the user set them: one thread per library
-#: (BLAS, OpenMP, numba; the audit runs its own processes), and a fixed string hash seed, so
-#: that a library iterating a ``set`` draws the same outputs in every process for one seed.
-WORKER_DEFAULT_ENV = {
-    "PYTHONHASHSEED": "0",
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "NUMBA_NUM_THREADS": "1",
-    "PYTHONIOENCODING": "utf-8",
-}
-
-
-class WorkerDied(RuntimeError):
-    """The worker process ended, or broke the protocol, during a call."""
 
 
 class RemoteError(RuntimeError):
@@ -146,194 +122,6 @@ def vocabulary_file(vocab: Vocabulary, folder: Path | None = None) -> Path:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return path
-
-
-# --- one worker process ----------------------------------------------------------------------
-
-
-def _tail(fh: Any, limit: int = 4000) -> str:
-    """The last meaningful line the worker wrote on its stderr ('' when captured nothing)."""
-    if fh is None:
-        return ""
-    try:
-        fh.flush()
-        size = fh.seek(0, os.SEEK_END)
-        fh.seek(max(0, size - limit))
-        text = fh.read().decode("utf-8", "replace")
-    except (OSError, ValueError):
-        return ""
-    lines = [ln.strip() for ln in text.splitlines() if any(c.isalnum() for c in ln)]
-    return lines[-1][:300] if lines else ""
-
-
-class _Worker:
-    """One running worker process, owned by the process that started it."""
-
-    def __init__(self, python: str, env: dict[str, str], label: str, capture: bool) -> None:
-        self.label = label
-        self.python = python
-        self.log = tempfile.TemporaryFile(prefix="dpcore-worker-") if capture else None
-        try:
-            self.proc = subprocess.Popen(
-                [python, str(WORKER_SCRIPT)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self.log if capture else None,
-                env=env,
-                close_fds=True,
-            )
-        except OSError as exc:
-            self._close_log()
-            raise DPCoreError(f"{label}: cannot start {python}: {exc.strerror or exc}") from None
-        self.pid = os.getpid()
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.wfd = self.proc.stdin.fileno()
-        self.rfd = self.proc.stdout.fileno()
-        self.ready = self.recv(START_SECONDS, "starting")
-        if self.ready.get("op") != "ready" or self.ready.get("protocol") != PROTOCOL:
-            self.kill()
-            raise WorkerDied(
-                f"{label}: the worker answered {str(self.ready)[:120]!r} instead of its protocol"
-            )
-
-    # -- io
-    def _died(self, doing: str) -> WorkerDied:
-        code = self.proc.poll()
-        if code is None:
-            self.kill()
-            code = self.proc.returncode
-        how = (
-            f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with status {code}"
-        )
-        last = _tail(self.log)
-        return WorkerDied(
-            f"{self.label}: the worker process ({self.python}) {how} while {doing}"
-            + (f"; its last line on stderr: {last}" if last else "")
-        )
-
-    def send(self, msg: dict[str, Any], doing: str) -> None:
-        import json
-
-        body = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        view = memoryview(MAGIC + len(body).to_bytes(4, "big") + body)
-        try:
-            while view:
-                n = os.write(self.wfd, view)
-                view = view[n:]
-        except (BrokenPipeError, ConnectionResetError, OSError):
-            raise self._died(doing) from None
-
-    def _read(self, n: int, deadline: float | None, doing: str) -> bytes:
-        chunks: list[bytes] = []
-        while n > 0:
-            wait = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
-            ready, _, _ = select.select([self.rfd], [], [], wait)
-            if not ready:
-                if deadline is not None and time.monotonic() >= deadline:
-                    self.kill()
-                    raise WorkerDied(
-                        f"{self.label}: the worker did not answer within the time allowed for {doing}"
-                    )
-                if self.proc.poll() is not None:  # dead, its pipe held open by a grandchild
-                    raise self._died(doing)
-                continue
-            b = os.read(self.rfd, min(n, 1 << 20))
-            if not b:
-                raise self._died(doing)
-            chunks.append(b)
-            n -= len(b)
-        return b"".join(chunks)
-
-    def recv(self, timeout: float | None, doing: str) -> dict[str, Any]:
-        import json
-
-        deadline = None if timeout is None else time.monotonic() + timeout
-        head = self._read(8, deadline, doing)
-        if head[:4] != MAGIC:
-            try:  # show what it sent (a little more if it is there at once)
-                more = os.read(self.rfd, 120) if select.select([self.rfd], [], [], 0.2)[0] else b""
-            except OSError:
-                more = b""
-            self.kill()
-            raise WorkerDied(
-                f"{self.label}: the worker wrote something that is not dpcore's protocol while {doing}: "
-                f"{(head + more)[:120]!r}"
-            )
-        body = self._read(int.from_bytes(head[4:], "big"), deadline, doing)
-        try:
-            msg = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            self.kill()
-            raise WorkerDied(
-                f"{self.label}: the worker sent a frame that is not JSON while {doing}"
-            ) from None
-        if not isinstance(msg, dict):
-            self.kill()
-            raise WorkerDied(f"{self.label}: the worker sent {type(msg).__name__} instead of an object")
-        return msg
-
-    def request(self, msg: dict[str, Any], timeout: float | None, doing: str) -> dict[str, Any]:
-        self.send(msg, doing)
-        return self.recv(timeout, doing)
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    # -- ending
-    def _close_log(self) -> None:
-        if self.log is not None:
-            try:
-                self.log.close()
-            except OSError:
-                pass
-
-    def kill(self) -> None:
-        """Kill it now (this process must own it)."""
-        if self.pid != os.getpid():
-            return
-        try:
-            self.proc.kill()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            pass
-
-    def close(self) -> None:
-        """End of input (it exits), a short wait, then SIGKILL; close the pipes."""
-        if self.pid != os.getpid():
-            self.forget()
-            return
-        for f in (self.proc.stdin,):
-            try:
-                if f is not None:
-                    f.close()
-            except OSError:
-                pass
-        try:
-            self.proc.wait(timeout=2.0)
-        except subprocess.TimeoutExpired:
-            self.kill()
-        try:
-            if self.proc.stdout is not None:
-                self.proc.stdout.close()
-        except OSError:
-            pass
-        self._close_log()
-
-    def forget(self) -> None:
-        """In a forked child: close the inherited copies of the pipes; leave the worker alone."""
-        for f in (self.proc.stdin, self.proc.stdout):  # this process's copies only
-            try:
-                if f is not None:
-                    f.close()  # nothing buffered: requests go out with os.write
-            except (OSError, ValueError):
-                pass
-        self.proc.returncode = 0  # never wait for, or kill, the parent's child
-        self.proc.stdin = self.proc.stdout = None
-        self._close_log()
 
 
 # --- the sanitizer ---------------------------------------------------------------------------
@@ -450,7 +238,7 @@ class SubprocessSanitizer:
         self._capture = mode != "inherit"
         self._embeddings = str(vocabulary_file(vocab))
         self._request_eps = check_epsilon(epsilon)
-        self._w: _Worker | None = None
+        self._w: WorkerProcess | None = None
         self._deaths = 0
         self._deaths_pid = os.getpid()
         self._lock = threading.Lock()
@@ -486,13 +274,13 @@ class SubprocessSanitizer:
         env["DPCORE_WORKER_PDEATHSIG"] = "1" if main else "0"  # PR_SET_PDEATHSIG follows the thread
         return env
 
-    def _fail(self, w: _Worker, reply: dict[str, Any], doing: str) -> RemoteError:
+    def _fail(self, w: WorkerProcess, reply: dict[str, Any], doing: str) -> RemoteError:
         w.close()
         msg = str(reply.get("error") or "failed")
         err = _remote_error(reply.get("type"), f"{self.label}: {doing} failed: {msg}")
         return err
 
-    def _worker(self) -> _Worker:
+    def _worker(self) -> WorkerProcess:
         pid = os.getpid()
         w = self._w
         if w is not None and w.pid == pid and w.alive:
@@ -511,7 +299,7 @@ class SubprocessSanitizer:
                 "not started again"
             )
         try:
-            w = _Worker(self.python, self._env(), self.label, self._capture)
+            w = WorkerProcess(self.python, self._env(), self.label, self._capture)
         except WorkerDied:
             self._deaths += 1
             raise
