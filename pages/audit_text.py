@@ -8,15 +8,16 @@ or runs user code (the CLI does, with ``file.py:factory``).
 from __future__ import annotations
 
 import re
-import shlex
 
 import pandas as pd
 import streamlit as st
 
+from dpcore.reproduce import audit_text_command, shell_command
 from dpcore.text.embeddings import EMBEDDINGS
 from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit import audit_text
 from dpcore.textaudit.loaders import available_sanitizers, load_sanitizer
+from dpcore.validation import DPCoreError
 from dpcore.viz.textaudit_figure import (
     checks_table,
     pairs_table,
@@ -395,57 +396,32 @@ st.caption(
     "downloads."
 )
 
-params = {
-    "mechanism": res.mechanism,
-    "epsilon": res.epsilon,
-    "guarantee": res.guarantee,
-    "embedding": res.embedding,
-    "vocab_size": res.vocab_size,
-    "pairs_by": how,
-    "words": list(words) if words else None,
-    "neighbors": nn,
-    "samples_per_word": res.samples,
-    "pilot_samples": res.pilot_samples,
-    "confidence": res.confidence,
-    "seed": res.seed,
-    "verdict": res.verdict,
-    "verdict_text": res.verdict_text,
-    "exact_verdict": res.exact_verdict,
-    "detectable_violation": res.detectable_violation,
-    "screen": res.screen,
-    "pooled": res.pooled,
-    "declaration": res.declaration,
-    "rng_contract": res.rng_contract,
-    "power": res.power,
-    "alpha_accounting": res.alpha_accounting,
-    "test": res.test,
-    "dpcore_version": res.dpcore_version,
-}
+# The download: the library's record of the run (the pairs are the table), and how the page chose
+# its pairs.
+params = {k: v for k, v in res.to_dict().items() if k != "pairs"}
+params |= {"pairs_by": how, "words": list(words) if words else None, "neighbors": nn}
 download_buttons(table, params, f"dpcore-audit-text-{name.replace(':', '-')}-eps{eps:g}", key="textaudit")
 
-cmd = [
-    "python",
-    "-m",
-    "dpcore",
-    "audit-text",
-    "--mechanism",
-    name,
-    "--epsilon",
-    f"{eps:g}",
-    "--embedding",
-    emb,
-]
-if emb == "glove":
-    cmd += ["--vocab-size", str(vsize)]
-if words is not None:
-    cmd += ["--words", ",".join(words), "--neighbors", str(nn)]
-else:
-    cmd += ["--pairs", str(pairs), "--strategy", how, "--neighbors", str(nn)]
-    if how == "screen":
-        cmd += ["--screen-budget", str(budget)]
-cmd += ["--samples", str(samples), "--confidence", f"{conf:g}", "--seed", str(seed)]
 with st.expander("Reproduce this from the command line"):
-    st.code(" ".join(shlex.quote(c) for c in cmd), language="bash")
+    try:
+        cmd = audit_text_command(
+            name,
+            eps,
+            embedding=emb,
+            vocab_size=vsize if emb == "glove" else None,
+            words=words,
+            strategy="adaptive" if how == "words" else how,
+            pairs=pairs,
+            neighbors=nn,
+            samples=samples,
+            screen_budget=budget if how == "screen" else None,
+            confidence=conf,
+            seed=seed,
+        )
+    except DPCoreError as exc:
+        st.caption(_plain(str(exc)[:1].upper() + str(exc)[1:]) + ".")
+    else:
+        st.code(shell_command(cmd), language="bash")
 
 with st.expander("How to read this"):
     st.markdown(

@@ -14,6 +14,7 @@ import streamlit as st
 
 from dpcore.commands.sanitize import DEFAULT_VOCAB_SIZE
 from dpcore.jsonutil import dumps
+from dpcore.reproduce import sanitize_command, shell_command
 from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
 from dpcore.text.corpora import CORPORA, sample_sentences
 from dpcore.text.embeddings import EMBEDDINGS
@@ -95,18 +96,6 @@ Params = tuple[tuple[str, float | int], ...]
 
 def _mechanism(mech: str, emb: str, eps: float, params: Params, vsize: int):
     return create_text_mechanism(mech, vocab=get_vocab(emb, vsize), epsilon=eps, **dict(params))
-
-
-def reproduce_command(
-    mech: str, emb: str, eps: float, params: Params, vsize: int, seed: int, oov: str
-) -> str:
-    """The ``python -m dpcore sanitize`` command whose output is this page's draw 1."""
-    args = ["python -m dpcore sanitize", f"--mechanism {mech}", f"--embedding {emb}", f"--epsilon {eps!r}"]
-    args += [f"--param {k}={v!r}" for k, v in params]
-    if emb == "glove":
-        args.append(f"--vocab-size {vsize}")
-    args += [f"--seed {seed}", "--draw 1", f"--oov {oov}", "--input input.txt", "--output sanitized.txt"]
-    return " ".join(args)
 
 
 @st.cache_data(max_entries=64, max_size="16MB", show_spinner=False)
@@ -404,7 +393,8 @@ c2.download_button(
 
 with st.container(border=True):
     st.markdown("**Reproduce this** with the CLI (draw 1 = the seed itself; `--draw K` gives draw K)")
-    st.code(reproduce_command(mech, emb, eps, mparams, vsize, seed, oov), language="bash")
+    cmd = sanitize_command(mech, eps, embedding=emb, params=mparams, vocab_size=vsize, seed=seed, oov=oov)
+    st.code(shell_command(cmd), language="bash")
     st.caption(
         "Save the original text as `input.txt` first (one sentence per line). The library call "
         "`sanitize_lines(lines, mechanism, seed=SEED)` gives the same draw 1."

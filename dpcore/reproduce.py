@@ -1,0 +1,203 @@
+"""The ``python -m dpcore`` command that reproduces a result, built in one place.
+
+The dashboard's pages show, next to a result, the command line that gives the same numbers. Each
+function here takes the parameters a page passes to the library and returns that command as an
+argument list (``["python", "-m", "dpcore", SUBCOMMAND, ...]``); :func:`shell_command` quotes it
+for display. Numbers are written so that they parse back to the same float (``0.1`` stays
+``0.1``; ``1.0`` is written ``1``). ``tests/test_reproduce_commands.py`` runs every page's
+command through :func:`dpcore.cli.main` and compares the numbers with the page's.
+
+>>> from dpcore.reproduce import sanitize_command, shell_command
+>>> shell_command(sanitize_command("santext+", 3.0, embedding="glove", params=[("p", 0.3)],
+...                                vocab_size=2000, seed=7))
+'python -m dpcore sanitize --mechanism santext+ --embedding glove --epsilon 3 --param p=0.3 \
+--vocab-size 2000 --seed 7 --draw 1 --oov mask --input input.txt --output sanitized.txt'
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import shlex
+from collections.abc import Iterable, Sequence
+
+from dpcore.validation import DPCoreError
+
+__all__ = ["CLI_WORDS_PAIRS", "audit_text_command", "number", "sanitize_command", "shell_command"]
+
+#: The start of every command.
+PREFIX = ("python", "-m", "dpcore")
+#: Pairs ``audit-text --words`` tests (the CLI takes no ``--pairs`` with ``--words``: it keeps
+#: the library's default, :func:`dpcore.textaudit.audit_text`'s ``pairs=50``).
+CLI_WORDS_PAIRS = 50
+
+
+def number(value: float) -> str:
+    """``value`` as the shortest text that parses back to the same number (``3``, ``0.3``, ``1e-05``).
+
+    Raises
+    ------
+    DPCoreError
+        A value that is not a finite number (no command line can carry it).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise DPCoreError(f"a command line number must be an int or a float, got {value!r}")
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    value = float(value)
+    if not math.isfinite(value):
+        raise DPCoreError(f"a command line number must be finite, got {value!r}")
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
+
+
+def shell_command(argv: Sequence[str]) -> str:
+    """``argv`` quoted for a POSIX shell (:func:`shlex.join`), as a page shows it.
+
+    ``shlex.split(shell_command(argv)) == list(argv)`` for every argument list.
+    """
+    return shlex.join(argv)
+
+
+def audit_text_command(
+    mechanism: str,
+    epsilon: float,
+    *,
+    embedding: str = "glove",
+    vocab_size: int | None = None,
+    words: Sequence[str] | None = None,
+    strategy: str | None = None,
+    pairs: int = 50,
+    neighbors: int = 2,
+    samples: int = 100_000,
+    screen_budget: int | None = None,
+    confidence: float = 0.95,
+    seed: int,
+) -> list[str]:
+    """``python -m dpcore audit-text …`` giving the result of :func:`dpcore.textaudit.audit_text`
+    with these parameters (a registered sanitizer, run with its default parameters).
+
+    Parameters
+    ----------
+    mechanism
+        The sanitizer's registered name (``santext``, ``krr``, ``flawed:…``, ``pypantera:…``).
+    epsilon
+        ε given to the sanitizer.
+    embedding, vocab_size
+        The vocabulary: the ``vocab_size`` most frequent words of ``embedding`` (None: the
+        embedding's own default, the whole vocabulary for BERT).
+    words
+        Words to audit, with their ``neighbors`` nearest words; None to choose pairs over the
+        vocabulary by ``strategy``.
+    strategy
+        As :func:`~dpcore.textaudit.audit_text` (None: ``screen`` without words, ``adaptive``
+        with them).
+    pairs
+        Pairs the confirmation stage tests. With ``words`` the command line tests
+        :data:`CLI_WORDS_PAIRS`; a different value is accepted only where it cannot change the
+        result (every candidate pair among the words and their neighbours is tested either way).
+    neighbors, samples, confidence, seed
+        As :func:`~dpcore.textaudit.audit_text`.
+    screen_budget
+        The screen's total draws (required with the screen: the CLI would otherwise fit it to
+        this machine's speed); ignored by the other strategies.
+
+    Returns
+    -------
+    list of str
+        The argument list, starting ``python -m dpcore audit-text``.
+
+    Raises
+    ------
+    DPCoreError
+        The screen without a budget, or ``words`` with a ``pairs`` the command line cannot give
+        (more than :data:`CLI_WORDS_PAIRS` candidate pairs possible, or fewer pairs than
+        candidates): the message says why.
+
+    Examples
+    --------
+    >>> audit_text_command("krr", 1.0, vocab_size=500, words=["house", "car"], neighbors=0,
+    ...                    pairs=1, samples=2000, seed=3)[3:]  # doctest: +NORMALIZE_WHITESPACE
+    ['audit-text', '--mechanism', 'krr', '--epsilon', '1', '--embedding', 'glove',
+     '--vocab-size', '500', '--words', 'house,car', '--neighbors', '0', '--samples', '2000',
+     '--confidence', '0.95', '--seed', '3']
+    """
+    cmd = [*PREFIX, "audit-text", "--mechanism", mechanism, "--epsilon", number(float(epsilon))]
+    cmd += ["--embedding", embedding]
+    if vocab_size is not None:
+        cmd += ["--vocab-size", number(int(vocab_size))]
+    if words is not None:
+        words = list(words)
+        # candidate pairs: every pair among the words and each word with its neighbours (at most)
+        most = len(words) * (len(words) - 1) // 2 + len(words) * neighbors
+        if pairs != CLI_WORDS_PAIRS and most > min(pairs, CLI_WORDS_PAIRS):
+            raise DPCoreError(
+                f"with --words the command line tests at most {CLI_WORDS_PAIRS} pairs (it takes no "
+                f"--pairs), chosen by a pilot among more candidates; this audit tests up to {pairs} "
+                f"of up to {most} candidate pairs, so no command reproduces it: run "
+                f"dpcore.textaudit.audit_text(…, pairs={pairs}) from Python"
+            )
+        cmd += ["--words", ",".join(words)]
+        if strategy not in (None, "adaptive"):
+            cmd += ["--strategy", strategy]
+        cmd += ["--neighbors", number(int(neighbors))]
+    else:
+        strategy = strategy or "screen"
+        cmd += ["--pairs", number(int(pairs)), "--strategy", strategy, "--neighbors", number(int(neighbors))]
+        if strategy == "screen":
+            if screen_budget is None:
+                raise DPCoreError(
+                    "the screen needs its budget on the command line (without it the CLI fits one "
+                    "to this machine's speed)"
+                )
+            cmd += ["--screen-budget", number(int(screen_budget))]
+    cmd += ["--samples", number(int(samples)), "--confidence", number(float(confidence))]
+    return [*cmd, "--seed", number(int(seed))]
+
+
+def sanitize_command(
+    mechanism: str,
+    epsilon: float,
+    *,
+    embedding: str,
+    params: Iterable[tuple[str, float | int]] = (),
+    vocab_size: int | None = None,
+    seed: int,
+    draw: int = 1,
+    oov: str = "mask",
+    input_path: str = "input.txt",
+    output_path: str = "sanitized.txt",
+) -> list[str]:
+    """``python -m dpcore sanitize …`` whose output is draw ``draw`` of
+    :func:`dpcore.text.sanitize.sanitize_lines` over the lines of ``input_path``.
+
+    Parameters
+    ----------
+    mechanism, epsilon, params
+        The text mechanism, its ε and its own parameters (``(name, value)`` pairs, each given
+        as ``--param name=value``).
+    embedding
+        The embedding the mechanism runs over.
+    vocab_size
+        The GloVe vocabulary's size (written for ``glove`` only: BERT's vocabularies are whole).
+    seed, draw
+        Draw 1 is the seed itself; draw K its child stream
+        (:func:`dpcore.text.sanitize.draw_rng`), as on the page.
+    oov
+        ``mask`` or ``keep``.
+    input_path, output_path
+        The text file to sanitize (one sentence per line) and where the result goes.
+
+    Returns
+    -------
+    list of str
+        The argument list, starting ``python -m dpcore sanitize``.
+    """
+    cmd = [*PREFIX, "sanitize", "--mechanism", mechanism, "--embedding", embedding]
+    cmd += ["--epsilon", number(float(epsilon))]
+    for name, value in params:
+        cmd += ["--param", f"{name}={number(value)}"]
+    if embedding == "glove" and vocab_size is not None:
+        cmd += ["--vocab-size", number(int(vocab_size))]
+    cmd += ["--seed", number(int(seed)), "--draw", number(int(draw)), "--oov", oov]
+    return [*cmd, "--input", input_path, "--output", output_path]

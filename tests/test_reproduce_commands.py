@@ -1,0 +1,273 @@
+"""Every page's "reproduce this" command gives the page's numbers (issue 37, item 7).
+
+Each case runs a page headless (Streamlit's ``AppTest``) with small settings, reads the command
+the page shows (its ``st.code`` element), runs that exact command in this process through
+:func:`dpcore.cli.main` (adding ``--json``, the CLI's machine-readable output) and compares the
+CLI's numbers with the page's:
+
+- ``audit_text`` (words, the screen, random pairs): the verdict, and per pair the words, the
+  empirical ε̂, the lower bound and whether it violates its claim;
+- ``sanitize``: draw 1's sanitized lines and its counts (tokens, replaced, out of vocabulary).
+
+The pages that show a command are listed in :data:`PAGES_WITH_A_COMMAND`; a page that starts
+showing one must join it (the last test checks the list against the pages' sources).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from dpcore.cli import main
+from dpcore.reproduce import (
+    CLI_WORDS_PAIRS,
+    audit_text_command,
+    number,
+    sanitize_command,
+    shell_command,
+)
+from dpcore.validation import DPCoreError
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The pages that show a ``python -m dpcore`` command reproducing their result.
+PAGES_WITH_A_COMMAND = {"audit_text.py", "sanitize.py"}
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches() -> None:
+    st.cache_data.clear()
+
+
+def _page(name: str, timeout: float, **query: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=timeout)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at
+
+
+def _shown_command(at: AppTest, subcommand: str) -> list[str]:
+    """The one command the page shows, split as a shell would."""
+    codes = [c.value for c in at.code if c.value.startswith("python -m dpcore ")]
+    assert len(codes) == 1, [c.value for c in at.code]
+    argv = shlex.split(codes[0])
+    assert argv[:4] == ["python", "-m", "dpcore", subcommand], argv
+    return argv
+
+
+def _cli_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
+    """Run ``argv`` (``python -m dpcore …``) through dpcore.cli.main with ``--json``."""
+    capsys.readouterr()
+    code = main([*argv[3:], "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _num(v: Any) -> float:
+    """A number of the page's table or of the CLI's JSON (∞ is ``"inf"`` there; None is NaN)."""
+    return math.nan if v is None else float(v)
+
+
+def _same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+# ---------------------------------------------------------------------------------------------
+# audit_text
+# ---------------------------------------------------------------------------------------------
+AUDIT_CASES = {
+    # named words: a flawed sanitizer, every pair flagged
+    "words": dict(
+        mech="flawed:krr-overclaimed", vsize="500", words="house,car,money", nn="1", samples="5000"
+    ),
+    # the screen over a 500-word vocabulary, then its most suspicious pairs
+    "screen": dict(
+        mech="krr", eps="2", vsize="500", how="screen", budget="500000", pairs="3", samples="5000"
+    ),
+    # random pairs, another ε, confidence and seed
+    "random": dict(
+        mech="krr", eps="2.5", vsize="500", how="random", pairs="4", nn="0", samples="2000", conf="0.99",
+        seed="11",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(AUDIT_CASES))
+def test_audit_text_page_command_gives_the_page_numbers(
+    case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    at = _page("audit_text.py", 180, **AUDIT_CASES[case]).run()
+    assert not at.exception, at.exception
+    argv = _shown_command(at, "audit-text")
+    cli = _cli_json(argv, capsys)
+
+    # the verdict, as the page states it
+    alerts = [a.value for a in [*at.error, *at.info, *at.warning] if a.value.endswith(".")]
+    text = cli["verdict_text"]
+    assert f"{text[:1].upper()}{text[1:]}." in alerts, (alerts, text)
+    # every pair: its words, ε̂, lower bound and verdict
+    table = next(d.value for d in at.dataframe if "word x" in d.value.columns)
+    lower = next(c for c in table.columns if c.startswith("lower bound"))
+    shown = [
+        (r["word x"], r["word x′"], _num(r["empirical ε̂"]), _num(r[lower]), r["violates"])
+        for r in table.to_dict(orient="records")
+    ]
+    ran = [
+        (
+            p["x"],
+            p["x_prime"],
+            _num(p["empirical_epsilon"]),
+            _num(p["lower_bound"]),
+            "not tested" if p["error"] else ("yes" if p["violates"] else "no"),
+        )
+        for p in cli["pairs"]
+    ]
+    assert len(shown) == len(ran) > 0
+    assert any(r[3] > 0 for r in ran)  # bounds above zero: the comparison is not of zeros
+    for s, r in zip(shown, ran, strict=True):
+        assert s[:2] == r[:2] and s[4] == r[4] and _same(s[2], r[2]) and _same(s[3], r[3]), (s, r)
+    if case == "words":
+        assert cli["verdict"] == "violates"
+    if case == "screen":
+        assert cli["screen"] is not None and "--screen-budget" in argv
+
+
+def test_audit_text_download_is_the_library_record_and_the_page_choices(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pages._shared as shared
+
+    # AppTest keeps no download's bytes (no media server): record what the page hands over
+    given: list[tuple[pd.DataFrame, dict]] = []
+    monkeypatch.setattr(
+        shared, "download_buttons", lambda df, params, name, *, key: given.append((df, params))
+    )
+    at = _page("audit_text.py", 180, **AUDIT_CASES["words"]).run()
+    assert not at.exception
+    ((table, params),) = given
+    assert params["seed"] == 0 and params["mechanism"] == "flawed:krr-overclaimed"
+    assert params["verdict"] == "violates" and params["samples"] == 5000
+    assert (params["pairs_by"], params["words"], params["neighbors"]) == (
+        "words",
+        ["house", "car", "money"],
+        1,
+    )
+    assert "pairs" not in params and "dpcore_version" in params  # the pairs are the results
+    assert "word_scores" not in params  # the screen's arrays stay out (TextAuditResult.to_dict)
+    assert len(table) == params["pairs_tested"]
+    json.dumps(params, default=str)  # what download_buttons writes
+
+
+def test_named_words_the_cli_cannot_test_as_the_page_did_get_no_command() -> None:
+    # 9 words with 2 neighbours: up to 54 candidate pairs, all tested on the page; the CLI's
+    # --words tests 50 (its pilot picks them), so no command would give the page's numbers
+    words = "house,car,money,water,city,music,school,world,family"
+    at = _page("audit_text.py", 180, mech="krr", vsize="500", words=words, nn="2", samples="1000")
+    at.run()
+    assert not at.exception
+    assert not [c for c in at.code if c.value.startswith("python -m dpcore")]
+    notes = [c.value for c in at.caption if "no command reproduces it" in c.value]
+    assert len(notes) == 1 and f"at most {CLI_WORDS_PAIRS} pairs" in notes[0], notes
+
+
+def test_audit_text_command_refuses_what_the_cli_cannot_reproduce() -> None:
+    base = dict(vocab_size=500, samples=1000, seed=0)
+    ok = audit_text_command("krr", 1.0, words=["a", "b", "c"], neighbors=2, pairs=9, **base)
+    assert ok[ok.index("--words") + 1] == "a,b,c" and "--pairs" not in ok
+    assert audit_text_command("krr", 1.0, words=list("abcdefghij"), neighbors=2, pairs=50, **base)
+    with pytest.raises(DPCoreError, match="no command reproduces it"):
+        audit_text_command("krr", 1.0, words=list("abcdefghij"), neighbors=2, pairs=65, **base)
+    with pytest.raises(DPCoreError, match="no command reproduces it"):  # the page's pilot, not the CLI's
+        audit_text_command("krr", 1.0, words=["a", "b", "c"], neighbors=2, pairs=5, **base)
+    with pytest.raises(DPCoreError, match="budget"):
+        audit_text_command("krr", 1.0, strategy="screen", **base)
+
+
+def test_numbers_round_trip_and_commands_quote() -> None:
+    for v in (1.0, 0.1, 3, 1e-5, 2.5e300, 1 / 3, 0.30000000000000004):
+        assert float(number(v)) == v
+    assert number(3.0) == "3" and number(0.3) == "0.3" and number(7) == "7"
+    with pytest.raises(DPCoreError):
+        number(math.inf)
+    argv = sanitize_command("santext+", 3.0, embedding="glove", params=[("p", 0.3)], vocab_size=2000, seed=7)
+    assert shlex.split(shell_command(argv)) == argv
+    odd = ["python", "-m", "dpcore", "audit-text", "--words", "it's,u.s. a"]
+    assert shlex.split(shell_command(odd)) == odd
+
+
+# ---------------------------------------------------------------------------------------------
+# sanitize
+# ---------------------------------------------------------------------------------------------
+TEXT = "the patient in boston was diagnosed with hiv last week\nwe loved the food but not the service"
+
+
+def _lines_of(block: str) -> list[str]:
+    """The sanitized lines of the page's highlighted draw 1 (tags dropped, entities decoded)."""
+    inner = block.split(">", 1)[1].rsplit("</div>", 1)[0]
+    return [html.unescape(re.sub(r"<[^>]+>", "", part)) for part in inner.split("<br>")]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        dict(mech="santext+", eps="3", seed="7", vsize="2000"),
+        dict(mech="custext", eps="0.7", seed="3", vsize="2000", k="7", oov="keep"),
+    ],
+    ids=["santext+", "custext-keep"],
+)
+def test_sanitize_page_command_gives_the_page_draw(
+    query: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    at = _page("sanitize.py", 120, source="paste", **query).run()
+    at.text_area(key="text").set_value(TEXT).run()
+    assert not at.exception, at.exception
+    argv = _shown_command(at, "sanitize")
+    # the command reads input.txt and writes sanitized.txt in the working directory
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "input.txt").write_text(TEXT + "\n", encoding="utf-8")
+    cli = _cli_json(argv, capsys)
+    lines = (tmp_path / "sanitized.txt").read_text(encoding="utf-8").splitlines()
+
+    blocks = [m.value for m in at.markdown if "dp-sanitized" in m.value]
+    assert _lines_of(blocks[-1]) == lines
+    draws = next(d.value for d in at.dataframe if "Draw" in d.value.columns)
+    first = draws.iloc[0]
+    assert first["Sanitized text (first line; every line below)"] == lines[0]
+    c = cli["counts"]
+    assert first["Tokens replaced"] == c["replaced"]
+    assert any(
+        cap.value.startswith(f"{c['tokens']} tokens, {c['replaced']} replaced, {c['oov']} out of vocabulary")
+        for cap in at.caption
+    )
+    assert cli["parameters"]["seed"] == int(query["seed"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Which pages show a command
+# ---------------------------------------------------------------------------------------------
+def test_every_page_that_shows_a_command_is_tested_and_builds_it_with_the_library() -> None:
+    for page in sorted((ROOT / "pages").glob("*.py")):
+        src = page.read_text(encoding="utf-8")
+        shows = "st.code(" in src
+        assert shows == (page.name in PAGES_WITH_A_COMMAND), page.name
+        if shows:  # the command comes from dpcore.reproduce, never from the page
+            assert "from dpcore.reproduce import" in src and "shell_command(" in src, page.name
+            assert "shlex" not in src and '"--' not in src, page.name
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    import dpcore.reproduce
+
+    assert doctest.testmod(dpcore.reproduce).failed == 0
