@@ -109,6 +109,7 @@ def compare_mechanisms(
     """
     from dpcore.attack.datasets import load_labelled_dataset, split_dataset
     from dpcore.attack.experiment import attack_sweep, sample_attack_sentences
+    from dpcore.attack.plan import plan_mechanism
     from dpcore.attack.utility import utility_sweep
     from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
     from dpcore.text.registry import required_embedding
@@ -150,26 +151,15 @@ def compare_mechanisms(
             return create_text_mechanism(name, vocab=vocab, epsilon=e)
 
         # ε at or below a mechanism's own floor (truncated-gumbel's calibration) is undefined:
-        # its rows say so instead of being dropped or clipped.
-        floor = TEXT_MECHANISMS.get(name).factory.minimum_epsilon(vocab)
-        ok = [e for e in eps if e > floor]
-        probe = make(ok[0]) if ok else None
+        # its rows say so instead of being dropped or clipped. The Bayesian attacker runs only
+        # where it has the mechanism's channel (dpcore.attack.plan).
+        plan = plan_mechanism(name, eps, attacks, make, vocab)
+        floor, ok, probe = plan.floor, list(plan.epsilons), plan.probe
         exact = bool(getattr(probe, "has_exact_distribution", False))
-        mech_attacks = [a for a in attacks if a != "bayes-unigram" or exact]
         found: dict[tuple[str, float], dict[str, Any]] = {}
         top1: dict[str, Any] = {}
-        if mech_attacks and ok:
-            try:
-                att = attack_sweep(sents, make, ok, attacks=tuple(mech_attacks), mlm=mlm, seed=seed)
-            except DPCoreError:
-                if "bayes-unigram" not in mech_attacks:
-                    raise
-                # The Bayesian attacker has no channel for this mechanism (dp-mlm: its rows
-                # depend on the whole private line): masked LM only.
-                mech_attacks = [a for a in mech_attacks if a != "bayes-unigram"]
-                att = {"rows": []}
-                if mech_attacks:
-                    att = attack_sweep(sents, make, ok, attacks=tuple(mech_attacks), mlm=mlm, seed=seed)
+        if plan.attacks and ok:
+            att = attack_sweep(sents, make, ok, attacks=plan.attacks, mlm=mlm, seed=seed)
             found = {(r["attack"], float(r["epsilon"])): r for r in att["rows"]}
             top1 = {a: v.get("attacker_top1_unsanitized") for a, v in att.get("unsanitized", {}).items()}
         acc: dict[float, dict[str, Any]] = {}

@@ -88,7 +88,7 @@ def parse_epsilons(args: argparse.Namespace) -> tuple[list[float], bool]:
     return list(dict.fromkeys(check_epsilon(t) for t in items)), True
 
 
-def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Any]:
+def mechanism_factory(args: argparse.Namespace) -> MechanismFactory:
     """Validate mechanism options cheaply, then return ε ↦ mechanism over the chosen vocabulary.
 
     ``--embedding`` picks the vocabulary (GloVe's ``--vocab-size`` most frequent words by default;
@@ -113,14 +113,41 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Any]:
     else:
         size = check_int(args.vocab_size, name="--vocab-size", min_value=2, max_value=400_000)
     args.embedding = embedding  # recorded in the output
-    state: dict[str, Any] = {}
+    return MechanismFactory(
+        lambda: build_vocabulary(embedding, size=size),
+        lambda vocab, eps: create_text_mechanism(args.mechanism, vocab=vocab, epsilon=eps, **params),
+    )
 
-    def make(eps: float) -> Any:
-        if "vocab" not in state:
-            state["vocab"] = build_vocabulary(embedding, size=size)
-        return create_text_mechanism(args.mechanism, vocab=state["vocab"], epsilon=eps, **params)
 
-    return make
+class MechanismFactory:
+    """ε ↦ the mechanism (:func:`mechanism_factory`); the vocabulary is loaded on first use, and
+    the mechanism last built is reused at the same ε (the plan's probe is the sweep's first).
+
+    Parameters
+    ----------
+    load_vocab
+        Builds the vocabulary (called once).
+    create
+        ``(vocab, ε)`` ↦ the mechanism.
+    """
+
+    def __init__(self, load_vocab: Callable[[], Any], create: Callable[[Any, float], Any]) -> None:
+        self._load_vocab = load_vocab
+        self._create = create
+        self._vocab: Any = None
+        self._last: tuple[float, Any] | None = None
+
+    @property
+    def vocab(self) -> Any:
+        """The vocabulary (loaded now if it was not yet)."""
+        if self._vocab is None:
+            self._vocab = self._load_vocab()
+        return self._vocab
+
+    def __call__(self, eps: float) -> Any:
+        if self._last is None or self._last[0] != eps:
+            self._last = (eps, self._create(self.vocab, eps))
+        return self._last[1]
 
 
 def resolve_embedding(mechanism: str, embedding: str | None) -> str:
@@ -202,6 +229,7 @@ def _sentences(args: argparse.Namespace, n: int, seed: int) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from dpcore.attack.experiment import MAX_ATTACK_SENTENCES, attack_sweep
+    from dpcore.attack.plan import plan_mechanism
     from dpcore.rng import resolve_seed
 
     eps, sweep = parse_epsilons(args)
@@ -213,12 +241,16 @@ def run(args: argparse.Namespace) -> int:
     if attack == "bayes-unigram" and args.mlm is not None:
         raise DPCoreError("--mlm applies to --attack mlm or --prior mlm")
     make = mechanism_factory(args)
-    if attack.startswith("bayes"):  # any mechanism without an exact channel: one clear line
-        from dpcore.attack.bayes import bayes_unsupported_reason
-
-        reason = bayes_unsupported_reason(make(eps[0]))
-        if reason:
-            raise DPCoreError(reason)
+    # what cannot run is refused with one clear line: an ε at or below the mechanism's floor, the
+    # Bayesian attack on a mechanism without an exact channel (dpcore.attack.plan)
+    plan = plan_mechanism(args.mechanism, eps, [attack], make, make.vocab)
+    if plan.undefined:
+        given = ", ".join(f"{e:g}" for e in plan.undefined)
+        raise DPCoreError(
+            f"{args.mechanism} is defined only for ε > {plan.floor:.4g} on this vocabulary; ε = {given} given"
+        )
+    if plan.bayes_reason and attack not in plan.attacks:
+        raise DPCoreError(plan.bayes_reason)
     sentences = _sentences(args, n, seed)
     mlm = None
     if attack != "bayes-unigram":
