@@ -22,16 +22,15 @@ import math
 import time
 
 import numpy as np
-from scipy.stats import beta
 
+from dpcore.stats import cp_lower, cp_upper
 from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit import KaryRandomizedResponse, audit_text
 from dpcore.textaudit.loaders import load_sanitizer
 
 
 def _ci(k: int, n: int) -> str:
-    lo = beta.ppf(0.025, k, n - k + 1) if k > 0 else 0.0
-    hi = beta.ppf(0.975, k + 1, n - k) if k < n else 1.0
+    lo, hi = float(cp_lower(k, n, 0.025)), float(cp_upper(k, n, 0.025))
     return f"{k}/{n} = {k / n:.3f} (95% CI {lo:.3f}–{hi:.3f})"
 
 

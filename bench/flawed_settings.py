@@ -46,7 +46,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from dpcore.audit.bounds import cp_lower, cp_upper  # noqa: E402
+from dpcore.stats import (  # noqa: E402
+    cp_log_ratio_interval,
+    cp_log_ratio_lower,
+    cp_lower,
+    cp_upper,
+    log_cp_lower,
+    log_cp_upper,
+    poisson_log_tail,
+)
 from dpcore.text.sampling import distances  # noqa: E402
 from dpcore.text.vocab import Vocabulary, build_vocabulary  # noqa: E402
 from dpcore.textaudit.loaders import load_sanitizer  # noqa: E402
@@ -144,16 +152,7 @@ def quantiles(values: np.ndarray) -> str:
 def log_ratio_bounds(a: int, n_a: int, b: int, n_b: int) -> tuple[float, float, float]:
     """Point estimate and two-sided 95% interval (CP, 2.5% per side and count) of ln(p_a / p_b)."""
     est = math.log(a / n_a) - math.log(b / n_b) if a > 0 and b > 0 else (math.inf if a > 0 else math.nan)
-    lo = (
-        math.log(float(cp_lower(a, n_a, CI_ALPHA))) - math.log(float(cp_upper(b, n_b, CI_ALPHA)))
-        if a > 0
-        else -math.inf
-    )
-    hi = (
-        math.log(float(cp_upper(a, n_a, CI_ALPHA))) - math.log(float(cp_lower(b, n_b, CI_ALPHA)))
-        if b > 0
-        else math.inf
-    )
+    lo, hi = cp_log_ratio_interval(a, n_a, b, n_b, 2 * CI_ALPHA)  # CI_ALPHA per count
     return est, lo, hi
 
 
@@ -269,8 +268,7 @@ def best_prefix_lb(
     order = np.flatnonzero(keep)[np.argsort(-r[keep], kind="stable")][:max_len]
     a = np.floor(np.cumsum(px[order]) * n)
     b = np.floor(np.cumsum(pq[order]) * n)
-    with np.errstate(divide="ignore"):
-        lb = np.log(cp_lower(a, n, alpha / 2)) - np.log(cp_upper(b, n, alpha / 2))
+    lb = cp_log_ratio_lower(a, b, n, alpha)
     k = int(np.argmax(lb))
     return float(lb[k]), k + 1, float(np.sum(px[order[: k + 1]])), float(np.sum(pq[order[: k + 1]]))
 
@@ -423,7 +421,7 @@ def vickrey_block(quick: bool) -> tuple[list[str], dict]:
     ok = (a >= 20) & (b >= 20)
     with np.errstate(divide="ignore", invalid="ignore"):
         excess = np.log(a) - np.log(b) - claim
-        lb = np.log(cp_lower(a, per_word, CI_ALPHA)) - np.log(cp_upper(b, per_word, CI_ALPHA)) - claim
+        lb = cp_log_ratio_lower(a, b, per_word, 2 * CI_ALPHA) - claim  # CI_ALPHA per count
     lines.append(
         "the event {x} in the direction x′ = nn(x) over x: ln Pr[M(x′) = x] − ln Pr[M(x) = x] − ε·d(x, x′)"
     )
@@ -493,17 +491,6 @@ def vickrey_block(quick: bool) -> tuple[list[str], dict]:
 
 
 # --- 4. Truncated Gumbel calibrated from one word ----------------------------------------------
-def log_tail(m: np.ndarray, mu: float) -> np.ndarray:
-    """An upper bound on ln Pr[k ≥ m], k ~ Poisson(mu) (exact where it does not underflow)."""
-    from scipy.stats import poisson
-
-    m = np.asarray(m, dtype=np.float64)
-    exact = poisson.logsf(m - 1, mu)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        bound = poisson.logpmf(m, mu) + np.log((m + 1) / np.maximum(m + 1 - mu, 1e-300))
-    return np.where(np.isfinite(exact) & (exact > -700), exact, np.where(m + 1 > mu, bound, exact))
-
-
 def neighbour_ranks(vocab: Vocabulary) -> np.ndarray:
     """rank[x, y]: y's place in x's candidate order (distance, then id; x itself is 0)."""
     n = len(vocab)
@@ -526,12 +513,11 @@ def tg_certified(san, vocab: Vocabulary, C: np.ndarray, draws: int, k_nn: int = 
     mech = san.mechanism
     n, mu = len(vocab), mech.poisson_mean
     log_f = math.log(poisson.cdf(n - 1, mu))
-    tail = log_tail(np.arange(n + 1), mu) - log_f
+    tail = poisson_log_tail(np.arange(n + 1), mu) - log_f
     rank = neighbour_ranks(vocab)
     D = distance_matrix(vocab)
     nn = nearest_neighbors(vocab, np.arange(n), k_nn)
-    with np.errstate(divide="ignore"):
-        log_lo = np.log(cp_lower(C, draws, CI_ALPHA))
+    log_lo = log_cp_lower(C, draws, CI_ALPHA)
     best = np.full(n, -np.inf)
     arg = np.zeros((n, 3), dtype=np.int64)
     for x in range(n):
@@ -627,11 +613,8 @@ def tg_block(quick: bool) -> tuple[list[str], dict]:
     idx = np.arange(n)
     nn1 = nn[:, 0]
     # {x}, x over x′ = nn(x): Pr[M(x′) = x] ≤ min(its CP upper bound, Pr[k ≥ rank_x′(x) + 1])
-    with np.errstate(divide="ignore"):
-        up = np.minimum(
-            np.log(cp_upper(C[nn1, idx], per_word, CI_ALPHA)), tail[np.minimum(rank[nn1, idx] + 1, n)]
-        )
-        ex_self = np.log(cp_lower(C[idx, idx], per_word, CI_ALPHA)) - up - s.epsilon * D[idx, nn1]
+    up = np.minimum(log_cp_upper(C[nn1, idx], per_word, CI_ALPHA), tail[np.minimum(rank[nn1, idx] + 1, n)])
+    ex_self = log_cp_lower(C[idx, idx], per_word, CI_ALPHA) - up - s.epsilon * D[idx, nn1]
     far = rank[nn1, idx] >= 10
     lines.append(
         "histogram, event {x} against the nearest neighbour x′ (x over x′), 95% lower bound on the loss "

@@ -23,7 +23,7 @@ from dpcore.attack.mlm import (  # noqa: E402
     fill_mask,
     load_mlm,
 )
-from dpcore.audit.bounds import cp_lower, cp_upper  # noqa: E402
+from dpcore.stats import cp_lower, cp_upper  # noqa: E402
 from dpcore.validation import DPCoreError  # noqa: E402
 from tests.mlm_helpers import ID, VOCAB, tiny_mlm  # noqa: E402
 

@@ -10,8 +10,8 @@ from scipy import stats
 
 import dpcore.audit.montecarlo as mc
 from dpcore.audit import audit, audit_grid
-from dpcore.audit.bounds import cp_lower, cp_upper
 from dpcore.mechanisms import VECTOR_MECHANISMS, create_mechanism
+from dpcore.stats import cp_lower, cp_upper
 from dpcore.validation import DPCoreError
 
 ALL = VECTOR_MECHANISMS.names()

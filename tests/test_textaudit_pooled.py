@@ -16,11 +16,10 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
+from dpcore.stats import chernoff_lower_many, chernoff_upper_many
 from dpcore.text.vocab import Vocabulary, build_vocabulary
 from dpcore.textaudit import KaryRandomizedResponse, audit_text
 from dpcore.textaudit.pooled import (
-    chernoff_lower_many,
-    chernoff_upper_many,
     frequency_matching,
     nearest_matching,
     pooled_test,

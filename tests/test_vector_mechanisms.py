@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dpcore.audit.bounds import cp_lower, cp_upper
 from dpcore.flawed.samplers import dptext_noise, dptext_noise_resample
 from dpcore.mechanisms import VECTOR_MECHANISMS, IIDAuditable, create_mechanism
 from dpcore.mechanisms.gaussian_calibration import analytic_gaussian_delta, analytic_gaussian_sigma
 from dpcore.mechanisms.samplers import laplace_sample_eq5, laplace_sample_eq7
+from dpcore.stats import cp_lower, cp_upper
 from dpcore.validation import DPCoreError
 
 KS_P = 0.01  # reject "right distribution" below this p-value (fixed seeds: deterministic)

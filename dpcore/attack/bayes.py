@@ -70,8 +70,8 @@ from typing import Any
 import numpy as np
 
 from dpcore.attack.mlm import DEFAULT_BATCH_SIZE
-from dpcore.audit.bounds import cp_lower, cp_upper
 from dpcore.logspace import logsumexp
+from dpcore.stats import cp_lower, cp_upper
 from dpcore.text.mechanisms import ExponentialTokenMechanism, TextMechanism
 from dpcore.text.sampling import DEFAULT_MAX_ELEMENTS, Candidates, iter_chunks, log_weight_rows
 from dpcore.text.vocab import Vocabulary

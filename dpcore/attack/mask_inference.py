@@ -56,8 +56,8 @@ from typing import Any
 import numpy as np
 
 from dpcore.attack.mlm import DEFAULT_BATCH_SIZE, MaskedLM
-from dpcore.audit.bounds import cp_lower, cp_upper
 from dpcore.memory import release_free_memory
+from dpcore.stats import cp_lower, cp_upper
 from dpcore.validation import DPCoreError, check_finite_float, check_int
 
 __all__ = [

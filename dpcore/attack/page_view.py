@@ -683,7 +683,7 @@ def ceiling_rows(rows: Sequence[dict[str, Any]], confidence: float = 0.95) -> li
 
     ``rows`` are attack rows (``attack``, ``tokens``, ``attacker_top1_unsanitized``).
     """
-    from dpcore.audit.bounds import cp_lower, cp_upper
+    from dpcore.stats import cp_lower, cp_upper
 
     alpha = (1.0 - confidence) / 2.0
     seen: dict[tuple[str, int, float], dict[str, Any]] = {}

@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 
 from dpcore.attack.datasets import Split
-from dpcore.audit.bounds import cp_lower, cp_upper
 from dpcore.limits import UTILITY_CLASSIFIERS, UTILITY_N_TEST, UTILITY_N_TRAIN
 from dpcore.rng import cell_seed_sequence, resolve_seed
+from dpcore.stats import cp_lower, cp_upper
 from dpcore.text.mechanisms import TextMechanism
 from dpcore.validation import DPCoreError, check_finite_float
 

@@ -48,11 +48,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore.audit.bounds import cp_lower, cp_upper
 from dpcore.audit.exact import binomial_logpmf
 from dpcore.audit.loss import decision_loss, ratio_loss
 from dpcore.mechanisms.base import BufferedSampler, IIDAuditable, VectorMechanism
 from dpcore.parallel import resolve_workers
+from dpcore.stats import cp_log_ratio_den, cp_log_ratio_num, cp_lower, cp_upper
 from dpcore.validation import DPCoreError
 
 __all__ = [
@@ -379,9 +379,7 @@ def sample_counts(
     return MCCounts(hist=hist, trials=trials, workers=min(n_workers, STREAMS))
 
 
-def _agreement(
-    declared_logp: np.ndarray, ones: np.ndarray, draws: int, alpha: float
-) -> dict[str, object]:
+def _agreement(declared_logp: np.ndarray, ones: np.ndarray, draws: int, alpha: float) -> dict[str, object]:
     """Two-sided Clopper–Pearson test of observed ones against the declared P(z_i ≥ t), per input.
 
     Each input is tested at ``alpha/2`` (Bonferroni), so a mechanism whose sampler matches its
@@ -522,16 +520,16 @@ def _event_counts(hist: np.ndarray, half_trials: int) -> np.ndarray:
 
 def lr_from_counts(counts: MCCounts, *, confidence: float, delta: float = 0.0) -> dict[str, float]:
     """Likelihood-ratio attack with a selection/evaluation split of the trials."""
-    alpha = (1.0 - confidence) / 2.0
+    alpha = 1.0 - confidence  # each ratio bound's level (α/2 per count)
     t_sel, t_eval = counts.trials // 2, counts.trials - counts.trials // 2
     sel = _event_counts(counts.hist[0], t_sel).astype(np.float64)
     lb_sel = ratio_loss(
-        _log(cp_lower(sel[:, 0], t_sel, alpha)), _log(cp_upper(sel[:, 1], t_sel, alpha)), delta
+        cp_log_ratio_num(sel[:, 0], t_sel, alpha), cp_log_ratio_den(sel[:, 1], t_sel, alpha), delta
     )
     pair, cut = np.unravel_index(int(np.argmax(lb_sel)), lb_sel.shape)
     ev = _event_counts(counts.hist[1], t_eval)[pair, :, cut].astype(np.float64)
     point = float(ratio_loss(_log(ev[0] / t_eval), _log(ev[1] / t_eval), delta))
     lower = float(
-        ratio_loss(_log(cp_lower(ev[0], t_eval, alpha)), _log(cp_upper(ev[1], t_eval, alpha)), delta)
+        ratio_loss(cp_log_ratio_num(ev[0], t_eval, alpha), cp_log_ratio_den(ev[1], t_eval, alpha), delta)
     )
     return {"point": point, "lower": lower, "cut": int(cut)}

@@ -6,8 +6,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from dpcore.audit.exact import binomial_logpmf, exact_lr_loss, exact_majority_loss
 from dpcore.audit.montecarlo import (
     STREAM_SCHEME,
@@ -255,16 +253,20 @@ def _refusal(name: str, check: Mapping[str, object]) -> str:
     return (
         f"model-based Monte-Carlo refused: {name!r}'s real sampler disagrees with its declared "
         f"per-coordinate probabilities in {check['draws_per_input']:,} draws per input "
-        f"(exact test, family-wise error {check['alpha']:g}): " + "; ".join(parts)
+        f"(exact test, family-wise error {check['alpha']:g}): "
+        + "; ".join(parts)
         + ". Run Monte-Carlo without model-based to audit the real sampler."
     )
 
 
 def _max_detectable(trials: int, alpha: float) -> float:
-    """ln CP⁻(T of T) − ln CP⁺(0 of T): the largest lower bound T trials per side can give."""
-    from dpcore.audit.bounds import cp_lower, cp_upper
+    """ln CP⁻(T of T) − ln CP⁺(0 of T): the largest lower bound T trials per side can give.
 
-    return float(np.log(cp_lower(trials, trials, alpha)) - np.log(cp_upper(0, trials, alpha)))
+    ``alpha`` is each side's level, so the ratio bound's is 2α.
+    """
+    from dpcore.stats import cp_max_log_ratio
+
+    return cp_max_log_ratio(trials, 2.0 * alpha)
 
 
 def audit_grid(

@@ -14,7 +14,7 @@ independent halves of its samples: a *selection* half and an *evaluation* half.
 
    - the estimate ε̂ = ln(a/T) − ln(b/T) (∞ when b = 0 < a);
    - the one-sided lower bound ln CP⁻(a; α/2) − ln CP⁺(b; α/2), where CP⁻ and CP⁺ are
-     Clopper–Pearson bounds (:mod:`dpcore.audit.bounds`). By the union bound it holds with
+     Clopper–Pearson bounds (:mod:`dpcore.stats`). By the union bound it holds with
      probability ≥ 1 − α.
 
 The same is done for x′ over x. A pair *violates* its claim when either direction's lower bound
@@ -30,9 +30,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtri
 
-from dpcore.audit.bounds import cp_lower, cp_upper
+from dpcore.stats import cp_log_ratio_lower, log_cp_lower, log_cp_upper, wilson_log_ratio_lower
 
 __all__ = [
     "MAX_EVENT_CANDIDATES",
@@ -52,15 +51,6 @@ SORT_ALPHA = 0.05
 EXACT_PREFIXES = 192
 
 
-def _wilson(k: np.ndarray, n: int, alpha: float, upper: bool) -> np.ndarray:
-    """Wilson score bound (one-sided at ``alpha``): a cheap stand-in used only to rank prefixes."""
-    z = float(ndtri(1.0 - alpha))
-    p = np.asarray(k, dtype=np.float64) / n
-    centre = p + z * z / (2 * n)
-    half = z * np.sqrt(np.maximum(p * (1 - p), 0.0) / n + z * z / (4.0 * n * n))
-    return np.clip((centre + half if upper else centre - half) / (1 + z * z / n), 0.0, 1.0)
-
-
 def best_prefix(a: np.ndarray, b: np.ndarray, n: int, alpha: float) -> int:
     """argmax over k of ln CP⁻(a_k; n, α/2) − ln CP⁺(b_k; n, α/2) (first k at ties).
 
@@ -73,15 +63,14 @@ def best_prefix(a: np.ndarray, b: np.ndarray, n: int, alpha: float) -> int:
     """
     m = a.size
     if m > EXACT_PREFIXES + 16:
-        with np.errstate(divide="ignore"):
-            approx = _log(_wilson(a, n, alpha / 2, False)) - _log(_wilson(b, n, alpha / 2, True))
+        approx = wilson_log_ratio_lower(a, b, n, alpha)
         approx = np.where(np.isnan(approx), -np.inf, approx)
         top = np.argpartition(-approx, EXACT_PREFIXES - 1)[:EXACT_PREFIXES]
         grid = np.unique(np.geomspace(1, m, 48).astype(np.int64) - 1)
         idx = np.union1d(np.union1d(top, np.arange(16)), grid)
     else:
         idx = np.arange(m)
-    score = _log(cp_lower(a[idx], n, alpha / 2)) - _log(cp_upper(b[idx], n, alpha / 2))
+    score = cp_log_ratio_lower(a[idx], b[idx], n, alpha)
     return int(idx[int(np.argmax(np.where(np.isnan(score), -np.inf, score)))])
 
 
@@ -95,11 +84,6 @@ class DirectionEstimate:
     samples: int
     estimate: float
     lower_bound: float
-
-
-def _log(p: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return np.log(np.asarray(p, dtype=np.float64))
 
 
 def best_prefix_event(
@@ -138,7 +122,7 @@ def _per_output_key(cx: np.ndarray, cxp: np.ndarray, n: int) -> np.ndarray:
     """ln CP⁻(c_x) − ln CP⁺(c_x′) at :data:`SORT_ALPHA`, computed once per distinct count."""
     ux, ix = np.unique(cx, return_inverse=True)
     up, ip = np.unique(cxp, return_inverse=True)
-    return _log(cp_lower(ux, n, SORT_ALPHA))[ix] - _log(cp_upper(up, n, SORT_ALPHA))[ip]
+    return log_cp_lower(ux, n, SORT_ALPHA)[ix] - log_cp_upper(up, n, SORT_ALPHA)[ip]
 
 
 def estimate_direction(
@@ -153,7 +137,7 @@ def estimate_direction(
         est = math.inf
     else:
         est = math.log(a) - math.log(b)
-    lb = float(_log(cp_lower(a, n_eval, alpha / 2)) - _log(cp_upper(b, n_eval, alpha / 2)))
+    lb = float(cp_log_ratio_lower(a, b, n_eval, alpha))
     if a == 0:
         lb = -math.inf
     return DirectionEstimate(int(event.size), a, b, int(n_eval), float(est), lb)

@@ -39,7 +39,7 @@ Poisson variable of the same mean (Chernoff):
     h(u) = u·ln u − u + 1.
 
 Inverting them gives a **conservative** lower confidence bound L on E[X] and upper bound U on
-E[Y], each at level α/2 (:func:`chernoff_lower`, :func:`chernoff_upper`). The family *rejects*
+E[Y], each at level α/2 (Chernoff bounds of :mod:`dpcore.stats`). The family *rejects*
 when L > U: then, with probability ≥ 1 − α, Σ w_x·p_x > Σ q_x, so some pair of the family has
 ln p_x − ln q_x > c_x, and more precisely some pair's loss exceeds its claim by ≥ ln(L/U). The
 bound is conservative, not exact (tests/test_textaudit_pooled.py checks its coverage by
@@ -56,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.stats import chernoff_ratio_bounds, chernoff_ratio_bounds_many
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit.pairs import nearest_neighbors
 
@@ -63,10 +64,6 @@ __all__ = [
     "FAMILIES",
     "FamilyTest",
     "Pairing",
-    "chernoff_lower",
-    "chernoff_lower_many",
-    "chernoff_upper",
-    "chernoff_upper_many",
     "family_tests",
     "frequency_matching",
     "nearest_matching",
@@ -162,55 +159,6 @@ def pairings_for(
     if guarantee == "metric":
         return [Pairing("nearest-neighbour", nearest_matching(vocab, ids, nn=nn))]
     return [Pairing("random", random_matching(n, rng)), Pairing("frequency-adjacent", frequency_matching(n))]
-
-
-def _h(u: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(u > 0, u * np.log(np.where(u > 0, u, 1.0)) - u + 1.0, 1.0)
-
-
-def chernoff_lower_many(x: np.ndarray, alpha: float) -> np.ndarray:
-    """Vectorised :func:`chernoff_lower` (bisection to 1e-12 relative)."""
-    x = np.asarray(x, dtype=np.float64)
-    target = math.log(1.0 / alpha)
-    lo, hi = np.zeros_like(x), x.copy()
-    for _ in range(64):  # μ·h(x/μ) decreases in μ on (0, x]: find where it crosses the target
-        mid = 0.5 * (lo + hi)
-        ratio = np.divide(x, mid, out=np.full_like(x, np.inf), where=mid > 0)
-        val = np.where(mid > 0, mid * _h(ratio), x)
-        big = val > target
-        lo, hi = np.where(big, mid, lo), np.where(big, hi, mid)
-    return np.where(x > target, hi, 0.0)
-
-
-def chernoff_upper_many(y: np.ndarray, alpha: float) -> np.ndarray:
-    """Vectorised :func:`chernoff_upper` (bisection to 1e-12 relative)."""
-    y = np.maximum(np.asarray(y, dtype=np.float64), 0.0)
-    target = math.log(1.0 / alpha)
-    lo = y.copy()
-    hi = y + 4.0 * target + 4.0 * np.sqrt(y * target) + 1.0  # ν·h(y/ν) ≥ target there
-    for _ in range(64):
-        mid = 0.5 * (lo + hi)
-        small = mid * _h(np.divide(y, mid, out=np.zeros_like(y), where=mid > 0)) < target
-        lo, hi = np.where(small, mid, lo), np.where(small, hi, mid)
-    return lo
-
-
-def chernoff_lower(x: float, alpha: float) -> float:
-    """The smallest mean μ ≤ x with exp(−μ·h(x/μ)) ≥ α: a conservative lower confidence bound.
-
-    Valid for any weighted sum of negatively associated binomial counts with weights in [0, 1]
-    (module docstring): Pr[bound > E[X]] ≤ α. 0 when x ≤ ln(1/α) (no positive mean excluded).
-    """
-    return float(chernoff_lower_many(np.array([x]), alpha)[0])
-
-
-def chernoff_upper(y: float, alpha: float) -> float:
-    """The largest mean ν ≥ y with exp(−ν·h(y/ν)) ≥ α: a conservative upper confidence bound.
-
-    Valid for any sum of negatively associated binomial counts: Pr[bound < E[Y]] ≤ α.
-    """
-    return float(chernoff_upper_many(np.array([y]), alpha)[0])
 
 
 @dataclass(frozen=True)
@@ -312,7 +260,7 @@ def pooled_test(
     b = np.asarray(b, dtype=np.float64)
     w = np.exp(-np.asarray(claims, dtype=np.float64))
     x, y = float(np.dot(w, a)), float(b.sum())
-    lo, up = chernoff_lower(x, alpha / 2), chernoff_upper(y, alpha / 2)
+    lo, up = chernoff_ratio_bounds(x, y, alpha)
     rejects = bool(a.size and lo > up)
     excess = math.log(lo / up) if rejects else 0.0
     contrib = w * a - b
@@ -344,7 +292,8 @@ def pooled_test(
 def rejects_many(x: np.ndarray, y: np.ndarray, alpha: float) -> np.ndarray:
     """The pooled test's rule over replicates: lower bound on E[X] > upper bound on E[Y] (α/2 each)."""
     x = np.asarray(x, dtype=np.float64)
-    return (x > 0) & (chernoff_lower_many(x, alpha / 2) > chernoff_upper_many(y, alpha / 2))
+    lo, up = chernoff_ratio_bounds_many(x, y, alpha)
+    return (x > 0) & (lo > up)
 
 
 def uniform_power(

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.special import bdtrc, gammaln
 
-from dpcore.audit.bounds import cp_lower, cp_upper
+from dpcore.stats import cp_log_ratio_den, cp_log_ratio_num, cp_lower, cp_upper
 
 __all__ = [
     "DEFAULT_POWER",
@@ -109,7 +109,7 @@ class _Test:
         # b never exceeds its Δ = 0 range (q ≤ p·e^{−c}), and only b < a can flag
         q0 = p * math.exp(-claim) if math.isfinite(claim) else 0.0
         self.b = np.arange(0, min(_range(n, q0)[1], a_hi) + 1)
-        log_hi = np.log(cp_upper(self.b, n, alpha / 2))
+        log_hi = cp_log_ratio_den(self.b, n, alpha)
         need = log_hi + claim * (1 + _TOL) + _TOL  # flag iff ln CP⁻(a) > need[b]
         # a*(b): the first a in [a_lo, a_hi] that flags (a_hi + 1: none); ln CP⁻ grows with a
         if 12 * self.b.size < a_hi - a_lo + 1:  # few b: bisect each (≈ 11 bounds per b)
@@ -120,14 +120,12 @@ class _Test:
                 if act.size == 0:
                     break
                 mid = (lo[act] + hi[act]) // 2
-                with np.errstate(divide="ignore"):
-                    ok = np.log(cp_lower(mid, n, alpha / 2)) > need[act]
+                ok = cp_log_ratio_num(mid, n, alpha) > need[act]
                 hi[act] = np.where(ok, mid, hi[act])
                 lo[act] = np.where(ok, lo[act], mid)
             a_star = hi
         else:  # many b: tabulate every a once
-            with np.errstate(divide="ignore"):
-                log_lo = np.log(cp_lower(np.arange(a_lo, a_hi + 1), n, alpha / 2))
+            log_lo = cp_log_ratio_num(np.arange(a_lo, a_hi + 1), n, alpha)
             a_star = a_lo + np.searchsorted(log_lo, need, side="right")
         # Pr[a ≥ a*(b)] under Bin(n, p); below the range counts as the range's start (< 1e-8 lost)
         self.pa = np.where(a_star > a_hi, 0.0, bdtrc(a_star - 1, n, p))

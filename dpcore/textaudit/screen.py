@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.audit.bounds import cp_lower, cp_upper
+from dpcore.stats import log_cp_lower, log_cp_upper
 from dpcore.text.sampling import iter_chunks, pair_distances
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit.engine import WordDraws
@@ -201,9 +201,8 @@ def propose_pairs(
         return np.where(hit, val[at], residual[rows])
 
     table = np.arange(m + 1)
-    with np.errstate(divide="ignore"):
-        log_lo = np.log(cp_lower(table, m, SCREEN_ALPHA))
-        log_hi = np.log(cp_upper(table, m, SCREEN_ALPHA))
+    log_lo = log_cp_lower(table, m, SCREEN_ALPHA)
+    log_hi = log_cp_upper(table, m, SCREEN_ALPHA)
     usable = listed & (counts > 0)
     if eligible is not None:
         el = np.zeros(n_codes, dtype=bool)

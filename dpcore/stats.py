@@ -1,0 +1,526 @@
+"""Confidence bounds shared by every audit: the one place where they are written.
+
+Binomial proportions
+    :func:`cp_lower`, :func:`cp_upper` — exact (conservative) Clopper–Pearson bounds (Clopper
+    and Pearson 1934, *Biometrika* 26(4), 404–413), as in DP-Sniper's ``binomial_cdf.py``;
+    :func:`log_cp_lower`, :func:`log_cp_upper` their logarithms; :func:`wilson_lower`,
+    :func:`wilson_upper` — Wilson's score bounds (Wilson 1927, *JASA* 22(158), 209–212), a cheap
+    approximation used only to rank candidates.
+Ratios of two proportions
+    :func:`cp_log_ratio_lower` — ln CP⁻(a; α/2) − ln CP⁺(b; α/2), a lower bound on
+    ln(p_a / p_b) that holds with probability ≥ 1 − α by the union bound; its two terms
+    (:func:`cp_log_ratio_num`, :func:`cp_log_ratio_den`), its largest value
+    (:func:`cp_max_log_ratio`), a two-count interval (:func:`cp_log_ratio_interval`) and the
+    Wilson stand-in (:func:`wilson_log_ratio_lower`).
+Poisson tails
+    :func:`chernoff_lower`, :func:`chernoff_upper` (and ``_many``) — conservative bounds on the
+    mean of a (weighted) sum of negatively associated counts from the Chernoff bound on a Poisson
+    tail; :func:`chernoff_ratio_bounds` pairs them for a ratio; :func:`poisson_log_tail` bounds
+    ln Pr[k ≥ m] for k ~ Poisson(μ).
+
+Convention: a function that bounds a **ratio** takes the level α of its statement and splits it
+over its two counts itself (α/2 each); the one-count bounds take their own one-sided α. Callers
+never write ``alpha / 2``.
+
+The Beta quantile is the regularised incomplete beta function's inverse,
+``scipy.special.betaincinv(a, b, q)`` (what ``scipy.stats.beta.ppf`` calls): importing
+``scipy.stats`` costs about 0.8 s, which every page and command that audits would pay on its
+first use, so only :func:`poisson_log_tail` imports it, when called.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import betaincinv, ndtri
+
+__all__ = [
+    "chernoff_lower",
+    "chernoff_lower_many",
+    "chernoff_ratio_bounds",
+    "chernoff_ratio_bounds_many",
+    "chernoff_upper",
+    "chernoff_upper_many",
+    "cp_log_ratio_den",
+    "cp_log_ratio_interval",
+    "cp_log_ratio_lower",
+    "cp_log_ratio_num",
+    "cp_lower",
+    "cp_max_log_ratio",
+    "cp_upper",
+    "log_cp_lower",
+    "log_cp_upper",
+    "poisson_log_tail",
+    "wilson_log_ratio_lower",
+    "wilson_lower",
+    "wilson_upper",
+]
+
+
+# --- Clopper–Pearson -------------------------------------------------------------------------
+def cp_lower(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    """One-sided Clopper–Pearson lower bound on a binomial proportion.
+
+    The bound is the ``alpha`` quantile of Beta(k, n − k + 1) (0 when k = 0), so that
+    ``P(p ≥ bound) ≥ 1 − α`` for ``k`` successes in ``n`` trials (Clopper and Pearson 1934).
+
+    Parameters
+    ----------
+    k : array_like of int or float
+        Successes (elementwise).
+    n : int
+        Trials.
+    alpha : float
+        One-sided error level.
+
+    Returns
+    -------
+    numpy.ndarray
+        The bounds, float64, the shape of ``k`` (0-d for a scalar).
+    """
+    k = np.asarray(k, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        out = betaincinv(k, n - k + 1.0, alpha)
+    return np.where(k <= 0, 0.0, out)
+
+
+def cp_upper(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    """One-sided Clopper–Pearson upper bound on a binomial proportion.
+
+    The bound is the ``1 − alpha`` quantile of Beta(k + 1, n − k) (1 when k = n), so that
+    ``P(p ≤ bound) ≥ 1 − α`` for ``k`` successes in ``n`` trials (Clopper and Pearson 1934).
+
+    Parameters
+    ----------
+    k : array_like of int or float
+        Successes (elementwise).
+    n : int
+        Trials.
+    alpha : float
+        One-sided error level.
+
+    Returns
+    -------
+    numpy.ndarray
+        The bounds, float64, the shape of ``k`` (0-d for a scalar).
+    """
+    k = np.asarray(k, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        out = betaincinv(k + 1.0, n - k, 1.0 - alpha)
+    return np.where(k >= n, 1.0, out)
+
+
+def _log(p: np.ndarray) -> np.ndarray:
+    """``np.log`` without the divide-by-zero warning (ln 0 = −∞ is meant)."""
+    with np.errstate(divide="ignore"):
+        return np.log(np.asarray(p, dtype=np.float64))
+
+
+def log_cp_lower(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    """ln :func:`cp_lower` ``(k, n, alpha)`` (−∞ where k = 0), one-sided at ``alpha``.
+
+    Parameters
+    ----------
+    k : array_like
+        Successes.
+    n : int
+        Trials.
+    alpha : float
+        One-sided error level.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``np.log`` of the bounds.
+    """
+    return _log(cp_lower(k, n, alpha))
+
+
+def log_cp_upper(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    """ln :func:`cp_upper` ``(k, n, alpha)``, one-sided at ``alpha``.
+
+    Parameters
+    ----------
+    k : array_like
+        Successes.
+    n : int
+        Trials.
+    alpha : float
+        One-sided error level.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``np.log`` of the bounds.
+    """
+    return _log(cp_upper(k, n, alpha))
+
+
+def cp_log_ratio_num(a: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    """The first term of :func:`cp_log_ratio_lower`: ln CP⁻(a; n, α/2).
+
+    Parameters
+    ----------
+    a : array_like
+        Numerator counts.
+    n : int
+        Trials per count.
+    alpha : float
+        Error level of the **ratio** bound (this term takes half of it).
+
+    Returns
+    -------
+    numpy.ndarray
+        ln CP⁻(a; n, α/2) (−∞ where a = 0).
+    """
+    return log_cp_lower(a, n, alpha / 2)
+
+
+def cp_log_ratio_den(b: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    """The second term of :func:`cp_log_ratio_lower`: ln CP⁺(b; n, α/2).
+
+    Parameters
+    ----------
+    b : array_like
+        Denominator counts.
+    n : int
+        Trials per count.
+    alpha : float
+        Error level of the **ratio** bound (this term takes half of it).
+
+    Returns
+    -------
+    numpy.ndarray
+        ln CP⁺(b; n, α/2).
+    """
+    return log_cp_upper(b, n, alpha / 2)
+
+
+def cp_log_ratio_lower(a: np.ndarray | int, b: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    """Lower confidence bound on ln(p_a / p_b) from two independent binomial counts.
+
+    ln CP⁻(a; n, α/2) − ln CP⁺(b; n, α/2) with Clopper–Pearson bounds (Clopper and Pearson
+    1934): each side fails with probability ≤ α/2, so by the union bound
+    ``P(ln(p_a / p_b) ≥ bound) ≥ 1 − α``. −∞ where a = 0.
+
+    Parameters
+    ----------
+    a, b : array_like
+        Successes of the numerator and the denominator (broadcast together).
+    n : int
+        Trials behind each count.
+    alpha : float
+        Error level of the bound (split α/2 per count here).
+
+    Returns
+    -------
+    numpy.ndarray
+        The bounds, float64.
+    """
+    return cp_log_ratio_num(a, n, alpha) - cp_log_ratio_den(b, n, alpha)
+
+
+def cp_max_log_ratio(n: int, alpha: float) -> float:
+    """The largest value :func:`cp_log_ratio_lower` can take at ``n`` trials: a = n, b = 0.
+
+    ln CP⁻(n; n, α/2) − ln CP⁺(0; n, α/2) = ln (α/2)^{1/n} − ln(1 − (α/2)^{1/n}): no
+    count of ``n`` draws per side can show a larger loss at level α.
+
+    Parameters
+    ----------
+    n : int
+        Trials per side.
+    alpha : float
+        Error level of the ratio bound.
+
+    Returns
+    -------
+    float
+        The bound.
+    """
+    return float(cp_log_ratio_lower(n, 0, n, alpha))
+
+
+def cp_log_ratio_interval(a: int, n_a: int, b: int, n_b: int, alpha: float) -> tuple[float, float]:
+    """Clopper–Pearson bounds on ln(p_a / p_b) for two counts of different sizes (scalars).
+
+    Lower: ln CP⁻(a; n_a, α/2) − ln CP⁺(b; n_b, α/2) (−∞ when a = 0); upper:
+    ln CP⁺(a; n_a, α/2) − ln CP⁻(b; n_b, α/2) (+∞ when b = 0). Each end holds with
+    probability ≥ 1 − α (union bound over its two counts), the pair of them with probability
+    ≥ 1 − 2α. The logarithms are ``math.log`` of the bounds as floats.
+
+    Parameters
+    ----------
+    a, n_a : int
+        Successes and trials of the numerator.
+    b, n_b : int
+        Successes and trials of the denominator.
+    alpha : float
+        Error level of each end (split α/2 per count here).
+
+    Returns
+    -------
+    (float, float)
+        The lower and the upper bound.
+    """
+    side = alpha / 2
+    lo = (
+        math.log(float(cp_lower(a, n_a, side))) - math.log(float(cp_upper(b, n_b, side)))
+        if a > 0
+        else -math.inf
+    )
+    hi = (
+        math.log(float(cp_upper(a, n_a, side))) - math.log(float(cp_lower(b, n_b, side)))
+        if b > 0
+        else math.inf
+    )
+    return lo, hi
+
+
+# --- Wilson ----------------------------------------------------------------------------------
+def _wilson(k: np.ndarray, n: int, alpha: float, upper: bool) -> np.ndarray:
+    z = float(ndtri(1.0 - alpha))
+    p = np.asarray(k, dtype=np.float64) / n
+    centre = p + z * z / (2 * n)
+    half = z * np.sqrt(np.maximum(p * (1 - p), 0.0) / n + z * z / (4.0 * n * n))
+    return np.clip((centre + half if upper else centre - half) / (1 + z * z / n), 0.0, 1.0)
+
+
+def wilson_lower(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    """One-sided Wilson score lower bound on a binomial proportion (Wilson 1927).
+
+    With p̂ = k/n and z = Φ⁻¹(1 − α):
+    (p̂ + z²/2n − z·√(p̂(1 − p̂)/n + z²/4n²)) / (1 + z²/n), clipped to [0, 1]. An
+    approximation (not a guaranteed bound): used only to rank candidates.
+
+    Parameters
+    ----------
+    k : array_like
+        Successes.
+    n : int
+        Trials.
+    alpha : float
+        One-sided error level.
+
+    Returns
+    -------
+    numpy.ndarray
+        The bounds, float64.
+    """
+    return _wilson(k, n, alpha, False)
+
+
+def wilson_upper(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    """One-sided Wilson score upper bound on a binomial proportion (Wilson 1927).
+
+    With p̂ = k/n and z = Φ⁻¹(1 − α):
+    (p̂ + z²/2n + z·√(p̂(1 − p̂)/n + z²/4n²)) / (1 + z²/n), clipped to [0, 1].
+
+    Parameters
+    ----------
+    k : array_like
+        Successes.
+    n : int
+        Trials.
+    alpha : float
+        One-sided error level.
+
+    Returns
+    -------
+    numpy.ndarray
+        The bounds, float64.
+    """
+    return _wilson(k, n, alpha, True)
+
+
+def wilson_log_ratio_lower(a: np.ndarray | int, b: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    """The Wilson stand-in for :func:`cp_log_ratio_lower`: ln W⁻(a; α/2) − ln W⁺(b; α/2).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Successes of the numerator and the denominator.
+    n : int
+        Trials behind each count.
+    alpha : float
+        Error level of the ratio (split α/2 per count here).
+
+    Returns
+    -------
+    numpy.ndarray
+        The approximate bounds (−∞ where the lower Wilson bound is 0).
+    """
+    with np.errstate(divide="ignore"):
+        return _log(wilson_lower(a, n, alpha / 2)) - _log(wilson_upper(b, n, alpha / 2))
+
+
+# --- Poisson tails (Chernoff) ----------------------------------------------------------------
+def _h(u: np.ndarray) -> np.ndarray:
+    """h(u) = u·ln u − u + 1 (1 at u = 0), the Poisson tail's rate function."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(u > 0, u * np.log(np.where(u > 0, u, 1.0)) - u + 1.0, 1.0)
+
+
+def chernoff_lower_many(x: np.ndarray, alpha: float) -> np.ndarray:
+    """Vectorised :func:`chernoff_lower` (bisection to 1e-12 relative).
+
+    Parameters
+    ----------
+    x : array_like
+        Observed sums.
+    alpha : float
+        One-sided error level.
+
+    Returns
+    -------
+    numpy.ndarray
+        The lower bounds on the means.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    target = math.log(1.0 / alpha)
+    lo, hi = np.zeros_like(x), x.copy()
+    for _ in range(64):  # μ·h(x/μ) decreases in μ on (0, x]: find where it crosses the target
+        mid = 0.5 * (lo + hi)
+        ratio = np.divide(x, mid, out=np.full_like(x, np.inf), where=mid > 0)
+        val = np.where(mid > 0, mid * _h(ratio), x)
+        big = val > target
+        lo, hi = np.where(big, mid, lo), np.where(big, hi, mid)
+    return np.where(x > target, hi, 0.0)
+
+
+def chernoff_upper_many(y: np.ndarray, alpha: float) -> np.ndarray:
+    """Vectorised :func:`chernoff_upper` (bisection to 1e-12 relative).
+
+    Parameters
+    ----------
+    y : array_like
+        Observed sums (negative values count as 0).
+    alpha : float
+        One-sided error level.
+
+    Returns
+    -------
+    numpy.ndarray
+        The upper bounds on the means.
+    """
+    y = np.maximum(np.asarray(y, dtype=np.float64), 0.0)
+    target = math.log(1.0 / alpha)
+    lo = y.copy()
+    hi = y + 4.0 * target + 4.0 * np.sqrt(y * target) + 1.0  # ν·h(y/ν) ≥ target there
+    for _ in range(64):
+        mid = 0.5 * (lo + hi)
+        small = mid * _h(np.divide(y, mid, out=np.zeros_like(y), where=mid > 0)) < target
+        lo, hi = np.where(small, mid, lo), np.where(small, hi, mid)
+    return lo
+
+
+def chernoff_lower(x: float, alpha: float) -> float:
+    """The smallest mean μ ≤ x with exp(−μ·h(x/μ)) ≥ α: a conservative lower confidence bound.
+
+    Chernoff's bound on a Poisson tail, Pr[X ≥ x] ≤ exp(−μ·h(x/μ)) for x ≥ μ with
+    h(u) = u·ln u − u + 1, holds for any weighted sum X of negatively associated binomial counts
+    with weights in [0, 1] and mean μ (:mod:`dpcore.textaudit.pooled`): Pr[bound > E[X]] ≤ α.
+    0 when x ≤ ln(1/α) (no positive mean excluded).
+
+    Parameters
+    ----------
+    x : float
+        The observed sum.
+    alpha : float
+        One-sided error level.
+
+    Returns
+    -------
+    float
+        The bound.
+    """
+    return float(chernoff_lower_many(np.array([x]), alpha)[0])
+
+
+def chernoff_upper(y: float, alpha: float) -> float:
+    """The largest mean ν ≥ y with exp(−ν·h(y/ν)) ≥ α: a conservative upper confidence bound.
+
+    Chernoff's bound on a Poisson tail, Pr[Y ≤ y] ≤ exp(−ν·h(y/ν)) for y ≤ ν, holds for any sum
+    Y of negatively associated binomial counts of mean ν: Pr[bound < E[Y]] ≤ α.
+
+    Parameters
+    ----------
+    y : float
+        The observed sum.
+    alpha : float
+        One-sided error level.
+
+    Returns
+    -------
+    float
+        The bound.
+    """
+    return float(chernoff_upper_many(np.array([y]), alpha)[0])
+
+
+def chernoff_ratio_bounds(x: float, y: float, alpha: float) -> tuple[float, float]:
+    """Lower bound L on E[X] and upper bound U on E[Y], each at α/2.
+
+    With probability ≥ 1 − α both hold, so L > U shows E[X] > E[Y] and ln(L/U) is a lower bound
+    on ln(E[X]/E[Y]).
+
+    Parameters
+    ----------
+    x, y : float
+        The observed sums (:func:`chernoff_lower`, :func:`chernoff_upper`).
+    alpha : float
+        Error level of the comparison (split α/2 per sum here).
+
+    Returns
+    -------
+    (float, float)
+        ``(chernoff_lower(x, α/2), chernoff_upper(y, α/2))``.
+    """
+    return chernoff_lower(x, alpha / 2), chernoff_upper(y, alpha / 2)
+
+
+def chernoff_ratio_bounds_many(x: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised :func:`chernoff_ratio_bounds`.
+
+    Parameters
+    ----------
+    x, y : array_like
+        The observed sums.
+    alpha : float
+        Error level of each comparison (split α/2 per sum here).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        ``(chernoff_lower_many(x, α/2), chernoff_upper_many(y, α/2))``.
+    """
+    return chernoff_lower_many(x, alpha / 2), chernoff_upper_many(y, alpha / 2)
+
+
+def poisson_log_tail(m: np.ndarray, mu: float) -> np.ndarray:
+    """An upper bound on ln Pr[k ≥ m] for k ~ Poisson(mu), exact where it does not underflow.
+
+    For m > mu − 1, Pr[k ≥ m] ≤ pmf(m)·(m + 1)/(m + 1 − mu) (the ratios of successive terms,
+    mu/(j + 1) for j ≥ m, are at most mu/(m + 1): a geometric series); ``scipy.stats``'
+    ``poisson.logsf`` is used where it is finite and above −700, the bound elsewhere.
+
+    Parameters
+    ----------
+    m : array_like
+        Thresholds.
+    mu : float
+        The Poisson mean.
+
+    Returns
+    -------
+    numpy.ndarray
+        The bounds on ln Pr[k ≥ m], float64.
+    """
+    from scipy.stats import poisson  # scipy.stats costs 0.3 s: only when needed
+
+    m = np.asarray(m, dtype=np.float64)
+    exact = poisson.logsf(m - 1, mu)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bound = poisson.logpmf(m, mu) + np.log((m + 1) / np.maximum(m + 1 - mu, 1e-300))
+    return np.where(np.isfinite(exact) & (exact > -700), exact, np.where(m + 1 > mu, bound, exact))
