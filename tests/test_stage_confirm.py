@@ -216,13 +216,6 @@ def test_declared_rows_plan_the_event_and_give_the_exact_loss(factor, violates):
         assert r.violates is violates
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="confirm.exact_losses takes max() over the declared rows of the pairs' words, so with "
-    "declared rows (use_rows) and no pair to test it raises ValueError; reached in a screened audit when "
-    "a declaring sanitizer fails on all screened words but one (the declaration agrees on that word)",
-)
 def test_declared_rows_and_no_pair_give_no_result():
     san = KaryRandomizedResponse(epsilon=EPS, words=WORDS)
     _, _, out = _confirm({}, np.zeros((0, 2)), sanitizer=san, use_rows=True)

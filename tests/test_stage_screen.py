@@ -267,13 +267,6 @@ def test_outcome_adds_new_pooled_pairs_and_writes_the_record():
     assert "w3" not in [t["word"] for t in info["top_words"]]  # a failed word has no score
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="screen.outcome drops a pooled pair already proposed in either orientation, but keeps a "
-    "pooled pair named in both orientations ((a, b) by one family term, (b, a) by another) twice: "
-    "np.unique over ordered rows, so stage 2 tests the same pair twice and counts 2 more tests",
-)
 def test_outcome_confirms_a_pooled_pair_once_whatever_its_orientation():
     vocab, plan, _, cb, sd = _screen()
     prop = screen.propose(

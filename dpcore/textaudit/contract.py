@@ -43,12 +43,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dpcore.rng import cell_seed_sequence
 from dpcore.validation import DPCoreError
+
+if TYPE_CHECKING:
+    from dpcore.textaudit.plan import AuditPlan
 
 __all__ = [
     "PROBE_DRAWS",
@@ -549,3 +552,57 @@ def enforce_rng_contract(
         f"Python's global random state reseeded from it ({_CONTRACT}); draw every random number from "
         "the `rng` argument of sample(words, rng)"
     )
+
+
+# --- the audit's stage -----------------------------------------------------------------------
+
+#: Probe words drawn for the audit's contract check.
+AUDIT_PROBE_WORDS = 8
+
+
+@dataclass(frozen=True, eq=False)
+class ContractOutcome:
+    """The contract stage of an audit.
+
+    Attributes
+    ----------
+    sanitizer:
+        What the audit samples from: the sanitizer, or it wrapped in :class:`GlobalStateReseeded`.
+    record:
+        The result's ``rng_contract`` (:meth:`RngContract.to_dict`) without the forked checks.
+    forked_checks:
+        The forked-worker checks (they run only with several local workers, so they go to the
+        result's ``execution``: the result itself stays the same for any engine and workers).
+    """
+
+    sanitizer: Any
+    record: dict[str, Any]
+    forked_checks: dict[str, Any]
+
+
+def run(plan: AuditPlan, sanitizer: Any, words: np.ndarray) -> ContractOutcome:
+    """Check the rng contract on :data:`AUDIT_PROBE_WORDS` of the plan's words (a seeded choice)."""
+    ids = plan.probe_ids
+    probe_rng = np.random.default_rng(cell_seed_sequence(plan.seed, "text-audit", "rng-contract"))
+    probe = probe_rng.choice(ids, size=min(AUDIT_PROBE_WORDS, len(ids)), replace=False) if len(ids) else ids
+    wrapped, contract = enforce_rng_contract(
+        sanitizer,
+        words,
+        np.asarray(probe, dtype=np.int64),
+        seed=plan.seed,
+        workers=plan.workers,
+        engine=plan.engine,
+    )
+    record, forked = split_fork_checks(contract.to_dict())
+    return ContractOutcome(wrapped, record, forked)
+
+
+def split_fork_checks(contract: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The rng record without its forked-worker checks, and those checks."""
+    out = dict(contract)
+    checks = dict(out.get("checks", {}))
+    forked = {k: checks.pop(k) for k in list(checks) if k.startswith("forked")}
+    out["checks"] = checks
+    if isinstance(out.get("text"), str):
+        out["text"] = out["text"].replace(" and in forked worker processes", "")
+    return out, forked

@@ -27,13 +27,20 @@ before stage 2, stage 2's verdicts keep their level whichever way it goes.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.special import bdtr, bdtrc
 
+from dpcore.textaudit.engine import DrawPlan, WordDraws
 from dpcore.textaudit.sampling import OutputCodebook
+
+if TYPE_CHECKING:
+    from dpcore.text.vocab import Vocabulary
+    from dpcore.textaudit.budget import AlphaBudget
+    from dpcore.textaudit.plan import AuditPlan
 
 __all__ = ["DeclarationCheck", "check_declaration", "declares_rows", "exact_rows", "pad_log"]
 
@@ -192,4 +199,66 @@ def check_declaration(
     status = "mismatch" if best_p * family < alpha else "agrees"
     return DeclarationCheck(
         status, float(adjusted), float(alpha), int(wids.size), int(cells), family, int(m), worst
+    )
+
+
+# --- the audit's stage -----------------------------------------------------------------------
+
+#: Word id → (output codes, their counts, a bound on any other output's count).
+Observations = dict[int, tuple[np.ndarray, np.ndarray, int]]
+
+
+def own_draws_per_word(samples: int) -> int:
+    """Draws per word of the declaration's own draws (no screen): max(1,000, T/10)."""
+    return max(1_000, samples // 10)
+
+
+def observe(
+    draw: Callable[[np.ndarray, DrawPlan], list[WordDraws]],
+    wids: np.ndarray,
+    m: int,
+    codebook: OutputCodebook,
+) -> Observations:
+    """Draws of their own for the declaration test (no screen): ``m`` per word of ``wids``."""
+    obs: Observations = {}
+    for wd in draw(wids, DrawPlan("declaration", (m,))):
+        if wd.error is not None:
+            continue
+        c = wd.counts[0]
+        c = c if c.size >= len(codebook) else np.pad(c, (0, len(codebook) - c.size))
+        for label, v in sorted(wd.extras[0].items()):
+            code = codebook.code(label)
+            c = c if c.size >= code + 1 else np.pad(c, (0, code + 1 - c.size))
+            c[code] += v
+        nz = np.flatnonzero(c)
+        obs[int(wd.wid)] = (nz, c[nz], 0)
+    return obs
+
+
+def run(
+    plan: AuditPlan,
+    draw: Callable[[np.ndarray, DrawPlan], list[WordDraws]],
+    pairs: np.ndarray,
+    *,
+    sanitizer: Any,
+    vocab: Vocabulary,
+    codebook: OutputCodebook,
+    budget: AlphaBudget,
+    screened: tuple[Observations, int] | None = None,
+) -> DeclarationCheck:
+    """The declaration stage: test the declared rows on draws made before stage 2.
+
+    ``screened``: the screen's observations and its draws per word; without a screen the words
+    of ``pairs`` are drawn :func:`own_draws_per_word` times each here.
+    """
+    if screened is not None:
+        obs, m = screened
+    elif len(pairs):
+        m = own_draws_per_word(plan.samples)
+        obs = observe(draw, np.unique(pairs), m, codebook)
+    else:
+        obs, m = {}, 0
+    n_family = len(plan.screen_ids) if plan.screen_ids is not None else max(1, len(obs))
+    return check_declaration(
+        sanitizer, vocab.words, codebook, obs, m=m, alpha=budget.declaration, screened=n_family
     )

@@ -58,6 +58,10 @@ __all__ = [
 ]
 
 ENGINES = ("local", "ray")
+#: Scores a co-located pair of full screen draws: (lower bound favouring a, favouring b).
+PairScorer = Callable[
+    ["WordDraws", "WordDraws", int, tuple[int, ...], "np.ndarray | None"], tuple[float, float]
+]
 #: Draws per shard the engine aims at (enough work to amortise a task, small enough for progress).
 SHARD_DRAWS = 1 << 22
 
@@ -84,9 +88,16 @@ class DrawPlan:
     #: The screen's pairings, shape (P, |V|): each word id's partner id per pairing (−1: none).
     #: Every word's summary then carries its count of each partner and of outputs outside V.
     partners: np.ndarray | None = None
-    #: Words of pairing 0 arrive side by side (shards never split a pair); each such pair is also
-    #: scored on all its outputs (:func:`pair_lower_bounds`).
-    colocated: bool = False
+    #: With a scorer, the words of pairing 0 arrive side by side (shards never split a pair) and
+    #: each such pair is also scored on all its outputs by ``pair_scorer(a, b, |V|, halves,
+    #: eligible)`` → (lower bound favouring a, favouring b), before both are reduced (the screen's
+    #: :func:`~dpcore.textaudit.screen.pair_lower_bounds`). A module-level function, so that Ray
+    #: can ship it.
+    pair_scorer: PairScorer | None = None
+
+    @property
+    def colocated(self) -> bool:
+        return self.pair_scorer is not None
 
     @property
     def draws_per_word(self) -> int:
@@ -125,7 +136,7 @@ class WordSummary:
     partner_counts: tuple[int, ...] = ()
     #: Per half: how often the word produced an output outside the vocabulary.
     outside_counts: tuple[int, ...] = ()
-    #: Pairing 0's pair scored on all outputs: the lower bound (at :data:`PAIR_ALPHA`) on
+    #: Pairing 0's pair scored on all outputs: the lower bound (the plan's ``pair_scorer``) on
     #: ln Pr[M(x) ∈ S] − ln Pr[M(x′) ∈ S], S chosen on the first half of both words' draws and
     #: counted on the second (nan: not scored).
     pair_lower: float = float("nan")
@@ -184,49 +195,6 @@ def summarize(
         outside_counts=tuple(int(c) for c in outside_counts),
         pair_lower=float(pair_lower),
     )
-
-
-#: Level of the pair score's bounds in the screen (a ranking device: 0.05 per side).
-PAIR_ALPHA = 0.1
-
-
-def pair_lower_bounds(
-    a: WordDraws, b: WordDraws, n_base: int, halves: tuple[int, ...], eligible: np.ndarray | None
-) -> tuple[float, float]:
-    """Score a pair on all its outputs: (lower bound favouring a, lower bound favouring b).
-
-    The event is the best prefix of the likelihood-ratio order chosen on the first half of both
-    words' draws (:func:`~dpcore.textaudit.estimator.best_prefix_event`, over every output, not
-    one), and its loss is bounded on the second half. A violation spread thinly over many
-    outputs (none of them frequent enough to stand out alone) still gives a high score.
-    """
-    from dpcore.textaudit.estimator import best_prefix_event, estimate_direction
-
-    if len(halves) < 2 or a.error is not None or b.error is not None:
-        return float("nan"), float("nan")
-    # The outputs an event can hold: those either word produced in the selection half (the
-    # event takes outputs with a positive selection count), vocabulary ids in increasing order,
-    # then the selection half's outputs outside V by label. The same outputs in the same order
-    # as over the whole vocabulary, so the same event and bound, without |V|-long copies.
-    a0, b0 = a.counts[0][:n_base], b.counts[0][:n_base]
-    seen = np.flatnonzero((a0 | b0) != 0)
-    labels0 = sorted(set(a.extras[0]) | set(b.extras[0]))
-
-    def part(wd: WordDraws, half: int) -> np.ndarray:
-        # this half's counts of those outputs (an output outside V: by label, 0 when absent)
-        extra = np.asarray([wd.extras[half].get(k, 0) for k in labels0], dtype=np.int64)
-        return np.concatenate([wd.counts[half][:n_base][seen], extra])
-
-    sel_a, sel_b, ev_a, ev_b = part(a, 0), part(b, 0), part(a, 1), part(b, 1)
-    elig = None
-    if eligible is not None:
-        elig = np.concatenate([eligible[:n_base][seen], np.zeros(len(labels0), dtype=bool)])
-    out = []
-    for s_x, s_y, e_x, e_y in ((sel_a, sel_b, ev_a, ev_b), (sel_b, sel_a, ev_b, ev_a)):
-        event = best_prefix_event(s_x, s_y, halves[0], PAIR_ALPHA, elig)
-        d = estimate_direction(event, e_x, e_y, halves[1], PAIR_ALPHA)
-        out.append(d.lower_bound)
-    return float(out[0]), float(out[1])
 
 
 def draw_one_word(
@@ -457,7 +425,8 @@ def _screen_shard(
             b = draw_one_word(
                 sanitizer, words, wids[i + 1], seed, plan, tick, reduce=False, sampler=samplers.at(i + 1)
             )
-            la, lb = pair_lower_bounds(a, b, n_base, plan.halves, elig)
+            assert plan.pair_scorer is not None
+            la, lb = plan.pair_scorer(a, b, n_base, plan.halves, elig)
             out += [reduce_draws(a, plan, la), reduce_draws(b, plan, lb)]
             i += 2
         else:

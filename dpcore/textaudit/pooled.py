@@ -52,13 +52,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dpcore.stats import chernoff_ratio_bounds, chernoff_ratio_bounds_many
 from dpcore.text.vocab import Vocabulary
+from dpcore.textaudit.budget import AlphaBudget, per_test
 from dpcore.textaudit.pairs import nearest_neighbors
+from dpcore.textaudit.sampling import eligible_outputs
+
+if TYPE_CHECKING:
+    from dpcore.textaudit.screen import ScreenDraws
 
 __all__ = [
     "FAMILIES",
@@ -398,7 +403,7 @@ def family_tests(
     with_outside = eligible is None and len(halves) >= 2
     families = [f for f in FAMILIES if f != "outside-V" or with_outside]
     n_tests = max(1, len(pairings) * len(families))
-    a_test = alpha / n_tests
+    a_test = per_test(alpha, n_tests)
     el = (
         np.ones(len(vocab), dtype=bool)
         if eligible is None
@@ -456,3 +461,42 @@ def family_tests(
                 confirm.append(np.stack([ids[fav[top]], ids[oth[top]]], axis=1))
     pairs = np.concatenate(confirm) if confirm else np.zeros((0, 2), dtype=np.int64)
     return tests, pairs
+
+
+# --- the audit's stage -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class PooledOutcome:
+    """The screen's pooled tests and the pairs their rejecting families name for stage 2."""
+
+    tests: list[FamilyTest]
+    pairs: np.ndarray
+
+    @property
+    def per_test_alpha(self) -> float:
+        """Each pooled test's level (0 when none ran)."""
+        return self.tests[0].alpha if self.tests else 0.0
+
+
+def run(
+    sd: ScreenDraws,
+    ids: np.ndarray,
+    *,
+    sanitizer: Any,
+    vocab: Vocabulary,
+    claims: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+    budget: AlphaBudget,
+) -> PooledOutcome:
+    """Every pooled test of the screen's draws ``sd`` (screened ids ``ids``) at the budget's pooled share."""
+    tests, pairs = family_tests(
+        sd.draws,
+        sd.pairings,
+        ids,
+        vocab=vocab,
+        claims=claims,
+        eligible=eligible_outputs(sanitizer, len(vocab)),
+        alpha=budget.pooled,
+        halves=sd.halves,
+    )
+    return PooledOutcome(tests, pairs)

@@ -25,6 +25,7 @@ selection half did not choose, or on a pair that was not tested, is not covered.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -32,6 +33,8 @@ import numpy as np
 from scipy.special import bdtrc, gammaln
 
 from dpcore.stats import cp_log_ratio_den, cp_log_ratio_num, cp_lower, cp_upper
+from dpcore.text.sampling import pair_distances
+from dpcore.textaudit.pairs import nearest_neighbors
 
 __all__ = [
     "DEFAULT_POWER",
@@ -418,3 +421,66 @@ def _claim_levels(guarantee: str, candidate: np.ndarray | None, tested: list[flo
     if guarantee == "ldp" or np.ptp(vals) < 1e-9:
         return [float(vals[0])]
     return [float(v) for v in np.quantile(vals, [0.1, 0.5, 0.9])]
+
+
+# --- the audit's stage -----------------------------------------------------------------------
+
+
+def run(
+    *,
+    strategy: str,
+    sanitizer: Any,
+    vocab: Any,
+    screen_ids: np.ndarray | None,
+    screen_info: dict[str, Any] | None,
+    nn: np.ndarray | None,
+    pooled: list[Any],
+    results: list[Any],
+    samples: int,
+    alpha_pair: float,
+    claims: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+) -> dict[str, Any]:
+    """The statements stage: what the whole pipeline would have caught (the result's ``power``).
+
+    ``results`` are stage 2's pair results, ``pooled`` the screen's pooled tests, ``nn`` the
+    screened words' nearest screened words (positions), when the screen found them.
+    """
+    if not any(r.error is None for r in results) and not any(t.terms for t in pooled):
+        return {
+            "power": DEFAULT_POWER,
+            "statements": [],
+            "not_covered": ["everything: no pair and no pooled test could be tested"],
+            "text": "nothing was tested, so nothing can be stated",
+        }
+    return pipeline_statements(
+        strategy=strategy,
+        guarantee=str(sanitizer.guarantee),
+        screen=screen_info,
+        pooled=pooled,
+        claims_tested=[r.claimed_bound for r in results if r.error is None],
+        samples=samples,
+        alpha_pair=alpha_pair,
+        candidate_claims=candidate_claims(sanitizer, vocab, screen_ids, claims, nn)
+        if screen_info is not None
+        else None,
+    )
+
+
+def candidate_claims(
+    sanitizer: Any,
+    vocab: Any,
+    ids: np.ndarray | None,
+    claims: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+    nn_pos: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """Claims of the screen's nearest-neighbour pairs (metric) or ε (LDP): the claim levels stated."""
+    if ids is None or len(ids) < 2:
+        return None
+    if sanitizer.guarantee == "ldp":
+        sub = ids[:2]
+        return np.asarray(claims(sub[:1], sub[1:], np.ones(1)), dtype=np.float64)
+    pick = np.sort(np.random.default_rng(0).choice(len(ids), size=min(2_000, len(ids)), replace=False))
+    sub = ids[pick].astype(np.int64)
+    nn = ids[nn_pos[pick, 0]] if nn_pos is not None else nearest_neighbors(vocab, sub, 1, among=ids)[:, 0]
+    d = pair_distances(vocab.vectors, sub, nn)
+    return np.asarray(claims(sub, nn, d), dtype=np.float64)

@@ -164,80 +164,15 @@ class TextAuditResult:
         pooled = list(pooled or [])
         tested = [p for p in pairs if p.error is None]
         n = len(tested)
-        viol = [p for p in tested if p.violates]
-        pooled_run = [t for t in pooled if t.get("terms", 0) > 0]
-        pooled_viol = [t for t in pooled_run if t.get("rejects")]
         ratios = [p.ratio for p in tested]
         max_ratio = max(ratios) if ratios else 0.0
-        conf = f"{100 * confidence:g}%"
-        size = (
-            f"ε = {float(sanitizer.epsilon):g}, {n} pair(s), {samples:,} samples per word, "
-            f"confidence {conf} family-wise"
+        verdict, text = _verdict(
+            float(sanitizer.epsilon), tested, pooled, failures, samples, confidence, max_detectable
         )
-        if pooled_run:
-            size += f", {len(pooled_run)} pooled test(s)"
-        if viol or pooled_viol:
-            parts = []
-            if viol:
-                worst = max(viol, key=lambda p: (p.ratio, p.lower_bound))
-                parts.append(
-                    f"for ({worst.x!r}, {worst.x_prime!r}) the privacy loss is ≥ {worst.lower_bound:.3g} at "
-                    f"{conf} confidence, above the claimed {worst.claimed_bound:.3g}; {len(viol)} of {n} "
-                    "pair(s) flagged"
-                )
-            if pooled_viol:
-                t = max(pooled_viol, key=lambda t: t["excess_lower_bound"])
-                parts.append(
-                    f"the pooled '{t['family']}' test over {t['terms']:,} {t['pairing']} pairs shows that "
-                    f"some pair's loss exceeds its claim by ≥ {t['excess_lower_bound']:.3g}"
-                    + (
-                        f" ({len(pooled_viol)} of {len(pooled_run)} pooled tests reject)"
-                        if len(pooled_run) > 1
-                        else ""
-                    )
-                )
-            text = "violates its claim: " + "; ".join(parts) + f" ({size})"
-            verdict = "violates"
-        elif n == 0 and not pooled_run:
-            why = (
-                f"the sanitizer's sample() failed on {len(failures)} word(s)"
-                if failures
-                else "no pair could be drawn"
-            )
-            text = f"untested: {why}, so no pair and no pooled test could be tested and nothing was shown"
-            verdict = "untested"
-        else:
-            unreachable = sum(1 for p in tested if p.claimed_bound >= max_detectable)
-            text = f"no violation detected by this test ({size}); this does not show the mechanism is private"
-            if unreachable:
-                text += (
-                    f". {unreachable} of the {n} claimed bounds are ≥ {max_detectable:.3g}, the largest loss "
-                    f"{samples:,} samples per word can show: raise the samples to test them"
-                )
-            verdict = "not-detected"
         det = dict(detectable or {})
         pw = dict(power or {})
-        if pw.get("text") and verdict != "untested":
-            text += f". Power: {pw['text']}"
-        if screen is not None:
-            m, n_w = screen["draws_per_word"], screen["words_screened"]
-            text += (
-                f". The screen drew {m:,} outputs of each of {n_w:,} words and confirmed its "
-                f"{screen['proposed']} most suspicious pairs"
-            )
-        if declaration is not None and declaration.get("status") == "mismatch":
-            text += f". Declaration: {declaration.get('text')}"
         rc = dict(rng_contract or {})
-        if rc.get("status") == "global-state-reseeded":
-            text += (
-                f". rng: {rc.get('text', 'the global random state was reseeded from the audit rng per call')}"
-            )
-        if failures:
-            msg = next(iter(failures.values()))
-            text += (
-                f". The sanitizer's sample() failed on {len(failures)} word(s), so {len(pairs) - n} pair(s) "
-                f"were not tested (first: {msg})"
-            )
+        text += _notes(verdict, pw, screen, declaration, rc, failures, len(pairs) - n)
         exact = [p.exact_violates for p in tested if p.exact_violates is not None]
         exact_verdict = None if not exact else ("violates" if any(exact) else "within-claim")
         if declaration is not None and declaration.get("status") == "mismatch":
@@ -296,3 +231,95 @@ class TextAuditResult:
         """One row per pair."""
         rows = [asdict(p) | {"ratio": p.ratio} for p in self.pairs]
         return pd.DataFrame(rows)
+
+
+def _verdict(
+    epsilon: float,
+    tested: list[PairResult],
+    pooled: list[dict[str, Any]],
+    failures: dict[str, str],
+    samples: int,
+    confidence: float,
+    max_detectable: float,
+) -> tuple[str, str]:
+    """(verdict, its sentence) from the tested pairs and the pooled tests."""
+    n = len(tested)
+    viol = [p for p in tested if p.violates]
+    pooled_run = [t for t in pooled if t.get("terms", 0) > 0]
+    pooled_viol = [t for t in pooled_run if t.get("rejects")]
+    conf = f"{100 * confidence:g}%"
+    size = f"ε = {epsilon:g}, {n} pair(s), {samples:,} samples per word, confidence {conf} family-wise"
+    if pooled_run:
+        size += f", {len(pooled_run)} pooled test(s)"
+    if viol or pooled_viol:
+        parts = []
+        if viol:
+            worst = max(viol, key=lambda p: (p.ratio, p.lower_bound))
+            parts.append(
+                f"for ({worst.x!r}, {worst.x_prime!r}) the privacy loss is ≥ {worst.lower_bound:.3g} at "
+                f"{conf} confidence, above the claimed {worst.claimed_bound:.3g}; {len(viol)} of {n} "
+                "pair(s) flagged"
+            )
+        if pooled_viol:
+            t = max(pooled_viol, key=lambda t: t["excess_lower_bound"])
+            parts.append(
+                f"the pooled '{t['family']}' test over {t['terms']:,} {t['pairing']} pairs shows that "
+                f"some pair's loss exceeds its claim by ≥ {t['excess_lower_bound']:.3g}"
+                + (
+                    f" ({len(pooled_viol)} of {len(pooled_run)} pooled tests reject)"
+                    if len(pooled_run) > 1
+                    else ""
+                )
+            )
+        text = "violates its claim: " + "; ".join(parts) + f" ({size})"
+        verdict = "violates"
+    elif n == 0 and not pooled_run:
+        why = (
+            f"the sanitizer's sample() failed on {len(failures)} word(s)"
+            if failures
+            else "no pair could be drawn"
+        )
+        text = f"untested: {why}, so no pair and no pooled test could be tested and nothing was shown"
+        verdict = "untested"
+    else:
+        unreachable = sum(1 for p in tested if p.claimed_bound >= max_detectable)
+        text = f"no violation detected by this test ({size}); this does not show the mechanism is private"
+        if unreachable:
+            text += (
+                f". {unreachable} of the {n} claimed bounds are ≥ {max_detectable:.3g}, the largest loss "
+                f"{samples:,} samples per word can show: raise the samples to test them"
+            )
+        verdict = "not-detected"
+    return verdict, text
+
+
+def _notes(
+    verdict: str,
+    pw: dict[str, Any],
+    screen: dict[str, Any] | None,
+    declaration: dict[str, Any] | None,
+    rc: dict[str, Any],
+    failures: dict[str, str],
+    untested: int,
+) -> str:
+    """What the verdict's sentence adds: power, the screen, the declaration, the rng, failures."""
+    text = ""
+    if pw.get("text") and verdict != "untested":
+        text += f". Power: {pw['text']}"
+    if screen is not None:
+        m, n_w = screen["draws_per_word"], screen["words_screened"]
+        text += (
+            f". The screen drew {m:,} outputs of each of {n_w:,} words and confirmed its "
+            f"{screen['proposed']} most suspicious pairs"
+        )
+    if declaration is not None and declaration.get("status") == "mismatch":
+        text += f". Declaration: {declaration.get('text')}"
+    if rc.get("status") == "global-state-reseeded":
+        text += f". rng: {rc.get('text', 'the global random state was reseeded from the audit rng per call')}"
+    if failures:
+        msg = next(iter(failures.values()))
+        text += (
+            f". The sanitizer's sample() failed on {len(failures)} word(s), so {untested} pair(s) "
+            f"were not tested (first: {msg})"
+        )
+    return text

@@ -30,18 +30,26 @@ outside the protected set (SanText+'s V_P) are never used as events.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpcore.rng import cell_seed_sequence
 from dpcore.stats import log_cp_lower, log_cp_upper
 from dpcore.text.sampling import iter_chunks, pair_distances
 from dpcore.text.vocab import Vocabulary
-from dpcore.textaudit.engine import WordDraws
+from dpcore.textaudit.engine import DrawPlan, WordDraws
+from dpcore.textaudit.estimator import best_prefix_event, estimate_direction
 from dpcore.textaudit.pairs import nearest_neighbors
+from dpcore.textaudit.pooled import MATCH_NEIGHBOURS, Pairing, pairings_for
+from dpcore.textaudit.sampling import OutputCodebook, eligible_outputs
 from dpcore.validation import DPCoreError
+
+if TYPE_CHECKING:
+    from dpcore.textaudit.plan import AuditPlan
 
 __all__ = [
     "DEFAULT_SCREEN_BUDGET",
@@ -65,6 +73,10 @@ SCREEN_TOP = 16
 SCREEN_ALPHA = 0.05
 #: Random partners per word.
 RANDOM_PARTNERS = 2
+#: Pairs named by a rejecting pooled family that go on to stage 2 (per family).
+POOLED_CONFIRM = 5
+#: Screened words besides the confirmed pairs' whose counts the declaration test looks at.
+DECLARATION_SPREAD = 64
 
 
 def draws_per_word(n_words: int, budget: int) -> int:
@@ -209,44 +221,21 @@ def propose_pairs(
         el[: eligible.size] = eligible
         usable &= el[np.maximum(codes, 0)]
 
-    # --- candidate pairs (rows of the screened set) ---
-    parts: list[np.ndarray] = []
-    if neighbors > 0:
-        row_of = np.full(len(vocab), -1, dtype=np.int64)
-        row_of[wids] = np.arange(n)
-        if nn is not None and nn.shape[1] >= neighbors:  # positions → rows of the words that drew
-            nn = pos_all[np.asarray(nn)[okmask, :neighbors]]
-            nn = np.where(nn >= 0, nn, np.arange(n)[:, None])  # a failed neighbour: a self-pair, dropped
-        else:
-            nn = row_of[nearest_neighbors(vocab, wids, neighbors, among=wids)]
-        parts.append(np.stack([np.repeat(np.arange(n), nn.shape[1]), nn.ravel()], axis=1))
-    a = np.repeat(np.arange(n), RANDOM_PARTNERS)
-    b = (a + rng.integers(1, n, size=a.size)) % n
-    parts.append(np.stack([a, b], axis=1))
-    # per-output extremes: the top producer of each listed output vs the lowest-residual words
-    flat_rows = np.repeat(np.arange(n), t + 1)[usable.ravel()]
-    flat_codes = codes.ravel()[usable.ravel()]
-    flat_counts = counts.ravel()[usable.ravel()]
-    if flat_codes.size:
-        o = np.lexsort((-flat_counts, flat_codes))
-        first = np.ones(o.size, dtype=bool)
-        first[1:] = flat_codes[o][1:] != flat_codes[o][:-1]
-        hi = flat_rows[o][first]
-        low = np.argsort(residual, kind="stable")[:3]
-        for lo in low:
-            parts.append(np.stack([hi, np.full(hi.size, lo)], axis=1))
+    pairs = _candidate_rows(
+        vocab,
+        wids,
+        neighbors,
+        nn,
+        pos_all,
+        okmask,
+        rng,
+        codes[usable],
+        counts[usable],
+        np.nonzero(usable)[0],
+        residual,
+        colocated,
+    )
     agg_lower = np.array([d.summary.pair_lower for d in ok], dtype=np.float64)  # type: ignore[union-attr]
-    if colocated is not None:
-        co = np.asarray(colocated, dtype=np.int64)
-        src = np.flatnonzero(okmask)  # row → position
-        partner_row = np.full(n, -1, dtype=np.int64)
-        has = co[src] >= 0
-        partner_row[has] = pos_all[co[src][has]]
-        keep = partner_row >= 0
-        parts.append(np.stack([np.arange(n)[keep], partner_row[keep]], axis=1))
-    pairs = np.concatenate(parts)
-    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
-    pairs = np.unique(np.sort(pairs, axis=1), axis=0)
 
     # --- scores ---
     ids_a, ids_b = wids[pairs[:, 0]], wids[pairs[:, 1]]
@@ -295,6 +284,61 @@ def propose_pairs(
     )
 
 
+def _candidate_rows(
+    vocab: Vocabulary,
+    wids: np.ndarray,
+    neighbors: int,
+    nn: np.ndarray | None,
+    pos_all: np.ndarray,
+    okmask: np.ndarray,
+    rng: np.random.Generator,
+    flat_codes: np.ndarray,
+    flat_counts: np.ndarray,
+    flat_rows: np.ndarray,
+    residual: np.ndarray,
+    colocated: np.ndarray | None,
+) -> np.ndarray:
+    """Candidate pairs as rows of the words that drew (sorted, distinct, no self-pairs).
+
+    Neighbours, random partners, per-output extremes (the top producer of each listed output
+    against the lowest-residual words) and pairing 0's co-located pairs.
+    """
+    n = len(wids)
+    parts: list[np.ndarray] = []
+    if neighbors > 0:
+        row_of = np.full(len(vocab), -1, dtype=np.int64)
+        row_of[wids] = np.arange(n)
+        if nn is not None and nn.shape[1] >= neighbors:  # positions → rows of the words that drew
+            nn = pos_all[np.asarray(nn)[okmask, :neighbors]]
+            nn = np.where(nn >= 0, nn, np.arange(n)[:, None])  # a failed neighbour: a self-pair, dropped
+        else:
+            nn = row_of[nearest_neighbors(vocab, wids, neighbors, among=wids)]
+        parts.append(np.stack([np.repeat(np.arange(n), nn.shape[1]), nn.ravel()], axis=1))
+    a = np.repeat(np.arange(n), RANDOM_PARTNERS)
+    b = (a + rng.integers(1, n, size=a.size)) % n
+    parts.append(np.stack([a, b], axis=1))
+    # per-output extremes: the top producer of each listed output vs the lowest-residual words
+    if flat_codes.size:
+        o = np.lexsort((-flat_counts, flat_codes))
+        first = np.ones(o.size, dtype=bool)
+        first[1:] = flat_codes[o][1:] != flat_codes[o][:-1]
+        hi = flat_rows[o][first]
+        low = np.argsort(residual, kind="stable")[:3]
+        for lo in low:
+            parts.append(np.stack([hi, np.full(hi.size, lo)], axis=1))
+    if colocated is not None:
+        co = np.asarray(colocated, dtype=np.int64)
+        src = np.flatnonzero(okmask)  # row → position
+        partner_row = np.full(n, -1, dtype=np.int64)
+        has = co[src] >= 0
+        partner_row[has] = pos_all[co[src][has]]
+        keep = partner_row >= 0
+        parts.append(np.stack([np.arange(n)[keep], partner_row[keep]], axis=1))
+    pairs = np.concatenate(parts)
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    return np.unique(np.sort(pairs, axis=1), axis=0)
+
+
 ClaimsFn = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
@@ -318,3 +362,261 @@ def claims_function(sanitizer: Any, vocab: Vocabulary) -> ClaimsFn:
         return np.full(len(x), eps) if sanitizer.guarantee == "ldp" else eps * np.asarray(d, dtype=np.float64)
 
     return fn
+
+
+# --- scoring a co-located pair on all its outputs (in the drawing process) -------------------
+
+#: Level of the pair score's bounds in the screen (a ranking device: 0.05 per side).
+PAIR_ALPHA = 0.1
+
+
+def pair_lower_bounds(
+    a: WordDraws, b: WordDraws, n_base: int, halves: tuple[int, ...], eligible: np.ndarray | None
+) -> tuple[float, float]:
+    """Score a pair on all its outputs: (lower bound favouring a, lower bound favouring b).
+
+    The event is the best prefix of the likelihood-ratio order chosen on the first half of both
+    words' draws (:func:`~dpcore.textaudit.estimator.best_prefix_event`, over every output, not
+    one), and its loss is bounded on the second half. A violation spread thinly over many
+    outputs (none of them frequent enough to stand out alone) still gives a high score. The
+    engine calls it on pairing 0's pairs, side by side in a shard (``DrawPlan.pair_scorer``).
+    """
+    if len(halves) < 2 or a.error is not None or b.error is not None:
+        return float("nan"), float("nan")
+    # The outputs an event can hold: those either word produced in the selection half (the
+    # event takes outputs with a positive selection count), vocabulary ids in increasing order,
+    # then the selection half's outputs outside V by label. The same outputs in the same order
+    # as over the whole vocabulary, so the same event and bound, without |V|-long copies.
+    a0, b0 = a.counts[0][:n_base], b.counts[0][:n_base]
+    seen = np.flatnonzero((a0 | b0) != 0)
+    labels0 = sorted(set(a.extras[0]) | set(b.extras[0]))
+
+    def part(wd: WordDraws, half: int) -> np.ndarray:
+        # this half's counts of those outputs (an output outside V: by label, 0 when absent)
+        extra = np.asarray([wd.extras[half].get(k, 0) for k in labels0], dtype=np.int64)
+        return np.concatenate([wd.counts[half][:n_base][seen], extra])
+
+    sel_a, sel_b, ev_a, ev_b = part(a, 0), part(b, 0), part(a, 1), part(b, 1)
+    elig = None
+    if eligible is not None:
+        elig = np.concatenate([eligible[:n_base][seen], np.zeros(len(labels0), dtype=bool)])
+    out = []
+    for s_x, s_y, e_x, e_y in ((sel_a, sel_b, ev_a, ev_b), (sel_b, sel_a, ev_b, ev_a)):
+        event = best_prefix_event(s_x, s_y, halves[0], PAIR_ALPHA, elig)
+        d = estimate_direction(event, e_x, e_y, halves[1], PAIR_ALPHA)
+        out.append(d.lower_bound)
+    return float(out[0]), float(out[1])
+
+
+# --- the audit's stage -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class ScreenDraws:
+    """Stage 1's draws: one summary (or failure) per screened word, and how they were paired.
+
+    Attributes
+    ----------
+    draws:
+        One :class:`~dpcore.textaudit.engine.WordDraws` per screened position (``plan.screen_ids``).
+    pairings:
+        The pooled tests' pairings over positions (:func:`~dpcore.textaudit.pooled.pairings_for`).
+    halves:
+        Draws per half (m // 2, m − m // 2).
+    nn:
+        Each screened word's nearest screened words (positions), or None.
+    failures:
+        Words whose ``sample`` raised, with the message.
+    """
+
+    draws: list[WordDraws]
+    pairings: list[Pairing]
+    halves: tuple[int, int]
+    nn: np.ndarray | None
+    failures: dict[str, str]
+
+    @property
+    def colocated(self) -> np.ndarray:
+        """Pairing 0 (partner position per position): its pairs were drawn side by side."""
+        return self.pairings[0].partner
+
+
+def run(
+    plan: AuditPlan,
+    draw: Callable[[np.ndarray, DrawPlan], list[WordDraws]],
+    *,
+    sanitizer: Any,
+    vocab: Vocabulary,
+    codebook: OutputCodebook,
+) -> ScreenDraws:
+    """Draw m outputs of every screened word, summarised (stage 1); code every output seen."""
+    assert plan.screen_ids is not None
+    ids = plan.screen_ids
+    # the screened words' nearest screened words, once (matching, candidates, claim levels)
+    k_nn = max(plan.neighbors, MATCH_NEIGHBOURS if sanitizer.guarantee == "metric" else 0)
+    k_nn = min(len(ids) - 1, k_nn)
+    nn_pos = None
+    if k_nn > 0:
+        row_of = np.full(len(vocab), -1, dtype=np.int64)
+        row_of[ids] = np.arange(len(ids))
+        nn_pos = row_of[nearest_neighbors(vocab, ids, k_nn, among=ids, workers=plan.workers)]
+    pairings = pairings_for(
+        sanitizer.guarantee,
+        vocab,
+        ids,
+        np.random.default_rng(cell_seed_sequence(plan.seed, "text-audit", "pairings")),
+        nn=nn_pos,
+    )
+    partners = np.full((len(pairings), len(vocab)), -1, dtype=np.int64)
+    for k, pr in enumerate(pairings):
+        has = pr.partner >= 0
+        partners[k, ids[has]] = ids[pr.partner[has]]
+    # pairing 0's pairs side by side (so a worker scores each on all its outputs)
+    p0 = pairings[0].partner
+    first = np.flatnonzero(p0 > np.arange(len(p0)))
+    order = np.concatenate([np.stack([first, p0[first]], axis=1).ravel(), np.flatnonzero(p0 < 0)]).astype(
+        np.int64
+    )
+    m = plan.m_screen
+    halves = (m // 2, m - m // 2)
+    dplan = DrawPlan("screen", halves, top=SCREEN_TOP, partners=partners, pair_scorer=pair_lower_bounds)
+    drawn = draw(ids[order], dplan)
+    sdraws: list[WordDraws] = [drawn[0]] * len(order)
+    for k, pos in enumerate(order):
+        sdraws[pos] = drawn[k]
+    failures: dict[str, str] = {}
+    for wd in sdraws:
+        if wd.summary is not None:
+            for label in wd.summary.labels:
+                codebook.code(label)
+        else:
+            failures[str(vocab.words[wd.wid])] = str(wd.error)
+    return ScreenDraws(sdraws, pairings, halves, nn_pos, failures)
+
+
+def propose(
+    plan: AuditPlan,
+    sd: ScreenDraws,
+    *,
+    sanitizer: Any,
+    vocab: Vocabulary,
+    codebook: OutputCodebook,
+    claims: ClaimsFn,
+) -> ScreenProposal:
+    """The K most suspicious pairs of the screen's summaries (:func:`propose_pairs`)."""
+    return propose_pairs(
+        sd.draws,
+        vocab=vocab,
+        m=plan.m_screen,
+        k_pairs=plan.pairs,
+        neighbors=plan.neighbors,
+        rng=plan.pairs_rng(),
+        label_code=codebook.code,
+        n_codes=len(codebook),
+        claims=claims,
+        eligible=eligible_outputs(sanitizer, len(codebook)),
+        colocated=sd.colocated,
+        nn=sd.nn,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class ScreenOutcome:
+    """What the screen hands on: the pairs to confirm, their screen events and the record.
+
+    Attributes
+    ----------
+    pairs:
+        Vocabulary ids of the pairs stage 2 tests: the proposed ones, then those named by
+        rejecting pooled families.
+    events:
+        Per proposed pair (x id, x′ id): the screen's (favoured word id, output code).
+    info:
+        The result's ``screen`` record.
+    word_scores:
+        Per screened word, its best score (the dashboard's map).
+    candidates:
+        Candidate pairs scored.
+    """
+
+    pairs: np.ndarray
+    events: dict[tuple[int, int], tuple[int, int]]
+    info: dict[str, Any]
+    word_scores: np.ndarray
+    candidates: int
+
+
+def outcome(
+    plan: AuditPlan, sd: ScreenDraws, prop: ScreenProposal, pooled_pairs: np.ndarray, words: np.ndarray
+) -> ScreenOutcome:
+    """Merge the proposals with the pooled tests' pairs, and write the screen's record."""
+    assert plan.screen_ids is not None
+    cand = prop.pairs
+    events: dict[tuple[int, int], tuple[int, int]] = {}
+    if prop.events is not None:
+        for (x_id, y_id), ev in zip(cand, prop.events, strict=True):
+            if ev[0] >= 0:
+                events[(int(x_id), int(y_id))] = (int(ev[0]), int(ev[1]))
+    if len(pooled_pairs):
+        seen = {tuple(sorted(map(int, pr))) for pr in cand}
+        extra = [pr for pr in pooled_pairs if tuple(sorted(map(int, pr))) not in seen]
+        extra = np.unique(np.asarray(extra, dtype=np.int64).reshape(-1, 2), axis=0)
+        # a pair named in both orientations is confirmed once (in its first orientation)
+        first = {}
+        for pr in extra:
+            first.setdefault(tuple(sorted(map(int, pr))), pr)
+        extra = np.asarray(list(first.values()), dtype=np.int64).reshape(-1, 2)[: 4 * POOLED_CONFIRM]
+        if len(extra):
+            cand = np.concatenate([cand, extra])
+    ids, m = plan.screen_ids, plan.m_screen
+    info = {
+        "words_screened": len(ids),
+        "draws_per_word": int(m),
+        "budget": int(plan.screen_budget),
+        "budget_source": f"fitted to {plan.screen_minutes:g} min" if plan.fitted else "given",
+        "draws": int(len(ids) * m),
+        "candidates_scored": int(prop.candidates),
+        "proposed": len(prop.pairs),
+        "confirmed_from_pooled": int(len(cand) - len(prop.pairs)),
+        "failed_words": int(sum(wd.error is not None for wd in sd.draws)),
+        "kth_score": float(prop.scores[-1]) if len(prop.scores) else -math.inf,
+        "residual_median": prop.residual_median,
+        "pairings": [{"name": pr.name, "pairs": pr.pairs} for pr in sd.pairings],
+        "top_words": top_words(words, ids, prop.word_scores, 20),
+    }
+    return ScreenOutcome(cand, events, info, prop.word_scores, int(prop.candidates))
+
+
+def top_words(words: np.ndarray, ids: np.ndarray, scores: np.ndarray, k: int) -> list[dict[str, Any]]:
+    """The ``k`` screened words with the highest scores (word, vocabulary rank, score)."""
+    order = np.argsort(-scores, kind="stable")[:k]
+    return [
+        {"word": str(words[ids[o]]), "rank": int(ids[o]), "score": float(scores[o])}
+        for o in order
+        if np.isfinite(scores[o])
+    ]
+
+
+def observations(
+    plan: AuditPlan, sd: ScreenDraws, pairs: np.ndarray, codebook: OutputCodebook
+) -> dict[int, tuple[np.ndarray, np.ndarray, int]]:
+    """The screen's counts for the declaration test: the pairs' words and a seeded spread of others.
+
+    Word id → (listed output codes and the word itself, their counts, the residual bound).
+    """
+    assert plan.screen_ids is not None
+    ids = plan.screen_ids
+    pos_of = np.full(plan.vocab_size, -1, dtype=np.int64)
+    pos_of[ids] = np.arange(len(ids))
+    rng = np.random.default_rng(cell_seed_sequence(plan.seed, "text-audit", "declaration-words"))
+    spread = rng.choice(ids, size=min(DECLARATION_SPREAD, len(ids)), replace=False).astype(np.int64)
+    obs: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
+    for wid in np.unique(np.concatenate([pairs.ravel(), spread])):
+        sm = sd.draws[pos_of[int(wid)]].summary
+        if sm is None:
+            continue
+        codes = np.asarray(
+            [int(c) if c >= 0 else codebook.code(sm.labels[-1 - int(c)]) for c in sm.codes], dtype=np.int64
+        )
+        obs[int(wid)] = (np.append(codes, int(wid)), np.append(sm.counts, sm.self_count), int(sm.residual))
+    return obs
