@@ -23,13 +23,10 @@ from collections.abc import Iterable, Sequence
 
 from dpcore.validation import DPCoreError
 
-__all__ = ["CLI_WORDS_PAIRS", "audit_text_command", "number", "sanitize_command", "shell_command"]
+__all__ = ["audit_text_command", "number", "sanitize_command", "shell_command"]
 
 #: The start of every command.
 PREFIX = ("python", "-m", "dpcore")
-#: Pairs ``audit-text --words`` tests (the CLI takes no ``--pairs`` with ``--words``: it keeps
-#: the library's default, :func:`dpcore.textaudit.audit_text`'s ``pairs=50``).
-CLI_WORDS_PAIRS = 50
 
 
 def number(value: float) -> str:
@@ -93,9 +90,8 @@ def audit_text_command(
         As :func:`~dpcore.textaudit.audit_text` (None: ``screen`` without words, ``adaptive``
         with them).
     pairs
-        Pairs the confirmation stage tests. With ``words`` the command line tests
-        :data:`CLI_WORDS_PAIRS`; a different value is accepted only where it cannot change the
-        result (every candidate pair among the words and their neighbours is tested either way).
+        Pairs the confirmation stage tests (with ``words``, a pilot keeps the best of more
+        candidates).
     neighbors, samples, confidence, seed
         As :func:`~dpcore.textaudit.audit_text`.
     screen_budget
@@ -110,16 +106,14 @@ def audit_text_command(
     Raises
     ------
     DPCoreError
-        The screen without a budget, or ``words`` with a ``pairs`` the command line cannot give
-        (more than :data:`CLI_WORDS_PAIRS` candidate pairs possible, or fewer pairs than
-        candidates): the message says why.
+        The screen without a budget (the command line would fit one to the machine's speed).
 
     Examples
     --------
     >>> audit_text_command("krr", 1.0, vocab_size=500, words=["house", "car"], neighbors=0,
     ...                    pairs=1, samples=2000, seed=3)[3:]  # doctest: +NORMALIZE_WHITESPACE
     ['audit-text', '--mechanism', 'krr', '--epsilon', '1', '--embedding', 'glove',
-     '--vocab-size', '500', '--words', 'house,car', '--neighbors', '0', '--samples', '2000',
+     '--vocab-size', '500', '--words', 'house,car', '--pairs', '1', '--neighbors', '0', '--samples', '2000',
      '--confidence', '0.95', '--seed', '3']
     """
     cmd = [*PREFIX, "audit-text", "--mechanism", mechanism, "--epsilon", number(float(epsilon))]
@@ -127,17 +121,7 @@ def audit_text_command(
     if vocab_size is not None:
         cmd += ["--vocab-size", number(int(vocab_size))]
     if words is not None:
-        words = list(words)
-        # candidate pairs: every pair among the words and each word with its neighbours (at most)
-        most = len(words) * (len(words) - 1) // 2 + len(words) * neighbors
-        if pairs != CLI_WORDS_PAIRS and most > min(pairs, CLI_WORDS_PAIRS):
-            raise DPCoreError(
-                f"with --words the command line tests at most {CLI_WORDS_PAIRS} pairs (it takes no "
-                f"--pairs), chosen by a pilot among more candidates; this audit tests up to {pairs} "
-                f"of up to {most} candidate pairs, so no command reproduces it: run "
-                f"dpcore.textaudit.audit_text(…, pairs={pairs}) from Python"
-            )
-        cmd += ["--words", ",".join(words)]
+        cmd += ["--words", ",".join(words), "--pairs", number(int(pairs))]
         if strategy not in (None, "adaptive"):
             cmd += ["--strategy", strategy]
         cmd += ["--neighbors", number(int(neighbors))]

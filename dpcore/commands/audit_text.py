@@ -46,9 +46,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--vocab-size", default=None, help="the N most frequent words (glove default 15000; bert: all)"
     )
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--words", default=None, help="comma-separated words to audit (with their neighbours)")
-    g.add_argument("--pairs", default=None, help="number of pairs to test (default 50; 1..500)")
+    p.add_argument("--words", default=None, help="comma-separated words to audit (with their neighbours)")
+    p.add_argument(
+        "--pairs",
+        default=None,
+        help="number of pairs to test (default 50; 1..500); with --words, a pilot keeps the best of "
+        "more candidates",
+    )
     p.add_argument(
         "--strategy",
         default=None,
