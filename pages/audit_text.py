@@ -17,6 +17,7 @@ from dpcore.text.embeddings import EMBEDDINGS
 from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit import audit_text
 from dpcore.textaudit.loaders import available_sanitizers, load_sanitizer
+from dpcore.textaudit.plan import AuditPlan
 from dpcore.validation import DPCoreError
 from dpcore.viz.textaudit_figure import (
     checks_table,
@@ -109,6 +110,34 @@ SPECS = {
 
 def _label(name: str) -> str:
     return CHOICES[name].label if name in CHOICES else name
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def estimated_draws(
+    emb: str,
+    vsize: int | None,
+    words: tuple[str, ...] | None,
+    how: str,
+    nn: int,
+    pairs: int,
+    samples: int,
+    conf: float,
+    seed: int,
+    budget: int,
+) -> int:
+    """The draws the audit would make (the library's plan: its checks, its pairs, its estimate)."""
+    plan = AuditPlan.create(
+        vocab=build_vocabulary(emb, size=vsize),
+        words=None if words is None else list(words),
+        strategy="adaptive" if how == "words" else how,
+        neighbors=nn,
+        pairs=pairs,
+        samples=samples,
+        seed=seed,
+        confidence=conf,
+        screen_budget=max(1, budget),
+    )
+    return plan.estimated_draws
 
 
 @st.cache_data(max_entries=64, max_size="16MB", show_spinner=False)
@@ -235,21 +264,15 @@ if how == "words":
         st.stop()
     n_pairs_est = len(words) * (len(words) - 1) // 2 + len(words) * nn
     pairs = min(100, max(1, n_pairs_est))
-n_words = 2 * pairs if words is None else len(words) * (1 + nn)
-pilot = max(1_000, samples // 10)
-draws = n_words * samples + (4 * pairs * pilot if words is None and how == "adaptive" else 0)
 third_party = CHOICES[name].kind == "third-party"
 cap = MAX_DRAWS_THIRD_PARTY if third_party else MAX_DRAWS
-if how == "screen":
-    draws += budget
-    n_vocab = vsize if emb == "glove" else 30_522
-    if budget // n_vocab < 200:
-        st.error(
-            f"A screen budget of {budget:,} draws gives {budget // n_vocab} draws to each of "
-            f"{n_vocab:,} words; the screen needs at least 200. Raise the budget or use a smaller "
-            "vocabulary."
-        )
-        st.stop()
+try:
+    draws = estimated_draws(
+        emb, vsize if emb == "glove" else None, words, how, nn, pairs, samples, conf, seed, budget
+    )
+except DPCoreError as exc:
+    st.error(str(exc)[:1].upper() + str(exc)[1:] + ".")
+    st.stop()
 if draws > cap:
     st.error(
         f"This audit would draw about {draws:,} samples; this server allows {cap:,} per request"

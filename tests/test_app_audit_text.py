@@ -265,3 +265,28 @@ def test_a_screen_budget_too_small_for_the_vocabulary_is_refused_with_a_reason()
     at.run()
     assert not at.exception
     assert any("needs at least 200" in e.value for e in at.error)
+
+
+def test_the_draw_cap_reads_the_library_plan() -> None:
+    """The page refuses an audit over its cap with the draws of the library's AuditPlan."""
+    from dpcore.text.vocab import build_vocabulary
+    from dpcore.textaudit.plan import AuditPlan
+
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    for k, v in {"how": "screen", "vsize": "15000", "budget": "20000000", "pairs": "100"}.items():
+        at.query_params[k] = v
+    at.query_params["samples"] = "200000"
+    at.run()
+    assert not at.exception
+    plan = AuditPlan.create(
+        vocab=build_vocabulary("glove", size=15000),
+        strategy="screen",
+        pairs=100,
+        samples=200_000,
+        screen_budget=20_000_000,
+        seed=0,
+    )
+    assert plan.estimated_draws > 40_000_000
+    assert any(f"would draw about {plan.estimated_draws:,} samples" in e.value for e in at.error), [
+        e.value for e in at.error
+    ]

@@ -316,8 +316,7 @@ def plan_view(res: Resources, view: View) -> tuple[dict[str, dict[str, Any]], li
         ``{mechanism: {"params", "eps", "fast", "slow", "utility"}}`` (``fast``: the Bayesian
         unigram attack; ``slow``: the masked-LM group) and the notes (Markdown, one line each).
     """
-    from dpcore.attack.bayes import bayes_unsupported_reason
-    from dpcore.text import TEXT_MECHANISMS
+    from dpcore.attack.plan import plan_mechanism
 
     fast = [a for a in view.attacks if a not in MLM_ATTACKS]
     slow = tuple(a for a in view.attacks if a in MLM_ATTACKS)
@@ -326,34 +325,28 @@ def plan_view(res: Resources, view: View) -> tuple[dict[str, dict[str, Any]], li
     notes: list[str] = []
     for m in view.mechanisms:
         prm = params[m]
-        floor = TEXT_MECHANISMS.get(m).factory.minimum_epsilon(
-            res.get_vocab(view.vocab_size, embedding_of(m, view.embedding))
+        pl = plan_mechanism(
+            m,
+            view.epsilons,
+            view.attacks,
+            lambda e, m=m, prm=prm: res.mechanism(m, e, prm, view.vocab_size, view.embedding),
+            res.get_vocab(view.vocab_size, embedding_of(m, view.embedding)),
         )
-        ok = tuple(e for e in view.epsilons if e > floor)
-        if len(ok) < len(view.epsilons):
-            skipped = ", ".join(f"{e:g}" for e in view.epsilons if e <= floor)
-            notes.append(
-                f"**{m}** is defined only for ε > {floor:.4g} on this vocabulary: {skipped} skipped."
-            )
-        probe = res.mechanism(m, ok[0], prm, view.vocab_size, view.embedding) if ok else None
-        reason = bayes_unsupported_reason(probe) if probe is not None else None
-        if reason and (fast or "bayes-mlm" in slow):
-            notes.append(f"**{m}**: no Bayesian attack. {reason}.")
-        contextual = bool(getattr(probe, "contextual", False))
-        if contextual:
-            notes.append(
+        lines = pl.notes(view.attacks)
+        if pl.contextual:  # the page's own policy: no utility for a contextual mechanism
+            lines.insert(
+                len(lines) - int(pl.refuted),
                 f"**{m}**: utility is not computed on this server (one masked-LM pass per token of "
-                f"{view.n_train + view.n_test:,} sentences); run `python -m dpcore utility --mechanism {m}`."
+                f"{view.n_train + view.n_test:,} sentences); run `python -m dpcore utility --mechanism {m}`.",
             )
-        if "refuted" in TEXT_MECHANISMS.get(m).tags:
-            notes.append(f"**{m}**: dpcore refutes its published guarantee: not private as claimed.")
+        notes += lines
         plan[m] = {
             "params": prm,
-            "eps": ok,
-            "fast": [a for a in fast if reason is None],
-            "slow": tuple(a for a in slow if a == "mlm" or reason is None),
-            "utility": not contextual,
-            "mechanism_parameters": probe.params() if probe is not None else {},
+            "eps": pl.epsilons,
+            "fast": [a for a in fast if a in pl.attacks],
+            "slow": tuple(a for a in slow if a in pl.attacks),
+            "utility": not pl.contextual,
+            "mechanism_parameters": pl.probe.params() if pl.probe is not None else {},
         }
     return plan, notes
 

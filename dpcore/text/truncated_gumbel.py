@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 from scipy.special import lambertw
 
+from dpcore.stats import poisson_log_tail
 from dpcore.text.mechanisms import NOISY_NN_MAX_ELEMENTS, TextMechanism, TextPrivacy
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import distances, iter_chunks
@@ -124,21 +125,6 @@ def gumbel_calibration(epsilon: float, vocab_size: int, d_min: float, d_max: flo
     return a, 2.0 * d_max / den
 
 
-def _log_tail(m: np.ndarray, mu: float) -> np.ndarray:
-    """An upper bound on ln Pr[k ≥ m] for k ~ Poisson(mu), exact where it does not underflow.
-
-    For m > mu − 1, Pr[k ≥ m] ≤ pmf(m)·(m + 1)/(m + 1 − mu) (geometric bound on the ratios of
-    successive terms); ``logsf`` is used where it is finite, the bound elsewhere.
-    """
-    from scipy.stats import poisson  # scipy.stats costs 0.3 s: only when needed
-
-    m = np.asarray(m, dtype=np.float64)
-    exact = poisson.logsf(m - 1, mu)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        bound = poisson.logpmf(m, mu) + np.log((m + 1) / np.maximum(m + 1 - mu, 1e-300))
-    return np.where(np.isfinite(exact) & (exact > -700), exact, np.where(m + 1 > mu, bound, exact))
-
-
 def loss_certificate(mech: TruncatedGumbel, *, max_elements: int = 1 << 22) -> dict[str, Any]:
     """The pair of V with the largest certified excess of privacy loss over the ε·d claim.
 
@@ -160,7 +146,7 @@ def loss_certificate(mech: TruncatedGumbel, *, max_elements: int = 1 << 22) -> d
     log_f = math.log(poisson.cdf(n - 1, mu))
     log_keep = math.log(poisson.cdf(1, mu)) - log_f
     # Pr[r + 1 ≤ k ≤ n − 1] ≤ Pr[k ≥ r + 1], divided by the truncation mass F
-    log_tail = _log_tail(np.arange(1, n + 1), mu) - log_f
+    log_tail = poisson_log_tail(np.arange(1, n + 1), mu) - log_f
     vec, sq = vocab.vectors, vocab.sq_norms
     best: dict[str, Any] = {"excess": -math.inf}
     violating = 0
