@@ -24,6 +24,7 @@ from dpcore.textaudit.reference import KaryRandomizedResponse
 from dpcore.textaudit.result import PairResult
 from dpcore.textaudit.sampling import OutputCodebook
 from dpcore.textaudit.screen import claims_function
+from tests.textaudit_helpers import word_vocab
 
 N = 6
 WORDS = [f"w{i}" for i in range(N)]
@@ -33,14 +34,7 @@ BUDGET = AlphaBudget.split(0.95, declared=False, screened=False)  # confirmation
 
 
 def _vocab() -> Vocabulary:
-    rng = np.random.default_rng(0)
-    return Vocabulary.create(
-        embedding="test",
-        words=WORDS,
-        vectors=rng.standard_normal((N, 4)),
-        frequency=np.arange(N, 0, -1.0),
-        frequency_source="test",
-    )
+    return word_vocab(WORDS)
 
 
 class _Ldp:

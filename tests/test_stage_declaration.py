@@ -22,6 +22,7 @@ from dpcore.textaudit.engine import DrawPlan, WordDraws
 from dpcore.textaudit.plan import AuditPlan
 from dpcore.textaudit.reference import KaryRandomizedResponse
 from dpcore.textaudit.sampling import OutputCodebook
+from tests.textaudit_helpers import word_vocab
 
 K = 10
 WORDS = [f"w{i}" for i in range(K)]
@@ -33,14 +34,7 @@ BUDGET = AlphaBudget.split(0.95, declared=True, screened=False)  # declaration s
 
 
 def _vocab() -> Vocabulary:
-    rng = np.random.default_rng(0)
-    return Vocabulary.create(
-        embedding="test",
-        words=WORDS,
-        vectors=rng.standard_normal((K, 4)),
-        frequency=np.arange(K, 0, -1.0),
-        frequency_source="test",
-    )
+    return word_vocab(WORDS)
 
 
 def _krr_probs(eps: float) -> np.ndarray:

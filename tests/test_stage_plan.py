@@ -23,20 +23,13 @@ from dpcore.textaudit.sampling import OutputCodebook
 from dpcore.textaudit.screen import claims_function
 from dpcore.textaudit.timing import Speed
 from dpcore.validation import DPCoreError
+from tests.textaudit_helpers import word_vocab
 
 WORDS = [f"w{i}" for i in range(20)]
 
 
 def _vocab(words: list[str] = WORDS) -> Vocabulary:
-    rng = np.random.default_rng(0)
-    n = len(words)
-    return Vocabulary.create(
-        embedding="test",
-        words=words,
-        vectors=rng.standard_normal((n, 4)),
-        frequency=np.arange(n, 0, -1.0),
-        frequency_source="test",
-    )
+    return word_vocab(words)
 
 
 class _Undeclared(KaryRandomizedResponse):

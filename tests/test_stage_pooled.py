@@ -18,6 +18,7 @@ from dpcore.textaudit.budget import AlphaBudget
 from dpcore.textaudit.engine import DrawPlan, WordDraws, reduce_draws
 from dpcore.textaudit.plan import AuditPlan
 from dpcore.textaudit.sampling import OutputCodebook
+from tests.textaudit_helpers import word_vocab
 
 N = 40
 WORDS = [f"w{i}" for i in range(N)]
@@ -27,14 +28,7 @@ BUDGET = AlphaBudget.split(0.95, declared=False, screened=True)  # pooled share 
 
 
 def _vocab() -> Vocabulary:
-    rng = np.random.default_rng(0)
-    return Vocabulary.create(
-        embedding="test",
-        words=WORDS,
-        vectors=rng.standard_normal((N, 4)),
-        frequency=np.arange(N, 0, -1.0),
-        frequency_source="test",
-    )
+    return word_vocab(WORDS)
 
 
 class _Claim:

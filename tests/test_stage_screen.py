@@ -19,6 +19,7 @@ from dpcore.textaudit.engine import DrawPlan, WordDraws, reduce_draws
 from dpcore.textaudit.plan import AuditPlan
 from dpcore.textaudit.sampling import OutputCodebook
 from dpcore.textaudit.screen import PAIR_ALPHA, SCREEN_ALPHA, SCREEN_TOP, pair_lower_bounds
+from tests.textaudit_helpers import word_vocab
 
 N = 8
 WORDS = [f"w{i}" for i in range(N)]
@@ -26,14 +27,7 @@ M = 400  # draws per screened word
 
 
 def _vocab() -> Vocabulary:
-    rng = np.random.default_rng(0)
-    return Vocabulary.create(
-        embedding="test",
-        words=WORDS,
-        vectors=rng.standard_normal((N, 4)),
-        frequency=np.arange(N, 0, -1.0),
-        frequency_source="test",
-    )
+    return word_vocab(WORDS)
 
 
 class _Ldp:

@@ -19,6 +19,7 @@ from dpcore.textaudit import power
 from dpcore.textaudit.pooled import pooled_test, rejects_many
 from dpcore.textaudit.result import PairResult
 from dpcore.textaudit.screen import claims_function
+from tests.textaudit_helpers import word_vocab
 
 N = 30
 WORDS = [f"w{i}" for i in range(N)]
@@ -26,14 +27,7 @@ EPS = 1.0
 
 
 def _vocab() -> Vocabulary:
-    rng = np.random.default_rng(0)
-    return Vocabulary.create(
-        embedding="test",
-        words=WORDS,
-        vectors=rng.standard_normal((N, 3)),
-        frequency=np.arange(N, 0, -1.0),
-        frequency_source="test",
-    )
+    return word_vocab(WORDS, dim=3)
 
 
 class _Claim:
