@@ -187,6 +187,7 @@ def _audit(
     sanitizer = checked.sanitizer
     run["rng_contract_forked_checks"] = checked.forked_checks
     run.update(block_info(sanitizer))
+    stages.done("rng contract", 0)
     if plan.fitted:
         speed = probe_speed(sanitizer, vocab.words, plan.probe_ids, plan.seed)
         plan, fit = plan.fit(speed)
@@ -194,6 +195,7 @@ def _audit(
         bar.total = plan.estimated_draws
         if on_plan is not None:
             on_plan(fit.text())
+        stages.done("speed probe", 0)
     claims = claims_function(sanitizer, vocab)
     draw = _drawer(sanitizer, vocab.words, plan, bar)
     ctx = {"sanitizer": sanitizer, "vocab": vocab, "codebook": codebook}
