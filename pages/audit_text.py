@@ -112,7 +112,7 @@ def _label(name: str) -> str:
     return CHOICES[name].label if name in CHOICES else name
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@st.cache_data(max_entries=256, max_size="1MB", show_spinner=False)
 def estimated_draws(
     emb: str,
     vsize: int | None,
