@@ -30,6 +30,7 @@ first use, so only :func:`poisson_log_tail` imports it, when called.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -42,6 +43,7 @@ __all__ = [
     "chernoff_ratio_bounds_many",
     "chernoff_upper",
     "chernoff_upper_many",
+    "counts_in_table",
     "cp_log_ratio_den",
     "cp_log_ratio_interval",
     "cp_log_ratio_lower",
@@ -50,6 +52,7 @@ __all__ = [
     "cp_max_log_ratio",
     "cp_upper",
     "log_cp_lower",
+    "log_cp_tables",
     "log_cp_upper",
     "poisson_log_tail",
     "wilson_log_ratio_lower",
@@ -157,6 +160,46 @@ def log_cp_upper(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
     return _log(cp_upper(k, n, alpha))
 
 
+#: Ratio bounds over many integer counts at one (n, α) read a table of ln CP⁻ and ln CP⁺ over
+#: 0..n, computed once (the same values, element by element, as computing them each time): the
+#: screen and the confirmation score thousands of prefixes at the same n and α.
+TABLE_MAX_TRIALS = 65_536
+#: Fewest counts in one call for which the table is used.
+TABLE_MIN_COUNTS = 16
+
+
+def counts_in_table(k: np.ndarray | int, n: int) -> bool:
+    """Whether ``k`` is an integer array of counts in 0..n, with n ≤ :data:`TABLE_MAX_TRIALS`
+    (so that :func:`log_cp_tables` ``(n, ·)`` can be indexed with it)."""
+    if not isinstance(k, np.ndarray) or not np.issubdtype(k.dtype, np.integer):
+        return False
+    if int(n) != n or not 0 < n <= TABLE_MAX_TRIALS:
+        return False
+    return bool(k.size == 0 or (k.min() >= 0 and k.max() <= n))
+
+
+def _table_for(k: np.ndarray | int, n: int) -> bool:
+    """Whether a ratio bound over ``k`` reads the table (at least :data:`TABLE_MIN_COUNTS` counts)."""
+    return isinstance(k, np.ndarray) and k.size >= TABLE_MIN_COUNTS and counts_in_table(k, n)
+
+
+@functools.lru_cache(maxsize=32)
+def log_cp_tables(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """(:func:`log_cp_lower`, :func:`log_cp_upper`) at one-sided ``alpha`` for k = 0..n (read-only,
+    computed once per (n, α); n ≤ :data:`TABLE_MAX_TRIALS`).
+
+    Indexing them with integer counts gives, element by element, the values the two functions
+    compute.
+    """
+    if int(n) != n or not 0 < n <= TABLE_MAX_TRIALS:
+        raise ValueError(f"tables are kept for 1 ≤ n ≤ {TABLE_MAX_TRIALS:,} trials, got {n}")
+    k = np.arange(n + 1, dtype=np.float64)
+    lo, hi = log_cp_lower(k, n, alpha), log_cp_upper(k, n, alpha)
+    lo.flags.writeable = False
+    hi.flags.writeable = False
+    return lo, hi
+
+
 def cp_log_ratio_num(a: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
     """The first term of :func:`cp_log_ratio_lower`: ln CP⁻(a; n, α/2).
 
@@ -174,6 +217,9 @@ def cp_log_ratio_num(a: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
     numpy.ndarray
         ln CP⁻(a; n, α/2) (−∞ where a = 0).
     """
+    table = _table_for(a, n)
+    if table:
+        return log_cp_tables(int(n), float(alpha) / 2)[0][np.asarray(a)]
     return log_cp_lower(a, n, alpha / 2)
 
 
@@ -194,6 +240,9 @@ def cp_log_ratio_den(b: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
     numpy.ndarray
         ln CP⁺(b; n, α/2).
     """
+    table = _table_for(b, n)
+    if table:
+        return log_cp_tables(int(n), float(alpha) / 2)[1][np.asarray(b)]
     return log_cp_upper(b, n, alpha / 2)
 
 

@@ -237,3 +237,30 @@ def test_poisson_log_tail_is_exact_then_an_upper_bound():
     slack = np.log((m[far] + 1) / (m[far] + 1 - mu))
     assert np.all(got[far] <= exact[far] + slack + 1e-9 * np.abs(exact[far]))
     np.testing.assert_allclose(got[:6], exact[:6], rtol=1e-12, atol=1e-12)
+
+
+def test_ratio_bounds_read_from_the_table_equal_the_direct_ones_bit_for_bit():
+    """Integer counts at one (n, α) read a table of ln CP± over 0..n; the values must be those
+    computed directly (float counts take the direct path)."""
+    from dpcore import stats
+    from dpcore.stats import TABLE_MIN_COUNTS, counts_in_table, log_cp_tables
+
+    rng = np.random.default_rng(3)
+    for n in (1, 7, 100, 1_000, 50_000):
+        a = rng.integers(0, n + 1, size=200)
+        b = rng.integers(0, n + 1, size=200)
+        assert counts_in_table(a, n)
+        table = stats.cp_log_ratio_lower(a, b, n, 0.05)
+        direct = stats.cp_log_ratio_lower(a.astype(np.float64), b.astype(np.float64), n, 0.05)
+        assert np.array_equal(table, direct)  # -inf where a = 0 on both sides
+        lo, hi = log_cp_tables(n, 0.025)
+        assert np.array_equal(lo, stats.log_cp_lower(np.arange(n + 1.0), n, 0.025))
+        assert np.array_equal(hi, stats.log_cp_upper(np.arange(n + 1.0), n, 0.025))
+    few = np.arange(TABLE_MIN_COUNTS - 1)
+    direct_few = stats.cp_log_ratio_lower(few * 1.0, few * 1.0, 50, 0.1)
+    assert np.array_equal(stats.cp_log_ratio_lower(few, few, 50, 0.1), direct_few)
+    assert not counts_in_table(np.array([0, 11]), 10)  # a count above n is not read from the table
+    assert not counts_in_table(np.array([-1, 2]), 10)
+    assert not counts_in_table(np.array([1.0, 2.0]), 10)
+    with pytest.raises(ValueError):
+        log_cp_tables(stats.TABLE_MAX_TRIALS + 1, 0.05)

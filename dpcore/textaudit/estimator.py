@@ -31,7 +31,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore.stats import cp_log_ratio_lower, log_cp_lower, log_cp_upper, wilson_log_ratio_lower
+from dpcore.stats import (
+    counts_in_table,
+    cp_log_ratio_lower,
+    log_cp_lower,
+    log_cp_tables,
+    log_cp_upper,
+    wilson_log_ratio_lower,
+)
 
 __all__ = [
     "MAX_EVENT_CANDIDATES",
@@ -120,6 +127,9 @@ def best_prefix_event(
 
 def _per_output_key(cx: np.ndarray, cxp: np.ndarray, n: int) -> np.ndarray:
     """ln CP⁻(c_x) − ln CP⁺(c_x′) at :data:`SORT_ALPHA`, computed once per distinct count."""
+    if counts_in_table(cx, n) and counts_in_table(cxp, n):  # the same values, read from a table
+        lo, hi = log_cp_tables(int(n), SORT_ALPHA)
+        return lo[cx] - hi[cxp]
     ux, ix = np.unique(cx, return_inverse=True)
     up, ip = np.unique(cxp, return_inverse=True)
     return log_cp_lower(ux, n, SORT_ALPHA)[ix] - log_cp_upper(up, n, SORT_ALPHA)[ip]
