@@ -171,7 +171,7 @@ TABLE_MIN_COUNTS = 16
 def counts_in_table(k: np.ndarray | int, n: int) -> bool:
     """Whether ``k`` is an integer array of counts in 0..n, with n ≤ :data:`TABLE_MAX_TRIALS`
     (so that :func:`log_cp_tables` ``(n, ·)`` can be indexed with it)."""
-    if not isinstance(k, np.ndarray) or not np.issubdtype(k.dtype, np.integer):
+    if not isinstance(k, np.ndarray) or k.dtype.kind not in "iu":  # integer counts
         return False
     if int(n) != n or not 0 < n <= TABLE_MAX_TRIALS:
         return False
