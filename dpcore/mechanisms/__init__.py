@@ -16,6 +16,7 @@ from dpcore.mechanisms import vector as _vector  # noqa: F401  (registers correc
 from dpcore.mechanisms.base import MAX_DIM, IIDAuditable, VectorMechanism
 from dpcore.mechanisms.registry import PAPER_FIG2, VECTOR_MECHANISMS
 from dpcore.mechanisms.vector import ADePTCorrected, Copy, Gaussian, Laplace, RandomBits
+from dpcore.validation import DPCoreError
 
 __all__ = [
     "MAX_DIM",
@@ -46,4 +47,13 @@ def create_mechanism(name: str, **kwargs: object) -> VectorMechanism:
     >>> m.sample(np.zeros(4), 3, np.random.default_rng(0)).shape
     (3, 4)
     """
+    import sys
+
+    if name not in VECTOR_MECHANISMS and "dpcore.flawed" not in sys.modules:
+        correct = ", ".join(VECTOR_MECHANISMS.names())
+        raise DPCoreError(
+            f"unknown mechanism {name!r} among the correct ones ({correct}); the flawed "
+            "reproductions are registered by importing dpcore.flawed (dpcore.create_mechanism does "
+            "it for you)"
+        )
     return VECTOR_MECHANISMS.create(name, **kwargs)
