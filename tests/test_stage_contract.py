@@ -17,20 +17,14 @@ from dpcore.textaudit.contract import AUDIT_PROBE_WORDS, GlobalStateReseeded, sp
 from dpcore.textaudit.plan import AuditPlan
 from dpcore.textaudit.reference import KaryRandomizedResponse
 from dpcore.validation import DPCoreError
+from tests.textaudit_helpers import word_vocab
 
 WORDS = [f"w{i}" for i in range(30)]
 FORK = "fork" in multiprocessing.get_all_start_methods()
 
 
 def _vocab() -> Vocabulary:
-    rng = np.random.default_rng(0)
-    return Vocabulary.create(
-        embedding="test",
-        words=WORDS,
-        vectors=rng.standard_normal((len(WORDS), 4)),
-        frequency=np.arange(len(WORDS), 0, -1.0),
-        frequency_source="test",
-    )
+    return word_vocab(WORDS)
 
 
 class _Recording:

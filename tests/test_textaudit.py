@@ -20,6 +20,7 @@ from dpcore.textaudit.loaders import load_sanitizer
 from dpcore.textaudit.pypantera import pypantera_available
 from dpcore.textaudit.sampling import OutputCodebook, draw_counts
 from dpcore.validation import DPCoreError
+from tests.textaudit_helpers import word_vocab
 
 
 @pytest.fixture(scope="module")
@@ -60,16 +61,7 @@ def test_krr_is_never_flagged_and_its_3eps_version_is():
 
 
 def _word_vocab(words):
-    from dpcore.text.vocab import Vocabulary
-
-    rng = np.random.default_rng(0)
-    return Vocabulary.create(
-        embedding="test",
-        words=words,
-        vectors=rng.standard_normal((len(words), 4)),
-        frequency=np.arange(len(words), 0, -1.0),
-        frequency_source="test",
-    )
+    return word_vocab(words)
 
 
 # --- calibration -----------------------------------------------------------------------------
