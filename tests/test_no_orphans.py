@@ -162,8 +162,8 @@ def test_local_pool_workers_die_with_the_audit(run: Callable[[list[str]], Run], 
 
 PROBES = """
 import time
-from dpcore.textaudit.contract import _in_forks
-_in_forks([(time.sleep, (120,)), (time.sleep, (120,))])
+from dpcore.textaudit.contract import in_forks
+in_forks([(time.sleep, (120,)), (time.sleep, (120,))])
 """
 
 

@@ -19,7 +19,10 @@ checks
 (c) with the local engine and ``workers > 1`` (where fork exists): two forked processes drawing
     with different seeds return different draws, each the same as this process's with its seed.
 
-A sanitizer that fails is wrapped in :class:`GlobalStateReseeded`, which seeds NumPy's legacy
+A sanitizer that fails is checked once more as it is: if the same calls now pass, the failure
+was its first calls' (state carried from one call to the next: a cold start, a cache), status
+``"state-across-calls"``, and it is audited as it is. Otherwise it is wrapped in
+:class:`GlobalStateReseeded`, which seeds NumPy's legacy
 global state and Python's ``random`` from the audit's generator before every ``sample`` call (what
 the pyPANTERA adapter, :mod:`dpcore.textaudit.pypantera`, does for pyPANTERA), and checked again;
 if it still fails (its own fixed-seed generator, fresh entropy on every call), the audit is
@@ -48,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpcore.rng import cell_seed_sequence
+from dpcore.textaudit.wrapping import SanitizerWrapper, unwrap
 from dpcore.validation import DPCoreError
 
 if TYPE_CHECKING:
@@ -74,7 +78,14 @@ PROBE_SECONDS = 0.5
 CALIBRATION_CALLS = 3
 #: Seconds a forked probe process may take before it is stopped (its check is then unchecked).
 FORK_TIMEOUT = 60.0
-RNG_CONTRACT_STATUSES = ("ok", "deterministic", "global-state-reseeded", "unchecked")
+RNG_CONTRACT_STATUSES = (
+    "ok",
+    "deterministic",
+    "global-state-reseeded",
+    "state-across-calls",
+    "not-reproducible",
+    "unchecked",
+)
 _CONTRACT = (
     "rng contract: the same seed must give the same outputs and different seeds different outputs, "
     "in this process and in forked worker processes"
@@ -118,16 +129,16 @@ def stdout_to_stderr() -> Iterator[None]:
 _GLOBAL_STATE_LOCK = threading.Lock()
 
 
-class GlobalStateReseeded:
+class GlobalStateReseeded(SanitizerWrapper):
     """A sanitizer whose global random state is seeded from the audit's generator on every call.
 
     ``sample(words, rng)`` draws two integers from ``rng``, seeds NumPy's legacy global state
     (``np.random.seed``) and Python's ``random`` with them, calls the wrapped ``sample(words,
-    rng)`` and puts both global states back as they were. Every other attribute (``name``,
-    ``epsilon``, ``guarantee``, ``claimed_bound``, ``log_prob_row``, ``exact``, …) is the wrapped
-    sanitizer's, except ``sample_ids``: the wrapped sampler always goes through ``sample``. It
-    pickles (Ray, process pools) when the wrapped sanitizer does. Calls are serialised within a
-    process (threads would otherwise reseed the one global state under each other).
+    rng)`` and puts both global states back as they were. Every other attribute is the wrapped
+    sanitizer's (:class:`~dpcore.textaudit.wrapping.SanitizerWrapper`), except ``sample_ids``:
+    the wrapped sampler always goes through ``sample``. It pickles (Ray, process pools) when the
+    wrapped sanitizer does. Calls are serialised within a process (threads would otherwise reseed
+    the one global state under each other).
 
     Parameters
     ----------
@@ -135,13 +146,7 @@ class GlobalStateReseeded:
         The sanitizer to wrap.
     """
 
-    def __init__(self, sanitizer: Any) -> None:
-        self.__dict__["_wrapped"] = sanitizer
-
-    @property
-    def wrapped(self) -> Any:
-        """The sanitizer inside."""
-        return self.__dict__["_wrapped"]
+    describe_key = "global_state_reseeded"
 
     def sample(self, words: Sequence[str], rng: np.random.Generator) -> Any:
         """The wrapped ``sample(words, rng)`` with NumPy's and Python's global state seeded from ``rng``."""
@@ -152,37 +157,10 @@ class GlobalStateReseeded:
             np.random.seed(a)  # noqa: NPY002
             random.seed(b)
             try:
-                return self.__dict__["_wrapped"].sample(words, rng)
+                return self.wrapped.sample(words, rng)
             finally:
                 np.random.set_state(np_state)  # noqa: NPY002
                 random.setstate(py_state)
-
-    def describe(self) -> dict[str, Any]:
-        """The wrapped sanitizer's description, marked as reseeded."""
-        inner = self.__dict__["_wrapped"]
-        fn = getattr(inner, "describe", None)
-        info = dict(fn()) if callable(fn) else {"type": type(inner).__name__}
-        info["global_state_reseeded"] = True
-        return info
-
-    def __getattr__(self, name: str) -> Any:
-        # dunders (pickle's __setstate__, copy's __deepcopy__ …) and sample_ids are never forwarded
-        if name.startswith("__") or name in ("_wrapped", "sample_ids"):
-            raise AttributeError(name)
-        inner = self.__dict__.get("_wrapped")
-        if inner is None:
-            raise AttributeError(name)
-        return getattr(inner, name)
-
-    def __repr__(self) -> str:
-        return f"GlobalStateReseeded({self.__dict__.get('_wrapped')!r})"
-
-
-def unwrap(sanitizer: Any) -> Any:
-    """The sanitizer inside any :class:`GlobalStateReseeded` wrappers (itself when unwrapped)."""
-    while isinstance(sanitizer, GlobalStateReseeded):
-        sanitizer = sanitizer.wrapped
-    return sanitizer
 
 
 # --- the result ------------------------------------------------------------------------------
@@ -198,7 +176,11 @@ class RngContract:
         ``"ok"``; ``"deterministic"`` (every probe draw of a word the same output, for every
         seed: nothing random to check); ``"global-state-reseeded"`` (the sanitizer read a global
         state; the audit runs it wrapped in :class:`GlobalStateReseeded`, which passed);
-        ``"unchecked"`` (every probe word failed, or a forked probe process died).
+        ``"state-across-calls"`` (its first calls failed, the same calls repeated passed: state
+        carried between calls, audited as it is); ``"not-reproducible"`` (set by the audit when
+        re-drawing some of its own calls with their seeds gave other draws,
+        :mod:`dpcore.textaudit.replay`); ``"unchecked"`` (every probe word failed, or a forked
+        probe process died).
     checks:
         ``same_seed_same_draws``, ``different_seeds_differ``, ``forked_streams_differ`` (two
         forked processes with different seeds drew different outputs) and
@@ -212,7 +194,8 @@ class RngContract:
     text:
         One plain sentence for reports.
     failed_checks:
-        For ``"global-state-reseeded"``: the checks the sanitizer itself failed.
+        For ``"global-state-reseeded"`` and ``"state-across-calls"``: the checks the sanitizer
+        failed first.
     """
 
     status: str
@@ -328,13 +311,13 @@ def _child(conn: Any, fn: Callable[..., Any], args: tuple, parent: int) -> None:
         conn.close()
 
 
-def _fork_available() -> bool:
+def fork_available() -> bool:
     import multiprocessing as mp
 
     return "fork" in mp.get_all_start_methods() and not mp.current_process().daemon
 
 
-def _in_forks(jobs: list[tuple[Callable[..., Any], tuple]]) -> tuple[list[Any], list[bool], bool]:
+def in_forks(jobs: list[tuple[Callable[..., Any], tuple]]) -> tuple[list[Any], list[bool], bool]:
     """Run each ``(fn, args)`` at once in its own forked process.
 
     Returns their results, whether each sent one (not: it died, raised outside the sanitizer, or
@@ -408,7 +391,7 @@ def _check(sanitizer: Any, words: np.ndarray, ids: np.ndarray, n: int, seed: int
     c0 = c1 = None
     if forked:  # before this process calls the sanitizer: one that ends its process ends a child
         jobs = [(_draw_all, (sanitizer, words, ids, n, seed, which)) for which in (0, 1)]
-        (c0, c1), _, died = _in_forks(jobs)
+        (c0, c1), _, died = in_forks(jobs)
         if died:
             return _Outcome(checks, 0, False, child_died=True)
     a1 = _draw_all(sanitizer, words, ids, n, seed, 0)
@@ -450,6 +433,14 @@ def _text(status: str, out: _Outcome, n: int, failed: Sequence[str] = ()) -> str
             f"the sanitizer does not draw only from the rng it is handed ({why}); it reads NumPy's or "
             "Python's global random state, so dpcore seeds that state from the audit's rng before every "
             f"sample() call (as its pyPANTERA adapter does), and the reseeded sanitizer passed ({size})"
+        )
+    if status == "state-across-calls":
+        why = "; ".join(_FAILURE_TEXT[k] for k in failed)
+        return (
+            f"the sanitizer's first probe calls drew differently from the same calls repeated later ({why}), "
+            "and the repeated check passed: it carries state from one call to the next (a cold start, a "
+            "cache, a counter), not a global random state, so the audit runs it as it is; its first calls "
+            f"in a fresh process may differ from this run's ({size})"
         )
     if out.child_died:
         return (
@@ -515,11 +506,11 @@ def enforce_rng_contract(
     if ids.size and (ids.min() < 0 or ids.max() >= len(words)):
         raise DPCoreError(f"probe ids must lie in [0, {len(words)})")
     ids = np.asarray(list(dict.fromkeys(int(i) for i in ids)), dtype=np.int64)
-    forked = engine == "local" and int(workers) > 1 and _fork_available()
+    forked = engine == "local" and int(workers) > 1 and fork_available()
     n = PROBE_DRAWS
     if not callable(getattr(sanitizer, "sample_ids", None)):  # a black box: time it first
         if forked:  # in a forked process: one that ends its process must not end this one
-            (per_draw,), _, died = _in_forks([(_calibrate, (sanitizer, words, ids, seed))])
+            (per_draw,), _, died = in_forks([(_calibrate, (sanitizer, words, ids, seed))])
             if died:
                 out = _Outcome(dict.fromkeys(_CHECK_NAMES), 0, False, child_died=True)
                 return sanitizer, RngContract("unchecked", out.checks, 0, 0, _text("unchecked", out, 0))
@@ -533,6 +524,19 @@ def enforce_rng_contract(
     if not first.failed:
         status = "deterministic" if first.deterministic else "ok"
         return sanitizer, RngContract(status, first.checks, first.compared, n, _text(status, first, n))
+    # the same calls again, unwrapped: passing now, the failure was the first calls' (a cold
+    # start, a cache, a counter carried between calls), not a global random state
+    again = _check(sanitizer, words, ids, n, seed, forked)
+    if again.compared > 0 and not again.failed and not again.child_died:
+        status = "state-across-calls"
+        return sanitizer, RngContract(
+            status,
+            again.checks,
+            again.compared,
+            n,
+            _text(status, again, n, first.failed),
+            tuple(first.failed),
+        )
     wrapped = GlobalStateReseeded(sanitizer)
     second = _check(wrapped, words, ids, n, seed, forked)
     if second.compared > 0 and not second.failed and not second.child_died:

@@ -117,8 +117,12 @@ class TextAuditResult:
     pooled: list[dict[str, Any]] = field(default_factory=list)
     #: The declared-distribution check (:mod:`dpcore.textaudit.declaration`), None when not declared.
     declaration: dict[str, Any] | None = None
-    #: The rng contract check (:mod:`dpcore.textaudit.contract`).
+    #: The rng contract check (:mod:`dpcore.textaudit.contract`) and the replay of the audit's
+    #: own calls (:mod:`dpcore.textaudit.replay`, key ``replay``).
     rng_contract: dict[str, Any] = field(default_factory=dict)
+    #: How the sanitizer may be called (:mod:`dpcore.textaudit.calls`): independence within a call,
+    #: the call's size, and how the audit drew (``audited_as``).
+    calls: dict[str, Any] = field(default_factory=dict)
     #: What the whole pipeline would have caught (:func:`dpcore.textaudit.power.pipeline_statements`).
     power: dict[str, Any] = field(default_factory=dict)
     #: How α = 1 − confidence is split between the declaration test, the pooled tests and stage 2.
@@ -157,6 +161,7 @@ class TextAuditResult:
         pooled: list[dict[str, Any]] | None = None,
         declaration: dict[str, Any] | None = None,
         rng_contract: dict[str, Any] | None = None,
+        calls: dict[str, Any] | None = None,
         power: dict[str, Any] | None = None,
         alpha_accounting: dict[str, Any] | None = None,
     ) -> TextAuditResult:
@@ -172,7 +177,8 @@ class TextAuditResult:
         det = dict(detectable or {})
         pw = dict(power or {})
         rc = dict(rng_contract or {})
-        text += _notes(verdict, pw, screen, declaration, rc, failures, len(pairs) - n)
+        shape = dict(calls or {})
+        text += _notes(verdict, pw, screen, declaration, rc, shape, failures, len(pairs) - n)
         exact = [p.exact_violates for p in tested if p.exact_violates is not None]
         exact_verdict = None if not exact else ("violates" if any(exact) else "within-claim")
         if declaration is not None and declaration.get("status") == "mismatch":
@@ -212,6 +218,7 @@ class TextAuditResult:
             pooled=pooled,
             declaration=declaration,
             rng_contract=rc,
+            calls=shape,
             power=pw,
             alpha_accounting=dict(alpha_accounting or {}),
         )
@@ -299,6 +306,7 @@ def _notes(
     screen: dict[str, Any] | None,
     declaration: dict[str, Any] | None,
     rc: dict[str, Any],
+    shape: dict[str, Any],
     failures: dict[str, str],
     untested: int,
 ) -> str:
@@ -314,7 +322,11 @@ def _notes(
         )
     if declaration is not None and declaration.get("status") == "mismatch":
         text += f". Declaration: {declaration.get('text')}"
-    if rc.get("status") == "global-state-reseeded":
+    if shape.get("status") in ("within-call-dependent", "call-size-dependent"):
+        text += (
+            f". Calls: {shape.get('text')}; so every draw came from its own call ({shape.get('audited_as')})"
+        )
+    if rc.get("status") in ("global-state-reseeded", "state-across-calls", "not-reproducible"):
         text += f". rng: {rc.get('text', 'the global random state was reseeded from the audit rng per call')}"
     if failures:
         msg = next(iter(failures.values()))
