@@ -31,17 +31,19 @@ from typing import Any
 import numpy as np
 
 from dpcore.text.vocab import Vocabulary
-from dpcore.textaudit import confirm, contract, declaration, pooled, power, screen
+from dpcore.textaudit import calls, confirm, contract, declaration, pooled, power, screen
 from dpcore.textaudit.budget import AlphaBudget
 from dpcore.textaudit.confirm import max_detectable_loss
 from dpcore.textaudit.declaration import declares_rows
 from dpcore.textaudit.engine import DrawPlan, WordDraws, block_info, draw_words
 from dpcore.textaudit.interface import check_sanitizer
 from dpcore.textaudit.plan import MAX_PAIRS, MAX_SAMPLES, MAX_TOTAL_SAMPLES, AuditPlan
+from dpcore.textaudit.replay import Recorder, replay
 from dpcore.textaudit.result import TextAuditResult
 from dpcore.textaudit.sampling import OutputCodebook
 from dpcore.textaudit.screen import DEFAULT_SCREEN_BUDGET, claims_function
-from dpcore.textaudit.timing import DEFAULT_SCREEN_MINUTES, probe_speed
+from dpcore.textaudit.timing import DEFAULT_SCREEN_MINUTES, WORKER_EFFICIENCY, probe_speed
+from dpcore.validation import DPCoreError
 
 __all__ = ["MAX_PAIRS", "MAX_SAMPLES", "MAX_TOTAL_SAMPLES", "audit_text", "max_detectable_loss"]
 
@@ -188,16 +190,23 @@ def _audit(
     run["rng_contract_forked_checks"] = checked.forked_checks
     run.update(block_info(sanitizer))
     stages.done("rng contract", 0)
+    speed = None
     if plan.fitted:
         speed = probe_speed(sanitizer, vocab.words, plan.probe_ids, plan.seed)
         plan, fit = plan.fit(speed)
         run["plan"] = fit.to_dict() | {"probe_seconds": speed.probe_seconds}
         bar.total = plan.estimated_draws
-        if on_plan is not None:
-            on_plan(fit.text())
         stages.done("speed probe", 0)
+    shape = calls.run(plan, sanitizer, vocab.words, speed)
+    if shape.dependent:
+        sanitizer, plan = _one_output_per_call(plan, sanitizer, vocab.words, shape, run)
+        bar.total = plan.estimated_draws
+    if on_plan is not None and "plan" in run:
+        on_plan(run["plan"]["text"])
+    stages.done("call check", 0)
     claims = claims_function(sanitizer, vocab)
-    draw = _drawer(sanitizer, vocab.words, plan, bar)
+    recorder = Recorder(_drawer(sanitizer, vocab.words, plan, bar), plan.seed)
+    draw = recorder
     ctx = {"sanitizer": sanitizer, "vocab": vocab, "codebook": codebook}
     cand, failures, scr, nn = plan.candidates, {}, None, None
     pool = pooled.PooledOutcome([], np.zeros((0, 2), dtype=np.int64))
@@ -254,6 +263,9 @@ def _audit(
         claims=claims,
     )
     stages.done("power statements", 0)
+    replayed = replay(recorder, sanitizer, vocab.words, plan.seed)
+    rng_record = _with_replay(checked.record, replayed)
+    stages.done("replay", replayed["draws"])
     bar.finish()
     run["stages"] = stages.record
     run["elapsed_seconds"] = time.perf_counter() - t0
@@ -280,7 +292,8 @@ def _audit(
         screened_words=None if plan.screen_ids is None else vocab.words[plan.screen_ids],
         pooled=[t.to_dict() | {"text": t.text()} for t in pool.tests],
         declaration=None if check is None else check.to_dict(),
-        rng_contract=checked.record,
+        rng_contract=rng_record,
+        calls=shape.to_dict() | {"audited_as": _audited_as(shape)},
         power=statements,
         alpha_accounting=budget.to_dict(pooled_per_test=pool.per_test_alpha, confirmation_tests=conf.n_tests),
     )
@@ -349,3 +362,43 @@ def _start_engine(engine: str, workers: int, address: str | None) -> Callable[[]
     from dpcore.corpus.engines import start_ray
 
     return start_ray(address, workers)
+
+
+def _one_output_per_call(
+    plan: AuditPlan, sanitizer: Any, words: np.ndarray, shape: calls.CallCheck, run: dict[str, Any]
+) -> tuple[Any, AuditPlan]:
+    """A sanitizer whose draws cannot be pooled from large calls: audited one output per
+    sentence-sized call (:class:`~dpcore.textaudit.calls.SentenceCalls`), its plan refitted to
+    that speed, or refused with one line naming the dependence when it would take too long."""
+    name = str(getattr(sanitizer, "name", type(sanitizer).__name__))
+    wrapped = calls.SentenceCalls(sanitizer, words)
+    speed = probe_speed(wrapped, words, plan.probe_ids, plan.seed)
+    if plan.fitted:
+        try:
+            plan, fit = plan.fit(speed)
+        except DPCoreError as exc:
+            raise DPCoreError(f"{name}: {shape.text}. Audited one output per call, {exc}") from None
+        run["plan"] = fit.to_dict() | {"probe_seconds": speed.probe_seconds}
+        return wrapped, plan
+    eff = 1.0 if plan.workers <= 1 else plan.workers * WORKER_EFFICIENCY
+    seconds = plan.estimated_seconds(speed) / eff
+    if seconds > 2 * 60.0 * plan.screen_minutes:
+        rate = eff / max(speed.per_draw, 1e-12)
+        raise DPCoreError(calls.per_call_refusal(shape, name, seconds, plan.estimated_draws, rate))
+    return wrapped, plan
+
+
+def _audited_as(shape: calls.CallCheck) -> str:
+    if shape.dependent:
+        return f"one output per call of {calls.SENTENCE_WORDS} words"
+    return "large calls"
+
+
+def _with_replay(record: dict[str, Any], replayed: dict[str, Any]) -> dict[str, Any]:
+    """The rng record with the replay of the audit's own calls (``not-reproducible`` when it differed)."""
+    out = dict(record) | {"replay": replayed}
+    if replayed["same"] is False:
+        out["probe_status"] = out.get("status")
+        out["status"] = "not-reproducible"
+        out["text"] = replayed["text"]
+    return out
