@@ -27,7 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:
             "and sample(words, rng). Before any verdict the sanitizer's rng contract is checked (the same "
             "seed gives the same outputs, different seeds different ones, also in forked workers): one "
             "that reads NumPy's or Python's global random state is reseeded from the audit's rng, one "
-            "that cannot be made reproducible is refused. Exit status 0 when the audit ran (whatever "
+            "that cannot be made reproducible is refused. Then how it may be called is checked: a word's "
+            "draws within one call must be independent and the same in large, single-word and "
+            "sentence-sized calls; one that fails is audited one output per 16-word sentence call (or "
+            "refused in one line when that would take too long), never as if its draws were "
+            "independent. Exit status 0 when the audit ran (whatever "
             "its verdict), 2 on bad input (including a sanitizer that breaks the rng contract); exit "
             "status 3: nothing could be tested (verdict 'untested': every word's sampling failed, or too "
             "few words were sampled). With --json, stdout holds only the JSON: anything the sanitizer "
@@ -288,6 +292,9 @@ def _print_text(result: Any) -> None:
         contract = contract.to_dict()
     if isinstance(contract, dict) and contract.get("text"):
         print(f"rng contract: {contract.get('status')} — {contract['text']}")
+    shape = getattr(result, "calls", None) or {}
+    if shape.get("text"):
+        print(f"calls: {shape.get('status')} ({shape.get('audited_as')}) — {shape['text']}")
     if result.declaration is not None:
         print(f"declaration: {result.declaration['status']} — {result.declaration['text']}")
     if result.failures:

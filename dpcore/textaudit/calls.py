@@ -199,7 +199,7 @@ def repeats_test(within: np.ndarray, across_a: np.ndarray, across_b: np.ndarray)
 
 
 def _cells(expected: np.ndarray) -> np.ndarray:
-    """χ² cells over outputs listed in decreasing order of their large-call count: consecutive
+    """χ² cells over outputs listed in decreasing order of their total count: consecutive
     outputs share a cell until it is expected :data:`MIN_EXPECTED` times in the smaller sample
     (a short last cell joins the one before)."""
     cell = np.empty(expected.size, dtype=np.int64)
@@ -217,9 +217,9 @@ def _cells(expected: np.ndarray) -> np.ndarray:
 def homogeneity_test(large: np.ndarray, small: np.ndarray, what: str) -> dict[str, Any]:
     """χ² test that ``large`` and ``small`` (integer output codes ≥ 0) come from one distribution.
 
-    Cells: the outputs seen, in decreasing order of their count in ``large`` (so an output the
-    small calls favour keeps a cell of its own or of a few frequent outputs), grouped so that
-    each cell is expected at least :data:`MIN_EXPECTED` times in the smaller sample.
+    Cells: the outputs seen, in decreasing order of their count in both samples (so an output
+    the small calls favour shares a cell with a few frequent outputs), grouped so that each cell
+    is expected at least :data:`MIN_EXPECTED` times in the smaller sample.
     """
     n1, n2 = large.size, small.size
     size = int(max(large.max(initial=-1), small.max(initial=-1))) + 1
@@ -227,8 +227,12 @@ def homogeneity_test(large: np.ndarray, small: np.ndarray, what: str) -> dict[st
     c2 = np.bincount(small, minlength=size).astype(np.float64)
     seen = (c1 + c2) > 0
     c1, c2 = c1[seen], c2[seen]
-    order = np.argsort(-c1, kind="stable")
-    cell = _cells((c1 + c2)[order] * min(n1, n2) / max(n1 + n2, 1))
+    # cells from the column totals only (ties in a fixed random order): given its totals, a
+    # column's split between the samples is hypergeometric under one distribution, so cells
+    # chosen this way keep the test's level (ordering by one sample's counts would not)
+    total = c1 + c2
+    order = np.lexsort((np.random.default_rng(0).random(total.size), -total))
+    cell = _cells(total[order] * min(n1, n2) / max(n1 + n2, 1))
     t1 = np.bincount(cell, weights=c1[order])
     t2 = np.bincount(cell, weights=c2[order])
     out: dict[str, Any] = {
