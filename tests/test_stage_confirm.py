@@ -3,7 +3,8 @@
 A fake ``draw`` returns each word's counts in the selection and evaluation halves as written
 here, so the event each direction selects, its counts and its Clopper–Pearson bound are known in
 closed form (``scipy.stats.beta``), and so is the level of each test: the confirmation share of α
-over the number of tests (2 per pair, 3 with a screen event, 2 with declared rows).
+over the number of tests (per pair: 2 selected, +1 with a screen event, +2 with declared rows that
+agreed; declared events are added to the others, never in their place).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit import confirm
 from dpcore.textaudit.budget import AlphaBudget
 from dpcore.textaudit.engine import DrawPlan, WordDraws
+from dpcore.textaudit.estimator import best_prefix_event
 from dpcore.textaudit.plan import AuditPlan
 from dpcore.textaudit.reference import KaryRandomizedResponse
 from dpcore.textaudit.result import PairResult
@@ -186,21 +188,45 @@ def _krr_table(sampler, seed: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     return {w: (rng.multinomial(1_000, p[w]), rng.multinomial(1_000, p[w])) for w in range(N)}
 
 
+def _every_test(table, i: int, j: int, alpha: float, rows=None, screen=None) -> list[tuple[float, str]]:
+    """(lower bound, source) of every test stage 2 makes for the pair (i, j), recomputed here."""
+    (si, ei), (sj, ej) = table[i], table[j]
+    out = []
+    for a, b, sa, ea, sb, eb in ((i, j, si, ei, sj, ej), (j, i, sj, ej, si, ei)):
+        ev = best_prefix_event(sa, sb, 1_000, alpha)
+        out.append((_bound(int(ea[ev].sum()), int(eb[ev].sum()), 1_000, alpha), "selected"))
+        if screen is not None and screen[0] == a:
+            y = screen[1]
+            out.append((_bound(int(sa[y] + ea[y]), int(sb[y] + eb[y]), T, alpha), "screen"))
+        if rows is not None:
+            ev = confirm.planned_event(rows[a], rows[b], T, alpha, None)
+            out.append((_bound(int((sa + ea)[ev].sum()), int((sb + eb)[ev].sum()), T, alpha), "declared"))
+    return out
+
+
 @pytest.mark.parametrize(("factor", "violates"), [(1.0, False), (3.0, True)])
-def test_declared_rows_plan_the_event_and_give_the_exact_loss(factor, violates):
+def test_declared_rows_add_planned_events_and_give_the_exact_loss(factor, violates):
     san = OverclaimedRandomizedResponse(epsilon=EPS, words=WORDS, factor=factor)
+    table = _krr_table(san, seed=int(factor))
     _, _, out = _confirm(
-        _krr_table(san, seed=int(factor)),
+        table,
         [[0, 1], [2, 3]],
         sanitizer=san,
         use_rows=True,
-        screen_events={(0, 1): (0, 0)},  # ignored: the rows plan every event
+        screen_events={(0, 1): (0, 0)},  # kept: the rows add events, they replace none
         budget=AlphaBudget.split(0.95, declared=True, screened=False),
     )
-    assert out.n_tests == 4 and out.alpha == pytest.approx(0.045 / 4)
+    # per pair: 2 selected + 2 declared, and the screen's event of (w0, w1): 9 tests
+    assert out.n_tests == 9 and out.alpha == pytest.approx(0.045 / 9)
+    assert out.n_tests == AlphaBudget.confirmation_tests(2, 1, declared_events=True)
     assert out.n_bound == T
-    for r in out.results:
-        assert r.event_source == "declared"
+    rows = {w: np.asarray(san.log_prob_row(WORDS[w])[1]) for w in range(N)}
+    for r, (i, j), screen in zip(out.results, [(0, 1), (2, 3)], [(0, 0), None], strict=True):
+        # the reported test is the strongest of all the pair's tests, and its source says which
+        tests = _every_test(table, i, j, out.alpha, rows, screen)
+        best, source = max(tests)
+        assert r.lower_bound == pytest.approx(max(0.0, best), rel=1e-9)
+        assert r.event_source == source
         # k-RR's worst loss is ln(keep) − ln((1 − keep)/(k − 1)) = the sampling ε, exactly
         assert r.exact_epsilon == pytest.approx(factor * EPS, rel=1e-9)
         assert r.exact_violates is violates
@@ -208,6 +234,42 @@ def test_declared_rows_plan_the_event_and_give_the_exact_loss(factor, violates):
         # claim at 3ε (keep 0.80 against 0.04 on 2,000 draws)
         assert r.lower_bound <= factor * EPS
         assert r.violates is violates
+
+
+def test_declared_rows_never_hide_the_selected_event_or_the_screens_output():
+    """Issue 38: a sampler that departs from its declaration (here: w0 never outputs itself, as
+    k-RR declares, but mostly w4) is judged on its own draws. The declared rows plan {w0} and
+    {w1}, which its draws never hit; the event selected on the first half, and the screen's
+    output, still test it."""
+    krr = KaryRandomizedResponse(epsilon=EPS, words=WORDS)
+    declared = AlphaBudget.split(0.95, declared=True, screened=False)  # confirmation share 0.045
+    _, _, out = _confirm(TABLE, [[0, 1]], sanitizer=krr, use_rows=True, budget=declared)
+    alpha = 0.045 / 4  # 2 selected + 2 declared tests
+    assert out.n_tests == 4 and out.alpha == pytest.approx(alpha)
+    r = out.results[0]
+    assert (r.event_source, r.direction, r.event_size, r.count_x, r.count_x_prime) == (
+        "selected",
+        "x>x'",
+        1,
+        600,
+        30,
+    )
+    assert r.lower_bound == pytest.approx(_bound(600, 30, 1_000, alpha), rel=1e-9)
+    assert r.violates and r.detectable_violation["samples"] == 1_000
+    # the declared events alone show nothing: {w0} from w0 and {w1} from w1, 0 hits in 2,000 draws
+    rows = {w: np.asarray(krr.log_prob_row(WORDS[w])[1]) for w in range(N)}
+    assert confirm.planned_event(rows[0], rows[1], T, alpha, None).tolist() == [0]
+    assert max(b for b, s in _every_test(TABLE, 0, 1, alpha, rows) if s == "declared") == -math.inf
+    # the rows' exact loss says ε (what the declaration claims); the draws say more
+    assert r.exact_epsilon == pytest.approx(EPS) and r.exact_violates is False
+    # the screen's output {w4} is kept too, a fifth test, on all 2,000 draws: 1,600 against 30
+    _, _, scr = _confirm(
+        TABLE, [[0, 1]], sanitizer=krr, use_rows=True, budget=declared, screen_events={(0, 1): (0, 4)}
+    )
+    assert scr.n_tests == 5 and scr.n_bound == T
+    s = scr.results[0]
+    assert (s.event_source, s.count_x, s.count_x_prime) == ("screen", 1_600, 30)
+    assert s.lower_bound == pytest.approx(_bound(1_600, 30, T, 0.045 / 5), rel=1e-9)
 
 
 def test_declared_rows_and_no_pair_give_no_result():
@@ -272,6 +334,25 @@ def test_detectable_on_own_events_is_stated_at_the_median_event_probability():
     assert st["samples"] == 1_000 and st["excess"] >= 0
     none = confirm.detectable_on_own_events([pair(50, error="boom")], 1_000, 0.01)
     assert none["event_probability"] is None and none["text"] == "no tested event"
+
+
+def test_detectable_on_own_events_reads_each_events_own_draws():
+    """A selected event counts on T/2 draws, a declared or screen one on T: each probability is
+    its count over its own draws, and the statement is at the fewest draws (the weakest test)."""
+
+    def pair(count_x, n):
+        det = {"samples": n}
+        return PairResult(
+            "a", "b", 1.0, 1.0, 0.0, 0.0, False, "x>x'", 1, count_x, 0, detectable_violation=det
+        )
+
+    res = [pair(100, 1_000), pair(600, 2_000), pair(1_800, 2_000)]  # 0.1, 0.3, 0.9
+    st = confirm.detectable_on_own_events(res, 2_000, 0.01)
+    assert st["event_probability"] == pytest.approx(0.3) and st["samples"] == 1_000
+    same = confirm.detectable_on_own_events(
+        [pair(100, 1_000), pair(300, 1_000), pair(900, 1_000)], 1_000, 0.01
+    )
+    assert same["excess"] == pytest.approx(st["excess"])
 
 
 # --- the pilot --------------------------------------------------------------------------------------

@@ -196,7 +196,8 @@ def test_results_carry_the_power_statement(vocab2000):
     for p in d["pairs"]:
         dv = p["detectable_violation"]
         assert dv["loss"] == pytest.approx(dv["claim"] + dv["excess"])
-        assert dv["samples"] == 20_000  # k-RR declares its rows: planned events use all T draws
+        # k-RR declares its rows: a planned (or screen) event uses all T draws, a selected one T/2
+        assert dv["samples"] == (10_000 if p["event_source"] == "selected" else 20_000)
     assert "with probability ≥ 0.9 (whole pipeline)" in r.verdict_text
     assert "word_scores" not in d and len(r.word_scores) == 2000
 

@@ -7,7 +7,10 @@ shares (docs/audit-text.md, "What a result means"):
 - the **declaration** test, when the sanitizer declares its distribution: 10 % of α;
 - the **pooled** tests of the screen: 20 % of α, split evenly (Bonferroni) over their tests;
 - the **confirmation** (stage 2): the rest, split evenly over every (pair, direction, event)
-  test it makes.
+  test it makes (:meth:`AlphaBudget.confirmation_tests` counts them): per pair, both directions
+  of the event selected on the first half of its draws, the screen's output where the screen
+  proposed the pair for one, and both directions of the event planned from the declared rows
+  when the declaration agreed (added to the others, never in their place).
 
 The adaptive **pilot** ranks pairs and decides nothing; its bounds are computed at
 α / (2 · candidates) so that its ranking favours the pairs the confirmation can flag.
@@ -69,6 +72,27 @@ class AlphaBudget:
         a_decl = ALPHA_DECLARATION * alpha if declared else 0.0
         a_pool = ALPHA_POOLED * alpha if screened else 0.0
         return cls(confidence, alpha, a_decl, a_pool, alpha - a_decl - a_pool)
+
+    @staticmethod
+    def confirmation_tests(n_pairs: int, n_screen_events: int, *, declared_events: bool) -> int:
+        """Stage 2's Bonferroni count: every (pair, direction, event) test it makes (at least 1).
+
+        Parameters
+        ----------
+        n_pairs:
+            Pairs tested; each gets both directions of its selected event.
+        n_screen_events:
+            Pairs the screen proposed for one output; each also tests that output (one direction).
+        declared_events:
+            The declaration agreed: each pair also gets both directions of its planned event.
+
+        Examples
+        --------
+        >>> AlphaBudget.confirmation_tests(5, 2, declared_events=True)
+        22
+        """
+        per_pair = 2 + (2 if declared_events else 0)
+        return max(1, per_pair * int(n_pairs) + int(n_screen_events))
 
     def per_confirmation_test(self, n_tests: int) -> float:
         """The level of each of stage 2's ``n_tests`` tests."""

@@ -3,10 +3,13 @@
 Every word of the chosen pairs gets ``samples`` *fresh* draws, split into a selection half and
 an evaluation half; each pair is tested in both directions with Clopper–Pearson bounds at the
 level its :class:`~dpcore.textaudit.budget.AlphaBudget` gives (Bonferroni over every test), and
-the pair *violates* when a lower bound exceeds its claimed bound. An exact sanitizer whose
-sampler passed the declaration test has its events planned from its declared rows and bounded
-on all draws (:func:`planned_event`); a pair the screen proposed for one output also tests that
-output on all draws. When the rows are known, each pair's exact worst-case loss
+the pair *violates* when a lower bound exceeds its claimed bound. Every pair is tested on the
+event selected from its own draws; a pair the screen proposed for one output also tests that
+output on all draws; and an exact sanitizer whose sampler passed the declaration test also gets,
+*in addition*, events planned from its declared rows and bounded on all draws
+(:func:`planned_event`). A declaration therefore adds tests and never hides the data-driven ones:
+a sampler that departs from its declaration in a way the declaration test missed is still judged
+on its own draws. When the rows are known, each pair's exact worst-case loss
 max_y |ln Pr[M(x)=y] − ln Pr[M(x′)=y]| is reported beside.
 
 The adaptive **pilot** (:func:`run_pilot`) uses the same test on draws of its own to rank the
@@ -117,12 +120,20 @@ def test_pair(
 ) -> PairTest:
     """(estimate, lower bound, event size, a, b, samples, direction, event source) of the strongest test.
 
-    Without declared rows the event is chosen on the selection half and bounded on the
-    evaluation half; with them (exact sanitizers whose sampler passed the declaration test) it is
-    planned from the declaration and bounded on all draws (:func:`planned_event`). A pair the
-    screen proposed for one output y also tests {y} in the screen's direction on all draws
-    (``screen_event`` = (favoured word id, output code)): that event was fixed before stage 2.
-    Every test runs at ``alpha``; the caller counts them all in its Bonferroni correction.
+    Every test runs at ``alpha``; the caller counts them all in its Bonferroni correction
+    (:meth:`~dpcore.textaudit.budget.AlphaBudget.confirmation_tests`). In each direction:
+
+    - ``selected``: the event chosen on the selection half, bounded on the evaluation half
+      (always made);
+    - ``screen``: a pair the screen proposed for one output y also tests {y} in the screen's
+      direction on all draws (``screen_event`` = (favoured word id, output code)): that event
+      was fixed before stage 2;
+    - ``declared``: with ``rows`` (exact sanitizers whose sampler passed the declaration test),
+      the event planned from the declaration and bounded on all draws (:func:`planned_event`),
+      in addition to the two above.
+
+    The returned test is the one with the largest lower bound (then estimate); its source says
+    which event it was.
     """
     si, ei = counter.get(i)
     sj, ej = counter.get(j)
@@ -143,17 +154,16 @@ def test_pair(
         (i, j, si, ei, sj, ej, "x>x'"),
         (j, i, sj, ej, si, ei, "x'>x"),
     ):
+        event = best_prefix_event(sel_a, sel_b, counter.n_sel, alpha, elig)
+        keep(estimate_direction(event, ev_a, ev_b, counter.n_eval, alpha), label, "selected")
+        if screen_event is not None and screen_event[0] == a_ and 0 <= screen_event[1] < size:
+            ev = np.array([screen_event[1]], dtype=np.int64)
+            keep(estimate_direction(ev, sel_a + ev_a, sel_b + ev_b, n_all, alpha), label, "screen")
         if planned:
             assert rows is not None
             la, lb = pad_log(rows[a_], size), pad_log(rows[b_], size)
             event = planned_event(la, lb, n_all, alpha, elig)
             keep(estimate_direction(event, sel_a + ev_a, sel_b + ev_b, n_all, alpha), label, "declared")
-        else:
-            event = best_prefix_event(sel_a, sel_b, counter.n_sel, alpha, elig)
-            keep(estimate_direction(event, ev_a, ev_b, counter.n_eval, alpha), label, "selected")
-            if screen_event is not None and screen_event[0] == a_ and 0 <= screen_event[1] < size:
-                ev = np.array([screen_event[1]], dtype=np.int64)
-                keep(estimate_direction(ev, sel_a + ev_a, sel_b + ev_b, n_all, alpha), label, "screen")
     assert best is not None
     return best
 
@@ -267,7 +277,9 @@ class ConfirmOutcome:
     alpha:
         Each test's level; ``n_tests`` tests were made.
     n_bound:
-        Draws that bound an event: all T with declared rows, else T/2.
+        Draws that bound an event, for :attr:`max_detectable`: all T when declared rows planned
+        events (tested besides the selected ones), else T/2 (a selected event is bounded on the
+        evaluation half).
     draws:
         Draws made.
     """
@@ -300,13 +312,14 @@ def run(
 ) -> ConfirmOutcome:
     """Draw T fresh outputs of every word of ``pairs`` and test each pair in both directions.
 
-    ``use_rows``: the sanitizer's declared rows passed the declaration test, so events are
-    planned from them. ``screen_events``: per proposed pair, the screen's (favoured word, output).
+    ``use_rows``: the sanitizer's declared rows passed the declaration test, so events planned
+    from them are tested *besides* the selected events and the screen's outputs (never instead).
+    ``screen_events``: per proposed pair, the screen's (favoured word, output). The number of
+    tests, and so their level, is fixed before any draw (:meth:`AlphaBudget.confirmation_tests`).
     """
     cand = pairs
-    n_tests = max(1, int(sum(2 + (1 if (int(i), int(j)) in screen_events else 0) for i, j in cand)))
-    if use_rows:
-        n_tests = max(1, 2 * len(cand))
+    n_screen = sum(1 for i, j in cand if (int(i), int(j)) in screen_events)
+    n_tests = budget.confirmation_tests(len(cand), n_screen, declared_events=use_rows)
     alpha = budget.per_confirmation_test(n_tests)
     samples = plan.samples
     n_sel = samples // 2
@@ -341,7 +354,8 @@ def run(
             )
             continue
         results.append(_pair_result(x, xp, float(dist[k]), bound, test, float(exact[k]), alpha))
-    n_bound = samples if rows is not None else samples - n_sel  # draws that bound an event
+    # a planned event is bounded on all T draws, a selected one on the evaluation half
+    n_bound = samples if rows is not None else samples - n_sel
     return ConfirmOutcome(results, dict(counter.failures), alpha, n_tests, n_bound, len(cw) * samples)
 
 
@@ -376,10 +390,15 @@ def detectable_on_own_events(results: list[PairResult], n: int, alpha: float) ->
     """One statement for the tested pairs' own events, at the median event probability of the tests.
 
     This is the per-test statement (the events the tests used); the whole pipeline's statement
-    is :func:`dpcore.textaudit.power.pipeline_statements`.
+    is :func:`dpcore.textaudit.power.pipeline_statements`. Each reported event's probability is
+    its count over the draws that bounded it (``detectable_violation["samples"]``: T/2 for a
+    selected event, T for one fixed before stage 2; ``n`` where a result does not say), and the
+    statement is made at the fewest of those draws, the weakest of the tests.
     """
     tested = [r for r in results if r.error is None and math.isfinite(r.claimed_bound)]
-    probs = [r.count_x / n for r in tested if r.count_x > 0]
+    used = [int((r.detectable_violation or {}).get("samples") or n) for r in tested]
+    probs = [r.count_x / m for r, m in zip(tested, used, strict=True) if r.count_x > 0]
+    n = min(used, default=n)
     out: dict[str, Any] = {"power": DEFAULT_POWER, "samples": int(n)}
     if not tested or not probs:
         return out | {"event_probability": None, "excess": math.inf, "text": "no tested event"}

@@ -1,8 +1,10 @@
 """Does a sanitizer sample what it declares? A goodness-of-fit test before any declared row is used.
 
 A sanitizer that declares its exact output distribution (``log_prob_row`` and ``exact`` true)
-gets two privileges in the audit: stage 2 plans its events from the declared rows (and bounds them
-on all draws), and the result reports an ``exact_verdict`` computed from the rows. Both are void
+gets two privileges in the audit: stage 2 adds events planned from the declared rows (bounded on
+all draws) to the events it selects from the draws and the screen's outputs (it never drops
+those: a sampler that departs from its declaration in a way this test misses is still judged on
+its own draws), and the result reports an ``exact_verdict`` computed from the rows. Both are void
 when the sampler does not follow the declaration, for instance a subclass of an exact mechanism
 whose ``sample`` was changed but whose ``log_prob_row`` was inherited.
 
@@ -21,7 +23,9 @@ The family is every (screened word, output) cell, whichever were looked at, so t
 threshold α_decl / (|screened words| · (|outputs| + 9)) is valid however W and the listed outputs
 were chosen from the data. A mismatch voids the declaration for the whole audit: events are then
 chosen from data and no ``exact_verdict`` is reported. Because the test uses only draws made
-before stage 2, stage 2's verdicts keep their level whichever way it goes.
+before stage 2, stage 2's verdicts keep their level whichever way it goes; stage 2 counts the
+planned events among its tests only when it agrees
+(:meth:`~dpcore.textaudit.budget.AlphaBudget.confirmation_tests`).
 """
 
 from __future__ import annotations
