@@ -300,3 +300,53 @@ def test_top_words_orders_by_score_and_drops_unscored_words():
     assert [t["word"] for t in top] == ["w6", "w4", "w0"]  # ties keep the screened order
     assert [t["rank"] for t in top] == [6, 4, 0]
     assert screen.top_words(words, ids, scores, 10)[-1]["word"] == "w0"  # -inf is left out
+
+
+# --- top producers against more than the lowest-residual words (issue 38) -------------------
+
+
+class _OneFlawedPair:
+    """ε-LDP (ε = 1) over 16 outputs ("w0".."w15"), uniform for every word but two: x produces w5
+    e times as often as the others, z 1/e times as often. Each is within ε of every other word;
+    only the pair (x, z) is not (loss 2 on w5: its claim + 1 nat)."""
+
+    name, epsilon, guarantee, exact = "one-flawed-pair", 1.0, "ldp", False
+
+    def __init__(self, words: list[str], x: int, z: int) -> None:
+        self._id = {w: i for i, w in enumerate(words)}
+        self._out = np.array(words[:16])
+        u = np.full(16, 1 / 16)
+        self._rows = np.stack([u, u, u])
+        for row, r5 in ((1, math.e / 16), (2, 1 / (16 * math.e))):
+            self._rows[row] = (1 - r5) / 15
+            self._rows[row, 5] = r5
+        self._kind = np.zeros(len(words), dtype=np.int64)
+        self._kind[[x, z]] = [1, 2]
+        self._cdf = np.cumsum(self._rows, axis=1)
+
+    def sample(self, words, rng):
+        kind = self._kind[np.fromiter((self._id[w] for w in words), dtype=np.int64, count=len(words))]
+        u = rng.random(kind.size)
+        out = (u[:, None] > self._cdf[kind]).sum(axis=1)
+        return self._out[np.minimum(out, 15)]
+
+
+def test_a_flaw_against_one_other_word_is_caught_through_the_bottom_producers(monkeypatch):
+    """|V| = 2,000: x is the top producer of w5 and z its rarest producer. Every word lists all its
+    outputs (residual 0), so the three lowest-residual words are three arbitrary ones: paired only
+    with them (the rule before issue 38) x never meets z; its bottom producers include z."""
+    from dpcore.textaudit import audit_text
+
+    words = [f"w{i}" for i in range(2_000)]
+    vocab = word_vocab(words, dim=3)
+    x, z = 1234, 1777
+    kw = {"vocab": vocab, "screen_budget": 2_000 * 2_000, "samples": 4_000, "pairs": 5, "seed": 3}
+    flagged = lambda res: [(p.x, p.x_prime) for p in res.pairs if p.violates]  # noqa: E731
+
+    res = audit_text(_OneFlawedPair(words, x, z), **kw)
+    assert sorted(flagged(res)[0]) == sorted([words[x], words[z]]) and len(flagged(res)) == 1
+
+    monkeypatch.setattr(screen, "LOW_RESIDUAL_PARTNERS", 3)
+    monkeypatch.setattr(screen, "BOTTOM_PRODUCERS", 0)
+    before = audit_text(_OneFlawedPair(words, x, z), **kw)
+    assert before.verdict != "violates"

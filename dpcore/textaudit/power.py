@@ -17,9 +17,11 @@ shown with n draws). It is a statement about the test's own event S: a violation
 selection half did not choose, or on a pair that was not tested, is not covered.
 
 :func:`pipeline_statements` states what the whole pipeline would have caught, class by class:
-:func:`proposal_probability` (the screen proposing a pair for one output) times
-:func:`flag_probability` (stage 2 flagging it on fresh draws) for a single-output violation, and
-:func:`~dpcore.textaudit.pooled.uniform_power` for a flaw shared by the vocabulary.
+:func:`proposal_probability` (the screen proposing a pair for one output, at the largest residual
+bound of a screened word and an upper quantile of the screen's K-th score), less the chance that
+quantile is exceeded, times :func:`flag_probability` (stage 2 flagging it on fresh draws) for a
+single-output violation, and :func:`~dpcore.textaudit.pooled.uniform_power` for a flaw shared by
+the vocabulary.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from scipy.special import bdtrc, gammaln
 from dpcore.stats import cp_log_ratio_den, cp_log_ratio_num, cp_lower, cp_upper
 from dpcore.text.sampling import pair_distances
 from dpcore.textaudit.pairs import nearest_neighbors
+from dpcore.textaudit.screen import BOTTOM_PRODUCERS, LOW_RESIDUAL_PARTNERS
 
 __all__ = [
     "DEFAULT_POWER",
@@ -201,10 +204,12 @@ def proposal_probability(
     """Chance that the screen scores a single violating output y above ``threshold``.
 
     x produces y with probability p, x′ with q, among m draws each. The screen's score of y is
-    ln CP⁻(A; m, 0.05) − ln CP⁺(B̂; m, 0.05) − claim with B̂ ≤ max(B, r) (x′'s count when y is
-    listed for x′, else its residual bound r, here the run's median), and y must be listed for x
-    (A above the residual). Computed exactly over A ~ Bin(m, p), B ~ Bin(m, q); B̂ = max(B, r)
-    only lowers the score, so the chance is not overstated.
+    ln CP⁻(A; m, 0.05) − ln CP⁺(B̂; m, 0.05) − claim, B̂ being x′'s count when y is listed for x′
+    (then B ≥ x′'s residual bound) and x′'s residual bound r′ otherwise, so B̂ ≤ max(B, r′); y must
+    be listed for x (A above x's residual bound). Computed exactly over A ~ Bin(m, p),
+    B ~ Bin(m, q) with B̂ = max(B, r) and A > r: for any r at least both words' residual bounds
+    (the power statement passes the largest of the run) this only lowers the score, so the chance
+    is not overstated.
     """
     from dpcore.textaudit.screen import SCREEN_ALPHA
 
@@ -246,23 +251,26 @@ def single_output_probability(
     claim: float,
     excess: float = SINGLE_OUTPUT_EXCESS,
     power: float = DEFAULT_POWER,
+    miss: float = 0.0,
 ) -> float:
     """Smallest p: a pair violating its claim by ``excess`` on one output of probability p is flagged.
 
-    The whole pipeline: the screen proposes the pair (:func:`proposal_probability`, m draws, the
-    run's K-th score as threshold), then stage 2 tests the output the screen proposed it for on
-    all T = ``samples`` fresh draws at the per-test ``alpha`` (:func:`flag_probability`, exact).
-    The two stages use independent draws, so the flag probability is the product. ∞ when no p
-    reaches ``power``.
+    The whole pipeline: the screen proposes the pair (:func:`proposal_probability`, m draws), then
+    stage 2 tests the output the screen proposed it for on all T = ``samples`` fresh draws at the
+    per-test ``alpha`` (:func:`flag_probability`, exact). The pair is proposed when its score
+    clears the K-th score of the other pairs; that bar varies from run to run, so ``threshold``
+    is an upper quantile of it that a run exceeds with chance at most ``miss``, and
+    Pr[proposed] ≥ Pr[score > threshold] − ``miss``. The two stages use independent draws, so the
+    flag probability is at least (Pr[score > threshold] − miss) · Pr[flag]. ∞ when no p reaches
+    ``power``.
     """
     if not math.isfinite(claim):
         return math.inf
 
     def flagged(p: float) -> float:
         q = p * math.exp(-(claim + excess))
-        return proposal_probability(m, p, q, claim, threshold, residual) * flag_probability(
-            samples, alpha, claim, p, excess
-        )
+        prop = max(0.0, proposal_probability(m, p, q, claim, threshold, residual) - miss)
+        return prop * flag_probability(samples, alpha, claim, p, excess)
 
     if flagged(1.0) < power:
         return math.inf
@@ -289,6 +297,7 @@ def pipeline_statements(
     alpha_pair: float,
     candidate_claims: np.ndarray | None,
     power: float = DEFAULT_POWER,
+    call_sizes: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     """What the whole audit would have caught with probability ≥ ``power``, class by class.
 
@@ -304,9 +313,15 @@ def pipeline_statements(
     ``single-output``
         One pair whose loss exceeds its claim by :data:`SINGLE_OUTPUT_EXCESS` nats on one output:
         the smallest probability of that output under M(x), per claim level
-        (:func:`single_output_probability`).
+        (:func:`single_output_probability`), whichever pair it is: the partner's unlisted outputs
+        are scored at the largest residual bound of any screened word (``residual_max``), and the
+        bar is the screen's upper quantile of the K-th score (``kth_score_upper``, exceeded by a
+        rerun with chance ≤ :data:`~dpcore.textaudit.screen.THRESHOLD_MISS`, which is subtracted).
+        A record without these keys (built by hand) is stated at its ``residual_median`` and
+        ``kth_score``.
 
-    What is not covered is listed in ``not_covered``.
+    What is not covered is listed in ``not_covered``; ``call_sizes`` are the sizes of the
+    ``sample`` calls the run made (named there).
     """
     from dpcore.textaudit.pooled import uniform_power
 
@@ -339,34 +354,19 @@ def pipeline_statements(
                 f"nats (pooled '{b['family']}' test, at the partner rate this run observed, "
                 f"{b['partner_rate']:.2g} per draw)"
             )
-        levels = _claim_levels(guarantee, candidate_claims, claims_tested)
-        singles = []
-        for c in levels:
-            p = single_output_probability(
-                m=m,
-                threshold=float(screen["kth_score"]),
-                residual=float(screen["residual_median"]),
-                samples=samples,
-                alpha=alpha_pair,
-                claim=c,
-                power=power,
-            )
-            singles.append(
-                {
-                    "class": "single-output",
-                    "claim": c,
-                    "excess": SINGLE_OUTPUT_EXCESS,
-                    "output_probability": p,
-                    "power": power,
-                }
-            )
+        singles = _single_statements(
+            screen, _claim_levels(guarantee, candidate_claims, claims_tested), samples, alpha_pair, power
+        )
         statements += singles
         shown = [s for s in singles if math.isfinite(s["output_probability"])]
         if shown:
             lv = ", ".join(f"p ≥ {s['output_probability']:.2g} at claim {s['claim']:.3g}" for s in shown)
             texts.append(
                 f"a pair whose loss exceeds its claim by ≥ {SINGLE_OUTPUT_EXCESS:g} nat on one output is "
-                f"caught when that output has probability under M(x) of {lv}"
+                f"caught when that output has probability under M(x) of {lv} (any pair: its partner's "
+                f"unlisted outputs counted at the largest residual bound, {shown[0]['residual']:g} of "
+                f"{m:,} draws; the screen's bar at {shown[0]['threshold']:.3g}, which a rerun's K-th "
+                f"score exceeds with chance ≤ {shown[0]['threshold_miss']:g}, counted as a miss)"
             )
         not_covered = [
             "a violation on a pair the screen never scored (not a nearest neighbour, random or pooled "
@@ -376,6 +376,10 @@ def pipeline_statements(
             "a flaw shared by the vocabulary on an event other than the word itself, its partner or an "
             "output outside V",
             "anything on outputs the sanitizer's guarantee does not protect",
+            "a single output against a word other than the top producer's "
+            f"{LOW_RESIDUAL_PARTNERS} lowest-residual words and {BOTTOM_PRODUCERS} rarest producers, "
+            "unless it is its neighbour or random partner",
+            *_run_limits(call_sizes),
         ]
     else:
         levels = sorted({round(c, 6) for c in claims_tested if math.isfinite(c)})[:3]
@@ -394,6 +398,7 @@ def pipeline_statements(
             "any pair not in the tested list",
             "a violation whose best event the selection half does not find (the statement is for the "
             "tests' own events)",
+            *_run_limits(call_sizes),
         ]
         if levels:
             texts.append(
@@ -409,6 +414,56 @@ def pipeline_statements(
         "not_covered": not_covered,
         "text": f"with probability ≥ {power:g} (whole pipeline): " + text,
     }
+
+
+def _single_statements(
+    screen: dict[str, Any], levels: list[float], samples: int, alpha: float, power: float
+) -> list[dict[str, Any]]:
+    """The single-output statements at each claim level (:func:`single_output_probability`)."""
+    from dpcore.textaudit.screen import THRESHOLD_MISS
+
+    upper = "kth_score_upper" in screen
+    threshold = float(screen["kth_score_upper"] if upper else screen["kth_score"])
+    residual = float(screen.get("residual_max", screen["residual_median"]))
+    miss = THRESHOLD_MISS if upper else 0.0
+    out = []
+    for c in levels:
+        p = single_output_probability(
+            m=int(screen["draws_per_word"]),
+            threshold=threshold,
+            residual=residual,
+            samples=samples,
+            alpha=alpha,
+            claim=c,
+            power=power,
+            miss=miss,
+        )
+        out.append(
+            {
+                "class": "single-output",
+                "claim": c,
+                "excess": SINGLE_OUTPUT_EXCESS,
+                "output_probability": p,
+                "power": power,
+                "threshold": threshold,
+                "threshold_miss": miss,
+                "residual": residual,
+            }
+        )
+    return out
+
+
+def _run_limits(call_sizes: tuple[int, ...]) -> list[str]:
+    """What no run of this kind can see: other call sizes, outputs that never repeat, carried state."""
+    sizes = sorted({int(n) for n in call_sizes})
+    named = f" (this run's calls had {', '.join(f'{n:,}' for n in sizes)} words)" if sizes else ""
+    return [
+        f"calls to sample with other numbers of words than this run made{named}",
+        "outputs that never repeat (a word passed through with a fresh tag, say): no count here can "
+        "show them",
+        "state the sanitizer carries from one call to the next (the run makes its calls in one order "
+        "on one object)",
+    ]
 
 
 def _claim_levels(guarantee: str, candidate: np.ndarray | None, tested: list[float]) -> list[float]:
@@ -439,11 +494,14 @@ def run(
     samples: int,
     alpha_pair: float,
     claims: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+    call_sizes: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     """The statements stage: what the whole pipeline would have caught (the result's ``power``).
 
     ``results`` are stage 2's pair results, ``pooled`` the screen's pooled tests, ``nn`` the
-    screened words' nearest screened words (positions), when the screen found them.
+    screened words' nearest screened words (positions), when the screen found them;
+    ``call_sizes`` the numbers of words of the ``sample`` calls the run made (named in
+    ``not_covered``).
     """
     if not any(r.error is None for r in results) and not any(t.terms for t in pooled):
         return {
@@ -463,6 +521,7 @@ def run(
         candidate_claims=candidate_claims(sanitizer, vocab, screen_ids, claims, nn)
         if screen_info is not None
         else None,
+        call_sizes=tuple(call_sizes),
     )
 
 

@@ -12,8 +12,10 @@ Candidate pairs
 - **Random partners**: each word with ``random_partners`` uniform screened words (an ε-LDP claim
   is the same for every pair, so any partner that rarely produces x's outputs will do).
 - **Per-output extremes** (ε-LDP's worst events are single outputs): for each output y listed by
-  some word, the word that produced y most often, against the two words with the smallest
-  residual bound (the words least likely to have produced y unnoticed).
+  some word, the word that produced y most often (its *top producer*), against the
+  :data:`LOW_RESIDUAL_PARTNERS` words with the smallest residual bound (the words least likely to
+  have produced y unnoticed) and the :data:`BOTTOM_PRODUCERS` words that list y with the smallest
+  counts (a word whose few outputs are all listed shows exactly how rarely it produced y).
 
 Pilot score
 -----------
@@ -77,6 +79,16 @@ RANDOM_PARTNERS = 2
 POOLED_CONFIRM = 5
 #: Screened words besides the confirmed pairs' whose counts the declaration test looks at.
 DECLARATION_SPREAD = 64
+#: Per listed output, its top producer is paired with this many lowest-residual words …
+LOW_RESIDUAL_PARTNERS = 8
+#: … and with this many of the words that list the output with the smallest counts.
+BOTTOM_PRODUCERS = 8
+#: Chance that a rerun's K-th score exceeds :attr:`ScreenProposal.kth_upper` (tail model).
+THRESHOLD_MISS = 0.05
+#: Fewest top word scores the tail model of the K-th score is fitted to.
+TAIL_WORDS = 30
+#: One-sided level of the lower confidence bound on the tail's decay rate.
+TAIL_RATE_ALPHA = 0.1
 
 
 def draws_per_word(n_words: int, budget: int) -> int:
@@ -108,11 +120,17 @@ class ScreenProposal:
         pair in the direction that favours it, i.e. with the event made of its own outputs (−∞
         for a word that failed).
     residual_median:
-        Median residual bound over screened words (the power statement uses it).
+        Median residual bound over screened words.
     events:
         Per proposed pair, the single output that gave it its score: (favoured word's id, output
         code), or (−1, −1) when the score came from all outputs of a co-located pair. Stage 2
         tests that event on all its fresh draws besides the event it selects itself.
+    residual_max:
+        Largest residual bound of a screened word (the power statement scores a partner's
+        unlisted output at it, whichever word the partner is).
+    kth_upper:
+        An upper (1 − :data:`THRESHOLD_MISS`) quantile of the K-th score of a rerun of the screen
+        (:func:`kth_score_upper`): the bar the power statement makes a flawed pair clear.
     """
 
     pairs: np.ndarray
@@ -121,6 +139,8 @@ class ScreenProposal:
     word_scores: np.ndarray
     residual_median: float
     events: np.ndarray | None = None
+    residual_max: float = 0.0
+    kth_upper: float = -math.inf
 
 
 def propose_pairs(
@@ -270,6 +290,8 @@ def propose_pairs(
     np.maximum.at(ws, pairs[:, 0], excess[:, 0])
     np.maximum.at(ws, pairs[:, 1], excess[:, 1])
     word_scores[okmask] = ws
+    fav_row = np.where(side_best == 0, pairs[:, 0], pairs[:, 1])
+    kth_hi = kth_score_upper(score, fav_row, ws, k_pairs)
     top = np.argsort(-score, kind="stable")[: min(k_pairs, len(pairs))]
     fav_id = np.where(side_best[top] == 0, ids_a[top], ids_b[top])
     code = best_code[top, side_best[top]]
@@ -281,7 +303,69 @@ def propose_pairs(
         word_scores=word_scores,
         residual_median=float(np.median(residual)),
         events=events,
+        residual_max=float(residual.max()),
+        kth_upper=kth_hi,
     )
+
+
+def kth_score_upper(score: np.ndarray, fav: np.ndarray, word_scores: np.ndarray, k: int) -> float:
+    """An upper (1 − :data:`THRESHOLD_MISS`) quantile of the K-th pair score of a rerun of the screen.
+
+    Estimated from the run's own scores, with a model that overstates how high a rerun reaches.
+    The units are words: a pair scores above s only if its favoured word's best score
+    (``word_scores``) does, and each word's best score comes from its own draws, so the words
+    are nearly independent (the pairs are not: those one word favours rise and fall together).
+
+    - The top n = max(3K, :data:`TAIL_WORDS`) word scores, above the (n+1)-th (u), are fitted
+      with an exponential tail, its rate taken at a lower (1 − :data:`TAIL_RATE_ALPHA`)
+      confidence bound λ⁻. The scores are shrunk log-ratios of binomial counts, whose tails are
+      lighter than exponential, so the fitted tail is heavier than the scores'.
+    - In a rerun, the words above s are Poisson with mean n·e^{−λ⁻(s − u)}, each bringing the
+      pairs it favours above s; their number c per word is taken from this run at u (below s,
+      so more pairs than at s). The pairs above s are then a compound Poisson sum, taken as
+      φ·Poisson(μ/φ) with its mean μ(s) = n·E[c]·e^{−λ⁻(s − u)} and variance-to-mean ratio
+      φ = E[c²]/E[c].
+    - The quantile is the s at which Pr[φ·Poisson(μ(s)/φ) ≥ K] = :data:`THRESHOLD_MISS`, and never
+      below this run's own K-th score.
+
+    Parameters
+    ----------
+    score:
+        Every candidate pair's score.
+    fav:
+        Per pair, the row of its favoured word.
+    word_scores:
+        Per row, the word's best score in a direction that favours it (−∞: none).
+    k:
+        Pairs proposed (K).
+
+    Returns
+    -------
+    float
+        The quantile (+∞ when K < 1 or no pair has a finite score).
+    """
+    from scipy.special import gammaincinv
+    from scipy.stats import chi2
+
+    ok = np.isfinite(score)
+    fin = np.sort(score[ok])[::-1]
+    if k < 1 or fin.size == 0:
+        return math.inf
+    kth = float(fin[k - 1]) if fin.size >= k else -math.inf
+    ws = np.sort(word_scores[np.isfinite(word_scores)])[::-1]
+    if ws.size < 3:
+        return max(kth, float(fin[0]))
+    n = int(min(ws.size - 1, max(3 * k, TAIL_WORDS)))
+    u = float(ws[n])
+    spread = float(np.sum(ws[:n] - u))
+    c = np.bincount(fav[ok & (score > u)]).astype(np.float64)
+    mean_c = max(1.0, float(c.sum()) / n)
+    phi = max(1.0, float(np.sum(c**2)) / max(1.0, float(c.sum())))
+    mu = phi * float(gammaincinv(math.ceil(k / phi), THRESHOLD_MISS))  # Pr[Poisson(μ/φ) ≥ ⌈K/φ⌉] = miss
+    if spread <= 0 or mu >= n * mean_c:
+        return max(kth, u)
+    rate = float(chi2.ppf(TAIL_RATE_ALPHA, 2 * n)) / (2 * spread)
+    return max(kth, u + math.log(n * mean_c / mu) / rate)
 
 
 def _candidate_rows(
@@ -301,7 +385,9 @@ def _candidate_rows(
     """Candidate pairs as rows of the words that drew (sorted, distinct, no self-pairs).
 
     Neighbours, random partners, per-output extremes (the top producer of each listed output
-    against the lowest-residual words) and pairing 0's co-located pairs.
+    against the lowest-residual words and the output's bottom producers) and pairing 0's
+    co-located pairs: at most n·(neighbours + random partners + 1) + (outputs listed)·(
+    :data:`LOW_RESIDUAL_PARTNERS` + :data:`BOTTOM_PRODUCERS`) pairs.
     """
     n = len(wids)
     parts: list[np.ndarray] = []
@@ -317,15 +403,8 @@ def _candidate_rows(
     a = np.repeat(np.arange(n), RANDOM_PARTNERS)
     b = (a + rng.integers(1, n, size=a.size)) % n
     parts.append(np.stack([a, b], axis=1))
-    # per-output extremes: the top producer of each listed output vs the lowest-residual words
     if flat_codes.size:
-        o = np.lexsort((-flat_counts, flat_codes))
-        first = np.ones(o.size, dtype=bool)
-        first[1:] = flat_codes[o][1:] != flat_codes[o][:-1]
-        hi = flat_rows[o][first]
-        low = np.argsort(residual, kind="stable")[:3]
-        for lo in low:
-            parts.append(np.stack([hi, np.full(hi.size, lo)], axis=1))
+        parts += _extreme_pairs(flat_codes, flat_counts, flat_rows, residual)
     if colocated is not None:
         co = np.asarray(colocated, dtype=np.int64)
         src = np.flatnonzero(okmask)  # row → position
@@ -337,6 +416,30 @@ def _candidate_rows(
     pairs = np.concatenate(parts)
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
     return np.unique(np.sort(pairs, axis=1), axis=0)
+
+
+def _extreme_pairs(
+    codes: np.ndarray, counts: np.ndarray, rows: np.ndarray, residual: np.ndarray
+) -> list[np.ndarray]:
+    """Per listed output, its top producer against the lowest-residual words and its bottom producers.
+
+    ``codes``, ``counts``, ``rows``: the listed (output, count, word row) entries, flat.
+    """
+    o = np.lexsort((-counts, codes))  # per output, largest count first
+    c, r = codes[o], rows[o]
+    start = np.ones(o.size, dtype=bool)
+    start[1:] = c[1:] != c[:-1]
+    first = np.flatnonzero(start)
+    group = np.cumsum(start) - 1
+    hi = r[first]  # the top producer of each output
+    low = np.argsort(residual, kind="stable")[:LOW_RESIDUAL_PARTNERS]
+    parts = [np.stack([np.repeat(hi, low.size), np.tile(low, hi.size)], axis=1)]
+    # bottom producers: the last BOTTOM_PRODUCERS entries of each output's group
+    size = np.diff(np.append(first, o.size))
+    from_end = size[group] - 1 - (np.arange(o.size) - first[group])
+    bottom = from_end < BOTTOM_PRODUCERS
+    parts.append(np.stack([hi[group[bottom]], r[bottom]], axis=1))
+    return parts
 
 
 ClaimsFn = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
@@ -580,7 +683,9 @@ def outcome(
         "confirmed_from_pooled": int(len(cand) - len(prop.pairs)),
         "failed_words": int(sum(wd.error is not None for wd in sd.draws)),
         "kth_score": float(prop.scores[-1]) if len(prop.scores) else -math.inf,
+        "kth_score_upper": prop.kth_upper,
         "residual_median": prop.residual_median,
+        "residual_max": prop.residual_max,
         "pairings": [{"name": pr.name, "pairs": pr.pairs} for pr in sd.pairings],
         "top_words": top_words(words, ids, prop.word_scores, 20),
     }
