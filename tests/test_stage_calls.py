@@ -250,3 +250,21 @@ def test_a_cold_start_is_state_across_calls_not_global_state():
     out, c = enforce_rng_contract(s, WORDS, np.arange(8), seed=0, workers=1, engine="local")
     assert c.status == "state-across-calls" and out is s
     assert "carries state from one call to the next" in c.text and "global random state" in c.text
+
+
+def test_dpcores_own_adapter_is_independent_by_construction_and_a_subclass_is_checked():
+    from dpcore.text import create_text_mechanism
+    from dpcore.text.vocab import build_vocabulary
+    from dpcore.textaudit import DpcoreSanitizer
+    from dpcore.textaudit.calls import independent_by_construction
+
+    vocab = build_vocabulary("glove", size=300)
+    mech = create_text_mechanism("santext", vocab=vocab, epsilon=1.0)
+
+    class Overrides(DpcoreSanitizer):
+        def sample(self, words, rng):
+            return super().sample(words, rng)
+
+    assert independent_by_construction(DpcoreSanitizer(mech))
+    assert not independent_by_construction(Overrides(mech))
+    assert not independent_by_construction(KaryRandomizedResponse(epsilon=1.0, words=list(WORDS)))

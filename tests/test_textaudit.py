@@ -432,9 +432,12 @@ def test_declared_distribution_does_not_hide_a_different_sampler(vocab):
     declared = DpcoreSanitizer(create_text_mechanism("santext", vocab=vocab, epsilon=3.0))
     real = DpcoreSanitizer(create_text_mechanism("santext", vocab=vocab, epsilon=9.0))
 
-    class Liar(DpcoreSanitizer):
+    class Liar(DpcoreSanitizer):  # both of its draw paths sample at 3ε (one alone: call-size dependent)
         def sample_ids(self, word_id, n, rng):
             return real.sample_ids(word_id, n, rng)
+
+        def sample(self, words, rng):
+            return real.sample(words, rng)
 
     liar = Liar(declared.mechanism)
     r = audit_text(liar, vocab=vocab, words=["16", "14", "1994"], neighbors=1, samples=50_000, seed=4)

@@ -86,7 +86,13 @@ CHECK_SECONDS = 10.0
 CHECK_ALPHA = 1e-3
 #: Outputs expected fewer times than this among the small calls share one χ² cell.
 MIN_EXPECTED = 5.0
-CALL_STATUSES = ("independent", "within-call-dependent", "call-size-dependent", "unchecked")
+CALL_STATUSES = (
+    "independent",
+    "by-construction",
+    "within-call-dependent",
+    "call-size-dependent",
+    "unchecked",
+)
 
 
 # --- drawing ---------------------------------------------------------------------------------
@@ -259,7 +265,9 @@ class CallCheck:
     Attributes
     ----------
     status:
-        ``"independent"`` (no test rejected), ``"within-call-dependent"`` (the repeats test
+        ``"independent"`` (no test rejected), ``"by-construction"`` (dpcore's own mechanism
+        through :class:`~dpcore.textaudit.interface.DpcoreSanitizer`: not checked),
+        ``"within-call-dependent"`` (the repeats test
         rejected), ``"call-size-dependent"`` (only a homogeneity test rejected) or
         ``"unchecked"`` (no probe word could be drawn all three ways).
     words:
@@ -490,8 +498,30 @@ def check_size(speed: Speed | None) -> int:
     return int(min(CHECK_CALLS, max(MIN_CHECK_CALLS, k)))
 
 
+def independent_by_construction(sanitizer: Any) -> bool:
+    """dpcore's own mechanism through its adapter, neither method overridden: every output of
+    ``sample`` and ``sample_ids`` comes from its own uniforms or Gumbel noise, drawn by one
+    vectorised sampler whatever the call (each mechanism's distribution is tested in dpcore's
+    suite), so there is nothing about the call to check."""
+    from dpcore.textaudit.interface import DpcoreSanitizer
+
+    t = type(sanitizer)
+    return (
+        isinstance(sanitizer, DpcoreSanitizer)
+        and t.sample is DpcoreSanitizer.sample
+        and t.sample_ids is DpcoreSanitizer.sample_ids
+    )
+
+
 def run(plan: AuditPlan, sanitizer: Any, words: np.ndarray, speed: Speed | None = None) -> CallCheck:
     """Check how the sanitizer may be called, on :data:`CHECK_WORDS` of the plan's words (a seeded choice)."""
+    if independent_by_construction(sanitizer):
+        sizes = {"large": largest_call(plan, sanitizer), "single": 1, "sentence": SENTENCE_WORDS}
+        text = (
+            "dpcore's own mechanism through its adapter: every output is drawn from its own uniforms "
+            "or Gumbel noise by one vectorised sampler, whatever the call, so the calls were not checked"
+        )
+        return CallCheck("by-construction", (), sizes, 0, CHECK_ALPHA, [], text)
     ids = plan.probe_ids
     pick = np.random.default_rng(cell_seed_sequence(plan.seed, "text-audit", "call-check"))
     probe = pick.choice(ids, size=min(CHECK_WORDS, len(ids)), replace=False) if len(ids) else ids
