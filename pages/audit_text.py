@@ -463,7 +463,9 @@ with st.expander("How to read this"):
   hundreds of pairs, words produce their event more often than their claims allow against their
   partners. It proves that some pair of the family violates, by at least the stated nats.
 - **Checks before the verdict**: the sanitizer must draw from the random generator it is handed
-  (the rng contract), and a declared output distribution is used only if the sampler follows it.
+  (the rng contract, and one word of every stage drawn again from its seed); a word's draws within
+  one call must be independent and the same in large, single-word and sentence calls, or it is
+  audited one output per call; a declared output distribution only adds planned events.
 - "No violation detected" means this test, at this size, found none. It does not make a
   mechanism private. "Untested" means nothing could be tested at all.
 - α = 1 − confidence is split before any draw between the declaration test, the pooled tests and

@@ -101,6 +101,11 @@ def test_the_control_passes_every_check_at_the_default_settings():
     assert r.rng_contract["status"] == "ok" and r.rng_contract["replay"]["same"] is True
     assert set(r.rng_contract["replay"]["stages"]) == {"screen", "confirm"}
     assert r.verdict == "not-detected"
+    from dpcore.viz.textaudit_figure import checks_table
+
+    table = checks_table(r).set_index("check")  # the page's table of checks before the verdict
+    assert table.loc["How it is called (call check)", "status"] == "independent"
+    assert table.loc["Random generator (rng contract)", "status"] == "ok"
 
 
 # --- the CLI --------------------------------------------------------------------------------

@@ -75,6 +75,17 @@ RNG_STATUS_WORDS = {
     "ok": "passed",
     "deterministic": "deterministic, nothing random to check",
     "global-state-reseeded": "passed after reseeding the global random state before every call",
+    "state-across-calls": "its first calls differed; it carries state from one call to the next",
+    "not-reproducible": "the audit's own calls, drawn again from their seeds, gave other draws",
+    "unchecked": "not checked",
+}
+
+#: The call check's status (:mod:`dpcore.textaudit.calls`), in words.
+CALL_STATUS_WORDS = {
+    "independent": "passed: draws within a call independent, one distribution at every call size",
+    "by-construction": "dpcore's own sampler: independent by construction, not checked",
+    "within-call-dependent": "draws within one call depend on each other: audited one output per call",
+    "call-size-dependent": "the output depends on the call's size: audited one output per sentence call",
     "unchecked": "not checked",
 }
 
@@ -150,10 +161,12 @@ def pooled_pairs_table(result: TextAuditResult) -> pd.DataFrame:
 
 
 def checks_table(result: TextAuditResult) -> pd.DataFrame:
-    """The checks of the sanitizer's contract made before any verdict: the rng contract and the
-    declaration test, each with its status (machine and plain words) and its sentence."""
+    """The checks of the sanitizer's contract made before any verdict: the rng contract (with the
+    replay of the audit's own calls), how it may be called, and the declaration test, each with
+    its status (machine and plain words) and its sentence."""
     rc = result.rng_contract or {}
     rc_status = rc.get("status", "unchecked")
+    calls = getattr(result, "calls", None) or {}
     decl = result.declaration or {"status": "not-declared"}
     d_status = decl.get("status", "not-declared")
     d_text = decl.get("text") if result.declaration is not None else None
@@ -165,6 +178,12 @@ def checks_table(result: TextAuditResult) -> pd.DataFrame:
                 "status": rc_status,
                 "result": RNG_STATUS_WORDS.get(rc_status, rc_status),
                 "what was found": rc.get("text") or "the rng contract was not checked",
+            },
+            {
+                "check": "How it is called (call check)",
+                "status": calls.get("status", "unchecked"),
+                "result": CALL_STATUS_WORDS.get(calls.get("status", "unchecked"), calls.get("status")),
+                "what was found": calls.get("text") or "the calls were not checked",
             },
             {
                 "check": "Declared distribution",
