@@ -489,6 +489,26 @@ def largest_call(plan: AuditPlan, sanitizer: Any) -> int:
     return int(min(chunk, max(per_word, 2)))
 
 
+def sizes_drawn(plan: AuditPlan, sanitizer: Any, check: CallCheck) -> tuple[int, ...]:
+    """Numbers of words of the ``sample`` calls the run made: its stages' calls (a word's draws in
+    chunks of the engine's call size), or sentence calls alone when it drew one output per call,
+    and the check's own calls."""
+    if check.dependent:
+        return (SENTENCE_WORDS,)
+    chunk = FAST_CHUNK if callable(getattr(sanitizer, "sample_ids", None)) else BLACKBOX_CHUNK
+    per_word = [plan.samples]
+    if plan.strategy == "screen":
+        per_word.append(plan.m_screen)
+    if plan.use_pilot:
+        per_word.append(plan.pilot)
+    sizes = {min(n, chunk) for n in per_word if n > 0} | {
+        n % chunk for n in per_word if n > chunk and n % chunk
+    }
+    if check.status != "by-construction":
+        sizes |= set(check.sizes.values())
+    return tuple(sorted(sizes))
+
+
 def check_size(speed: Speed | None) -> int:
     """K for a plan: :data:`CHECK_CALLS`, fewer when the probed speed says the calls would take long."""
     if speed is None:

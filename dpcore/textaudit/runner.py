@@ -261,6 +261,7 @@ def _audit(
         samples=plan.samples,
         alpha_pair=conf.alpha,
         claims=claims,
+        call_sizes=calls.sizes_drawn(plan, sanitizer, shape),
     )
     stages.done("power statements", 0)
     replayed = replay(recorder, sanitizer, vocab.words, plan.seed)
