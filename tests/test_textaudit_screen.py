@@ -140,7 +140,7 @@ class _TwoOutputs:
         self.epsilon, self.p, self.q = epsilon, p, q
 
     def sample(self, words, rng):
-        pr = self.p if words[0] == "x" else self.q
+        pr = np.where(np.asarray(words, dtype=object) == "x", self.p, self.q)  # per word, in any call
         return np.where(rng.random(len(words)) < pr, "y1", "y2")
 
 

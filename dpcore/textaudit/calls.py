@@ -146,30 +146,56 @@ def sentences(
     return out, pos
 
 
+#: A probe word's sentence calls stop after this many fail (a sanitizer that raises on some other
+#: word of V, or a worker process that dies): the word is then left out of the check.
+MAX_FAILED_CALLS = 3
+
+
 def _sentence_outputs(
     sanitizer: Any, words: np.ndarray, wid: int, k: int, size: int, rng: np.random.Generator
 ) -> np.ndarray | None:
-    """``k`` outputs of word ``wid``, each from its own sentence-sized call (None: every call failed)."""
+    """``k`` outputs of word ``wid``, each from its own sentence-sized call (None: too many failed)."""
     ids, pos = sentences(len(words), np.full(k, wid, dtype=np.int64), size, rng)
     text = np.asarray(words, dtype=object)[ids]
     got: list[str] = []
+    failed = 0
     with stdout_to_stderr():
         for i in range(k):  # one call per draw: what is checked is the call itself
             try:
                 out = _labels(sanitizer.sample(list(text[i]), rng), words, size, False)
             except (Exception, SystemExit):
+                out = None
+            if out is None:
+                failed += 1
+                if failed >= MAX_FAILED_CALLS:
+                    return None
                 continue
-            if out is not None:
-                got.append(str(out[pos[i]]))
+            got.append(str(out[pos[i]]))
     return np.asarray(got, dtype=object) if got else None
 
 
 def _single_outputs(
     sanitizer: Any, words: np.ndarray, wid: int, k: int, rng: np.random.Generator
 ) -> np.ndarray | None:
-    """``k`` outputs of word ``wid`` from ``k`` single-word calls (None: every call failed)."""
-    got = [o for o in (_call(sanitizer, words, wid, 1, rng) for _ in range(k)) if o is not None]
-    return np.concatenate(got) if got else None
+    """``k`` outputs of word ``wid`` from ``k`` single-word calls (None: one failed)."""
+    got = []
+    for _ in range(k):
+        out = _call(sanitizer, words, wid, 1, rng)
+        if out is None:
+            return None
+        got.append(out)
+    return np.concatenate(got)
+
+
+def _large_calls(sanitizer: Any, words: np.ndarray, wid: int, n: int, rngs: list) -> list[np.ndarray] | None:
+    """Calls of ``n`` copies of word ``wid``, one per generator (None: one failed; no more are made)."""
+    out = []
+    for rng in rngs:
+        got = _call(sanitizer, words, wid, n, rng)
+        if got is None:
+            return None
+        out.append(got)
+    return out
 
 
 # --- the tests -------------------------------------------------------------------------------
@@ -392,10 +418,11 @@ def check_calls(
         def rng(*key: Any, _word: str = word) -> np.random.Generator:
             return np.random.default_rng(cell_seed_sequence(seed, "text-audit", "call-check", _word, *key))
 
-        big = [_call(sanitizer, words, wid, large, rng("large", c)) for c in range(3)]
-        single = _single_outputs(sanitizer, words, wid, k, rng("single"))
-        sent = _sentence_outputs(sanitizer, words, wid, k, size, rng("sentence"))
-        if any(b is None for b in big) or single is None or sent is None:
+        # a word whose calls fail is left out at its first failure (a dying worker dies once)
+        big = _large_calls(sanitizer, words, wid, large, [rng("large", c) for c in range(3)])
+        single = None if big is None else _single_outputs(sanitizer, words, wid, k, rng("single"))
+        sent = None if single is None else _sentence_outputs(sanitizer, words, wid, k, size, rng("sentence"))
+        if big is None or single is None or sent is None:
             continue
         checked.append(word)
         parts = [*big, single, sent]

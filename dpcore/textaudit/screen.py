@@ -364,7 +364,8 @@ def kth_score_upper(score: np.ndarray, fav: np.ndarray, word_scores: np.ndarray,
     mu = phi * float(gammaincinv(math.ceil(k / phi), THRESHOLD_MISS))  # Pr[Poisson(μ/φ) ≥ ⌈K/φ⌉] = miss
     if spread <= 0 or mu >= n * mean_c:
         return max(kth, u)
-    rate = float(chi2.ppf(TAIL_RATE_ALPHA, 2 * n)) / (2 * spread)
+    rate_lower = float(chi2.ppf(TAIL_RATE_ALPHA, 2 * n))  # a χ² quantile, not a share of α
+    rate = rate_lower / (2 * spread)
     return max(kth, u + math.log(n * mean_c / mu) / rate)
 
 
