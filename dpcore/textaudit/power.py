@@ -459,6 +459,8 @@ def _run_limits(call_sizes: tuple[int, ...]) -> list[str]:
     named = f" (this run's calls had {', '.join(f'{n:,}' for n in sizes)} words)" if sizes else ""
     return [
         f"calls to sample with other numbers of words than this run made{named}",
+        "a dependence on the call (its size, the words around it, draws within it) that only words "
+        "other than the call check's probe words show",
         "outputs that never repeat (a word passed through with a fresh tag, say): no count here can "
         "show them",
         "state the sanitizer carries from one call to the next (the run makes its calls in one order "
