@@ -96,3 +96,20 @@ class ColdStart(BlackBoxKrr):
             self.seen |= new
             rng.random()
         return self.words[self._draw(self._ids(words), rng)]
+
+
+class WordPassThroughInSentences(BlackBoxKrr):
+    """Correct, except that ``target`` is passed through unchanged with probability 0.5 in calls
+    of 2..64 words (a call-size flaw one word shows)."""
+
+    def __init__(self, *, epsilon: float, words: Sequence[str], target: str) -> None:
+        super().__init__(epsilon=epsilon, words=words)
+        self.target = target
+
+    def sample(self, words: Sequence[str], rng: np.random.Generator) -> np.ndarray:
+        ids = self._ids(words)
+        out = self._draw(ids, rng)
+        if 2 <= ids.size <= 64:
+            hit = (np.asarray(words, dtype=object) == self.target) & (rng.random(ids.size) < 0.5)
+            out = np.where(hit, ids, out)
+        return self.words[out]

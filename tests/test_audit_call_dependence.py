@@ -165,3 +165,16 @@ def test_cli_audits_a_dependent_sanitizer_one_output_per_call_with_a_fitted_plan
     else:
         assert "calls: within-call-dependent (one output per call of 16 words)" in p.stdout
         assert "verdict: violates" not in p.stdout
+
+
+def test_a_call_size_flaw_of_one_word_is_reported_by_stage_twos_sentence_calls():
+    named = [str(w) for w in W[20:30]]
+    target = named[3]
+    s = plugins.WordPassThroughInSentences(epsilon=1.0, words=W, target=target)
+    r = audit_text(s, vocab=VOCAB, words=named, neighbors=0, samples=4_000, seed=0)
+    assert target not in r.calls["words"]  # the call check's probe words did not include it …
+    assert r.calls["status"] == "independent"
+    users = r.calls["stage_two"]  # … stage 2's words, drawn in sentences too, did
+    assert users["status"] == "call-size-dependent" and users["calls_per_word"] == 200
+    assert [x["word"] for x in users["rejected"]] == [target]
+    assert "Sentence calls:" in r.verdict_text and "not the sentence calls users make" in r.verdict_text

@@ -22,25 +22,16 @@ import numpy as np
 import pytest
 
 from dpcore.text.vocab import build_vocabulary
-from dpcore.textaudit import KaryRandomizedResponse, audit_text
+from dpcore.textaudit import audit_text
 from dpcore.textaudit.budget import AlphaBudget
+from tests.textaudit_helpers import ThinFlawKrr
 
 
-class _DeclaredThin(KaryRandomizedResponse):
-    """dpcore's exact k-RR, declaration and all, except one word's sampler: 95% of its mass
-    uniform over ``support``. ``sample_ids`` and ``log_prob_row`` are inherited."""
+class _DeclaredThin(ThinFlawKrr):
+    """dpcore's exact k-RR, declaration and all (``sample_ids`` and ``log_prob_row`` inherited),
+    except one word's sampler: 95% of its mass uniform over ``support``."""
 
     exact = True
-
-    def __init__(self, *, epsilon: float, words: np.ndarray, src: int, support: np.ndarray) -> None:
-        super().__init__(epsilon=epsilon, words=words)
-        self.src, self.support = src, np.asarray(support)
-
-    def _draw(self, ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        out = super()._draw(ids, rng)
-        hit = (ids == self.src) & (rng.random(ids.size) < 0.95)
-        pick = self.support[rng.integers(0, self.support.size, size=ids.size)]
-        return np.where(hit, pick, out)
 
 
 @pytest.mark.slow

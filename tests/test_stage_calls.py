@@ -268,3 +268,34 @@ def test_dpcores_own_adapter_is_independent_by_construction_and_a_subclass_is_ch
     assert independent_by_construction(DpcoreSanitizer(mech))
     assert not independent_by_construction(Overrides(mech))
     assert not independent_by_construction(KaryRandomizedResponse(epsilon=1.0, words=list(WORDS)))
+
+
+# --- stage 2 in sentence calls --------------------------------------------------------------
+
+
+def test_stage_two_sentence_calls_are_sized_by_the_measured_call_time():
+    from dpcore.textaudit import users_calls
+    from dpcore.textaudit.calls import CallCheck
+
+    def check(seconds):
+        return CallCheck("independent", ("w",), {}, 200, CHECK_ALPHA, [], "", seconds)
+
+    assert users_calls.sentence_calls(check(float("nan")), 100) == users_calls.SENTENCE_CALLS
+    assert users_calls.sentence_calls(check(1e-5), 100) == users_calls.SENTENCE_CALLS
+    k = users_calls.sentence_calls(check(5e-3), 100)  # 20 s over 100 words at 5 ms a call: 40
+    assert k == 40
+    assert users_calls.sentence_calls(check(0.1), 100) == 0  # below the minimum: skipped
+
+
+def test_stage_two_sentence_counts_line_up_with_its_large_counts_outside_the_vocabulary_too():
+    from dpcore.textaudit.engine import WordDraws
+    from dpcore.textaudit.sampling import OutputCodebook
+    from dpcore.textaudit.users_calls import _aligned
+
+    cb = OutputCodebook(["a", "b", "c"])
+    tag = cb.code("⊥")  # an output outside V seen in stage 2
+    halves = (np.array([5, 0, 1, 2]), np.array([4, 1, 0, 3]))
+    small = WordDraws(wid=0, counts=[np.array([2, 0, 0])], extras=[{"⊥": 1, "new": 4}])
+    c1, c2 = _aligned(halves, small, cb)
+    assert tag == 3 and cb.code("new") == 4
+    assert c1.tolist() == [9, 1, 1, 5, 0] and c2.tolist() == [2, 0, 0, 1, 4]

@@ -26,6 +26,7 @@ from dpcore.textaudit.pooled import (
     random_matching,
     rejects_many,
 )
+from tests.textaudit_helpers import ThinFlawKrr
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -193,22 +194,6 @@ def test_uniform_pass_through_leak_violates_by_default(plugin_file: Path):
     assert ok.verdict == "not-detected" and not any(t["rejects"] for t in ok.pooled)
 
 
-class _Thin(KaryRandomizedResponse):
-    """Correct k-RR except one word: 95% of its mass uniform over a random 10% of V."""
-
-    exact = False
-
-    def __init__(self, *, epsilon, words, src, support, mass=0.95):
-        super().__init__(epsilon=epsilon, words=words)
-        self.src, self.support, self.mass = src, np.asarray(support), mass
-
-    def _draw(self, ids, rng):
-        out = super()._draw(ids, rng)
-        hit = (ids == self.src) & (rng.random(ids.size) < self.mass)
-        pick = self.support[rng.integers(0, self.support.size, size=ids.size)]
-        return np.where(hit, pick, out)
-
-
 @pytest.mark.slow
 def test_thin_flaw_at_20000_is_found_by_default():
     """No single output of the flawed word stands out (each has probability 4.75e-4): the pair is
@@ -217,7 +202,7 @@ def test_thin_flaw_at_20000_is_found_by_default():
     rng = np.random.default_rng(2024)
     src = int(rng.integers(len(vocab)))
     support = rng.choice(len(vocab), size=len(vocab) // 10, replace=False)
-    san = _Thin(epsilon=1.0, words=vocab.words, src=src, support=support)
+    san = ThinFlawKrr(epsilon=1.0, words=vocab.words, src=src, support=support)
     res = audit_text(san, vocab=vocab, seed=5)
     assert res.verdict == "violates"
     flagged = [p for p in res.pairs if p.violates]

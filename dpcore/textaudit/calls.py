@@ -41,6 +41,8 @@ is made in one order on one object); the result's ``not_covered`` says so.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -253,10 +255,15 @@ def homogeneity_test(large: np.ndarray, small: np.ndarray, what: str) -> dict[st
     the small calls favour shares a cell with a few frequent outputs), grouped so that each cell
     is expected at least :data:`MIN_EXPECTED` times in the smaller sample.
     """
-    n1, n2 = large.size, small.size
     size = int(max(large.max(initial=-1), small.max(initial=-1))) + 1
-    c1 = np.bincount(large, minlength=size).astype(np.float64)
-    c2 = np.bincount(small, minlength=size).astype(np.float64)
+    return homogeneity_counts(np.bincount(large, minlength=size), np.bincount(small, minlength=size), what)
+
+
+def homogeneity_counts(large: np.ndarray, small: np.ndarray, what: str) -> dict[str, Any]:
+    """:func:`homogeneity_test` on two samples given as counts over the same outputs."""
+    c1 = np.asarray(large, dtype=np.float64)
+    c2 = np.asarray(small, dtype=np.float64)
+    n1, n2 = float(c1.sum()), float(c2.sum())
     seen = (c1 + c2) > 0
     c1, c2 = c1[seen], c2[seen]
     # cells from the column totals only (ties in a fixed random order): given its totals, a
@@ -317,6 +324,9 @@ class CallCheck:
     alpha: float
     tests: list[dict[str, Any]] = field(default_factory=list)
     text: str = ""
+    #: Seconds per sentence-sized call the check measured (nan: none made); it sizes stage 2's
+    #: sentence calls and is kept out of :meth:`to_dict` (a timing, not a result).
+    sentence_call_seconds: float = field(default=math.nan, compare=False)
 
     @property
     def dependent(self) -> bool:
@@ -325,6 +335,7 @@ class CallCheck:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        out.pop("sentence_call_seconds")
         out["words"] = list(self.words)
         return out
 
@@ -412,6 +423,7 @@ def check_calls(
     sizes = {"large": large, "single": 1, "sentence": size}
     found: list[dict[str, Any]] = []
     checked: list[str] = []
+    timed: list[float] = []
     for wid in (int(w) for w in probe_ids):
         word = str(words[wid])
 
@@ -421,7 +433,10 @@ def check_calls(
         # a word whose calls fail is left out at its first failure (a dying worker dies once)
         big = _large_calls(sanitizer, words, wid, large, [rng("large", c) for c in range(3)])
         single = None if big is None else _single_outputs(sanitizer, words, wid, k, rng("single"))
+        t0 = time.perf_counter()
         sent = None if single is None else _sentence_outputs(sanitizer, words, wid, k, size, rng("sentence"))
+        if sent is not None:
+            timed.append((time.perf_counter() - t0) / k)
         if big is None or single is None or sent is None:
             continue
         checked.append(word)
@@ -448,7 +463,8 @@ def check_calls(
     else:
         status = "independent"
     text = _describe(status, rejected, sizes, k, len(checked))
-    return CallCheck(status, tuple(checked), sizes, k, CHECK_ALPHA, found, text)
+    per_call = float(np.median(timed)) if timed else math.nan
+    return CallCheck(status, tuple(checked), sizes, k, CHECK_ALPHA, found, text, per_call)
 
 
 # --- auditing one output per call ------------------------------------------------------------

@@ -282,6 +282,9 @@ class ConfirmOutcome:
         evaluation half).
     draws:
         Draws made.
+    counts:
+        Every drawn word's counts per half (:class:`Counts`), for the sentence-call stage
+        (:mod:`dpcore.textaudit.users_calls`); not part of the result.
     """
 
     results: list[PairResult]
@@ -290,6 +293,7 @@ class ConfirmOutcome:
     n_tests: int
     n_bound: int
     draws: int
+    counts: Counts | None = None
 
     @property
     def max_detectable(self) -> float:
@@ -356,7 +360,9 @@ def run(
         results.append(_pair_result(x, xp, float(dist[k]), bound, test, float(exact[k]), alpha))
     # a planned event is bounded on all T draws, a selected one on the evaluation half
     n_bound = samples if rows is not None else samples - n_sel
-    return ConfirmOutcome(results, dict(counter.failures), alpha, n_tests, n_bound, len(cw) * samples)
+    return ConfirmOutcome(
+        results, dict(counter.failures), alpha, n_tests, n_bound, len(cw) * samples, counter
+    )
 
 
 def _pair_result(

@@ -525,30 +525,15 @@ def enforce_rng_contract(
         status = "deterministic" if first.deterministic else "ok"
         return sanitizer, RngContract(status, first.checks, first.compared, n, _text(status, first, n))
     # the same calls again, unwrapped: passing now, the failure was the first calls' (a cold
-    # start, a cache, a counter carried between calls), not a global random state
-    again = _check(sanitizer, words, ids, n, seed, forked)
-    if again.compared > 0 and not again.failed and not again.child_died:
-        status = "state-across-calls"
-        return sanitizer, RngContract(
-            status,
-            again.checks,
-            again.compared,
-            n,
-            _text(status, again, n, first.failed),
-            tuple(first.failed),
-        )
-    wrapped = GlobalStateReseeded(sanitizer)
-    second = _check(wrapped, words, ids, n, seed, forked)
-    if second.compared > 0 and not second.failed and not second.child_died:
-        status = "global-state-reseeded"
-        return wrapped, RngContract(
-            status,
-            second.checks,
-            second.compared,
-            n,
-            _text(status, second, n, first.failed),
-            tuple(first.failed),
-        )
+    # start, a cache, a counter carried between calls), not a global random state; then reseeded
+    for status, candidate in (
+        ("state-across-calls", sanitizer),
+        ("global-state-reseeded", GlobalStateReseeded(sanitizer)),
+    ):
+        again = _check(candidate, words, ids, n, seed, forked)
+        if again.compared > 0 and not again.failed and not again.child_died:
+            text = _text(status, again, n, first.failed)
+            return candidate, RngContract(status, again.checks, again.compared, n, text, tuple(first.failed))
     why = "; ".join(_FAILURE_TEXT[k] for k in first.failed)
     name = str(getattr(sanitizer, "name", type(sanitizer).__name__))
     raise DPCoreError(

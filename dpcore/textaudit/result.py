@@ -326,6 +326,9 @@ def _notes(
         text += (
             f". Calls: {shape.get('text')}; so every draw came from its own call ({shape.get('audited_as')})"
         )
+    users = shape.get("stage_two") or {}
+    if users.get("status") == "call-size-dependent":
+        text += f". Sentence calls: {users.get('text')}"
     if rc.get("status") in ("global-state-reseeded", "state-across-calls", "not-reproducible"):
         text += f". rng: {rc.get('text', 'the global random state was reseeded from the audit rng per call')}"
     if failures:

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from dpcore.text.vocab import Vocabulary
-from dpcore.textaudit import calls, confirm, contract, declaration, pooled, power, screen
+from dpcore.textaudit import calls, confirm, contract, declaration, pooled, power, screen, users_calls
 from dpcore.textaudit.budget import AlphaBudget
 from dpcore.textaudit.confirm import max_detectable_loss
 from dpcore.textaudit.declaration import declares_rows
@@ -247,6 +247,9 @@ def _audit(
         **ctx,
     )
     stages.done("confirm", conf.draws)
+    in_sentences = _drawer(calls.SentenceCalls(sanitizer, vocab.words), vocab.words, plan, bar)
+    users = users_calls.run(conf.counts, in_sentences, vocab.words, shape, on_size=bar.grow)
+    stages.done("sentence calls", users["draws"])
     for word, msg in conf.failures.items():
         failures.setdefault(word, msg)
     statements = power.run(
@@ -294,7 +297,7 @@ def _audit(
         pooled=[t.to_dict() | {"text": t.text()} for t in pool.tests],
         declaration=None if check is None else check.to_dict(),
         rng_contract=rng_record,
-        calls=shape.to_dict() | {"audited_as": _audited_as(shape)},
+        calls=shape.to_dict() | {"audited_as": _audited_as(shape), "stage_two": users},
         power=statements,
         alpha_accounting=budget.to_dict(pooled_per_test=pool.per_test_alpha, confirmation_tests=conf.n_tests),
     )
@@ -311,6 +314,10 @@ class _Progress:
         self.done += m
         if self._callback is not None:
             self._callback(min(self.done, self.total), self.total)
+
+    def grow(self, draws: int) -> None:
+        """More draws to come than estimated (a stage sized as it starts)."""
+        self.total += int(draws)
 
     def finish(self) -> None:
         if self._callback is not None:
