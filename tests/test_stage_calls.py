@@ -252,7 +252,7 @@ def test_a_cold_start_is_state_across_calls_not_global_state():
     assert "carries state from one call to the next" in c.text and "global random state" in c.text
 
 
-def test_dpcores_own_adapter_is_independent_by_construction_and_a_subclass_is_checked():
+def test_dpcores_own_samplers_are_independent_by_construction_and_an_override_is_checked():
     from dpcore.text import create_text_mechanism
     from dpcore.text.vocab import build_vocabulary
     from dpcore.textaudit import DpcoreSanitizer
@@ -265,9 +265,15 @@ def test_dpcores_own_adapter_is_independent_by_construction_and_a_subclass_is_ch
         def sample(self, words, rng):
             return super().sample(words, rng)
 
+    class Claims(KaryRandomizedResponse):  # another claim, the same sampler
+        name = "krr-claims"
+
     assert independent_by_construction(DpcoreSanitizer(mech))
     assert not independent_by_construction(Overrides(mech))
-    assert not independent_by_construction(KaryRandomizedResponse(epsilon=1.0, words=list(WORDS)))
+    assert independent_by_construction(KaryRandomizedResponse(epsilon=1.0, words=list(WORDS)))
+    assert independent_by_construction(Claims(epsilon=1.0, words=list(WORDS)))
+    for plugin in (plugins.BlackBoxKrr, plugins.ConsistentReplacement):  # their own sample: checked
+        assert not independent_by_construction(plugin(epsilon=1.0, words=WORDS))
 
 
 # --- stage 2 in sentence calls --------------------------------------------------------------

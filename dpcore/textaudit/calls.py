@@ -298,8 +298,8 @@ class CallCheck:
     Attributes
     ----------
     status:
-        ``"independent"`` (no test rejected), ``"by-construction"`` (dpcore's own mechanism
-        through :class:`~dpcore.textaudit.interface.DpcoreSanitizer`: not checked),
+        ``"independent"`` (no test rejected), ``"by-construction"`` (dpcore's own sampler,
+        :func:`independent_by_construction`: not checked),
         ``"within-call-dependent"`` (the repeats test
         rejected), ``"call-size-dependent"`` (only a homogeneity test rejected) or
         ``"unchecked"`` (no probe word could be drawn all three ways).
@@ -561,19 +561,29 @@ def check_size(speed: Speed | None) -> int:
     return int(min(CHECK_CALLS, max(MIN_CHECK_CALLS, k)))
 
 
-def independent_by_construction(sanitizer: Any) -> bool:
-    """dpcore's own mechanism through its adapter, neither method overridden: every output of
-    ``sample`` and ``sample_ids`` comes from its own uniforms or Gumbel noise, drawn by one
-    vectorised sampler whatever the call (each mechanism's distribution is tested in dpcore's
-    suite), so there is nothing about the call to check."""
-    from dpcore.textaudit.interface import DpcoreSanitizer
+#: dpcore's own samplers and the methods through which they draw: a sanitizer of one of these
+#: classes that overrides none of them draws every output from its own uniforms (or Gumbel noise)
+#: in one vectorised call, whatever the call's size or the words in it.
+_OWN_SAMPLERS = {
+    "DpcoreSanitizer": ("sample", "sample_ids"),
+    "KaryRandomizedResponse": ("sample", "sample_ids", "_draw", "_ids"),
+}
 
-    t = type(sanitizer)
-    return (
-        isinstance(sanitizer, DpcoreSanitizer)
-        and t.sample is DpcoreSanitizer.sample
-        and t.sample_ids is DpcoreSanitizer.sample_ids
-    )
+
+def independent_by_construction(sanitizer: Any) -> bool:
+    """dpcore's own sampler (:class:`~dpcore.textaudit.interface.DpcoreSanitizer`, or
+    :class:`~dpcore.textaudit.reference.KaryRandomizedResponse`) with none of its draw methods
+    overridden: each output comes from its own uniforms or Gumbel noise, drawn by one vectorised
+    sampler whatever the call (each mechanism's distribution is tested in dpcore's suite), so
+    there is nothing about the call to check."""
+    from dpcore.textaudit.interface import DpcoreSanitizer
+    from dpcore.textaudit.reference import KaryRandomizedResponse
+
+    for base in (DpcoreSanitizer, KaryRandomizedResponse):
+        if isinstance(sanitizer, base):
+            t = type(sanitizer)
+            return all(getattr(t, m) is getattr(base, m) for m in _OWN_SAMPLERS[base.__name__])
+    return False
 
 
 def run(plan: AuditPlan, sanitizer: Any, words: np.ndarray, speed: Speed | None = None) -> CallCheck:
@@ -581,8 +591,9 @@ def run(plan: AuditPlan, sanitizer: Any, words: np.ndarray, speed: Speed | None 
     if independent_by_construction(sanitizer):
         sizes = {"large": largest_call(plan, sanitizer), "single": 1, "sentence": SENTENCE_WORDS}
         text = (
-            "dpcore's own mechanism through its adapter: every output is drawn from its own uniforms "
-            "or Gumbel noise by one vectorised sampler, whatever the call, so the calls were not checked"
+            f"dpcore's own sampler ({type(sanitizer).__name__}, no draw method overridden): every output "
+            "is drawn from its own uniforms or Gumbel noise by one vectorised sampler, whatever the call, "
+            "so the calls were not checked"
         )
         return CallCheck("by-construction", (), sizes, 0, CHECK_ALPHA, [], text)
     ids = plan.probe_ids

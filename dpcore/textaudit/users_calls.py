@@ -105,7 +105,7 @@ def run(
     ids = np.asarray(sorted(counts.halves), dtype=np.int64)
     out: dict[str, Any] = {"calls_per_word": 0, "words": 0, "alpha": CHECK_ALPHA, "rejected": [], "draws": 0}
     if check.status == "by-construction":
-        return out | {"status": "skipped", "text": "not drawn: dpcore's own sampler is the same in any call"}
+        return out | {"status": "skipped", "text": "not drawn: dpcore's own sampler draws the same in any call"}
     if check.dependent:
         return out | {
             "status": "skipped",
