@@ -20,6 +20,7 @@ from dpcore.textaudit.loaders import available_sanitizers, load_sanitizer
 from dpcore.textaudit.plan import AuditPlan
 from dpcore.validation import DPCoreError
 from dpcore.viz.textaudit_figure import (
+    WARNING_STATUSES,
     checks_table,
     pairs_table,
     pooled_pairs_table,
@@ -334,7 +335,7 @@ checks = checks_table(res)
 for row in checks.to_dict(orient="records"):
     found = _plain(row["what was found"])
     line = f"**{row['check']}: {row['result']}.** {found[:1].upper()}{found[1:]}."
-    if row["status"] in ("mismatch", "unchecked"):
+    if row["status"] in WARNING_STATUSES:
         st.warning(line, icon=":material/warning:")
     else:
         st.markdown(line)

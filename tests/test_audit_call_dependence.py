@@ -106,6 +106,7 @@ def test_the_control_passes_every_check_at_the_default_settings():
     table = checks_table(r).set_index("check")  # the page's table of checks before the verdict
     assert table.loc["How it is called (call check)", "status"] == "independent"
     assert table.loc["Random generator (rng contract)", "status"] == "ok"
+    assert table.loc["Stage 2 in sentence calls", "status"] == "same"
 
 
 # --- the CLI --------------------------------------------------------------------------------

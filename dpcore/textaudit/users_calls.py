@@ -104,13 +104,14 @@ def run(
     """
     ids = np.asarray(sorted(counts.halves), dtype=np.int64)
     out: dict[str, Any] = {"calls_per_word": 0, "words": 0, "alpha": CHECK_ALPHA, "rejected": [], "draws": 0}
-    if check.status == "by-construction":
-        return out | {"status": "skipped", "text": "not drawn: dpcore's own sampler draws the same in any call"}
-    if check.dependent:
-        return out | {
-            "status": "skipped",
-            "text": "not drawn: every draw of this run already came from its own call",
-        }
+    skip = {
+        "by-construction": "dpcore's own sampler draws the same in any call",
+        "within-call-dependent": "every draw of this run already came from its own call",
+        "call-size-dependent": "every draw of this run already came from its own call",
+        "unchecked": "the call check could not call the sanitizer",
+    }
+    if check.status in skip:
+        return out | {"status": "skipped", "text": f"not drawn: {skip[check.status]}"}
     k = sentence_calls(check, ids.size)
     if ids.size == 0 or k == 0:
         why = "no stage-2 word" if ids.size == 0 else "sentence calls are too slow for this plan"

@@ -89,6 +89,22 @@ CALL_STATUS_WORDS = {
     "unchecked": "not checked",
 }
 
+#: Stage 2's sentence calls (:mod:`dpcore.textaudit.users_calls`), in words.
+SENTENCE_STATUS_WORDS = {
+    "same": "passed: every stage-2 word gave one distribution in large and sentence calls",
+    "call-size-dependent": "some words differ in sentence calls: the verdict covers large calls only",
+    "skipped": "not drawn",
+}
+#: Statuses the page shows as warnings.
+WARNING_STATUSES = (
+    "mismatch",
+    "unchecked",
+    "within-call-dependent",
+    "call-size-dependent",
+    "state-across-calls",
+    "not-reproducible",
+)
+
 #: The declaration test's status (:mod:`dpcore.textaudit.declaration`), in words.
 DECLARATION_STATUS_WORDS = {
     "agrees": "the sampler follows it",
@@ -167,6 +183,7 @@ def checks_table(result: TextAuditResult) -> pd.DataFrame:
     rc = result.rng_contract or {}
     rc_status = rc.get("status", "unchecked")
     calls = getattr(result, "calls", None) or {}
+    users = calls.get("stage_two") or {}
     decl = result.declaration or {"status": "not-declared"}
     d_status = decl.get("status", "not-declared")
     d_text = decl.get("text") if result.declaration is not None else None
@@ -184,6 +201,12 @@ def checks_table(result: TextAuditResult) -> pd.DataFrame:
                 "status": calls.get("status", "unchecked"),
                 "result": CALL_STATUS_WORDS.get(calls.get("status", "unchecked"), calls.get("status")),
                 "what was found": calls.get("text") or "the calls were not checked",
+            },
+            {
+                "check": "Stage 2 in sentence calls",
+                "status": users.get("status", "skipped"),
+                "result": SENTENCE_STATUS_WORDS.get(users.get("status", "skipped"), users.get("status")),
+                "what was found": users.get("text") or "not drawn",
             },
             {
                 "check": "Declared distribution",
