@@ -37,7 +37,7 @@ def test_a_sentence_holds_its_word_once_at_a_uniform_position_among_uniform_othe
     rng = np.random.default_rng(0)
     n, size = 40_000, 16
     wid = np.full(n, 7)
-    ids, pos = sentences(50, wid, size, rng)
+    ids, pos = sentences(np.arange(50), wid, size, rng)
     assert ids.shape == (n, size)
     assert np.all(ids[np.arange(n), pos] == 7)
     assert np.all((ids == 7).sum(axis=1) == 1)  # never among the other words
@@ -51,7 +51,7 @@ def test_a_sentence_holds_its_word_once_at_a_uniform_position_among_uniform_othe
 
 
 def test_a_word_outside_the_vocabulary_excludes_nothing():
-    ids, pos = sentences(5, np.array([-1, -1, -1]), 4, np.random.default_rng(1))
+    ids, pos = sentences(np.arange(5), np.array([-1, -1, -1]), 4, np.random.default_rng(1))
     assert np.all(ids[np.arange(3), pos] == -1)
     others = ids[np.arange(4)[None, :] != pos[:, None]]
     assert others.min() >= 0 and others.max() <= 4
@@ -284,7 +284,7 @@ def test_stage_two_sentence_calls_are_sized_by_the_measured_call_time():
     from dpcore.textaudit.calls import CallCheck
 
     def check(seconds):
-        return CallCheck("independent", ("w",), {}, 200, CHECK_ALPHA, [], "", seconds)
+        return CallCheck("independent", ("w",), {}, 200, CHECK_ALPHA, [], "", sentence_call_seconds=seconds)
 
     assert users_calls.sentence_calls(check(float("nan")), 100) == users_calls.SENTENCE_CALLS
     assert users_calls.sentence_calls(check(1e-5), 100) == users_calls.SENTENCE_CALLS
@@ -305,3 +305,23 @@ def test_stage_two_sentence_counts_line_up_with_its_large_counts_outside_the_voc
     c1, c2 = _aligned(halves, small, cb)
     assert tag == 3 and cb.code("new") == 4
     assert c1.tolist() == [9, 1, 1, 5, 0] and c2.tolist() == [2, 0, 0, 1, 4]
+
+
+def test_sentences_take_their_other_words_from_the_pool_only():
+    pool = np.array([2, 5, 9, 11])
+    ids, pos = sentences(pool, np.array([5] * 2000 + [7] * 2000), 6, np.random.default_rng(8))
+    others = ids[np.arange(6)[None, :] != pos[:, None]].reshape(4000, 5)
+    assert set(np.unique(others[:2000])) == {2, 9, 11}  # the word itself (in the pool) never
+    assert set(np.unique(others[2000:])) == {2, 5, 9, 11}  # a word outside the pool: all of it
+
+
+def test_a_sanitizer_refusing_some_words_is_still_checked_with_fillers_it_answers():
+    class RefusesSome(plugins.BlackBoxKrr):  # refuses a third of V, like words it does not know
+        def sample(self, words, rng):
+            if any(int(str(w)[1:]) % 3 == 0 for w in words):
+                raise ValueError("unknown word")
+            return super().sample(words, rng)
+
+    c = check_calls(RefusesSome(epsilon=1.0, words=WORDS), WORDS, [1, 151], large=5_000, seed=0)
+    assert c.status == "independent", c.text
+    assert c.fillers and all(w % 3 for w in c.fillers)

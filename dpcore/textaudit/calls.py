@@ -125,39 +125,56 @@ def _call(sanitizer: Any, words: np.ndarray, wid: int, n: int, rng: np.random.Ge
 
 
 def sentences(
-    vocab_size: int, word_ids: np.ndarray, size: int, rng: np.random.Generator
+    pool: np.ndarray, word_ids: np.ndarray, size: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sentence-sized calls, one per entry of ``word_ids``: shape (n, size) ids and each word's position.
 
-    The word sits at a uniform position among ``size`` − 1 other words of the vocabulary, drawn
-    uniformly and never the word itself (ids < 0, outside the vocabulary, exclude nothing).
+    The word sits at a uniform position among ``size`` − 1 other words drawn uniformly from
+    ``pool`` (sorted, distinct vocabulary ids), never the word itself (ids < 0, outside the
+    vocabulary, exclude nothing).
     """
+    pool = np.asarray(pool, dtype=np.int64)
     ids = np.asarray(word_ids, dtype=np.int64)
     n = ids.size
-    inside = ids >= 0
-    hi = np.where(inside, vocab_size - 1, vocab_size)
-    fill = np.floor(rng.random((n, size - 1)) * hi[:, None]).astype(np.int64)
-    fill += (fill >= ids[:, None]) & inside[:, None]  # skip the word itself
+    at = np.searchsorted(pool, ids)
+    inside = (ids >= 0) & (at < pool.size) & (pool[np.minimum(at, pool.size - 1)] == ids)
+    hi = np.where(inside, pool.size - 1, pool.size)
+    j = np.floor(rng.random((n, size - 1)) * hi[:, None]).astype(np.int64)
+    j += (j >= at[:, None]) & inside[:, None]  # skip the word itself
+    fill = pool[j]
     pos = rng.integers(0, size, size=n)
     cols = np.arange(size)[None, :]
-    src = np.minimum(
-        cols - (cols > pos[:, None]), size - 2
-    )  # column c takes filler c, or c − 1 after the word
+    src = np.minimum(cols - (cols > pos[:, None]), size - 2)  # column c: filler c, or c − 1 after the word
     out = np.take_along_axis(fill, src, axis=1)
     out[np.arange(n), pos] = ids
     return out, pos
 
 
-#: A probe word's sentence calls stop after this many fail (a sanitizer that raises on some other
-#: word of V, or a worker process that dies): the word is then left out of the check.
+#: Words the sentences' other words are drawn from: this many of V (a seeded choice), each kept
+#: only if the sanitizer answers a single-word call of it (one that refuses some words of V must
+#: not make every sentence call fail).
+FILLER_WORDS = 64
+
+
+def filler_pool(sanitizer: Any, words: np.ndarray, seed: int) -> np.ndarray:
+    """The sorted vocabulary ids sentences take their other words from (see :data:`FILLER_WORDS`)."""
+    rng = np.random.default_rng(cell_seed_sequence(seed, "text-audit", "call-check", "fillers"))
+    n = len(words)
+    cand = np.sort(rng.choice(n, size=min(FILLER_WORDS, n), replace=False))
+    ok = [int(w) for w in cand if _call(sanitizer, words, int(w), 1, rng) is not None]
+    return np.asarray(ok, dtype=np.int64)
+
+
+#: A probe word's sentence calls stop after this many fail in a row (a worker process that dies,
+#: a sanitizer that refuses the word in company): the word is then left out of the check.
 MAX_FAILED_CALLS = 3
 
 
 def _sentence_outputs(
-    sanitizer: Any, words: np.ndarray, wid: int, k: int, size: int, rng: np.random.Generator
+    sanitizer: Any, words: np.ndarray, wid: int, k: int, size: int, rng: np.random.Generator, pool: np.ndarray
 ) -> np.ndarray | None:
     """``k`` outputs of word ``wid``, each from its own sentence-sized call (None: too many failed)."""
-    ids, pos = sentences(len(words), np.full(k, wid, dtype=np.int64), size, rng)
+    ids, pos = sentences(pool, np.full(k, wid, dtype=np.int64), size, rng)
     text = np.asarray(words, dtype=object)[ids]
     got: list[str] = []
     failed = 0
@@ -172,6 +189,7 @@ def _sentence_outputs(
                 if failed >= MAX_FAILED_CALLS:
                     return None
                 continue
+            failed = 0
             got.append(str(out[pos[i]]))
     return np.asarray(got, dtype=object) if got else None
 
@@ -315,6 +333,8 @@ class CallCheck:
         Per probe word and test: counts, statistic, p-value and ``rejected``.
     text:
         One plain sentence.
+    fillers:
+        Vocabulary ids the sentences' other words were drawn from (:func:`filler_pool`).
     """
 
     status: str
@@ -324,6 +344,7 @@ class CallCheck:
     alpha: float
     tests: list[dict[str, Any]] = field(default_factory=list)
     text: str = ""
+    fillers: tuple[int, ...] = ()
     #: Seconds per sentence-sized call the check measured (nan: none made); it sizes stage 2's
     #: sentence calls and is kept out of :meth:`to_dict` (a timing, not a result).
     sentence_call_seconds: float = field(default=math.nan, compare=False)
@@ -421,6 +442,13 @@ def check_calls(
     """
     large, k, size = max(2, int(large)), max(1, int(calls)), max(2, int(sentence))
     sizes = {"large": large, "single": 1, "sentence": size}
+    pool = filler_pool(sanitizer, words, seed)
+    if pool.size < 2:
+        text = (
+            "how the sanitizer is called was not checked: it answered fewer than 2 of the words "
+            "sentences are made of"
+        )
+        return CallCheck("unchecked", (), sizes, k, CHECK_ALPHA, [], text, tuple(int(i) for i in pool))
     found: list[dict[str, Any]] = []
     checked: list[str] = []
     timed: list[float] = []
@@ -434,7 +462,11 @@ def check_calls(
         big = _large_calls(sanitizer, words, wid, large, [rng("large", c) for c in range(3)])
         single = None if big is None else _single_outputs(sanitizer, words, wid, k, rng("single"))
         t0 = time.perf_counter()
-        sent = None if single is None else _sentence_outputs(sanitizer, words, wid, k, size, rng("sentence"))
+        sent = (
+            None
+            if single is None
+            else _sentence_outputs(sanitizer, words, wid, k, size, rng("sentence"), pool)
+        )
         if sent is not None:
             timed.append((time.perf_counter() - t0) / k)
         if big is None or single is None or sent is None:
@@ -451,7 +483,8 @@ def check_calls(
         ):
             found.append({"word": word} | t)
     if not checked:
-        return CallCheck("unchecked", (), sizes, k, CHECK_ALPHA, [], _describe("unchecked", [], sizes, k, 0))
+        text = _describe("unchecked", [], sizes, k, 0)
+        return CallCheck("unchecked", (), sizes, k, CHECK_ALPHA, [], text, tuple(int(i) for i in pool))
     level = per_test(CHECK_ALPHA, len(found))
     for t in found:
         t["rejected"] = bool(t["p_value"] < level)
@@ -464,7 +497,8 @@ def check_calls(
         status = "independent"
     text = _describe(status, rejected, sizes, k, len(checked))
     per_call = float(np.median(timed)) if timed else math.nan
-    return CallCheck(status, tuple(checked), sizes, k, CHECK_ALPHA, found, text, per_call)
+    fillers = tuple(int(i) for i in pool)
+    return CallCheck(status, tuple(checked), sizes, k, CHECK_ALPHA, found, text, fillers, per_call)
 
 
 # --- auditing one output per call ------------------------------------------------------------
@@ -485,19 +519,29 @@ class SentenceCalls(SanitizerWrapper):
     sanitizer:
         The sanitizer to wrap.
     words:
-        The vocabulary's words (the other words of each sentence).
+        The vocabulary's words.
     size:
         Words per call.
+    fillers:
+        Vocabulary ids the other words of each sentence are drawn from (default: all of V; the
+        audit passes the call check's :func:`filler_pool`).
     """
 
     describe_key = "one_output_per_call"
 
     def __init__(
-        self, sanitizer: Any, words: Sequence[str] | np.ndarray, *, size: int = SENTENCE_WORDS
+        self,
+        sanitizer: Any,
+        words: Sequence[str] | np.ndarray,
+        *,
+        size: int = SENTENCE_WORDS,
+        fillers: Sequence[int] | np.ndarray | None = None,
     ) -> None:
         super().__init__(sanitizer)
         self.__dict__["_words"] = np.asarray(words, dtype=object)
         self.__dict__["_index"] = pd.Index(self.__dict__["_words"])
+        pool = np.arange(len(words)) if fillers is None else np.unique(np.asarray(fillers, dtype=np.int64))
+        self.__dict__["_fillers"] = pool
         self.__dict__["_size"] = max(2, int(size))
 
     def described_as(self) -> dict[str, Any]:
@@ -508,7 +552,7 @@ class SentenceCalls(SanitizerWrapper):
         vocab, size = self.__dict__["_words"], self.__dict__["_size"]
         arr = np.asarray(list(words), dtype=object)
         ids = self.__dict__["_index"].get_indexer(arr).astype(np.int64)
-        rows, pos = sentences(len(vocab), ids, size, rng)
+        rows, pos = sentences(self.__dict__["_fillers"], ids, size, rng)
         text = vocab[np.where(rows >= 0, rows, 0)]
         text[np.arange(arr.size), pos] = arr  # words outside the vocabulary keep their text
         out = np.empty(arr.size, dtype=object)

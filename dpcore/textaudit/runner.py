@@ -247,7 +247,9 @@ def _audit(
         **ctx,
     )
     stages.done("confirm", conf.draws)
-    in_sentences = _drawer(calls.SentenceCalls(sanitizer, vocab.words), vocab.words, plan, bar)
+    in_sentences = _drawer(
+        calls.SentenceCalls(sanitizer, vocab.words, fillers=shape.fillers), vocab.words, plan, bar
+    )
     users = users_calls.run(conf.counts, in_sentences, vocab.words, shape, on_size=bar.grow)
     stages.done("sentence calls", users["draws"])
     for word, msg in conf.failures.items():
@@ -379,7 +381,7 @@ def _one_output_per_call(
     sentence-sized call (:class:`~dpcore.textaudit.calls.SentenceCalls`), its plan refitted to
     that speed, or refused with one line naming the dependence when it would take too long."""
     name = str(getattr(sanitizer, "name", type(sanitizer).__name__))
-    wrapped = calls.SentenceCalls(sanitizer, words)
+    wrapped = calls.SentenceCalls(sanitizer, words, fillers=shape.fillers)
     speed = probe_speed(wrapped, words, plan.probe_ids, plan.seed)
     if plan.fitted:
         try:

@@ -125,7 +125,13 @@ def run(
         for s in sent
         if s.error is None
     ]
-    level = per_test(CHECK_ALPHA, max(1, len(tests)))
+    if not tests:
+        return out | {
+            "status": "skipped",
+            "text": "not drawn: every word's sentence calls failed",
+            "draws": k * int(ids.size),
+        }
+    level = per_test(CHECK_ALPHA, len(tests))
     rejected = [{"word": t["word"], "p_value": t["p_value"]} for t in tests if t["p_value"] < level]
     out |= {"calls_per_word": k, "words": len(tests), "rejected": rejected, "draws": k * int(ids.size)}
     size = f"{k} calls of {SENTENCE_WORDS} words for each of {len(tests)} stage-2 word(s)"
