@@ -288,7 +288,7 @@ def test_stage_two_sentence_calls_are_sized_by_the_measured_call_time():
 
     assert users_calls.sentence_calls(check(float("nan")), 100) == users_calls.SENTENCE_CALLS
     assert users_calls.sentence_calls(check(1e-5), 100) == users_calls.SENTENCE_CALLS
-    k = users_calls.sentence_calls(check(5e-3), 100)  # 20 s over 100 words at 5 ms a call: 40
+    k = users_calls.sentence_calls(check(2.5e-3), 100)  # 10 s over 100 words at 2.5 ms a call: 40
     assert k == 40
     assert users_calls.sentence_calls(check(0.1), 100) == 0  # below the minimum: skipped
 

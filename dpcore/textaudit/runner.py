@@ -197,16 +197,12 @@ def _audit(
         run["plan"] = fit.to_dict() | {"probe_seconds": speed.probe_seconds}
         bar.total = plan.estimated_draws
         stages.done("speed probe", 0)
-    shape = calls.run(plan, sanitizer, vocab.words, speed)
-    if shape.dependent:
-        sanitizer, plan = _one_output_per_call(plan, sanitizer, vocab.words, shape, run)
-        bar.total = plan.estimated_draws
+    shape, sanitizer, plan = _call_check(plan, sanitizer, vocab.words, speed, run, bar)
     if on_plan is not None and "plan" in run:
         on_plan(run["plan"]["text"])
     stages.done("call check", 0)
     claims = claims_function(sanitizer, vocab)
-    recorder = Recorder(_drawer(sanitizer, vocab.words, plan, bar), plan.seed)
-    draw = recorder
+    draw = recorder = Recorder(_drawer(sanitizer, vocab.words, plan, bar), plan.seed)
     ctx = {"sanitizer": sanitizer, "vocab": vocab, "codebook": codebook}
     cand, failures, scr, nn = plan.candidates, {}, None, None
     pool = pooled.PooledOutcome([], np.zeros((0, 2), dtype=np.int64))
@@ -372,6 +368,18 @@ def _start_engine(engine: str, workers: int, address: str | None) -> Callable[[]
     from dpcore.corpus.engines import start_ray
 
     return start_ray(address, workers)
+
+
+def _call_check(
+    plan: AuditPlan, sanitizer: Any, words: np.ndarray, speed: Any, run: dict[str, Any], bar: _Progress
+) -> tuple[calls.CallCheck, Any, AuditPlan]:
+    """The call check; a sanitizer that fails it comes back drawn one output per call, its plan
+    refitted (or refused)."""
+    shape = calls.run(plan, sanitizer, words, speed)
+    if shape.dependent:
+        sanitizer, plan = _one_output_per_call(plan, sanitizer, words, shape, run)
+        bar.total = plan.estimated_draws
+    return shape, sanitizer, plan
 
 
 def _one_output_per_call(
