@@ -176,6 +176,6 @@ def test_a_call_size_flaw_of_one_word_is_reported_by_stage_twos_sentence_calls()
     assert target not in r.calls["words"]  # the call check's probe words did not include it …
     assert r.calls["status"] == "independent"
     users = r.calls["stage_two"]  # … stage 2's words, drawn in sentences too, did
-    assert users["status"] == "call-size-dependent" and users["calls_per_word"] == 100
+    assert users["status"] == "call-size-dependent" and users["calls_per_word"] == 50
     assert [x["word"] for x in users["rejected"]] == [target]
     assert "Sentence calls:" in r.verdict_text and "not the sentence calls users make" in r.verdict_text

@@ -174,7 +174,7 @@ def test_the_check_is_sized_for_a_slow_sanitizer():
 
     assert calls.check_size(None) == calls.CHECK_CALLS
     assert calls.check_size(Speed(per_word=1e-5, per_draw=1e-6, probe_seconds=0.1)) == calls.CHECK_CALLS
-    slow = calls.check_size(Speed(per_word=1e-3, per_draw=7e-3, probe_seconds=1.0))  # ~150 draws/s
+    slow = calls.check_size(Speed(per_word=1e-3, per_draw=2e-2, probe_seconds=1.0))  # 50 draws/s
     assert slow == calls.MIN_CHECK_CALLS
 
 
@@ -288,9 +288,9 @@ def test_stage_two_sentence_calls_are_sized_by_the_measured_call_time():
 
     assert users_calls.sentence_calls(check(float("nan")), 100) == users_calls.SENTENCE_CALLS
     assert users_calls.sentence_calls(check(1e-5), 100) == users_calls.SENTENCE_CALLS
-    k = users_calls.sentence_calls(check(2.5e-3), 100)  # 10 s over 100 words at 2.5 ms a call: 40
+    k = users_calls.sentence_calls(check(1.25e-3), 100)  # 5 s over 100 words at 1.25 ms a call: 40
     assert k == 40
-    assert users_calls.sentence_calls(check(0.1), 100) == 0  # below the minimum: skipped
+    assert users_calls.sentence_calls(check(0.01), 100) == 0  # 5 per word, below the minimum: skipped
 
 
 def test_stage_two_sentence_counts_line_up_with_its_large_counts_outside_the_vocabulary_too():

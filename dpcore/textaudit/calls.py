@@ -75,9 +75,9 @@ __all__ = [
 SENTENCE_WORDS = 16
 #: Single-word calls and sentence calls per probe word (fewer for a slow sanitizer, at least
 #: :data:`MIN_CHECK_CALLS`).
-CHECK_CALLS = 200
+CHECK_CALLS = 100
 #: Fewest single-word and sentence calls per probe word.
-MIN_CHECK_CALLS = 50
+MIN_CHECK_CALLS = 30
 #: Probe words of the check.
 CHECK_WORDS = 2
 #: Seconds the small calls of a fitted plan's check aim at (they set K for a slow sanitizer).

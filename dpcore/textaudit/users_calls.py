@@ -37,11 +37,11 @@ if TYPE_CHECKING:
 __all__ = ["MIN_SENTENCE_CALLS", "SENTENCE_CALLS", "SENTENCE_SECONDS", "run", "sentence_calls"]
 
 #: Sentence calls per stage-2 word, at most.
-SENTENCE_CALLS = 100
+SENTENCE_CALLS = 50
 #: Fewest sentence calls per word worth a test (below it the stage is skipped).
 MIN_SENTENCE_CALLS = 20
 #: Seconds the stage aims at, at most (from the call check's measured seconds per call).
-SENTENCE_SECONDS = 10.0
+SENTENCE_SECONDS = 5.0
 
 
 def sentence_calls(check: CallCheck, words: int) -> int:
