@@ -28,18 +28,20 @@ from dpcore.validation import DPCoreError
 ROOT = Path(__file__).resolve().parents[1]
 VOCAB = build_vocabulary("glove", size=200)
 W = VOCAB.words
-SMALL_PLAN = {"screen_budget": 40_000, "samples": 1_000, "pairs": 5}
+SMALL_PLAN = {"screen_budget": 20_000, "samples": 1_000, "pairs": 5}
+#: The runs drawn one output per call (about 10⁴ calls/s here) use the 100 most frequent words.
+SMALL_VOCAB = build_vocabulary("glove", size=100)
 
 WITHIN = {
-    "consistent": lambda: plugins.ConsistentReplacement(epsilon=1.0, words=W),
-    "cache-0.1": lambda: plugins.RefreshedCache(epsilon=1.0, words=W, rate=0.1),
-    "cache-0.01": lambda: plugins.RefreshedCache(epsilon=1.0, words=W, rate=0.01),
-    "cache-0.001": lambda: plugins.RefreshedCache(epsilon=1.0, words=W, rate=0.001),
+    "consistent": lambda w: plugins.ConsistentReplacement(epsilon=1.0, words=w),
+    "cache-0.1": lambda w: plugins.RefreshedCache(epsilon=1.0, words=w, rate=0.1),
+    "cache-0.01": lambda w: plugins.RefreshedCache(epsilon=1.0, words=w, rate=0.01),
+    "cache-0.001": lambda w: plugins.RefreshedCache(epsilon=1.0, words=w, rate=0.001),
 }
 SIZED = {
-    "small-calls": (lambda: plugins.PassThroughOnCalls(epsilon=1.0, words=W, low=1, high=64), "1 word(s)"),
+    "small-calls": (lambda w: plugins.PassThroughOnCalls(epsilon=1.0, words=w, low=1, high=64), "1 word(s)"),
     "sentence-calls": (
-        lambda: plugins.PassThroughOnCalls(epsilon=1.0, words=W, low=2, high=64),
+        lambda w: plugins.PassThroughOnCalls(epsilon=1.0, words=w, low=2, high=64),
         "16 word(s)",
     ),
 }
@@ -48,7 +50,7 @@ SIZED = {
 @pytest.mark.parametrize("name", list(WITHIN))
 def test_dependent_draws_at_the_default_settings_are_refused_in_one_line_naming_the_dependence(name):
     with pytest.raises(DPCoreError) as err:
-        audit_text(WITHIN[name](), vocab=VOCAB, seed=0)
+        audit_text(WITHIN[name](W), vocab=VOCAB, seed=0)
     msg = str(err.value)
     assert "\n" not in msg
     assert "draws within one call" in msg and "depend on each other" in msg
@@ -57,7 +59,7 @@ def test_dependent_draws_at_the_default_settings_are_refused_in_one_line_naming_
 
 @pytest.mark.parametrize("name", ["consistent", "cache-0.01"])
 def test_dependent_draws_are_audited_one_output_per_call_and_not_accused(name):
-    r = audit_text(WITHIN[name](), vocab=VOCAB, seed=0, **SMALL_PLAN)
+    r = audit_text(WITHIN[name](SMALL_VOCAB.words), vocab=SMALL_VOCAB, seed=0, **SMALL_PLAN)
     assert r.verdict != "violates"
     assert r.calls["status"] == "within-call-dependent"
     assert r.calls["audited_as"] == "one output per call of 16 words"
@@ -69,7 +71,7 @@ def test_dependent_draws_are_audited_one_output_per_call_and_not_accused(name):
 def test_a_call_size_flaw_at_the_default_settings_is_refused_naming_the_call_size(name):
     make, size = SIZED[name]
     with pytest.raises(DPCoreError) as err:
-        audit_text(make(), vocab=VOCAB, seed=0)
+        audit_text(make(W), vocab=VOCAB, seed=0)
     msg = str(err.value)
     assert "\n" not in msg
     assert "depends on the call's size" in msg and f"calls of {size} differ" in msg
@@ -78,7 +80,7 @@ def test_a_call_size_flaw_at_the_default_settings_is_refused_naming_the_call_siz
 @pytest.mark.parametrize("name", list(SIZED))
 def test_a_call_size_flaw_drawn_the_way_users_call_violates(name):
     make, _ = SIZED[name]
-    r = audit_text(make(), vocab=VOCAB, seed=0, **SMALL_PLAN)
+    r = audit_text(make(SMALL_VOCAB.words), vocab=SMALL_VOCAB, seed=0, **SMALL_PLAN)
     assert r.calls["status"] == "call-size-dependent"
     assert r.verdict == "violates"
     assert "depends on the call's size" in r.verdict_text
@@ -96,7 +98,12 @@ def test_fresh_entropy_on_large_calls_is_not_reported_as_reproducible():
 
 
 def test_the_control_passes_every_check():
-    r = audit_text(plugins.BlackBoxKrr(epsilon=1.0, words=W), vocab=VOCAB, seed=0, **SMALL_PLAN)
+    r = audit_text(
+        plugins.BlackBoxKrr(epsilon=1.0, words=W),
+        vocab=VOCAB,
+        seed=0,
+        **SMALL_PLAN | {"screen_budget": 40_000},
+    )
     assert r.calls["status"] == "independent" and r.calls["audited_as"] == "large calls"
     assert r.rng_contract["status"] == "ok" and r.rng_contract["replay"]["same"] is True
     assert set(r.rng_contract["replay"]["stages"]) == {"screen", "confirm"}
@@ -154,15 +161,18 @@ def test_cli_refuses_a_dependent_sanitizer_in_one_line_when_its_plan_is_too_slow
 
 
 @pytest.mark.parametrize("mode", ["text", "json"])
-def test_cli_audits_a_dependent_sanitizer_one_output_per_call_with_a_fitted_plan(tmp_path, mode):
-    p = _cli(
-        tmp_path, "--screen-minutes", "0.05", "--samples", "500", *(["--json"] if mode == "json" else [])
-    )
+def test_cli_audits_a_dependent_sanitizer_one_output_per_call(tmp_path, mode):
+    """Text mode with a named plan; JSON with a fitted one (refitted at the one-call-per-draw speed)."""
+    if mode == "json":
+        p = _cli(tmp_path, "--screen-minutes", "0.05", "--samples", "500", "--json")
+    else:
+        p = _cli(tmp_path, "--screen-budget", "40000", "--samples", "500")
     assert p.returncode == 0, p.stderr[-2000:]
     if mode == "json":
         d = json.loads(p.stdout)
         assert d["calls"]["status"] == "within-call-dependent" and d["verdict"] != "violates"
         assert d["calls"]["audited_as"] == "one output per call of 16 words"
+        assert d["execution"]["plan"]["samples"] == 500  # a fitted plan, recorded
     else:
         assert "calls: within-call-dependent (one output per call of 16 words)" in p.stdout
         assert "verdict: violates" not in p.stdout

@@ -80,8 +80,8 @@ CHECK_CALLS = 100
 MIN_CHECK_CALLS = 30
 #: Probe words of the check.
 CHECK_WORDS = 2
-#: Seconds the small calls of a fitted plan's check aim at (they set K for a slow sanitizer).
-CHECK_SECONDS = 10.0
+#: Seconds the check's small calls aim at, at most (they set K for a slow sanitizer).
+CHECK_SECONDS = 5.0
 #: Level of the whole check (Bonferroni over its tests). It decides how the audit draws, never a
 #: verdict, so it spends none of the verdict's α; it is small so that an independent sanitizer
 #: is almost never drawn the slow way.
@@ -422,7 +422,9 @@ def check_calls(
     seed:
         The audit's seed; every call's stream is derived from it (stage ``"call-check"``).
     calls:
-        K, single-word and sentence calls per probe word.
+        K, single-word and sentence calls per probe word, at most: a sanitizer whose single-word
+        calls (timed on the filler words) are slow gets fewer, about :data:`CHECK_SECONDS` of
+        calls in all, never below :data:`MIN_CHECK_CALLS`.
     sentence:
         Words per sentence-sized call (at least 2).
 
@@ -442,7 +444,13 @@ def check_calls(
     """
     large, k, size = max(2, int(large)), max(1, int(calls)), max(2, int(sentence))
     sizes = {"large": large, "single": 1, "sentence": size}
+    t0 = time.perf_counter()
     pool = filler_pool(sanitizer, words, seed)
+    per_call = (time.perf_counter() - t0) / max(1, min(FILLER_WORDS, len(words)))
+    # a slow sanitizer gets fewer small calls: about CHECK_SECONDS in all, a sentence call
+    # counted as SENTENCE_WORDS single ones (never below MIN_CHECK_CALLS)
+    fit = int(CHECK_SECONDS / (max(1, len(probe_ids)) * (1 + size) * max(per_call, 1e-9)))
+    k = min(k, max(MIN_CHECK_CALLS, fit))
     if pool.size < 2:
         text = (
             "how the sanitizer is called was not checked: it answered fewer than 2 of the words "
