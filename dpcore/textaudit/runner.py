@@ -5,17 +5,24 @@ argument validated once), one :class:`~dpcore.textaudit.budget.AlphaBudget` (the
 α = 1 − confidence), starts the engine, and runs the stages, one module each:
 
 1. **rng contract** (:mod:`~dpcore.textaudit.contract`): the sanitizer draws from the rng it is
-   handed, or is reseeded, or refused.
+   handed, or is reseeded, or refused. Then the **call check** (:mod:`~dpcore.textaudit.calls`):
+   a word's draws within one call are independent and the same in large, single-word and
+   sentence calls, or the sanitizer is drawn one output per sentence call (or refused).
 2. **Pairs.** ``screen``: every word of the vocabulary is drawn (:mod:`~dpcore.textaudit.screen`),
    the pooled tests run over pairings of it (:mod:`~dpcore.textaudit.pooled`) and the most
    suspicious pairs go on. ``adaptive``: a pilot ranks neighbour and random candidates
    (:func:`~dpcore.textaudit.confirm.run_pilot`). ``neighbors``, ``random`` and named words: the
    plan's pairs. Nothing here decides a verdict but the pooled tests.
 3. **Declaration** (:mod:`~dpcore.textaudit.declaration`): an exact sanitizer's declared rows are
-   tested on draws made before stage 2, and used only if they agree.
+   tested on draws made before stage 2; only if they agree are their planned events added to
+   stage 2's (never in place of the events chosen from the draws).
 4. **Confirmation** (:mod:`~dpcore.textaudit.confirm`): fresh draws of every chosen word; each
    pair tested in both directions with Clopper–Pearson bounds (Bonferroni over every test).
+   Every stage-2 word is then also drawn in sentence calls and compared with its stage-2 draws
+   (:mod:`~dpcore.textaudit.users_calls`; a difference is reported).
 5. **Statements** (:mod:`~dpcore.textaudit.power`): what the whole pipeline would have caught.
+6. **Replay** (:mod:`~dpcore.textaudit.replay`): one word of every stage drawn again from its
+   recorded stream and compared bit for bit.
 
 Every word's stream is derived from (seed, stage, word), so a result is reproduced from its
 recorded seed whatever the engine and the number of workers.
