@@ -279,18 +279,17 @@ def test_dpcores_own_samplers_are_independent_by_construction_and_an_override_is
 # --- stage 2 in sentence calls --------------------------------------------------------------
 
 
-def test_stage_two_sentence_calls_are_sized_by_the_measured_call_time():
+def test_stage_two_sentence_calls_are_fixed_for_a_named_plan_and_sized_for_a_fitted_one():
     from dpcore.textaudit import users_calls
-    from dpcore.textaudit.calls import CallCheck
+    from dpcore.textaudit.timing import Speed
 
-    def check(seconds):
-        return CallCheck("independent", ("w",), {}, 200, CHECK_ALPHA, [], "", sentence_call_seconds=seconds)
+    def speed(per_call):  # a 16-word call costs per_word + 16·per_draw
+        return Speed(per_word=per_call / 2, per_draw=per_call / 32, probe_seconds=0.1)
 
-    assert users_calls.sentence_calls(check(float("nan")), 100) == users_calls.SENTENCE_CALLS
-    assert users_calls.sentence_calls(check(1e-5), 100) == users_calls.SENTENCE_CALLS
-    k = users_calls.sentence_calls(check(1.25e-3), 100)  # 5 s over 100 words at 1.25 ms a call: 40
-    assert k == 40
-    assert users_calls.sentence_calls(check(0.01), 100) == 0  # 5 per word, below the minimum: skipped
+    assert users_calls.sentence_calls(None, 100) == users_calls.SENTENCE_CALLS  # named: always
+    assert users_calls.sentence_calls(speed(1e-5), 100) == users_calls.SENTENCE_CALLS
+    assert users_calls.sentence_calls(speed(1.25e-3), 100) == 40  # 5 s over 100 words at 1.25 ms
+    assert users_calls.sentence_calls(speed(0.01), 100) == 0  # 5 per word, below the minimum
 
 
 def test_stage_two_sentence_counts_line_up_with_its_large_counts_outside_the_vocabulary_too():

@@ -41,8 +41,6 @@ is made in one order on one object); the result's ``not_covered`` says so.
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -80,7 +78,8 @@ CHECK_CALLS = 100
 MIN_CHECK_CALLS = 30
 #: Probe words of the check.
 CHECK_WORDS = 2
-#: Seconds the check's small calls aim at, at most (they set K for a slow sanitizer).
+#: Seconds the small calls of a fitted plan's check aim at (the probed speed sets K for a slow
+#: sanitizer; a named plan always makes :data:`CHECK_CALLS`, so that its result is reproduced).
 CHECK_SECONDS = 5.0
 #: Level of the whole check (Bonferroni over its tests). It decides how the audit draws, never a
 #: verdict, so it spends none of the verdict's α; it is small so that an independent sanitizer
@@ -345,9 +344,6 @@ class CallCheck:
     tests: list[dict[str, Any]] = field(default_factory=list)
     text: str = ""
     fillers: tuple[int, ...] = ()
-    #: Seconds per sentence-sized call the check measured (nan: none made); it sizes stage 2's
-    #: sentence calls and is kept out of :meth:`to_dict` (a timing, not a result).
-    sentence_call_seconds: float = field(default=math.nan, compare=False)
 
     @property
     def dependent(self) -> bool:
@@ -356,7 +352,6 @@ class CallCheck:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out.pop("sentence_call_seconds")
         out["words"] = list(self.words)
         return out
 
@@ -422,9 +417,7 @@ def check_calls(
     seed:
         The audit's seed; every call's stream is derived from it (stage ``"call-check"``).
     calls:
-        K, single-word and sentence calls per probe word, at most: a sanitizer whose single-word
-        calls (timed on the filler words) are slow gets fewer, about :data:`CHECK_SECONDS` of
-        calls in all, never below :data:`MIN_CHECK_CALLS`.
+        K, single-word and sentence calls per probe word (:func:`check_size`).
     sentence:
         Words per sentence-sized call (at least 2).
 
@@ -444,13 +437,7 @@ def check_calls(
     """
     large, k, size = max(2, int(large)), max(1, int(calls)), max(2, int(sentence))
     sizes = {"large": large, "single": 1, "sentence": size}
-    t0 = time.perf_counter()
     pool = filler_pool(sanitizer, words, seed)
-    per_call = (time.perf_counter() - t0) / max(1, min(FILLER_WORDS, len(words)))
-    # a slow sanitizer gets fewer small calls: about CHECK_SECONDS in all, a sentence call
-    # counted as SENTENCE_WORDS single ones (never below MIN_CHECK_CALLS)
-    fit = int(CHECK_SECONDS / (max(1, len(probe_ids)) * (1 + size) * max(per_call, 1e-9)))
-    k = min(k, max(MIN_CHECK_CALLS, fit))
     if pool.size < 2:
         text = (
             "how the sanitizer is called was not checked: it answered fewer than 2 of the words "
@@ -459,7 +446,6 @@ def check_calls(
         return CallCheck("unchecked", (), sizes, k, CHECK_ALPHA, [], text, tuple(int(i) for i in pool))
     found: list[dict[str, Any]] = []
     checked: list[str] = []
-    timed: list[float] = []
     for wid in (int(w) for w in probe_ids):
         word = str(words[wid])
 
@@ -469,14 +455,11 @@ def check_calls(
         # a word whose calls fail is left out at its first failure (a dying worker dies once)
         big = _large_calls(sanitizer, words, wid, large, [rng("large", c) for c in range(3)])
         single = None if big is None else _single_outputs(sanitizer, words, wid, k, rng("single"))
-        t0 = time.perf_counter()
         sent = (
             None
             if single is None
             else _sentence_outputs(sanitizer, words, wid, k, size, rng("sentence"), pool)
         )
-        if sent is not None:
-            timed.append((time.perf_counter() - t0) / k)
         if big is None or single is None or sent is None:
             continue
         checked.append(word)
@@ -504,9 +487,7 @@ def check_calls(
     else:
         status = "independent"
     text = _describe(status, rejected, sizes, k, len(checked))
-    per_call = float(np.median(timed)) if timed else math.nan
-    fillers = tuple(int(i) for i in pool)
-    return CallCheck(status, tuple(checked), sizes, k, CHECK_ALPHA, found, text, fillers, per_call)
+    return CallCheck(status, tuple(checked), sizes, k, CHECK_ALPHA, found, text, tuple(int(i) for i in pool))
 
 
 # --- auditing one output per call ------------------------------------------------------------

@@ -253,7 +253,7 @@ def _audit(
     in_sentences = _drawer(
         calls.SentenceCalls(sanitizer, vocab.words, fillers=shape.fillers), vocab.words, plan, bar
     )
-    users = users_calls.run(conf.counts, in_sentences, vocab.words, shape, on_size=bar.grow)
+    users = users_calls.run(conf.counts, in_sentences, vocab.words, shape, speed=speed, on_size=bar.grow)
     stages.done("sentence calls", users["draws"])
     for word, msg in conf.failures.items():
         failures.setdefault(word, msg)

@@ -11,16 +11,16 @@ level (Bonferroni over the words). A word that differs is *reported* as call-siz
 verdict then covers only the large calls the run drew, and says so. Like the call check, this
 decides no verdict and spends none of its α.
 
-Sentence calls are one call per draw, so K is bounded by time: :data:`SENTENCE_CALLS` per word,
-fewer when the call check's measured seconds per sentence call say the stage would take more
+Sentence calls are one call per draw: :data:`SENTENCE_CALLS` per word; a fitted plan (whose
+sizes follow the probed speed anyway) gets fewer when its speed says the stage would take more
 than :data:`SENTENCE_SECONDS`, and none (the stage is skipped, and says so) below
-:data:`MIN_SENTENCE_CALLS`. It is skipped too when the run already drew one output per call, and
+:data:`MIN_SENTENCE_CALLS`. A named plan always makes the same calls, so its result is
+reproduced from its seed on any machine. It is skipped too when the run already drew one output per call, and
 for dpcore's own mechanisms (independent by construction).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ from dpcore.textaudit.engine import DrawPlan, WordDraws
 if TYPE_CHECKING:
     from dpcore.textaudit.confirm import Counts
     from dpcore.textaudit.sampling import OutputCodebook
+    from dpcore.textaudit.timing import Speed
 
 __all__ = ["MIN_SENTENCE_CALLS", "SENTENCE_CALLS", "SENTENCE_SECONDS", "run", "sentence_calls"]
 
@@ -44,15 +45,16 @@ MIN_SENTENCE_CALLS = 20
 SENTENCE_SECONDS = 5.0
 
 
-def sentence_calls(check: CallCheck, words: int) -> int:
-    """K, sentence calls per stage-2 word: :data:`SENTENCE_CALLS`, fewer for a slow sanitizer
-    (0: skip)."""
-    per_call = check.sentence_call_seconds
+def sentence_calls(speed: Speed | None, words: int) -> int:
+    """K, sentence calls per stage-2 word: :data:`SENTENCE_CALLS` for a named plan; for a fitted
+    one, fewer when its probed speed says they would take more than :data:`SENTENCE_SECONDS`
+    (0: skip, below :data:`MIN_SENTENCE_CALLS`)."""
     if words <= 0:
         return 0
-    if not math.isfinite(per_call) or per_call <= 0:
+    if speed is None:
         return SENTENCE_CALLS
-    k = int(SENTENCE_SECONDS / (words * per_call))
+    per_call = speed.per_word + SENTENCE_WORDS * speed.per_draw
+    k = int(SENTENCE_SECONDS / (words * max(per_call, 1e-12)))
     return min(SENTENCE_CALLS, k) if k >= MIN_SENTENCE_CALLS else 0
 
 
@@ -78,6 +80,7 @@ def run(
     draw_sentences: Callable[[np.ndarray, DrawPlan], list[WordDraws]],
     words: np.ndarray,
     check: CallCheck,
+    speed: Speed | None = None,
     on_size: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Draw every stage-2 word in sentence calls and test it against its stage-2 draws.
@@ -92,7 +95,9 @@ def run(
     words:
         The vocabulary's words.
     check:
-        The call check (its status decides whether this runs; its timing sizes K).
+        The call check (its status decides whether this runs).
+    speed:
+        A fitted plan's probed speed (sizes K; None for a named plan: :data:`SENTENCE_CALLS`).
     on_size:
         Called with the number of sentence draws before they are made (the progress total).
 
@@ -112,7 +117,7 @@ def run(
     }
     if check.status in skip:
         return out | {"status": "skipped", "text": f"not drawn: {skip[check.status]}"}
-    k = sentence_calls(check, ids.size)
+    k = sentence_calls(speed, ids.size)
     if ids.size == 0 or k == 0:
         why = "no stage-2 word" if ids.size == 0 else "sentence calls are too slow for this plan"
         return out | {"status": "skipped", "text": f"not drawn: {why}"}
