@@ -72,6 +72,12 @@ def test_attack_page_deep_link_draws_readable_figures(app_url: str, page, artifa
         cx, cy = (p["x0"] + p["x1"]) / 2, (p["y0"] + p["y1"]) / 2
         assert area["x0"] - 1 <= cx <= area["x1"] + 1 and area["y0"] - 1 <= cy <= area["y1"] + 1, (m, area)
     # Tables: human column names, and every column visible at 1400 px (no horizontal scrolling).
+    # a data grid draws its scroller after the page is idle (late under load): wait for it
+    page.wait_for_function(
+        """() => { const d = [...document.querySelectorAll('[data-testid="stDataFrame"]')];
+                   return d.length >= 2 && d.every((x) => x.querySelector('.dvn-scroller')); }""",
+        timeout=120_000,
+    )
     grids = page.evaluate(TABLES)
     # the defense-rate and accuracy tables (and the all-mechanism comparison, when shipped)
     assert len(grids) >= 2 and all(grids), grids
