@@ -1,0 +1,356 @@
+"""What a privacy claim means for an observer: trade-off curves and TPR at a low FPR.
+
+An observer who sees one release and must say whether it came from x (the *null*, e.g. the word
+*hiv*, or D = 0ⁿ) or from x′ (the *alternative*, *flu* or D′ = 1ⁿ) runs a test. Its false
+positive rate (FPR, α) is how often it names x′ when the input was x; its true positive rate
+(TPR, 1 − β) how often it names x′ when the input was x′.
+
+The claim's region (Kairouz, Oh & Viswanath 2015, *ICML*, Thm 2.1; Dong, Roth & Su 2022,
+*JRSS-B* 84(1), §2, the trade-off function f_{ε,δ})
+    An (ε, δ)-DP mechanism allows, for every test, FPR + e^ε·(1 − TPR) ≥ 1 − δ and
+    e^ε·FPR + (1 − TPR) ≥ 1 − δ; equivalently β ≥ f_{ε,δ}(α) with
+
+        f_{ε,δ}(α) = max(0, 1 − δ − e^ε·α, e^(−ε)·(1 − δ − α)).
+
+    :func:`claim_tradeoff` is f; :func:`tpr_ceiling` is 1 − f(α), the highest TPR any test can
+    reach at FPR α while the claim holds, and :func:`tpr_floor` its mirror image (the test that
+    answers the other way round). A metric-DP claim ε·d (plus ε₀ for UMLDP) is pure DP at
+    ε_pair = ε·d(x, x′) + ε₀ for that pair (:func:`pair_epsilon`).
+
+What was measured
+    Each event S of an audit is a test ("name x′ when the output is in S"): its FPR is
+    Pr[M(x) ∈ S] and its TPR Pr[M(x′) ∈ S]. Where both are exact (a closed-form channel),
+    :func:`roc_from_logpmfs` gives the whole optimal curve by Neyman–Pearson (outcomes in order
+    of decreasing likelihood ratio; randomising between neighbours fills the segments). Where
+    they are estimated, each event is a :class:`Box`: Clopper–Pearson intervals on both rates.
+    A box lies in the forbidden region with all of its area (:func:`box_outside`) exactly when
+    its worst corner does, which is a violation at the box's confidence.
+
+TPR at a fixed FPR (as in jax_privacy's auditing module)
+    Randomising between tests reaches every point of their upper concave hull
+    (:func:`concave_hull`), so the best TPR at FPR ≤ α of a family of tests is the hull at α
+    (:func:`tpr_at`). For estimated events, the hull of the boxes' pessimistic corners
+    (largest FPR, smallest TPR) is a lower bound on the family's best TPR at α and the hull of
+    the optimistic corners an upper bound, both holding when every box does
+    (:func:`tpr_at_fpr_entry`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "FPR_LEVELS",
+    "Box",
+    "box_outside",
+    "claim_curve",
+    "claim_tradeoff",
+    "concave_hull",
+    "pair_epsilon",
+    "roc_from_logpmfs",
+    "tpr_at",
+    "tpr_at_fpr_entry",
+    "tpr_ceiling",
+    "tpr_floor",
+]
+
+#: The false positive rates every audit reports the TPR at.
+FPR_LEVELS: tuple[float, ...] = (0.01, 0.05)
+
+
+def _check_eps_delta(epsilon: float, delta: float) -> tuple[float, float]:
+    eps = float(epsilon)
+    if math.isnan(eps) or eps < 0.0:
+        raise ValueError(f"epsilon must be ≥ 0 (∞ allowed), got {epsilon!r}")
+    d = float(delta)
+    if not 0.0 <= d <= 1.0:
+        raise ValueError(f"delta must be in [0, 1], got {delta!r}")
+    return eps, d
+
+
+def claim_tradeoff(alpha: np.ndarray | float, epsilon: float, delta: float = 0.0) -> np.ndarray:
+    """f_{ε,δ}(α) = max(0, 1 − δ − e^ε·α, e^(−ε)·(1 − δ − α)): the smallest type-II error β a
+    test with type-I error α can have under an (ε, δ)-DP claim (module docstring).
+
+    Examples
+    --------
+    >>> float(claim_tradeoff(0.0, 1.0)), round(float(claim_tradeoff(0.1, 1.0)), 4)
+    (1.0, 0.7282)
+    >>> float(claim_tradeoff(0.5, math.inf))
+    0.0
+    """
+    eps, d = _check_eps_delta(epsilon, delta)
+    a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, 1.0)
+    if math.isinf(eps):
+        # No claim: any test is allowed, except that f(0) = 1 − δ only at δ > 0 matters not.
+        return np.zeros_like(a)
+    with np.errstate(over="ignore"):
+        first = 1.0 - d - np.exp(eps) * a
+    second = np.exp(-eps) * (1.0 - d - a)
+    return np.maximum(0.0, np.maximum(first, second))
+
+
+def tpr_ceiling(fpr: np.ndarray | float, epsilon: float, delta: float = 0.0) -> np.ndarray:
+    """1 − f_{ε,δ}(FPR) = min(1, e^ε·FPR + δ, 1 − e^(−ε)·(1 − δ − FPR)): the highest TPR any
+    test can reach at this FPR while the claim holds.
+
+    Examples
+    --------
+    >>> round(float(tpr_ceiling(0.01, 1.0)), 5)
+    0.02718
+    """
+    return 1.0 - claim_tradeoff(fpr, epsilon, delta)
+
+
+def tpr_floor(fpr: np.ndarray | float, epsilon: float, delta: float = 0.0) -> np.ndarray:
+    """The lowest TPR allowed at this FPR: 1 − ceiling(1 − FPR), the mirror of :func:`tpr_ceiling`
+    (a test far below the diagonal, answered the other way round, is far above it)."""
+    a = np.clip(np.asarray(fpr, dtype=np.float64), 0.0, 1.0)
+    return 1.0 - tpr_ceiling(1.0 - a, epsilon, delta)
+
+
+def claim_curve(epsilon: float, delta: float = 0.0, points: int = 201) -> dict[str, list[float]]:
+    """The claim's boundary sampled for a figure or a download: ``fpr``, ``tpr_ceiling`` and
+    ``tpr_floor`` (``points`` values, denser near FPR = 0 where the curve bends)."""
+    u = np.linspace(0.0, 1.0, int(points))
+    fpr = np.unique(np.concatenate([u**3, u]))
+    return {
+        "fpr": fpr.tolist(),
+        "tpr_ceiling": tpr_ceiling(fpr, epsilon, delta).tolist(),
+        "tpr_floor": tpr_floor(fpr, epsilon, delta).tolist(),
+    }
+
+
+def pair_epsilon(epsilon: float, distance: float = 1.0, epsilon0: float = 0.0) -> float:
+    """The pure-DP parameter a metric claim gives one pair: ε·d(x, x′) + ε₀ (d = 1 for LDP)."""
+    eps = float(epsilon) * float(distance) + float(epsilon0)
+    if math.isnan(eps) or eps < 0.0:
+        raise ValueError(f"the pair's ε must be ≥ 0, got {eps!r}")
+    return eps
+
+
+def roc_from_logpmfs(log_null: np.ndarray, log_alt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The optimal (Neyman–Pearson) ROC between two exact distributions on the same outcomes.
+
+    Outcomes are taken in order of decreasing likelihood ratio Pr[alt]/Pr[null]; the cumulative
+    sums are the vertices (FPR, TPR) of the most powerful tests, from (0, 0) to (1, 1).
+    Randomising between neighbouring vertices reaches every point of the segments between them.
+
+    Parameters
+    ----------
+    log_null, log_alt
+        ``ln Pr[outcome]`` under the null (x, D) and the alternative (x′, D′); ``-inf`` allowed.
+
+    Returns
+    -------
+    (fpr, tpr)
+        Vertices, both nondecreasing, concave as a curve.
+
+    Examples
+    --------
+    >>> f, t = roc_from_logpmfs(np.log([0.75, 0.25]), np.log([0.25, 0.75]))
+    >>> f.tolist(), t.tolist()
+    ([0.0, 0.25, 1.0], [0.0, 0.75, 1.0])
+    """
+    a = np.asarray(log_null, dtype=np.float64).ravel()
+    b = np.asarray(log_alt, dtype=np.float64).ravel()
+    if a.shape != b.shape:
+        raise ValueError("the two distributions must be over the same outcomes")
+    keep = ~(np.isneginf(a) & np.isneginf(b))
+    a, b = a[keep], b[keep]
+    with np.errstate(invalid="ignore"):
+        llr = np.where(np.isneginf(a), np.inf, b - a)
+    order = np.argsort(-llr, kind="stable")
+    pa, pb = np.exp(a[order]), np.exp(b[order])
+    fpr = np.concatenate([[0.0], np.cumsum(pa)])
+    tpr = np.concatenate([[0.0], np.cumsum(pb)])
+    # Both totals are 1 up to rounding: close exactly at (1, 1). Ties in the ratio lie on one
+    # segment; the hull keeps only its ends.
+    fpr[-1] = tpr[-1] = 1.0
+    return concave_hull(np.minimum(fpr, 1.0), np.minimum(tpr, 1.0))
+
+
+def concave_hull(
+    fpr: np.ndarray | Sequence[float], tpr: np.ndarray | Sequence[float], *, mirror: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """The upper concave hull of test points together with (0, 0) and (1, 1).
+
+    Every point on it is reached by randomising between at most two of the tests, so it is the
+    best TPR at each FPR that the family reaches. With ``mirror`` each test also counts answered
+    the other way round, (1 − FPR, 1 − TPR), so a point far below the diagonal counts as its
+    mirror image above it; pass ``mirror=False`` when the caller adds the mirrored points itself
+    (for bounds, where the mirror of a pessimistic corner is another corner).
+    """
+    f = np.asarray(fpr, dtype=np.float64).ravel()
+    t = np.asarray(tpr, dtype=np.float64).ravel()
+    if f.shape != t.shape:
+        raise ValueError("fpr and tpr must have the same length")
+    ok = np.isfinite(f) & np.isfinite(t)
+    f, t = np.clip(f[ok], 0.0, 1.0), np.clip(t[ok], 0.0, 1.0)
+    if mirror:
+        f, t = np.concatenate([f, 1.0 - f]), np.concatenate([t, 1.0 - t])
+    f, t = np.concatenate([f, [0.0, 1.0]]), np.concatenate([t, [0.0, 1.0]])
+    order = np.lexsort((-t, f))
+    f, t = f[order], t[order]
+    # Monotone chain (upper hull), a loop over the hull's vertices only after a sort.
+    hull: list[int] = []
+    for i in range(f.size):
+        if hull and f[i] == f[hull[-1]]:
+            continue  # same FPR: the first (highest TPR) is kept
+        while len(hull) >= 2:
+            j, k = hull[-2], hull[-1]
+            cross = (f[k] - f[j]) * (t[i] - t[j]) - (t[k] - t[j]) * (f[i] - f[j])
+            if cross >= 0.0:
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return f[hull], t[hull]
+
+
+def tpr_at(fpr: np.ndarray | Sequence[float], tpr: np.ndarray | Sequence[float], alpha: float) -> float:
+    """The best TPR at FPR ≤ ``alpha`` that randomising between these tests reaches.
+
+    Examples
+    --------
+    >>> round(tpr_at([0.1], [0.5], 0.05), 6)
+    0.25
+    """
+    hf, ht = concave_hull(fpr, tpr)
+    return float(np.interp(float(alpha), hf, ht))
+
+
+@dataclass(frozen=True)
+class Box:
+    """One event's measured (FPR, TPR) with its confidence intervals.
+
+    ``confidence`` is the probability that both intervals hold together (for the whole figure,
+    see the caller's note on how the events share it).
+    """
+
+    fpr: float
+    tpr: float
+    fpr_low: float
+    fpr_high: float
+    tpr_low: float
+    tpr_high: float
+    confidence: float | None = None
+    label: str = ""
+
+    @classmethod
+    def exact(cls, fpr: float, tpr: float, label: str = "") -> Box:
+        """A point whose rates are exact (a box of no width)."""
+        return cls(fpr, tpr, fpr, fpr, tpr, tpr, None, label)
+
+    @classmethod
+    def from_counts(cls, hits_null: int, n_null: int, hits_alt: int, n_alt: int, *, alpha: float, label: str = "") -> Box:
+        """Clopper–Pearson intervals on both rates, each two-sided at α/2, so that the box holds
+        with probability ≥ 1 − α (union bound)."""
+        from dpcore.stats import cp_lower, cp_upper
+
+        a = float(alpha) / 4.0  # two rates, two sides each
+        return cls(
+            fpr=hits_null / n_null,
+            tpr=hits_alt / n_alt,
+            fpr_low=float(cp_lower(hits_null, n_null, a)),
+            fpr_high=float(cp_upper(hits_null, n_null, a)),
+            tpr_low=float(cp_lower(hits_alt, n_alt, a)),
+            tpr_high=float(cp_upper(hits_alt, n_alt, a)),
+            confidence=1.0 - float(alpha),
+            label=label,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def box_outside(box: Box, epsilon: float, delta: float = 0.0) -> str | None:
+    """Where the whole box lies outside the claim's region: ``"above"`` (every point of it has a
+    TPR above the ceiling), ``"below"`` (below the floor) or None.
+
+    The ceiling rises with FPR, so the box is wholly above it exactly when its corner
+    (largest FPR, smallest TPR) is; the floor's test is the mirror image.
+    """
+    if float(box.tpr_low) > float(tpr_ceiling(box.fpr_high, epsilon, delta)) + 1e-12:
+        return "above"
+    if float(box.tpr_high) < float(tpr_floor(box.fpr_low, epsilon, delta)) - 1e-12:
+        return "below"
+    return None
+
+
+def _pct(p: float) -> str:
+    if p >= 0.1:
+        return f"{100 * p:.0f}%"
+    return f"{100 * p:.2g}%"
+
+
+def tpr_at_fpr_entry(
+    boxes: Sequence[Box],
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    alpha: float,
+    exact_curve: tuple[np.ndarray, np.ndarray] | None = None,
+    null: str = "x",
+    alt: str = "x′",
+    unit: str = "one release",
+) -> dict[str, Any]:
+    """The best TPR at FPR ≤ ``alpha`` of the audited tests, its bounds, the claim's ceiling and
+    what it means in one sentence.
+
+    With ``exact_curve`` (the optimal ROC from exact distributions) the value is exact and the
+    bounds equal it. Otherwise ``tpr`` is the hull of the point estimates and ``lower``/``upper``
+    the hulls of the boxes' pessimistic/optimistic corners, holding together with the boxes.
+    """
+    ceiling = float(tpr_ceiling(alpha, epsilon, delta))
+    if exact_curve is not None:
+        value = float(np.interp(alpha, exact_curve[0], exact_curve[1]))
+        lower = upper = value
+        how = "exact"
+    else:
+        if not boxes:
+            raise ValueError("no events to read a TPR from")
+        value = tpr_at([b.fpr for b in boxes], [b.tpr for b in boxes], alpha)
+        # The worst corner of a box answered the other way round is (1 − fpr_low, 1 − tpr_high).
+        worst = concave_hull(
+            [b.fpr_high for b in boxes] + [1.0 - b.fpr_low for b in boxes],
+            [b.tpr_low for b in boxes] + [1.0 - b.tpr_high for b in boxes],
+            mirror=False,
+        )
+        best = concave_hull(
+            [b.fpr_low for b in boxes] + [1.0 - b.fpr_high for b in boxes],
+            [b.tpr_high for b in boxes] + [1.0 - b.tpr_low for b in boxes],
+            mirror=False,
+        )
+        lower = float(np.interp(alpha, *worst))
+        upper = float(np.interp(alpha, *best))
+        how = "estimated"
+    over = lower > ceiling + 1e-12
+    one_in = round(1.0 / alpha)
+    meaning = (
+        f"An observer who must tell {null} from {alt} from {unit} can name {alt} correctly "
+        f"{_pct(value)} of the time while wrongly accusing 1 in {one_in} {null}"
+        + ("" if how == "exact" else f" (at least {_pct(lower)} with the stated confidence)")
+        + (
+            f"; the claimed ε allows at most {_pct(ceiling)}."
+            if math.isfinite(float(epsilon))
+            else "; no ε is claimed, so nothing limits it."
+        )
+    )
+    if over:
+        meaning += " That is more than the claim allows."
+    return {
+        "fpr": float(alpha),
+        "tpr": value,
+        "lower": lower,
+        "upper": upper,
+        "how": how,
+        "claim_ceiling": ceiling,
+        "exceeds_claim": bool(over),
+        "meaning": meaning,
+    }
