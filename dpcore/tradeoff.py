@@ -45,8 +45,10 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "DEFINITIONS",
     "FPR_LEVELS",
     "Box",
+    "TradeoffPair",
     "box_outside",
     "claim_curve",
     "claim_tradeoff",
@@ -248,7 +250,9 @@ class Box:
         return cls(fpr, tpr, fpr, fpr, tpr, tpr, None, label)
 
     @classmethod
-    def from_counts(cls, hits_null: int, n_null: int, hits_alt: int, n_alt: int, *, alpha: float, label: str = "") -> Box:
+    def from_counts(
+        cls, hits_null: int, n_null: int, hits_alt: int, n_alt: int, *, alpha: float, label: str = ""
+    ) -> Box:
         """Clopper–Pearson intervals on both rates, each two-sided at α/2, so that the box holds
         with probability ≥ 1 − α (union bound)."""
         from dpcore.stats import cp_lower, cp_upper
@@ -333,8 +337,9 @@ def tpr_at_fpr_entry(
     over = lower > ceiling + 1e-12
     one_in = round(1.0 / alpha)
     meaning = (
-        f"An observer who must tell {null} from {alt} from {unit} can name {alt} correctly "
-        f"{_pct(value)} of the time while wrongly accusing 1 in {one_in} {null}"
+        f"An observer who must tell from {unit} whether it came from {null} or from {alt} can "
+        f"name {alt} correctly {_pct(value)} of the time while wrongly naming it for 1 in {one_in} "
+        f"inputs that were {null}"
         + ("" if how == "exact" else f" (at least {_pct(lower)} with the stated confidence)")
         + (
             f"; the claimed ε allows at most {_pct(ceiling)}."
@@ -354,3 +359,111 @@ def tpr_at_fpr_entry(
         "exceeds_claim": bool(over),
         "meaning": meaning,
     }
+
+
+@dataclass(frozen=True)
+class TradeoffPair:
+    """Everything measured between one pair of inputs, against what the claim allows for it.
+
+    Attributes
+    ----------
+    null, alt
+        The two inputs (x and x′, or "0ⁿ" and "1ⁿ"); a test names ``alt``.
+    epsilon, delta
+        The claim for this pair (for a metric claim, ε·d(x, x′) + ε₀: :func:`pair_epsilon`).
+    boxes
+        The audited events, each a :class:`Box`.
+    exact_fpr, exact_tpr
+        The optimal ROC from exact distributions (:func:`roc_from_logpmfs`), when dpcore has them.
+    unit
+        What the observer sees, for the sentence ("one sanitized word").
+    note
+        How the boxes share their confidence, or what the exact curve describes.
+    """
+
+    null: str
+    alt: str
+    epsilon: float
+    delta: float = 0.0
+    boxes: tuple[Box, ...] = ()
+    exact_fpr: tuple[float, ...] | None = None
+    exact_tpr: tuple[float, ...] | None = None
+    unit: str = "one release"
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.null} vs {self.alt}"
+
+    @property
+    def exact_curve(self) -> tuple[np.ndarray, np.ndarray] | None:
+        if self.exact_fpr is None or self.exact_tpr is None:
+            return None
+        return np.asarray(self.exact_fpr), np.asarray(self.exact_tpr)
+
+    def outside(self) -> list[dict[str, Any]]:
+        """The boxes lying wholly outside the claim's region (:func:`box_outside`)."""
+        out = []
+        for b in self.boxes:
+            where = box_outside(b, self.epsilon, self.delta)
+            if where is not None:
+                out.append({"label": b.label, "where": where, "fpr_high": b.fpr_high, "tpr_low": b.tpr_low})
+        return out
+
+    def exact_outside(self) -> bool:
+        """True when the exact curve passes above the claim's ceiling anywhere (None-safe)."""
+        curve = self.exact_curve
+        if curve is None:
+            return False
+        return bool(np.any(curve[1] > tpr_ceiling(curve[0], self.epsilon, self.delta) + 1e-9))
+
+    def tpr_at_fpr(self, levels: Sequence[float] = FPR_LEVELS) -> list[dict[str, Any]]:
+        """:func:`tpr_at_fpr_entry` at each FPR level."""
+        return [
+            tpr_at_fpr_entry(
+                self.boxes,
+                epsilon=self.epsilon,
+                delta=self.delta,
+                alpha=a,
+                exact_curve=self.exact_curve,
+                null=self.null,
+                alt=self.alt,
+                unit=self.unit,
+            )
+            for a in levels
+        ]
+
+    def to_dict(self, *, levels: Sequence[float] = FPR_LEVELS, curve_points: int = 101) -> dict[str, Any]:
+        """JSON-ready: the claim's curve, the events' boxes, the exact curve, violations, TPRs."""
+        exact = self.exact_curve
+        return {
+            "null": self.null,
+            "alt": self.alt,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "unit": self.unit,
+            "note": self.note,
+            "claim_curve": claim_curve(self.epsilon, self.delta, curve_points),
+            "boxes": [b.to_dict() for b in self.boxes],
+            "exact_curve": None if exact is None else {"fpr": exact[0].tolist(), "tpr": exact[1].tolist()},
+            "outside": self.outside(),
+            "exact_outside": self.exact_outside(),
+            "tpr_at_fpr": self.tpr_at_fpr(levels),
+            "definitions": DEFINITIONS,
+        }
+
+
+#: One line per symbol, for downloads and "How to read this".
+DEFINITIONS: dict[str, str] = {
+    "fpr": "false positive rate α: how often the test names the second input when the first was used",
+    "tpr": "true positive rate 1 − β: how often the test names the second input when it was used",
+    "claim_curve": (
+        "the highest TPR any test can reach at each FPR while the claim holds, "
+        "1 − f_ε,δ(α) with f_ε,δ(α) = max(0, 1 − δ − e^ε·α, e^(−ε)·(1 − δ − α)) "
+        "(Kairouz, Oh & Viswanath 2015, Thm 2.1; Dong, Roth & Su 2022, §2); tpr_floor is its mirror"
+    ),
+    "boxes": "each audited event's measured (FPR, TPR) with Clopper–Pearson intervals on both rates",
+    "exact_curve": "the optimal (Neyman–Pearson) ROC from the exact output distributions",
+    "outside": "events whose whole box lies above the ceiling (or below the floor): a violation",
+    "tpr_at_fpr": "the best TPR at FPR ≤ α that randomising between the audited tests reaches",
+}
