@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -117,6 +117,7 @@ def test_pair(
     eligible_fn: Callable[[int], np.ndarray | None],
     rows: dict[int, np.ndarray] | None = None,
     screen_event: tuple[int, int] | None = None,
+    record: list[PairTest] | None = None,
 ) -> PairTest:
     """(estimate, lower bound, event size, a, b, samples, direction, event source) of the strongest test.
 
@@ -133,7 +134,8 @@ def test_pair(
       in addition to the two above.
 
     The returned test is the one with the largest lower bound (then estimate); its source says
-    which event it was.
+    which event it was. ``record``, when given, receives every test made (in the order made), for
+    the pair's trade-off boxes (:mod:`dpcore.textaudit.tradeoffs`).
     """
     si, ei = counter.get(i)
     sj, ej = counter.get(j)
@@ -147,6 +149,8 @@ def test_pair(
     def keep(d: Any, label: str, source: str) -> None:
         nonlocal best
         cand = (d.estimate, d.lower_bound, d.event_size, d.count_x, d.count_x_prime, d.samples, label, source)
+        if record is not None:
+            record.append(cand)
         if best is None or (cand[1], cand[0]) > (best[1], best[0]):
             best = cand
 
@@ -285,6 +289,11 @@ class ConfirmOutcome:
     counts:
         Every drawn word's counts per half (:class:`Counts`), for the sentence-call stage
         (:mod:`dpcore.textaudit.users_calls`); not part of the result.
+    events:
+        Per result (same order), every test made for its pair (:data:`PairTest`, empty where a
+        word failed), for the trade-off boxes (:mod:`dpcore.textaudit.tradeoffs`).
+    rows:
+        The declared rows used for planned events (None when none were used).
     """
 
     results: list[PairResult]
@@ -294,6 +303,8 @@ class ConfirmOutcome:
     n_bound: int
     draws: int
     counts: Counts | None = None
+    events: list[list[PairTest]] = field(default_factory=list)
+    rows: dict[int, np.ndarray] | None = None
 
     @property
     def max_detectable(self) -> float:
@@ -337,9 +348,11 @@ def run(
     rows = exact_rows(sanitizer, words, cand, codebook) if use_rows else None
     exact = exact_losses(rows, cand, eligible_outputs(sanitizer, len(codebook)))
     results: list[PairResult] = []
+    events: list[list[PairTest]] = []
     for k, (i, j) in enumerate(cand):
         x, xp = str(words[i]), str(words[j])
         bound = float(bounds[k])
+        events.append([])
         try:
             test = test_pair(
                 counter,
@@ -349,6 +362,7 @@ def run(
                 lambda size: eligible_outputs(sanitizer, size),
                 rows,
                 screen_events.get((int(i), int(j))),
+                record=events[-1],
             )
         except SampleFailed as exc:
             results.append(
@@ -361,7 +375,7 @@ def run(
     # a planned event is bounded on all T draws, a selected one on the evaluation half
     n_bound = samples if rows is not None else samples - n_sel
     return ConfirmOutcome(
-        results, dict(counter.failures), alpha, n_tests, n_bound, len(cw) * samples, counter
+        results, dict(counter.failures), alpha, n_tests, n_bound, len(cw) * samples, counter, events, rows
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -127,6 +127,9 @@ class TextAuditResult:
     power: dict[str, Any] = field(default_factory=dict)
     #: How α = 1 − confidence is split between the declaration test, the pooled tests and stage 2.
     alpha_accounting: dict[str, Any] = field(default_factory=dict)
+    #: One :class:`~dpcore.tradeoff.TradeoffPair` per tested pair, the verdict's worst first
+    #: (:mod:`dpcore.textaudit.tradeoffs`); not in :meth:`to_dict`, see :meth:`observer`.
+    tradeoff_pairs: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     dpcore_version: str = __version__
     test: str = (
         "pooled Chernoff tests over pairings of the vocabulary; per pair, output events chosen on half "
@@ -164,6 +167,7 @@ class TextAuditResult:
         calls: dict[str, Any] | None = None,
         power: dict[str, Any] | None = None,
         alpha_accounting: dict[str, Any] | None = None,
+        tradeoff_pairs: tuple[Any, ...] = (),
     ) -> TextAuditResult:
         failures = dict(failures or {})
         pooled = list(pooled or [])
@@ -221,6 +225,7 @@ class TextAuditResult:
             calls=shape,
             power=pw,
             alpha_accounting=dict(alpha_accounting or {}),
+            tradeoff_pairs=tuple(tradeoff_pairs),
         )
 
     @property
@@ -228,11 +233,21 @@ class TextAuditResult:
         return sum(p.violates for p in self.pairs)
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        out = asdict(replace(self, tradeoff_pairs=()))
         out.pop("word_scores", None)
         out.pop("screened_ids", None)
         out.pop("screened_words", None)
+        out.pop("tradeoff_pairs", None)
         return out
+
+    def observer(self, max_pairs: int | None = None) -> dict[str, Any]:
+        """What the tested pairs mean for an observer of one sanitized word: ``tpr_at_fpr`` (the
+        verdict's worst pair at 1% and 5% FPR: TPR, its bounds, the claim's ceiling, one sentence)
+        and ``tradeoff`` (each pair's claim curve, event boxes, exact curve and violations, the
+        first ``max_pairs``; :func:`dpcore.textaudit.tradeoffs.observer_record`)."""
+        from dpcore.textaudit.tradeoffs import JSON_PAIRS, observer_record
+
+        return observer_record(self.tradeoff_pairs, max_pairs=JSON_PAIRS if max_pairs is None else max_pairs)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per pair."""

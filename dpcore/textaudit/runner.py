@@ -38,7 +38,17 @@ from typing import Any
 import numpy as np
 
 from dpcore.text.vocab import Vocabulary
-from dpcore.textaudit import calls, confirm, contract, declaration, pooled, power, screen, users_calls
+from dpcore.textaudit import (
+    calls,
+    confirm,
+    contract,
+    declaration,
+    pooled,
+    power,
+    screen,
+    tradeoffs,
+    users_calls,
+)
 from dpcore.textaudit.budget import AlphaBudget
 from dpcore.textaudit.confirm import max_detectable_loss
 from dpcore.textaudit.declaration import declares_rows
@@ -47,7 +57,7 @@ from dpcore.textaudit.interface import check_sanitizer
 from dpcore.textaudit.plan import MAX_PAIRS, MAX_SAMPLES, MAX_TOTAL_SAMPLES, AuditPlan
 from dpcore.textaudit.replay import Recorder, replay
 from dpcore.textaudit.result import TextAuditResult
-from dpcore.textaudit.sampling import OutputCodebook
+from dpcore.textaudit.sampling import OutputCodebook, eligible_outputs
 from dpcore.textaudit.screen import DEFAULT_SCREEN_BUDGET, claims_function
 from dpcore.textaudit.timing import DEFAULT_SCREEN_MINUTES, WORKER_EFFICIENCY, probe_speed
 from dpcore.validation import DPCoreError
@@ -305,6 +315,23 @@ def _audit(
         calls=shape.to_dict() | {"audited_as": _audited_as(shape), "stage_two": users},
         power=statements,
         alpha_accounting=budget.to_dict(pooled_per_test=pool.per_test_alpha, confirmation_tests=conf.n_tests),
+        tradeoff_pairs=_tradeoff_pairs(conf, cand, sanitizer, len(codebook), budget.confirmation),
+    )
+
+
+def _tradeoff_pairs(
+    conf: confirm.ConfirmOutcome, cand: np.ndarray, sanitizer: Any, n_outputs: int, family_alpha: float
+) -> tuple[Any, ...]:
+    """Stage 2's tests as trade-off pairs (:mod:`dpcore.textaudit.tradeoffs`)."""
+    return tradeoffs.build(
+        conf.results,
+        conf.events,
+        cand,
+        rows=conf.rows,
+        eligible=eligible_outputs(sanitizer, n_outputs),
+        alpha=conf.alpha,
+        n_tests=conf.n_tests,
+        family_alpha=family_alpha,
     )
 
 

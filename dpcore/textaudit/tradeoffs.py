@@ -1,0 +1,255 @@
+"""What the tested pairs mean for an observer: trade-off curves, event boxes and TPR at 1%/5% FPR.
+
+An observer sees one sanitized word and must say whether it came from x or from x′. Each event S
+that stage 2 tested (:mod:`dpcore.textaudit.confirm`) is such a test ("name the favoured word when
+the output is in S"), and its counts under both words give a :class:`~dpcore.tradeoff.Box`:
+Clopper–Pearson intervals on its false and true positive rates. The pair's claim (its
+``claimed_bound``, the same ε, ε·d(x, x′) or the sanitizer's own bound the verdict used) is pure
+DP for that pair, so its trade-off curve (:func:`dpcore.tradeoff.claim_tradeoff`) says how far any
+test may go; a box wholly beyond it is a violation at the box's confidence.
+
+Confidence
+    Each box is built at the verdict's per-test level α (the confirmation's share of
+    1 − confidence over its Bonferroni count of tests), split over its four one-sided bounds by
+    :meth:`~dpcore.tradeoff.Box.from_counts`: it holds with probability ≥ 1 − α. The verdict's own
+    test bounds the same counts one-sided with half of α per rate, so a box lying wholly outside
+    the claim implies the verdict's bound exceeds it too (a box is never looser than the verdict).
+    There is one box per test the Bonferroni count holds, so all boxes of all pairs hold together
+    with probability ≥ 1 − (the confirmation's share of α).
+
+Exact curves
+    When the declared rows passed the declaration test and the claim covers every output, the
+    pair's optimal ROC from those rows (:func:`dpcore.tradeoff.roc_from_logpmfs`) is drawn
+    beside the boxes; it describes the declaration, the boxes describe the draws.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpcore.textaudit.declaration import pad_log
+from dpcore.tradeoff import (
+    DEFINITIONS,
+    FPR_LEVELS,
+    Box,
+    TradeoffPair,
+    roc_from_logpmfs,
+    tpr_at_fpr_entry,
+    tpr_ceiling,
+)
+
+if TYPE_CHECKING:
+    from dpcore.textaudit.confirm import PairTest
+    from dpcore.textaudit.result import PairResult
+
+__all__ = [
+    "JSON_PAIRS",
+    "UNIT",
+    "build",
+    "observer_record",
+    "strongest_first",
+    "text_line",
+    "thin_curve",
+    "tpr_record",
+]
+
+#: Pairs whose trade-off record goes into the JSON (the strongest evidence first).
+JSON_PAIRS = 10
+#: Points of each pair's claim curve in the JSON (it is closed-form: ``definitions``).
+CURVE_POINTS = 21
+#: Vertices an exact curve keeps at most (besides those at the FPR levels and the worst excess).
+EXACT_VERTICES = 160
+#: What the observer sees.
+UNIT = "one sanitized word"
+
+
+def strongest_first(results: Sequence[PairResult]) -> list[int]:
+    """Indices of the tested pairs, the verdict's worst pair first: violating pairs before the
+    others, then by lower bound / claim and lower bound (the order the verdict picks its worst by)."""
+    tested = [k for k, r in enumerate(results) if r.error is None and not math.isnan(r.claimed_bound)]
+    return sorted(
+        tested,
+        key=lambda k: (not results[k].violates, -results[k].ratio, -results[k].lower_bound, k),
+    )
+
+
+def _box(result: PairResult, test: PairTest, alpha: float) -> Box:
+    """One test as a box: the test names the pair's alternative (the word its reported event
+    favours); a test favouring the other word is the same counts swapped (below the diagonal)."""
+    _est, _lb, size, a, b, n, direction, source = test
+    alt_hits, null_hits = (a, b) if direction == result.direction else (b, a)
+    favours = result.x if direction == "x>x'" else result.x_prime
+    label = f"{source} event, |S| = {size:,}, favours {favours!r}, {n:,} draws per word"
+    return Box.from_counts(null_hits, n, alt_hits, n, alpha=alpha, label=label)
+
+
+def thin_curve(
+    fpr: np.ndarray, tpr: np.ndarray, epsilon: float, keep: int = EXACT_VERTICES
+) -> tuple[np.ndarray, np.ndarray]:
+    """At most about ``keep`` vertices of an exact (concave) ROC, for the JSON and the figure.
+
+    Kept: both ends, the two vertices around each FPR level (so the TPR read there stays exact),
+    the vertex furthest above the claim's ceiling (so an exceedance stays visible) and a
+    geometric grid over the rest. Between kept vertices the straight segments are chords of the
+    curve: tests reached by randomising between two kept ones, never above the exact curve.
+    """
+    n = fpr.size
+    if n <= keep:
+        return fpr, tpr
+    idx = {0, n - 1}
+    for a in FPR_LEVELS:
+        k = int(np.searchsorted(fpr, a, side="right"))
+        idx |= {max(0, k - 1), min(n - 1, k)}
+    excess = tpr - tpr_ceiling(fpr, epsilon)
+    if float(excess.max()) > 1e-9:
+        idx.add(int(np.argmax(excess)))
+    idx |= set((np.unique(np.geomspace(1, n, keep).astype(np.int64)) - 1).tolist())
+    sel = np.array(sorted(idx), dtype=np.int64)
+    return fpr[sel], tpr[sel]
+
+
+def _note(alpha: float, n_tests: int, family_alpha: float, exact: str) -> str:
+    return (
+        "Each box: Clopper–Pearson intervals on both rates, at the verdict's per-test level "
+        f"α = {alpha:.3g} shared between the box's four one-sided bounds, so each box holds with "
+        f"probability ≥ 1 − α (the verdict's own test bounds the same counts with half of α per rate, "
+        f"so a box is never looser than the verdict). Stage 2's Bonferroni count holds all its {n_tests:,} "
+        f"tests, so every box of every pair holds together with probability ≥ {1.0 - family_alpha:.4g}. "
+        "Selected events are counted on the evaluation half of the draws, the screen's and declared "
+        "events on all of them. " + exact
+    )
+
+
+def build(
+    results: Sequence[PairResult],
+    events: Sequence[Sequence[PairTest]],
+    pairs: np.ndarray,
+    *,
+    rows: dict[int, np.ndarray] | None,
+    eligible: np.ndarray | None,
+    alpha: float,
+    n_tests: int,
+    family_alpha: float,
+) -> tuple[TradeoffPair, ...]:
+    """One :class:`~dpcore.tradeoff.TradeoffPair` per tested pair, the strongest evidence first.
+
+    Parameters
+    ----------
+    results, events, pairs
+        Stage 2's pair results, every test made per pair (same order) and the pairs' word ids.
+    rows
+        Declared rows that passed the declaration test (word id → ln Pr over the output codes), or
+        None: then no exact curve.
+    eligible
+        Outputs the claim covers (None: all); with a partial cover no exact curve is drawn (the
+        claim says nothing of tests that use the other outputs).
+    alpha, n_tests, family_alpha
+        The per-test level, the number of tests and the confirmation's share of α.
+    """
+    out = []
+    for k in strongest_first(results):
+        r, tests = results[k], events[k] if k < len(events) else ()
+        if not tests:
+            continue
+        i, j = int(pairs[k][0]), int(pairs[k][1])
+        null, alt = (r.x_prime, r.x) if r.direction == "x>x'" else (r.x, r.x_prime)
+        null_id, alt_id = (j, i) if r.direction == "x>x'" else (i, j)
+        curve = None
+        if rows is not None and eligible is None and null_id in rows and alt_id in rows:
+            size = max(rows[null_id].size, rows[alt_id].size)
+            full = roc_from_logpmfs(pad_log(rows[null_id], size), pad_log(rows[alt_id], size))
+            curve = thin_curve(*full, float(r.claimed_bound))
+            exact = (
+                "The exact curve is the optimal ROC of the declared distribution (which the declaration "
+                f"test did not reject): {curve[0].size:,} of its {full[0].size:,} vertices, those at the FPR "
+                "levels and the furthest above the claim kept, so its TPR at each level is exact."
+            )
+        elif rows is not None:
+            exact = "No exact curve: the claim covers only some outputs."
+        else:
+            exact = "No exact curve: no declared distribution was checked and used."
+        out.append(
+            TradeoffPair(
+                null=null,
+                alt=alt,
+                epsilon=float(r.claimed_bound),
+                boxes=tuple(_box(r, t, alpha) for t in tests),
+                exact_fpr=None if curve is None else tuple(curve[0].tolist()),
+                exact_tpr=None if curve is None else tuple(curve[1].tolist()),
+                unit=UNIT,
+                note=_note(alpha, n_tests, family_alpha, exact),
+            )
+        )
+    return tuple(out)
+
+
+def tpr_record(pair: TradeoffPair) -> dict[str, Any]:
+    """The ``tpr_at_fpr`` record of one pair: measured (from its boxes) at each FPR level, and
+    exact (from the declared distribution) where the pair has an exact curve."""
+    measured = [
+        tpr_at_fpr_entry(
+            pair.boxes,
+            epsilon=pair.epsilon,
+            delta=pair.delta,
+            alpha=a,
+            null=pair.null,
+            alt=pair.alt,
+            unit=pair.unit,
+        )
+        for a in FPR_LEVELS
+    ]
+    return {
+        "null": pair.null,
+        "alt": pair.alt,
+        "epsilon": pair.epsilon,
+        "delta": pair.delta,
+        "pair": "the verdict's worst pair (violating pairs first, then the largest lower bound / claim)",
+        "levels": measured,
+        "exact": pair.tpr_at_fpr() if pair.exact_curve is not None else None,
+        "events": len(pair.boxes),
+        "outside": pair.outside(),
+        "note": pair.note,
+        "definitions": DEFINITIONS,
+    }
+
+
+def observer_record(pairs: Sequence[TradeoffPair], *, max_pairs: int = JSON_PAIRS) -> dict[str, Any]:
+    """``{"tpr_at_fpr": …, "tradeoff": …}``: the worst pair's TPR at 1% and 5% FPR, and the
+    trade-off record of the first ``max_pairs`` pairs (strongest evidence first)."""
+    shown = list(pairs)[: int(max_pairs)]
+    return {
+        "tpr_at_fpr": tpr_record(pairs[0]) if pairs else None,
+        "tradeoff": {
+            "pairs": [p.to_dict(curve_points=CURVE_POINTS) for p in shown],
+            "shown": len(shown),
+            "total": len(pairs),
+            "cap": int(max_pairs),
+            "order": "the verdict's worst pair first: violating pairs, then by lower bound over claim",
+        },
+    }
+
+
+def _pct(p: float) -> str:
+    return f"{100 * p:.2g}%" if p < 0.1 else f"{100 * p:.0f}%"
+
+
+def text_line(pairs: Sequence[TradeoffPair]) -> str | None:
+    """One plain line for the CLI's text output (None when no pair was tested)."""
+    if not pairs:
+        return None
+    rec = tpr_record(pairs[0])
+    at = "; ".join(
+        f"at {_pct(e['fpr'])} false alarms {_pct(e['tpr'])} right (≥ {_pct(e['lower'])}; the claim allows "
+        f"≤ {_pct(e['claim_ceiling'])})"
+        for e in rec["levels"]
+    )
+    n_out = sum(len(p.outside()) for p in pairs)
+    n_box = sum(len(p.boxes) for p in pairs)
+    return (
+        f"observer: telling {rec['null']!r} from {rec['alt']!r} from {UNIT}, {at}; {n_out} of {n_box} "
+        "event boxes lie wholly outside their pair's claimed trade-off curve (--json: tpr_at_fpr, tradeoff)"
+    )
