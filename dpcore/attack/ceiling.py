@@ -421,7 +421,9 @@ class ClaimShape:
             best = np.argmin(table, axis=0)
             protected = table[best, np.arange(eps.size)]
             names = [self.partitions[i].name for i in best]
-        return np.minimum(1.0, self.unprotected_mass + protected), names
+        total = self.unprotected_mass + protected
+        # every mass counted: exactly 1 (not 1 − rounding), and never above 1
+        return np.where(total > 1.0 - 1e-12, 1.0, total), names
 
     def ceiling(self, epsilons: Sequence[float] | np.ndarray, *, top_k: int = 1) -> np.ndarray:
         """The success ceiling at each mechanism ε (:meth:`evaluate` without the partitions)."""
