@@ -35,7 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             "its verdict), 2 on bad input (including a sanitizer that breaks the rng contract); exit "
             "status 3: nothing could be tested (verdict 'untested': every word's sampling failed, or too "
             "few words were sampled). With --json, stdout holds only the JSON: anything the sanitizer "
-            "prints goes to stderr."
+            "prints goes to stderr. Its tpr_at_fpr says how often an observer of one sanitized word tells "
+            "the worst pair apart at 1% and 5% false positives, and tradeoff holds "
+            "each pair's event boxes against the claim's trade-off curve."
         ),
     )
     p.add_argument(
@@ -152,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         with stdout_reserved():  # the real stdout is for the JSON alone
             result = _audit(args)
-        emit_json(result.to_dict())
+        emit_json(result.to_dict() | result.observer())
     else:
         result = _audit(args)
         _print_text(result)
@@ -303,3 +305,8 @@ def _print_text(result: Any) -> None:
     print(f"verdict: {result.verdict} — {result.verdict_text}")
     if result.exact_verdict is not None:
         print(f"exact distribution: {result.exact_verdict} (max exact loss per pair shown in --json)")
+    from dpcore.textaudit.tradeoffs import text_line
+
+    line = text_line(result.tradeoff_pairs)
+    if line is not None:
+        print(line)
