@@ -210,3 +210,34 @@ def test_curve_and_grid() -> None:
     at3 = claim_ceiling(_mech("santext", 3.0, _vocab()), x).success_ceiling
     assert curve["success_ceiling"][list(grid).index(3.0)] == pytest.approx(at3)
     assert "claim" in curve["meaning"]
+
+
+def test_attack_json_carries_the_claims_ceiling(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from dpcore.cli import main
+
+    args = [
+        "attack",
+        "--mechanism",
+        "random",
+        "--epsilons",
+        "1,3",
+        "--sentences",
+        "5",
+        "--vocab-size",
+        "2000",
+    ]
+    assert main([*args, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 2
+    for r in rows:
+        # the uniform baseline is 0-LDP: the ceiling is the best guess without the word
+        assert r["claim_success_ceiling"] == pytest.approx(r["claim_prior_best"])
+        assert r["claim_defense_floor"] == pytest.approx(1 - r["claim_success_ceiling"])
+        assert r["claim_ceiling_crossed"] is False
+        assert r["claim_success_ci_low"] <= 1 - r["defense_rate"]
+        assert "claim_success_ceiling" in r["claim_ceiling_definitions"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert text.count("the claim's ceiling at ε") == 2 and "If the sanitizer's privacy claim holds" in text

@@ -71,10 +71,15 @@ __all__ = [
     "ceiling_crossed",
     "claim_ceiling",
     "claim_ceiling_curve",
+    "claim_fields",
     "claim_shape",
     "epsilon_grid",
     "ldp_success_ceiling",
+    "with_claim_ceiling",
 ]
+
+#: The attackers the claim's ceiling applies to: they see only the sanitized word at the position.
+WORD_ONLY_ATTACKS = ("bayes-unigram",)
 
 #: One sentence in plain words (pages, CLI output, downloads).
 CEILING_MEANING = (
@@ -640,3 +645,45 @@ def ceiling_crossed(
 
     low = float(cp_lower(int(n_hits), int(n), 1.0 - float(confidence)))
     return low, bool(low > float(success_ceiling))
+
+
+def claim_fields(
+    shape: ClaimShape, epsilon: float, *, tokens: int, defended: int, confidence: float = 0.95
+) -> dict[str, Any]:
+    """The ``claim_*`` fields of one attack row (:data:`CEILING_DEFINITIONS`).
+
+    ``claim_success_ci_low`` is the one-sided Clopper–Pearson lower bound on the measured
+    success at level (1 + ``confidence``)/2, the same bound as ``1 − ci_high`` of the row's
+    two-sided interval; ``claim_ceiling_crossed`` says whether it is above the ceiling.
+    """
+    out = _at(shape, float(epsilon), 1).to_dict()
+    low, crossed = ceiling_crossed(int(tokens) - int(defended), int(tokens), out["claim_success_ceiling"],
+                                   confidence=(1.0 + float(confidence)) / 2.0)  # fmt: skip
+    if int(tokens) != shape.secrets.positions:
+        raise DPCoreError(
+            f"the row scores {int(tokens):,} positions but the secrets hold {shape.secrets.positions:,}"
+        )
+    return {**out, "claim_success_ci_low": low, "claim_ceiling_crossed": crossed}
+
+
+def with_claim_ceiling(
+    rows: Sequence[dict[str, Any]], shape: ClaimShape | None, *, confidence: float = 0.95
+) -> list[dict[str, Any]]:
+    """``rows`` with the claim's ceiling added to every row of an attacker that sees only the
+    sanitized word (:data:`WORD_ONLY_ATTACKS`); other rows, and all rows when ``shape`` is None,
+    are returned unchanged (copies)."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        if shape is not None and r.get("attack") in WORD_ONLY_ATTACKS:
+            r.update(
+                claim_fields(
+                    shape,
+                    float(r["epsilon"]),
+                    tokens=int(r["tokens"]),
+                    defended=int(r["defended"]),
+                    confidence=float(r.get("confidence", confidence)),
+                )
+            )
+        out.append(r)
+    return out

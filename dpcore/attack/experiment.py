@@ -66,6 +66,7 @@ __all__ = [
     "attack_reference",
     "attack_sweep",
     "sample_attack_sentences",
+    "scored_original_ids",
 ]
 
 ATTACKS = ("mlm", "bayes-unigram", "bayes-mlm")
@@ -160,6 +161,15 @@ def _flat_ids(
     x = np.concatenate([mech.vocab.ids(o)[m] for (o, _), m in zip(pairs, scored, strict=True)])
     y = np.concatenate([mech.vocab.ids(s)[m] for (_, s), m in zip(pairs, scored, strict=True)])
     return x, y
+
+
+def scored_original_ids(sentences: Sequence[str], mechanism: TextMechanism) -> np.ndarray:
+    """The original word ids (in V) of the positions every attack scores on ``sentences``, in
+    order: the secrets whose distribution ρ sets the claim's ceiling
+    (:mod:`dpcore.attack.ceiling`). They depend on V and the sentences, not on ε or the seed
+    (the ε = ∞ release of :func:`attack_reference`, the same positions as every ε)."""
+    pairs, scored = _pairs(mechanism, _check_sentences(sentences), None)
+    return _flat_ids(mechanism, pairs, scored)[0]
 
 
 def _mlm_hits(

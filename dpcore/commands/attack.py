@@ -269,7 +269,8 @@ def run(args: argparse.Namespace) -> int:
         progress=stderr_progress("attacking", enabled=True),
     )
     source = {"dataset": args.dataset, "input": args.input}
-    out = [{**row, **res["parameters"], **source, "epsilon": row["epsilon"]} for row in res["rows"]]
+    rows = _with_claim_ceiling(res["rows"], sentences, make, eps[0], attack)
+    out = [{**row, **res["parameters"], **source, "epsilon": row["epsilon"]} for row in rows]
     for o in out:
         o.pop("epsilons", None)
     if args.json:
@@ -292,4 +293,48 @@ def run(args: argparse.Namespace) -> int:
             f"[{o['ci_low']:.4f}, {o['ci_high']:.4f}], {gap:+.4f} over unsanitized; "
             f"kept unchanged: {100 * o['kept_share']:.1f}% of positions"
         )
+        if "claim_success_ceiling" in o:
+            print(_claim_line(o))
+    if any("claim_success_ceiling" in o for o in out):
+        from dpcore.attack.ceiling import CEILING_MEANING
+
+        print(f"the claim's ceiling: {CEILING_MEANING}")
     return 0
+
+
+def _with_claim_ceiling(
+    rows: list[dict[str, Any]], sentences: list[str], make: Any, eps0: float, attack: str
+) -> list[dict[str, Any]]:
+    """The rows with the claim's ceiling on every row of the Bayesian unigram attacker (it sees
+    only the sanitized word: :mod:`dpcore.attack.ceiling`)."""
+    from dpcore.attack.ceiling import WORD_ONLY_ATTACKS, claim_shape, with_claim_ceiling
+
+    if attack not in WORD_ONLY_ATTACKS:
+        return rows
+    from dpcore.attack.experiment import scored_original_ids
+
+    mech = make(eps0)
+    shape = claim_shape(mech, scored_original_ids(sentences, mech))
+    out = with_claim_ceiling(rows, shape)
+    for o in out:
+        if "claim_success_ceiling" in o:
+            o["claim_ceiling_definitions"] = _definitions()
+    return out
+
+
+def _definitions() -> dict[str, str]:
+    from dpcore.attack.ceiling import CEILING_DEFINITIONS
+
+    return dict(CEILING_DEFINITIONS)
+
+
+def _claim_line(o: dict[str, Any]) -> str:
+    """One line: the claim's ceiling at this ε and where the measured success stands."""
+    where = "ABOVE the ceiling: evidence against the claim" if o["claim_ceiling_crossed"] else "not above it"
+    note = f"; {o['claim_note']}" if o.get("claim_note") else ""
+    return (
+        f"    the claim's ceiling at ε = {o['epsilon']:g}: success ≤ {o['claim_success_ceiling']:.4f}, "
+        f"defense rate ≥ {o['claim_defense_floor']:.4f} (best guess without the word: "
+        f"{o['claim_prior_best']:.4f}); measured success ≥ {o['claim_success_ci_low']:.4f} "
+        f"(Clopper–Pearson lower bound), {where}{note}"
+    )
