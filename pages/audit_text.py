@@ -30,6 +30,7 @@ from dpcore.viz.textaudit_figure import (
     textaudit_figure,
     worst_words_table,
 )
+from dpcore.viz.tradeoff_figure import tradeoff_figure
 from pages._shared import (
     Param,
     apply_query_params,
@@ -58,6 +59,7 @@ MAX_DRAWS = 40_000_000  # per request, dpcore's vectorised sanitizers
 MAX_DRAWS_THIRD_PARTY = 60_000  # pyPANTERA loops in Python: ~1,000 draws/s
 MAX_WORDS = 20
 MAX_WORD_CHARS = 400
+TRADEOFF_PAIRS = 4  # pairs drawn in the observer's chart (the strongest evidence first)
 
 CHOICES = {c.name: c for c in available_sanitizers()}
 NAMES = list(CHOICES)
@@ -354,6 +356,42 @@ if res.verdict != "untested" and len(power):
 
 st.plotly_chart(textaudit_figure(res), width="stretch", key="textaudit-figure")
 
+observer = res.observer()
+if res.tradeoff_pairs:
+    st.markdown(
+        "If the promise holds, nobody who sees one sanitized word can tell two words apart well enough "
+        "to land in the shaded area, and a red cross is a test this run measured there."
+    )
+    st.plotly_chart(
+        tradeoff_figure(
+            res.tradeoff_pairs,
+            max_pairs=TRADEOFF_PAIRS,
+            title="What an observer of one sanitized word can do, against what the claim allows",
+        ),
+        width="stretch",
+        key="textaudit-tradeoff",
+    )
+    with st.expander("How to read this chart"):
+        levels = " ".join(_plain(e["meaning"]) for e in observer["tpr_at_fpr"]["levels"])
+        st.markdown(
+            f"""
+- The observer sees one sanitized word and must say which of two words x, x′ went in. Naming x′
+  when the output falls in an event S is a test. **FPR** (horizontal): how often it names x′ when x
+  went in; **TPR** (vertical): how often it names x′ when x′ did. Both axes are logarithmic.
+- **Dashed line, shaded above**: the claim's ceiling TPR ≤ min(1, e^ε·FPR, 1 − e^(−ε)·(1 − FPR)) for
+  the pair's claimed ε (ε·d(x, x′) for metric claims): no test reaches the shaded region while the
+  claim holds (Kairouz, Oh & Viswanath 2015; Dong, Roth & Su 2022).
+- **Points with bars**: the events this run tested, with Clopper–Pearson intervals on both rates at
+  the verdict's per-test level, so every box of every pair holds together at the confirmation's
+  share of the family-wise confidence. **Red crosses**: boxes wholly in the shaded region, violations.
+- **Solid lines**: the best tests possible, from the exact output distribution, where the sanitizer
+  declares one and the audit's check of it passed.
+- The pair with the strongest evidence, at 1% and 5% false positives: {levels}
+- The numbers (`tpr_at_fpr`, with every symbol's definition) are in the JSON and CSV downloads;
+  `python -m dpcore audit-text --json` also gives each pair's boxes (`tradeoff`).
+"""
+        )
+
 if res.screen is not None:
     sc = res.screen
     st.subheader("The screen: every word of the vocabulary")
@@ -424,6 +462,7 @@ st.caption(
 # its pairs.
 params = {k: v for k, v in res.to_dict().items() if k != "pairs"}
 params |= {"pairs_by": how, "words": list(words) if words else None, "neighbors": nn}
+params |= {"tpr_at_fpr": observer["tpr_at_fpr"]}
 download_buttons(table, params, f"dpcore-audit-text-{name.replace(':', '-')}-eps{eps:g}", key="textaudit")
 
 with st.expander("Reproduce this from the command line"):

@@ -22,10 +22,21 @@ def _clear_caches() -> None:
     st.cache_data.clear()
 
 
+def _charts(at: AppTest) -> dict[str, dict]:
+    """Every chart's spec by its Streamlit key (element ids read ``$$ID-<hash>-<key>``)."""
+    return {c.proto.id.split("-", 2)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
 def _spec(at: AppTest) -> dict:
-    charts = at.get("plotly_chart")
-    assert len(charts) == 1
-    return json.loads(charts[0].proto.spec)
+    """The main figure (pairs against their claims)."""
+    charts = _charts(at)
+    assert set(charts) <= {"textaudit-figure", "textaudit-tradeoff", "screen-figure"}
+    return charts["textaudit-figure"]
+
+
+def _tradeoff_names(at: AppTest) -> list[str]:
+    """Trace names of the observer's chart (the claim's curve, events, violations)."""
+    return [t.get("name", "") for t in _charts(at)["textaudit-tradeoff"]["data"]]
 
 
 def _table(at: AppTest, column: str) -> pd.DataFrame | None:
@@ -67,9 +78,19 @@ def test_default_santext_shows_no_violation_and_no_check_mark() -> None:
     assert "Pooled tests over the vocabulary" not in [h.value for h in at.subheader]
     assert "What this run could have caught" in md and "a tested pair" in md
     assert "any pair not in the tested list" in md  # "not covered", in "How to read this"
+    # the observer's chart: the claim's ceiling and the measured events, none of them a violation
+    names = _tradeoff_names(at)
+    assert any(n.startswith("claim's ceiling, ε = ") for n in names)
+    assert any(n.endswith(": measured events") for n in names)
+    assert not any("violation" in n for n in names)
+    assert "How to read this chart" in [e.label for e in at.expander]
 
 
-def test_flawed_krr_is_flagged_and_labelled() -> None:
+def test_flawed_krr_is_flagged_and_labelled(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pages._shared as shared
+
+    given: list[dict] = []
+    monkeypatch.setattr(shared, "download_buttons", lambda df, params, name, *, key: given.append(params))
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.query_params["mech"] = "flawed:krr-overclaimed"
     at.query_params["vsize"] = "500"
@@ -82,6 +103,12 @@ def test_flawed_krr_is_flagged_and_labelled() -> None:
     assert any("flawed reproduction" in w.value for w in at.warning)
     bad = _points(_spec(at), "pair violates its claim")
     assert bad and all(y > x for x, y in bad)
+    # the observer's chart marks the boxes wholly above the claim's ceiling as violations
+    assert any(n.endswith(": violation (whole box outside)") for n in _tradeoff_names(at))
+    ((params,),) = [given]
+    rec = params["tpr_at_fpr"]  # the numbers are in the downloads, with their definitions
+    assert [e["fpr"] for e in rec["levels"]] == [0.01, 0.05] and rec["outside"]
+    assert "fpr" in rec["definitions"] and "tradeoff" not in params
 
 
 def test_work_cap_refuses_with_the_numbers() -> None:
@@ -135,9 +162,9 @@ def test_scan_the_whole_vocabulary_shows_the_screen_and_marks_confirmed_violatio
     at.run()
     assert not at.exception
     assert any("Violates its claim" in e.value for e in at.error)
-    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    assert len(charts) == 2
-    pairs_fig, screen_fig = charts
+    charts = _charts(at)
+    assert list(charts) == ["textaudit-figure", "textaudit-tradeoff", "screen-figure"]
+    pairs_fig, screen_fig = charts["textaudit-figure"], charts["screen-figure"]
     names = [t.get("name", "") for t in pairs_fig["data"]]
     assert any(n.startswith("could be missed") for n in names)  # the power band
     screened = next(t for t in screen_fig["data"] if t.get("name", "").startswith("screened word"))
