@@ -14,10 +14,18 @@ In the trade-off figure each (mechanism, attack) is one curve of points labelled
 hollow marker labelled ∞, as in Fig. 4, named "unsanitized (ε = ∞)". The ε figure draws the same
 ceiling as a dotted line per attacker: a defense rate near it means the attacker fails even on
 unsanitized text (a weak attacker), not that the sanitizer hides much.
+
+Both figures also draw **the claim's floor** where it is given (:mod:`dpcore.attack.ceiling`):
+1 − the most any attacker who sees only the sanitized word can win if the mechanism's privacy
+claim holds, one dashed line per mechanism. The ε figure draws it over a dense ε grid
+(``claim_curves``); the trade-off figure joins its values at the measured ε (rows'
+``claim_defense_floor``), where the accuracy is known. A Bayesian defense rate below it says the
+claim does not hold.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -26,7 +34,7 @@ from plotly.subplots import make_subplots
 
 from dpcore.viz.axes import log_axis
 
-__all__ = ["ATTACK_LABELS", "UNSANITIZED", "epsilon_figure", "tradeoff_figure"]
+__all__ = ["ATTACK_LABELS", "CLAIM_FLOOR", "UNSANITIZED", "epsilon_figure", "tradeoff_figure"]
 
 ATTACK_LABELS = {
     "mlm": "masked-LM attacker",
@@ -38,6 +46,10 @@ _LABEL_DX, _LABEL_DY = 0.07, 0.07
 #: The name of the attacker's ceiling: its defense rate on unsanitized text (ε = ∞).
 UNSANITIZED = "unsanitized (ε = ∞)"
 _PALETTE = ("#3b6ea5", "#c0504d", "#4e9a59", "#8064a2", "#d68a1a", "#2f9fa8")
+#: The name of the claim's floor: 1 − the claim's ceiling on any word-only attacker's success.
+CLAIM_FLOOR = "the claim's floor"
+#: One colour per mechanism for the claim's floor (dashed), apart from the attackers' colours.
+_FLOOR_COLORS = ("#222222", "#8c6d31", "#7b4173", "#637939", "#843c39", "#5254a3")
 _DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 #: The paper's mechanisms keep their styles; every other mechanism gets the next free one.
 _DASH_FIXED = {"santext": "solid", "santext+": "dash", "random": "dot", "feyisetan": "dashdot"}
@@ -61,6 +73,18 @@ _DASH = _DashMap()
 
 def _color(i: int) -> str:
     return _PALETTE[i % len(_PALETTE)]
+
+
+def _floor_trace(mech: str, i: int, x: Any, y: Any, eps: Any, *, showlegend: bool = True) -> go.Scatter:
+    """The claim's floor of one mechanism: dashed, with ε in the hover."""
+    name = f"{CLAIM_FLOOR}, {mech}"
+    return go.Scatter(
+        x=list(x), y=list(y), mode="lines", name=name, legendgroup=name, showlegend=showlegend,
+        line={"color": _FLOOR_COLORS[i % len(_FLOOR_COLORS)], "dash": "dash", "width": 2},
+        customdata=[[float(e)] for e in eps],
+        hovertemplate=(f"{name}<br>ε = %{{customdata[0]:.3g}}<br>no attacker seeing only the "
+                       "sanitized word goes below %{y:.3f} if the claim holds<extra></extra>"),
+    )  # fmt: skip
 
 
 def tradeoff_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[str, Any]) -> go.Figure:
@@ -113,6 +137,12 @@ def tradeoff_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict
                          "arrayminus": g["defense_rate"] - g["ci_low"], "thickness": 1},
             )
         )  # fmt: skip
+    # the claim's floor at the measured ε (rows of the word-only Bayesian attacker carry it)
+    if "claim_defense_floor" in merged and len(merged):
+        fl = merged.dropna(subset=["claim_defense_floor"])
+        for i, mech in enumerate(dict.fromkeys(fl["mechanism"])):
+            g = fl[fl["mechanism"] == mech].drop_duplicates("epsilon").sort_values("epsilon")
+            fig.add_trace(_floor_trace(str(mech), i, g["accuracy"], g["claim_defense_floor"], g["epsilon"]))
     # ε = ∞ (unsanitized text) does not depend on the mechanism: one marker per attacker, in
     # the legend, drawn last and unclipped so no curve hides it.
     if acc_inf is not None and "attacker_top1_unsanitized" in merged and len(merged):
@@ -146,10 +176,17 @@ def tradeoff_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict
     return fig
 
 
-def epsilon_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[str, Any]) -> go.Figure:
+def epsilon_figure(
+    attack: pd.DataFrame,
+    utility: pd.DataFrame,
+    baselines: dict[str, Any],
+    claim_curves: Sequence[dict[str, Any]] = (),
+) -> go.Figure:
     """Defense rate (top) and accuracy (bottom) against ε, with Clopper–Pearson error bars.
 
-    The unsanitized and random-replacement accuracies are horizontal lines.
+    The unsanitized and random-replacement accuracies are horizontal lines. ``claim_curves``
+    (:func:`dpcore.attack.ceiling.claim_ceiling_curve`, one per mechanism, over a dense ε grid)
+    are drawn as the claim's floor, dashed, in the top panel.
     """
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     attacks = list(dict.fromkeys(attack["attack"])) if len(attack) else []
@@ -192,6 +229,14 @@ def epsilon_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[
                     x=1.0, xref="paper", xanchor="left", y=y_inf, yref="y", showarrow=False,
                     text="ε = ∞", font={"color": _color(attacks.index(atk)), "size": 13},
                 )  # fmt: skip
+    for i, curve in enumerate(claim_curves):
+        fig.add_trace(
+            _floor_trace(
+                str(curve["mechanism"]), i, curve["epsilon"], curve["defense_floor"], curve["epsilon"]
+            ),
+            row=1,
+            col=1,
+        )
     groups_u = utility.groupby("mechanism", sort=False) if len(utility) else []
     for i, (mech, g) in enumerate(groups_u):
         g = g.sort_values("epsilon")
@@ -221,6 +266,7 @@ def epsilon_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[
     eps_values = (list(utility["epsilon"]) if len(utility) else []) + (
         list(attack["epsilon"]) if len(attack) else []
     )
+    eps_values += [e for c in claim_curves for e in (c["epsilon"][0], c["epsilon"][-1]) if c["epsilon"]]
     fig.update_xaxes(**log_axis("ε", eps_values), row=2, col=1)
     fig.update_xaxes(**log_axis("", eps_values), row=1, col=1)
     fig.update_yaxes(title_text="defense rate", range=[-0.02, 1.05], row=1, col=1)

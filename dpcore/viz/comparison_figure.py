@@ -8,6 +8,9 @@ lines and metric mechanisms (ε per unit of distance) with solid ones: equal ε 
 privacy across the two groups. Points carry ε labels only where they do not collide with another
 label of the panel (hover shows every ε). Where the rows carry it, the attacker's ceiling (its
 top-1 on unsanitized text, at the unsanitized accuracy) is the hollow point "unsanitized (ε = ∞)".
+Where the rows carry ``claim_defense_floor`` (:mod:`dpcore.attack.ceiling`), each panel also
+draws the claim's floor, dashed, through its values at the measured ε (the accuracy is known only
+there): 1 − the most any attacker who sees only the sanitized word can win if the claim holds.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ _ATTACKS = (
     ("defense_bayes", "attacker_top1_unsanitized_bayes", "Bayesian attacker", "circle", "#c0504d"),
     ("defense_mlm", "attacker_top1_unsanitized_mlm", "masked-LM attacker", "diamond-open", "#3b6ea5"),
 )
+#: The claim's floor: its name and colour (dashed in every panel).
+_FLOOR, _FLOOR_COLOR = "the claim's floor", "#222222"
 #: Share of a panel's axis ranges within which a second ε label would collide with a first.
 _LABEL_DX, _LABEL_DY = 0.12, 0.09
 
@@ -85,6 +90,25 @@ def comparison_figure(rows: Sequence[dict[str, Any]], mechanisms: Sequence[str] 
             placed.append((x, y))
             return True
 
+        floor = [
+            r for r in mine if r.get("claim_defense_floor") is not None and r.get("accuracy") is not None
+        ]
+        if floor:
+            fig.add_trace(
+                go.Scatter(
+                    x=[r["accuracy"] for r in floor], y=[r["claim_defense_floor"] for r in floor],
+                    mode="lines+markers", marker={"symbol": "line-ew", "size": 12, "color": _FLOOR_COLOR,
+                                                  "line": {"width": 2, "color": _FLOOR_COLOR}},
+                    line={"color": _FLOOR_COLOR, "dash": "dash", "width": 2},
+                    name=_FLOOR, legendgroup=_FLOOR, showlegend=_FLOOR not in in_legend,
+                    customdata=[[r["epsilon"]] for r in floor],
+                    hovertemplate=(f"<b>{mech}</b> · {_FLOOR} at ε = %{{customdata[0]:g}}<br>no attacker "
+                                   "seeing only the sanitized word goes below %{y:.3f} if the claim "
+                                   "holds<extra></extra>"),
+                ),
+                row=row, col=col,
+            )  # fmt: skip
+            in_legend.add(_FLOOR)
         for key, top_key, label, symbol, color in _ATTACKS:
             pts = [r for r in mine if r.get(key) is not None and r.get("accuracy") is not None]
             if not pts:
@@ -165,11 +189,21 @@ def _note(r: dict[str, Any]) -> str:
     return "; ".join(x for x in parts if x)
 
 
-def comparison_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows with human column names (for tables and CSV)."""
+def comparison_table(rows: Sequence[dict[str, Any]], *, claim: bool = False) -> list[dict[str, Any]]:
+    """Rows with human column names (for tables and CSV); ``claim=True`` adds the claim's floor
+    and ceiling (:mod:`dpcore.attack.ceiling`; for downloads: the shown table fits a screen)."""
 
     def pct(v: Any) -> Any:
         return None if v is None else round(100 * float(v), 1)
+
+    def extra(r: dict[str, Any]) -> dict[str, Any]:
+        if not claim:
+            return {}
+        return {
+            "claim's floor (%)": pct(r.get("claim_defense_floor")),
+            "claim's ceiling on success (%)": pct(r.get("claim_success_ceiling")),
+            "claim note": r.get("claim_note", ""),
+        }
 
     return [
         {
@@ -185,6 +219,7 @@ def comparison_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             else pct(1.0 - float(r["attacker_top1_unsanitized_mlm"])),
             "kept (%)": pct(r.get("kept_share")),
             "note": _note(r),
+            **extra(r),
         }
         for r in rows
     ]
