@@ -50,6 +50,16 @@ Priors
     ``unable``, …). Every word of V gets positive mass, and the prior sums to 1 over V after
     renormalisation (the MLM's mass on pieces that start no word of V is dropped).
 
+Top-k success
+-------------
+:func:`bayes_topk_attack` ranks V by post(x | y) for each distinct y (the same streamed columns)
+and counts a position as a success within top-k when the original word is among the k most
+probable words. The ranking is total: descending posterior, ties broken by the lower id, so
+top-1 is exactly the MAP guess of :func:`bayes_attack`. Each column's k_max best words come from
+one partition (the k_max-th largest value; every word above it, then the lowest ids equal to
+it), never a full sort of V. The attacker who guesses k words (Tong et al., NAACL 2025, report
+success within the top 10) succeeds at rate Σ_positions [rank(x) < k] / n.
+
 Positions scored
 ----------------
 Only positions whose *original* token is in V are scored (the positions the mechanism protects;
@@ -81,7 +91,9 @@ __all__ = [
     "AttackCounts",
     "Channel",
     "RowChannel",
+    "TopKCounts",
     "bayes_attack",
+    "bayes_topk_attack",
     "bayes_unsupported_reason",
     "channel_of",
     "defense_counts",
@@ -89,7 +101,9 @@ __all__ = [
     "log_normalizer_table",
     "mlm_bayes_attack",
     "posterior",
+    "posterior_ranks",
     "prepare_channels",
+    "topk_counts",
     "unigram_log_prior",
     "vocab_first_pieces",
 ]
@@ -418,6 +432,207 @@ def _map_guess(channel: Channel, y: np.ndarray, log_prior: np.ndarray, max_eleme
         cols += log_prior[None, :]
         out[sl] = np.argmax(cols, axis=1)
     return out
+
+
+def _top_ids(scores: np.ndarray, k: int) -> np.ndarray:
+    """The k best ids of each row of ``scores``, best first (descending score, ties: lower id).
+
+    One partition per row finds the k-th largest value t; the row's top k are every id above t
+    and then the lowest ids equal to t, so ties at the boundary are settled by id, not by the
+    partition's order. Returns ``(rows, k)`` int64 (``k ≤ scores.shape[1]``).
+    """
+    rows = scores.shape[0]
+    kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1 : k]  # the k-th largest, (rows, 1)
+    above = scores > kth
+    tied = scores == kth
+    room = k - above.sum(axis=1, keepdims=True)  # how many tied ids still fit
+    keep = above | (tied & (np.cumsum(tied, axis=1) <= room))
+    ids = np.nonzero(keep)[1].reshape(rows, k)  # row-major: ascending ids in each row
+    order = np.argsort(-np.take_along_axis(scores, ids, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(ids, order, axis=1)
+
+
+def posterior_ranks(
+    channel: Channel | RowChannel,
+    original_ids: np.ndarray,
+    sanitized_ids: np.ndarray,
+    log_prior: np.ndarray,
+    k_max: int,
+    *,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+) -> np.ndarray:
+    """Rank of each original word in the posterior of its sanitized word, capped at ``k_max``.
+
+    rank(x | y) = #{x' : post(x' | y) > post(x | y)} + #{x' < x : post(x' | y) = post(x | y)}
+    (module docstring, "Top-k success"); positions whose rank is ``k_max`` or more get
+    ``k_max``. Rank 0 is the MAP guess of :func:`bayes_attack`. The columns are streamed for the
+    distinct y only, a chunk at a time (never a |V|×|V| matrix); the work per position is
+    O(k_max).
+
+    Parameters
+    ----------
+    channel
+        :func:`channel_of` the mechanism.
+    original_ids, sanitized_ids
+        Aligned ids in V of the scored positions.
+    log_prior
+        log prior over V, shape ``(|V|,)`` (any constant offset: only the order matters).
+    k_max
+        The largest k of interest, 1 ≤ k_max ≤ |V|.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 ranks in [0, k_max], one per position.
+    """
+    x = np.asarray(original_ids, dtype=np.int64)
+    y = np.asarray(sanitized_ids, dtype=np.int64)
+    n = len(channel.vocab)
+    lp = np.asarray(log_prior, dtype=np.float64)
+    if lp.shape != (n,):
+        raise DPCoreError("log_prior must have one value per word of V")
+    if x.shape != y.shape or x.ndim != 1:
+        raise DPCoreError("original and sanitized ids must be aligned 1-D arrays")
+    if x.size and (min(x.min(), y.min()) < 0 or max(x.max(), y.max()) >= n):
+        raise DPCoreError("ids must lie in [0, |V|): score in-vocabulary positions only")
+    k = int(k_max)
+    if k < 1 or k > n:
+        raise DPCoreError(f"k_max must lie in [1, |V|] = [1, {n:,}]")
+    ranks = np.full(x.size, k, dtype=np.int64)
+    if x.size == 0:
+        return ranks
+    uy, inv = np.unique(y, return_inverse=True)
+    order = np.argsort(inv, kind="stable")  # positions grouped by distinct y
+    bounds = np.searchsorted(inv[order], np.arange(uy.size + 1))
+    for sl, cols in log_likelihood_columns(channel, uy, max_elements=max_elements):
+        cols += lp[None, :]
+        top = _top_ids(cols, k)  # (chunk, k), best first
+        pos = order[bounds[sl.start] : bounds[sl.stop]]
+        match = top[inv[pos] - sl.start] == x[pos, None]  # (positions, k)
+        found = match.any(axis=1)
+        ranks[pos[found]] = np.argmax(match[found], axis=1)
+    return ranks
+
+
+@dataclass
+class TopKCounts:
+    """Success of the Bayesian attacker who guesses its k most probable words.
+
+    Attributes
+    ----------
+    attack
+        ``"bayes-topk"``.
+    ks
+        The k reported (ascending).
+    hits
+        Scored positions whose original word is within the top k, one per k.
+    success, ci_low, ci_high
+        hits / n_tokens per k, with its two-sided Clopper–Pearson interval at ``confidence``
+        (positions treated as independent, as for :class:`AttackCounts`).
+    n_tokens, n_kept
+        Scored positions, and those the sanitizer released unchanged.
+    seconds
+        Wall time.
+    """
+
+    attack: str
+    ks: tuple[int, ...]
+    hits: tuple[int, ...]
+    success: tuple[float, ...]
+    ci_low: tuple[float, ...]
+    ci_high: tuple[float, ...]
+    confidence: float
+    n_tokens: int
+    n_kept: int
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attack": self.attack,
+            "confidence": self.confidence,
+            "tokens": self.n_tokens,
+            "kept_by_sanitizer": self.n_kept,
+            "top_k": [
+                {"k": k, "hits": h, "success": s, "ci_low": lo, "ci_high": hi}
+                for k, h, s, lo, hi in zip(
+                    self.ks, self.hits, self.success, self.ci_low, self.ci_high, strict=True
+                )
+            ],
+            "seconds": self.seconds,
+        }
+
+
+def topk_counts(
+    ranks: np.ndarray,
+    kept: np.ndarray,
+    ks: Sequence[int],
+    *,
+    attack: str = "bayes-topk",
+    confidence: float = 0.95,
+    seconds: float = 0.0,
+) -> TopKCounts:
+    """:class:`TopKCounts` from per-position ranks (:func:`posterior_ranks`)."""
+    conf = check_finite_float(confidence, name="confidence", min_value=0.5, max_value=0.999999)
+    r = np.asarray(ranks, dtype=np.int64)
+    n = int(r.size)
+    if n == 0:
+        raise DPCoreError("no position to score: no original token of these sentences is in V")
+    alpha = (1.0 - conf) / 2.0
+    ks_t = tuple(int(k) for k in ks)
+    hits = tuple(int(np.count_nonzero(r < k)) for k in ks_t)
+    return TopKCounts(
+        attack=attack,
+        ks=ks_t,
+        hits=hits,
+        success=tuple(h / n for h in hits),
+        ci_low=tuple(float(cp_lower(h, n, alpha)) for h in hits),
+        ci_high=tuple(float(cp_upper(h, n, alpha)) for h in hits),
+        confidence=conf,
+        n_tokens=n,
+        n_kept=int(np.asarray(kept, dtype=bool).sum()),
+        seconds=round(seconds, 3),
+    )
+
+
+def bayes_topk_attack(
+    mech: TextMechanism,
+    original_ids: np.ndarray,
+    sanitized_ids: np.ndarray,
+    *,
+    ks: Sequence[int] = (1, 10),
+    log_prior: np.ndarray | None = None,
+    confidence: float = 0.95,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+) -> TopKCounts:
+    """Top-k success of the Bayesian attack (exact channel, position-independent prior).
+
+    The attacker lists the k words of V with the highest post(x | y) (ties: lower id) and
+    succeeds when the original word is among them; k = 1 is the MAP guess of
+    :func:`bayes_attack` (its success is 1 − that defense rate, on the same positions).
+
+    Parameters
+    ----------
+    mech
+        The (public) sanitizer, any mechanism :func:`channel_of` accepts.
+    original_ids, sanitized_ids
+        Aligned ids in V of the scored positions.
+    ks
+        The k to report (each in [1, |V|]).
+    log_prior
+        log prior over V (default :func:`unigram_log_prior` of ``mech.vocab``; pass
+        ``unigram_log_prior(vocab, counts)`` for a corpus's own word distribution).
+    """
+    t0 = time.monotonic()
+    n = len(mech.vocab)
+    ks_sorted = sorted({int(k) for k in ks})
+    if not ks_sorted or ks_sorted[0] < 1 or ks_sorted[-1] > n:
+        raise DPCoreError(f"every k must lie in [1, |V|] = [1, {n:,}]")
+    lp = unigram_log_prior(mech.vocab) if log_prior is None else np.asarray(log_prior, dtype=np.float64)
+    channel = channel_of(mech, max_elements=max_elements)
+    x = np.asarray(original_ids, dtype=np.int64)
+    y = np.asarray(sanitized_ids, dtype=np.int64)
+    ranks = posterior_ranks(channel, x, y, lp, ks_sorted[-1], max_elements=max_elements)
+    return topk_counts(ranks, x == y, ks_sorted, confidence=confidence, seconds=time.monotonic() - t0)
 
 
 # ---------------------------------------------------------------------------------------------
