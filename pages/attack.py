@@ -203,6 +203,12 @@ def run_baselines(data: str, vsize: int, ntrain: int, ntest: int, seed: int, emb
     return pv.baselines_unit(RES, get_split(data, ntrain, ntest), vsize, seed, emb)
 
 
+@st.cache_data(max_entries=32, max_size="16MB", show_spinner=False)
+def run_claim_unit(mech: str, eps: float, params: Params, data: str, n: int, vsize: int, seed: int, emb: str):
+    """The claim's shape of one mechanism on the attacked sentences (no attack is run)."""
+    return pv.claim_unit(RES, mech, eps, params, get_sentences(data, n, seed), vsize, emb)
+
+
 @st.cache_data(max_entries=1, max_size="1MB", show_spinner=False)
 def attacker_caption() -> str:
     return pv.attacker_caption()
@@ -222,6 +228,8 @@ page_intro(
     "contextual distribution).\n"
     "- **unsanitized (ε = ∞)**: each attacker on the original text: its ceiling. A defense rate "
     "near that line means the attacker fails even without sanitization.\n"
+    "- **The claim's floor** (dashed): the lowest defense rate the mechanism's privacy claim "
+    "allows against any attacker who sees only the sanitized word.\n"
     "- **Utility**: accuracy of TF-IDF + logistic regression trained and tested on sanitized "
     "text; ε is the privacy parameter (smaller: more words replaced).",
 )
@@ -329,6 +337,28 @@ if paper.is_paper_setting(mechs, eps, emb, {m: dict(p) for m, p in view.paramete
         st.markdown("\n".join(f"- {d}" for d in paper.DIFFERENCES))
 if slow:
     st.caption(":material/smart_toy: " + attacker_caption())
+st.markdown(
+    "If the sanitizer's privacy claim holds, no attacker who sees only the hidden word can push the "
+    "defense rate below the dashed line, the claim's floor."
+)
+with st.expander("How to read this"):
+    st.markdown(
+        "- ρ(x): how often word x is the original at the scored positions; the best guess without "
+        "the sanitized word wins max ρ.\n"
+        "- Any attacker who sees only the sanitized word y wins at most Σ_y max_x ρ(x)·Pr[M(x)=y] "
+        "(Bayes vulnerability; Braun, Chatzikokolakis and Palamidessi 2009).\n"
+        "- Under ε-LDP that is at most e^ε·max ρ; under ε·d (metric) claims, for groups G of words "
+        "within distance r(G) of a centre, Σ_G min(ρ(G), max_G ρ·e^(ε·r(G)+ε₀)), the best of a "
+        "few groupings; CusText's claim holds only inside its own groups.\n"
+        "- Outputs that name their input (SanText+ keeps common words w.p. 1 − p; CusText+ keeps "
+        "stopwords) are added in full.\n"
+        "- **The claim's floor** = 1 − that ceiling (dashed, one line per mechanism). The Bayesian "
+        "attacker (word frequencies) sees only the sanitized word, so its defense rate should stay "
+        "above it; a masked-LM attacker also reads the sentence, which this floor does not cover.\n"
+        "- A floor at 0 means the claim permits an attacker to name every word at that ε. Refuted "
+        "claims and mechanisms without an exact channel get the floor their claim would imply.\n"
+        "- Derivation: the guide's section on the claim's ceiling (docs/guides/attack-utility.md)."
+    )
 trade_slot = st.empty()
 trade_note = st.empty()
 st.subheader("Defense rate and accuracy against ε")
@@ -336,9 +366,13 @@ eps_slot = st.empty()
 drawn = [0]
 
 
+claim_shapes: dict = {}
+
+
 def draw(final: bool) -> None:
-    """(Re)draw the metrics and both figures from the rows computed so far."""
-    adf, udf = pd.DataFrame(attack_rows), pd.DataFrame(utility_rows)
+    """(Re)draw the metrics and both figures from the rows computed so far, with the claim's floor."""
+    rows, curves, _ = pv.claim_view(claim_shapes, attack_rows, eps)
+    adf, udf = pd.DataFrame(rows), pd.DataFrame(utility_rows)
     drawn[0] += 1
     with metrics.container():
         c1, c2, c3 = st.columns(3)
@@ -365,7 +399,7 @@ def draw(final: bool) -> None:
     else:
         trade_slot.info("No accuracy for these mechanisms on this server: the trade-off needs it.")
     eps_slot.plotly_chart(
-        epsilon_figure(adf, udf, baselines), width="stretch", key=f"epsilon-figure-{drawn[0]}"
+        epsilon_figure(adf, udf, baselines, curves), width="stretch", key=f"epsilon-figure-{drawn[0]}"
     )
 
 
@@ -413,6 +447,10 @@ with show_errors():
 
     baselines = baselines_for()
     step("Baselines done")
+    # the claim's ceiling needs only the scored positions' original words: no attack is run
+    for mech, pl in plan.items():
+        if pl["eps"]:
+            claim_shapes[mech] = run_claim_unit(mech, pl["eps"][0], pl["params"], data, n, vsize, seed, emb)
     for mech, pl in plan.items():
         prm = pl["params"]
         if pl["eps"]:
@@ -470,7 +508,8 @@ if shipped is not None and from_shipped[0]:
             f"the default settings (same parameters; {whence}){rest}."
         )
 
-adf = pd.DataFrame(attack_rows)
+claim_rows, _, claim_download = pv.claim_view(claim_shapes, attack_rows, eps)
+adf = pd.DataFrame(claim_rows)
 udf = pd.DataFrame(utility_rows)
 common = {
     "dataset": data,
@@ -517,7 +556,12 @@ if len(adf):
             f"The Bayesian attacker has the lower defense rate (is stronger) than the masked-LM "
             f"attacker at {(best < piv['mlm']).sum()} of {len(piv)} (mechanism, ε) settings."
         )
-    download_buttons(adf, {"runs": params}, f"dpcore-attack-{data}-seed{seed}", key="attack")
+    download_buttons(
+        adf,
+        {"runs": params, "claim_ceiling": claim_download},
+        f"dpcore-attack-{data}-seed{seed}",
+        key="attack",
+    )
 st.subheader("Accuracy")
 if len(udf):
     udf = udf.sort_values(["mechanism", "epsilon"], kind="stable")
@@ -583,6 +627,23 @@ def comparison_ceiling() -> dict | None:
     return None if shipped_doc is None else shipped_doc.document["results"].get("comparison_ceiling")
 
 
+@st.cache_data(max_entries=32, max_size="16MB", show_spinner=False)
+def comparison_claim_unit(mech: str, e: float, dataset: str, n: int, vsize: int, seed: int):
+    """The claim's shape of one compared mechanism on the comparison's sentences."""
+    sents = get_sentences(dataset, n, seed)
+    return pv.claim_unit(RES, mech, e, pv.default_parameters(mech), sents, vsize, "glove")
+
+
+def comparison_claims(shown: tuple[str, ...], rows: list[dict], p: dict) -> dict:
+    """mechanism → claim shape, for the shown mechanisms at an ε they are defined at."""
+    out = {}
+    for m in shown:
+        ok = [r["epsilon"] for r in rows if r["mechanism"] == m and not r.get("note")]
+        if ok:
+            out[m] = comparison_claim_unit(m, ok[0], p["dataset"], p["sentences"], p["vocab_size"], p["seed"])
+    return out
+
+
 cmp_res = shipped_comparison()
 with st.expander("Recompute on a small sample (live, capped)"):
     fast = [n for n in TEXT_MECHANISMS.names() if required_embedding(n) is None]
@@ -620,6 +681,8 @@ if cmp_res:
         default=[m for m in DEFAULT_SHOWN if m in present] or present[:3],
         key="cmp_shown",
     )
+    with show_errors():  # the claim's floor of the shown mechanisms (older results lack it)
+        cmp_rows = pv.with_comparison_claims(cmp_rows, comparison_claims(tuple(shown), cmp_rows, p))
     if not any(r.get("attacker_top1_unsanitized_mlm") is not None for r in cmp_rows):
         st.caption(
             ":material/info: These results predate the ε = ∞ point (each attacker on unsanitized "
@@ -628,6 +691,11 @@ if cmp_res:
     st.plotly_chart(comparison_figure(cmp_rows, shown), width="stretch", key="comparison-figure")
     cdf = pd.DataFrame(comparison_table(cmp_rows))
     st.dataframe(cells_in_words(cdf), hide_index=True, width="stretch")
-    download_buttons(cdf, p, f"dpcore-mechanism-comparison-seed{p['seed']}", key="comparison")
+    download_buttons(
+        pd.DataFrame(comparison_table(cmp_rows, claim=True)),
+        {**p, "claim_ceiling": pv.claim_view({}, [], p["epsilons"])[2]},
+        f"dpcore-mechanism-comparison-seed{p['seed']}",
+        key="comparison",
+    )
 else:
     st.info("No comparison yet: run `python bench/compare_mechanisms.py`, or recompute above.")

@@ -23,7 +23,7 @@ from typing import Any
 
 from dpcore.validation import DPCoreError
 
-__all__ = ["compare_mechanisms", "epsilon_scale"]
+__all__ = ["claim_row", "compare_mechanisms", "epsilon_scale"]
 
 Progress = Callable[[int, int], None] | None
 
@@ -48,6 +48,35 @@ def epsilon_scale(mech: Any) -> str:
     if priv.notion == "LDP":
         return "ε-LDP (any two words)"
     return f"ε per unit of {priv.metric} (ε·d)"
+
+
+def _claim_shape(make: Callable[[float], Any], eps: Sequence[float], sentences: Sequence[str]) -> Any:
+    """The claim's shape of a mechanism on the attacked sentences (:mod:`dpcore.attack.ceiling`)."""
+    from dpcore.attack.ceiling import claim_shape
+    from dpcore.attack.experiment import scored_original_ids
+
+    mech = make(eps[0])
+    return claim_shape(mech, scored_original_ids(sentences, mech))
+
+
+def claim_row(shape: Any, epsilon: float, bayes: dict[str, Any] | None) -> dict[str, Any]:
+    """The claim's fields of one comparison row: ceiling and floor at ε, the claim's note, and,
+    where the Bayesian attacker ran, whether its success's Clopper–Pearson lower bound
+    (1 − ``ci_high`` of its defense rate) is above the ceiling."""
+    if shape is None:
+        return {}
+    from dpcore.attack.ceiling import ClaimShape, claim_fields
+
+    assert isinstance(shape, ClaimShape)
+    if bayes is not None:
+        f = claim_fields(
+            shape, epsilon, tokens=bayes["tokens"], defended=bayes["defended"], confidence=bayes["confidence"]
+        )
+    else:
+        f = claim_fields(shape, epsilon, tokens=shape.secrets.positions, defended=shape.secrets.positions)
+        f["claim_success_ci_low"] = f["claim_ceiling_crossed"] = None
+    keep = ("claim_success_ceiling", "claim_defense_floor", "claim_note", "claim_ceiling_crossed")
+    return {k: f[k] for k in keep}
 
 
 def compare_mechanisms(
@@ -96,8 +125,10 @@ def compare_mechanisms(
         (mechanism, ε) with ``notion``, ``epsilon_scale``, ``defense_bayes``,
         ``defense_mlm``, ``accuracy`` and their Clopper–Pearson intervals, and the ε = ∞ end:
         ``attacker_top1_unsanitized_bayes`` / ``_mlm`` (each attacker's top-1 on unsanitized
-        text over the same positions; the defense rate at ε → ∞ is 1 − it) and
-        ``accuracy_unsanitized``.
+        text over the same positions; the defense rate at ε → ∞ is 1 − it),
+        ``accuracy_unsanitized``, and the claim's ceiling (:mod:`dpcore.attack.ceiling`):
+        ``claim_success_ceiling``, ``claim_defense_floor``, ``claim_note`` and
+        ``claim_ceiling_crossed`` (None where the Bayesian attacker did not run).
 
     Examples
     --------
@@ -162,6 +193,7 @@ def compare_mechanisms(
             att = attack_sweep(sents, make, ok, attacks=plan.attacks, mlm=mlm, seed=seed)
             found = {(r["attack"], float(r["epsilon"])): r for r in att["rows"]}
             top1 = {a: v.get("attacker_top1_unsanitized") for a, v in att.get("unsanitized", {}).items()}
+        claim = _claim_shape(make, ok, sents) if ok else None
         acc: dict[float, dict[str, Any]] = {}
         if ok:
             util = utility_sweep(split, make, ok, seed=seed, baselines=False)
@@ -196,6 +228,7 @@ def compare_mechanisms(
                     "note": ""
                     if e > floor
                     else f"undefined: {name} needs ε > {floor:.4g} on this vocabulary",
+                    **claim_row(claim, e, b),
                 }
             )
             done += 1

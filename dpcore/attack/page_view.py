@@ -51,6 +51,8 @@ __all__ = [
     "attacker_sha256",
     "baselines_unit",
     "ceiling_rows",
+    "claim_unit",
+    "claim_view",
     "compare_documents",
     "comparison_ceiling",
     "compute_view",
@@ -66,6 +68,7 @@ __all__ = [
     "utility_unit",
     "view_document",
     "with_comparison_ceiling",
+    "with_comparison_claims",
 ]
 
 #: Attacks that need the masked LM (one group: they share forward passes).
@@ -770,5 +773,96 @@ def with_comparison_ceiling(
             for k in _CEILING_KEYS:
                 if r.get(k) is None:
                     r[k] = ceiling[k]
+        out.append(r)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The claim's ceiling: the most any attacker who sees only the sanitized word can win if the
+# mechanism's privacy claim holds (dpcore.attack.ceiling). It needs only the scored positions'
+# original words, so it works on the shipped units without recomputing any attack.
+# --------------------------------------------------------------------------------------------
+def claim_unit(
+    res: Resources,
+    mech: str,
+    eps: float,
+    params: Params,
+    sentences: Sequence[str],
+    vsize: int,
+    emb: str = "glove",
+) -> Any:
+    """The claim's shape (:class:`dpcore.attack.ceiling.ClaimShape`) of one mechanism on the
+    attacked sentences; ``eps`` is any ε the mechanism is defined at (the shape gives every ε)."""
+    from dpcore.attack.ceiling import claim_shape
+    from dpcore.attack.experiment import scored_original_ids
+
+    m = res.mechanism(mech, eps, params, vsize, emb)
+    return claim_shape(m, scored_original_ids(list(sentences), m))
+
+
+def claim_view(
+    shapes: dict[str, Any], rows: Sequence[dict[str, Any]], epsilons: Sequence[float], *, points: int = 60
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """The claim's ceiling for a view: attack rows with the ``claim_*`` fields (on the rows of the
+    Bayesian unigram attacker), one curve per mechanism over a dense ε grid spanning ``epsilons``
+    (a single ε: half to twice it), and the definitions and curves for the downloads.
+
+    Parameters
+    ----------
+    shapes
+        mechanism → :class:`dpcore.attack.ceiling.ClaimShape` (:func:`claim_unit`).
+    rows
+        Attack rows with a ``mechanism`` key.
+    epsilons
+        The view's ε values.
+    """
+    from dpcore.attack.ceiling import (
+        CEILING_DEFINITIONS,
+        CEILING_MEANING,
+        claim_ceiling_curve,
+        epsilon_grid,
+        with_claim_ceiling,
+    )
+
+    eps = sorted(float(e) for e in epsilons)
+    lo, hi = (eps[0], eps[-1]) if len(eps) > 1 else (eps[0] / 2.0, eps[0] * 2.0)
+    grid = epsilon_grid(lo, hi, points=points, include=eps)
+    out: list[dict[str, Any]] = []
+    for r in rows:
+        shape = shapes.get(r.get("mechanism"))
+        out += with_claim_ceiling([r], shape)
+    curves = [claim_ceiling_curve(None, shape, grid) for shape in shapes.values()]
+    meta = {
+        "meaning": CEILING_MEANING,
+        "definitions": dict(CEILING_DEFINITIONS),
+        "applies_to": "the Bayesian unigram attacker (it sees only the sanitized word); not to "
+        "contextual attackers (masked LM), which start from a better guess than ρ",
+        "curves": [
+            {k: c[k] for k in ("mechanism", "epsilon", "success_ceiling", "defense_floor", "note")}
+            for c in curves
+        ],
+    }
+    return out, curves, meta
+
+
+def with_comparison_claims(rows: Sequence[dict[str, Any]], shapes: dict[str, Any]) -> list[dict[str, Any]]:
+    """Comparison rows with the claim's fields filled in where missing (older results), for the
+    mechanisms in ``shapes`` (:func:`dpcore.attack.comparison.claim_row`; ``crossed`` from the
+    rows' Clopper–Pearson interval of the Bayesian defense rate)."""
+    from dpcore.attack.ceiling import ClaimShape
+
+    out = []
+    for r in rows:
+        shape = shapes.get(r.get("mechanism"))
+        if isinstance(shape, ClaimShape) and r.get("claim_defense_floor") is None:
+            val = float(shape.ceiling([float(r["epsilon"])])[0])
+            ci = r.get("defense_bayes_ci")
+            r = {
+                **r,
+                "claim_success_ceiling": val,
+                "claim_defense_floor": 1.0 - val,
+                "claim_note": shape.note(),
+                "claim_ceiling_crossed": None if not ci else bool(1.0 - float(ci[1]) > val),
+            }
         out.append(r)
     return out
