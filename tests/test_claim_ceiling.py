@@ -241,3 +241,49 @@ def test_attack_json_carries_the_claims_ceiling(capsys: pytest.CaptureFixture[st
     assert main(args) == 0
     text = capsys.readouterr().out
     assert text.count("the claim's ceiling at ε") == 2 and "If the sanitizer's privacy claim holds" in text
+
+
+def test_attack_page_draws_the_claims_floor() -> None:
+    """The page's ε figure draws each mechanism's floor over a dense grid, equal to the library's
+    curve on the same sentences; the trade-off figure joins it at the measured ε."""
+    import base64
+    import json
+    from pathlib import Path
+
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from dpcore.attack import page_view as pv
+    from dpcore.attack.experiment import scored_original_ids
+
+    st.cache_data.clear()
+    page = str(Path(__file__).resolve().parents[1] / "pages" / "attack.py")
+    at = AppTest.from_file(page, default_timeout=120)
+    query = {"vsize": "2000", "n": "10", "ntrain": "500", "ntest": "200", "attacks": "bayes-unigram"}
+    for k, v in {**query, "mechs": "santext,random", "eps": "0.5,3"}.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception and not at.error
+
+    def values(x: object) -> list[float]:
+        if isinstance(x, dict):
+            return np.frombuffer(base64.b64decode(x["bdata"]), dtype=x["dtype"]).tolist()
+        return list(x)  # type: ignore[call-overload]
+
+    charts = [c for c in at.get("plotly_chart") if getattr(c, "key", None) != "comparison-figure"]
+    trade, by_eps = (json.loads(c.proto.spec) for c in charts[:2])
+    floors = {t["name"]: t for t in by_eps["data"] if t.get("name", "").startswith("the claim's floor")}
+    assert set(floors) == {"the claim's floor, santext", "the claim's floor, random"}
+    res = pv.Resources()
+    sents = pv.sentences_unit("tweets", 10, 0)
+    mech = res.mechanism("santext", 0.5, (), 2000)
+    x = scored_original_ids(sents, mech)
+    tr = floors["the claim's floor, santext"]
+    xs = values(tr["x"])
+    assert len(xs) >= 50 and xs[0] == pytest.approx(0.5) and xs[-1] == pytest.approx(3.0)
+    direct = claim_ceiling_curve(mech, x, xs)["defense_floor"]
+    assert values(tr["y"]) == pytest.approx(direct)
+    assert tr["line"]["dash"] == "dash"
+    assert any(t.get("name", "").startswith("the claim's floor") for t in trade["data"])
+    assert any("claim's floor" in m.value for m in at.markdown)
+    assert any(e.label == "How to read this" for e in at.expander)
