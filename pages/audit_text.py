@@ -380,7 +380,8 @@ if res.tradeoff_pairs:
   went in; **TPR** (vertical): how often it names x′ when x′ did. Both axes are logarithmic.
 - **Dashed line, shaded above**: the claim's ceiling TPR ≤ min(1, e^ε·FPR, 1 − e^(−ε)·(1 − FPR)) for
   the pair's claimed ε (ε·d(x, x′) for metric claims): no test reaches the shaded region while the
-  claim holds (Kairouz, Oh & Viswanath 2015; Dong, Roth & Su 2022).
+  claim holds (Kairouz, Oh & Viswanath 2015; Dong, Roth & Su 2022). The lower dashed line, shaded
+  below, is its mirror image: an event that favours x instead of x′ lands there.
 - **Points with bars**: the events this run tested, with Clopper–Pearson intervals on both rates at
   the verdict's per-test level, so every box of every pair holds together at the confirmation's
   share of the family-wise confidence. **Red crosses**: boxes wholly in the shaded region, violations.
