@@ -137,15 +137,24 @@ def _dpcore_lines(err: str) -> list[str]:
 
 
 def _strip(d: dict) -> dict:
-    """The result without what depends on the machine's speed: times, the execution record, and
-    the rng probe's size (its draws per word and probe words are fitted to the sanitizer's
-    measured speed, and its sentence names them); the checks and their outcomes stay."""
+    """The result without what depends on the machine's speed: times, the execution record, the
+    rng probe's size (its draws per word and probe words are fitted to the sanitizer's measured
+    speed, and its sentence names them) and the call check's sizes (a fitted plan sizes its calls
+    from the probed speed too, so a loaded machine makes fewer); the checks and their outcomes
+    stay."""
     d = dict(d)
     for k in ("elapsed_seconds", "execution"):
         d.pop(k, None)
     if isinstance(d.get("rng_contract"), dict):
         sized = ("draws_per_word", "probe_words", "text")
         d["rng_contract"] = {k: v for k, v in d["rng_contract"].items() if k not in sized}
+    if isinstance(d.get("calls"), dict):
+        c = d["calls"]
+        d["calls"] = {
+            "status": c.get("status"),
+            "audited_as": c.get("audited_as"),
+            "stage_two": (c.get("stage_two") or {}).get("status"),
+        }
     return d
 
 
