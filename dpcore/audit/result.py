@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from dpcore.jsonutil import to_jsonable
+
+if TYPE_CHECKING:
+    from dpcore.tradeoff import TradeoffPair
 
 __all__ = ["VERDICT_TEXT", "AuditResult"]
 
@@ -73,6 +76,11 @@ class AuditResult:
     stream_scheme: str | None = None
     #: Monte-Carlo only: threads that ran the streams (no influence on the result).
     workers: int | None = None
+    #: The cell's tests as a :class:`~dpcore.tradeoff.TradeoffPair` (0ⁿ vs 1ⁿ): the exact optimal
+    #: ROC of the thresholded output and the events as points (exact), or the events as
+    #: Clopper–Pearson boxes (Monte-Carlo; :mod:`dpcore.audit.tradeoffs`). Not compared, not in
+    #: :meth:`to_row`; :meth:`to_dict` writes it as ``tpr_at_fpr`` and ``tradeoff``.
+    tradeoff_pair: TradeoffPair | None = field(default=None, repr=False, compare=False)
 
     @property
     def declaration_disagrees(self) -> bool:
@@ -137,17 +145,37 @@ class AuditResult:
             )
         return text
 
+    def _fields(self) -> dict[str, Any]:
+        d = asdict(replace(self, tradeoff_pair=None))
+        del d["tradeoff_pair"]
+        return d
+
+    def observer(self) -> dict[str, Any] | None:
+        """What the cell means for an observer of one thresholded release: ``tpr_at_fpr`` (at 1%
+        and 5% FPR: the TPR, its bounds, the claim's ceiling and a sentence) and ``tradeoff`` (the
+        claim's curve, the events, the exact curve); None when the cell has no trade-off pair."""
+        if self.tradeoff_pair is None:
+            return None
+        from dpcore.audit.tradeoffs import observer_record
+
+        return observer_record(self.tradeoff_pair, measured=self.method == "mc")
+
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict, JSON-safe: ±∞ become ``"inf"``/``"-inf"``."""
-        d = asdict(self)
+        """Plain dict, JSON-safe: ±∞ become ``"inf"``/``"-inf"``. Besides the fields (less
+        ``tradeoff_pair``): ``verdict_text``, ``claim_reachable``, ``declaration_disagrees`` and,
+        when the cell has a trade-off pair, ``tpr_at_fpr`` and ``tradeoff`` (:meth:`observer`)."""
+        d = self._fields()
         d["verdict_text"] = self.verdict_text
         d["claim_reachable"] = self.claim_reachable
         d["declaration_disagrees"] = self.declaration_disagrees
+        obs = self.observer()
+        if obs is not None:
+            d.update(obs)
         return to_jsonable(d)
 
     def to_row(self) -> dict[str, Any]:
         """Flat dict with raw floats (∞ kept) for tables and CSV."""
-        d = asdict(self)
+        d = self._fields()
         d["verdict_text"] = self.verdict_text
         return d
 

@@ -17,6 +17,7 @@ from dpcore.audit.montecarlo import (
     sample_counts,
 )
 from dpcore.audit.result import AuditResult, verdict_for
+from dpcore.audit.tradeoffs import exact_pair, mc_pair
 from dpcore.limits import AUDIT_MAX_TRIALS, AUDIT_METHODS
 from dpcore.mechanisms import VECTOR_MECHANISMS, IIDAuditable, VectorMechanism
 from dpcore.mechanisms.base import MAX_DIM
@@ -178,6 +179,7 @@ def audit(
             guess1_d=None,
             guess1_dprime=None,
             elapsed_s=time.perf_counter() - t0,
+            tradeoff_pair=exact_pair(pmf_d, pmf_p, epsilon=claimed, delta=delta, lr_cut=cut),
         )
 
     trials = check_int(trials, name="trials", min_value=MIN_TRIALS, max_value=MAX_TRIALS)
@@ -214,6 +216,13 @@ def audit(
         majority_from_counts(counts.total, trials, confidence=conf2, delta=delta)["lower"],
         lr_from_counts(counts, confidence=conf2, delta=delta)["lower"],
     )
+    declared = None
+    if isinstance(mech, IIDAuditable):
+        lp = mech.threshold_logprobs(0.5)
+        declared = (binomial_logpmf(n, lp[0, 1], lp[0, 0]), binomial_logpmf(n, lp[1, 1], lp[1, 0]))
+    pair = mc_pair(
+        counts.hist, trials, epsilon=claimed, delta=delta, confidence=conf, lr_cut=lr["cut"], exact=declared
+    )
     return AuditResult(
         **common,
         method="mc",
@@ -238,6 +247,7 @@ def audit(
         streams=STREAMS,
         stream_scheme=STREAM_SCHEME,
         workers=counts.workers,
+        tradeoff_pair=pair,
     )
 
 

@@ -65,6 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from dpcore.audit import audit_grid
+    from dpcore.audit.tradeoffs import observer_line
     from dpcore.parallel import resolve_workers
 
     workers = resolve_workers(args.workers)
@@ -111,4 +112,7 @@ def run(args: argparse.Namespace) -> int:
             f"empirical={r.empirical_epsilon:.4g}{lb}  lr={r.lr_epsilon:.4g}  "
             f"claimed={r.claimed_epsilon:g}  → {r.verdict_text}"
         )
+        obs = r.observer()
+        if obs is not None:
+            print("  " + observer_line(obs["tpr_at_fpr"][0], confidence=r.confidence))
     return 0
