@@ -9,6 +9,7 @@ and one click sets the largest trial count at which every dimension fits.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
@@ -18,7 +19,9 @@ from dpcore.audit.runner import plan_monte_carlo
 from dpcore.limits import AUDIT_PAGE_MAX_DRAWS, AUDIT_PAGE_WORKERS
 from dpcore.mechanisms import PAPER_FIG2, VECTOR_MECHANISMS, IIDAuditable
 from dpcore.parallel import default_workers
+from dpcore.tradeoff import DEFINITIONS, TradeoffPair
 from dpcore.viz.audit_figure import audit_figure
+from dpcore.viz.tradeoff_figure import tradeoff_figure
 from pages._shared import (
     apply_query_params,
     bool_param,
@@ -72,6 +75,13 @@ def _label(name: str) -> str:
 @st.cache_data(max_entries=2048, max_size="16MB", show_spinner=False)
 def exact_cell(name: str, dim: int, eps: float) -> dict:
     return audit(name, dim=dim, epsilon=eps, method="exact").to_row()
+
+
+@st.cache_data(max_entries=256, max_size="16MB", show_spinner=False)
+def tradeoff_cell(name: str, dim: int, eps: float) -> tuple[TradeoffPair, list[dict]]:
+    """The exact cell's trade-off pair and its TPR at 1% and 5% FPR (exact values: cheap)."""
+    res = audit(name, dim=dim, epsilon=eps, method="exact")
+    return res.tradeoff_pair, res.observer()["tpr_at_fpr"]
 
 
 @st.cache_data(max_entries=512, max_size="16MB", show_spinner=False)
@@ -276,6 +286,75 @@ elif no_claim:
     st.info(f"{', '.join(no_claim)} claims no privacy, so there is no claim to test.", icon=":material/info:")
 
 
+def _keep_choice(key: str, options: list) -> None:
+    """Forget a widget's value that is no longer among its options (the default applies)."""
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+
+
+# ---- what the claim means for an observer: one exact cell's trade-off curve ------------------
+exact_mechs = [m for m in mechs if any(r["mechanism"] == m and "exact" in r for r in rows)]
+tradeoff_params = None
+if exact_mechs:
+    st.subheader("What an observer can do")
+    default_mech = next((m for m in ("adept", *violators) if m in exact_mechs), exact_mechs[0])
+    _keep_choice("tradeoff_mech", exact_mechs)
+    _keep_choice("tradeoff_n", dims)
+    c1, c2 = st.columns(2)
+    t_mech = c1.selectbox(
+        "Mechanism shown",
+        exact_mechs,
+        index=exact_mechs.index(default_mech),
+        key="tradeoff_mech",
+        format_func=_label,
+        help="Laplace at the same n is drawn beside it when it is among the mechanisms.",
+    )
+    t_dim = c2.selectbox("n shown", dims, index=len(dims) - 1, key="tradeoff_n")
+    shown = [t_mech] + (["laplace"] if t_mech != "laplace" and "laplace" in exact_mechs else [])
+    t_cells = {m: tradeoff_cell(m, t_dim, eps) for m in shown}
+    st.markdown(
+        "If a mechanism keeps its promise, nobody who sees its output can tell 0ⁿ from 1ⁿ well "
+        "enough to reach the shaded area, and a curve or red cross inside it is a test that does."
+    )
+    st.plotly_chart(
+        tradeoff_figure(
+            [replace(pair, null=f"{m} (n = {t_dim}): 0ⁿ") for m, (pair, _) in t_cells.items()],
+            title=f"Telling 0ⁿ from 1ⁿ after thresholding, against what ε = {eps:g} allows",
+        ),
+        width="stretch",
+        key="audit-tradeoff",
+    )
+    with st.expander("How to read this"):
+        levels = " ".join(f"**{m}**: {e['meaning']}" for m, (_, entries) in t_cells.items() for e in entries)
+        st.markdown(
+            f"""
+- The observer sees one output of the mechanism, thresholded at ½ (each coordinate 0 or 1), and
+  must say whether D = 0ⁿ or D′ = 1ⁿ went in. A rule that names 1ⁿ for some outputs is a test.
+  **FPR** (horizontal, α): how often it names 1ⁿ when 0ⁿ went in; **TPR** (vertical, 1 − β): how
+  often it names 1ⁿ when 1ⁿ did. Both axes are logarithmic.
+- **Dashed line, shaded above**: the claim's ceiling, TPR ≤ 1 − f_ε,δ(FPR) with
+  f_ε,δ(α) = max(0, 1 − δ − e^ε·α, e^(−ε)·(1 − δ − α)) (Kairouz, Oh & Viswanath 2015, Thm 2.1;
+  Dong, Roth & Su 2022, §2): no test reaches the shaded region while an (ε, δ) claim holds.
+- **Solid lines**: the best tests possible on the thresholded output, exact: the count K of ones is
+  Binomial(n, p_b) under bⁿ, and the Neyman–Pearson tests are the cuts K ≥ k. An observer of the
+  raw output may do better still.
+- **Points**: the majority vote (Habernal 2022) and the likelihood-ratio cut, exact; a **red
+  cross** is one that lies in the shaded region.
+- At 1% and 5% false positives: {levels}
+- The numbers (`tpr_at_fpr`, with every symbol's definition) are in the JSON and CSV downloads;
+  `python -m dpcore audit --json` gives them for every cell, Monte-Carlo boxes included.
+"""
+        )
+    tradeoff_params = {
+        "cells": [
+            {"mechanism": m, "dim": t_dim, "epsilon": eps, "tpr_at_fpr": entries}
+            for m, (_, entries) in t_cells.items()
+        ],
+        "observer_sees": "the thresholded output (the count of coordinates ≥ 0.5)",
+        "definitions": DEFINITIONS,
+    }
+
+
 def _fmt(v: object) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
@@ -321,6 +400,7 @@ params = {
     "workers": WORKERS if run_mc else None,
     "threshold": 0.5,
     "attack": "majority vote (tie → 0) and likelihood-ratio cuts on the count of ones",
+    "tradeoff": tradeoff_params,
 }
 disagree = sorted({r["mechanism"] for r in rows if r.get("mc_declaration_disagrees")})
 if disagree:

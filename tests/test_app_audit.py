@@ -18,8 +18,16 @@ def _clear_caches() -> None:
     st.cache_data.clear()
 
 
+def _chart(at: AppTest, key: str) -> dict | None:
+    """The spec of the chart with Streamlit key ``key`` (None when it is not drawn)."""
+    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}")]
+    assert len(found) <= 1
+    return json.loads(found[0].proto.spec) if found else None
+
+
 def _spec(at: AppTest) -> dict:
-    charts = at.get("plotly_chart")
+    """The page's one audit figure (the audit page also draws its trade-off figure)."""
+    charts = [c for c in at.get("plotly_chart") if not c.proto.id.endswith("-audit-tradeoff")]
     assert len(charts) == 1
     return json.loads(charts[0].proto.spec)
 
@@ -116,7 +124,7 @@ def test_malformed_query_params_warn_and_fall_back(params: dict, bad_key: str) -
     at.run()
     assert not at.exception
     assert any(f"`{bad_key}` ignored" in w.value for w in at.warning)
-    assert len(at.get("plotly_chart")) == 1
+    assert _spec(at) and _chart(at, "audit-tradeoff")
 
 
 def test_inverted_dimension_range_is_an_error_not_a_traceback() -> None:
@@ -244,3 +252,56 @@ def test_landing_page_glance_figure_shows_the_librarys_exact_audit() -> None:
     caption = " ".join(c.value for c in at.caption)
     assert f"reaches {adept_peak:.2f} at n = 128" in caption
     assert "stays at or below its claim in this test" in caption
+
+
+def test_tradeoff_figure_shows_adept_beside_laplace_and_its_numbers_go_into_the_downloads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The observer's figure defaults to ADePT at the largest n beside Laplace, with one sentence
+    before it and the symbols in "How to read this"; the widget picks another cell; the TPR at
+    1% and 5% FPR (the library's exact values) and the definitions are in the downloads."""
+    import pages._shared as shared
+    from dpcore.audit import audit
+
+    given: list[dict] = []
+    monkeypatch.setattr(shared, "download_buttons", lambda df, params, name, *, key: given.append(params))
+    at = AppTest.from_file(AUDIT, default_timeout=60)
+    at.query_params.update({"mc": "false"})
+    at.run()
+    assert not at.exception
+    spec = _chart(at, "audit-tradeoff")
+    names = [t.get("name") or "" for t in spec["data"]]
+    assert "adept (n = 128): 0ⁿ vs 1ⁿ: exact optimal tests" in names
+    assert "laplace (n = 128): 0ⁿ vs 1ⁿ: exact optimal tests" in names
+    assert "adept (n = 128): 0ⁿ vs 1ⁿ: violation (whole box outside)" in names
+    assert not any(n.startswith("laplace") and "violation" in n for n in names)
+    assert any("claim's ceiling, ε = 1" in n for n in names)
+    assert any(m.value.startswith("If a mechanism keeps its promise") for m in at.markdown)
+    assert "How to read this" in [e.label for e in at.expander]
+    params = given[-1]["tradeoff"]
+    cells = {c["mechanism"]: c for c in params["cells"]}
+    assert set(cells) == {"adept", "laplace"} and "fpr" in params["definitions"]
+    want = audit("adept", dim=128, epsilon=1.0).to_dict()["tpr_at_fpr"]
+    assert cells["adept"]["tpr_at_fpr"] == want and all(e["exceeds_claim"] for e in want)
+
+    at.selectbox(key="tradeoff_mech").set_value("laplace").run()
+    at.selectbox(key="tradeoff_n").set_value(8).run()
+    assert not at.exception
+    names = [t.get("name") or "" for t in _chart(at, "audit-tradeoff")["data"]]
+    assert "laplace (n = 8): 0ⁿ vs 1ⁿ: exact optimal tests" in names
+    assert not any(n.startswith("adept") for n in names)
+    cells = given[-1]["tradeoff"]["cells"]
+    assert [(c["mechanism"], c["dim"]) for c in cells] == [("laplace", 8)]
+    assert not any(e["exceeds_claim"] for e in cells[0]["tpr_at_fpr"])
+
+
+def test_tradeoff_widget_falls_back_when_its_choice_is_gone() -> None:
+    at = AppTest.from_file(AUDIT, default_timeout=60)
+    at.query_params.update({"mechs": "laplace,adept", "mc": "false", "nmax": "64"})
+    at.run()
+    at.selectbox(key="tradeoff_n").set_value(16).run()
+    at.multiselect(key="mechs").set_value(["laplace"])
+    at.selectbox(key="nmax").set_value(8).run()
+    assert not at.exception
+    assert at.selectbox(key="tradeoff_mech").value == "laplace"
+    assert at.selectbox(key="tradeoff_n").value == 8
