@@ -54,8 +54,10 @@ def test_laplace_numbers_and_verdict_texts(capsys: pytest.CaptureFixture[str]) -
     assert "empirical=0.07557" in out and "lr=0.9981" in out
     assert "majority-vote loss 0.0756 but LR loss 0.9981" in AUDIT_MD
     out = _run(capsys, A + "laplace --dim 8 --epsilon 1")
-    text = out.split("→ ", 1)[1].strip()
+    verdict_line, observer_line = out.strip().splitlines()
+    text = verdict_line.split("→ ", 1)[1].strip()
     assert f"`{text}`" in AUDIT_MD
+    assert f"`{observer_line.strip()}`" in AUDIT_MD  # the observer line docs/audit.md quotes
     cmd = A + "dptext --dim 8 --epsilon 1" + MC
     assert cmd in AUDIT_MD
     d = json.loads(_run(capsys, cmd))
@@ -68,3 +70,25 @@ def test_readme_mc_example_runs_the_real_sampler(capsys: pytest.CaptureFixture[s
     rows = json.loads(_run(capsys, cmd))
     assert [r["sampler"] for r in rows] == ["real"] * 4
     assert all(r["verdict"] == "violates" for r in rows)
+
+
+def test_tradeoff_numbers_come_from_their_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    """The section "What ε means" quotes TPRs at 1% and 5% FPR from the commands it shows."""
+    adept = A + "adept --dim 128 --epsilon 1 --json"
+    laplace = A + "laplace --dim 128 --epsilon 1 --json"
+    mc = A + "laplace --dim 16 --epsilon 1 --method mc --trials 1e5 --seed 0 --json"
+    for cmd in (adept, laplace, mc):
+        assert cmd in AUDIT_MD
+    a = json.loads(_run(capsys, adept))["tpr_at_fpr"]
+    assert [f"{e['tpr']:.6f}" for e in a] == ["1.000000", "1.000000"]
+    assert [f"{e['claim_ceiling']:.4f}" for e in a] == ["0.0272", "0.1359"]
+    assert "probability 1.000000" in AUDIT_MD and "most 0.0272 (and 0.1359)" in AUDIT_MD
+    assert all(e["exceeds_claim"] for e in a)
+    lap = json.loads(_run(capsys, laplace))["tpr_at_fpr"]
+    assert f"reaches {lap[0]['tpr']:.4f} at 1% and {lap[1]['tpr']:.4f} at 5%" in AUDIT_MD
+    e = json.loads(_run(capsys, mc))["tpr_at_fpr"][0]
+    quoted = (
+        f"the TPR at 1% FPR is {e['tpr']:.4f}, between {e['lower']:.4f} and {e['upper']:.4f} at "
+        f"confidence 0.95, where the exact value is {e['exact_tpr']:.4f}"
+    )
+    assert quoted in AUDIT_MD
