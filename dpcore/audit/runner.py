@@ -161,6 +161,7 @@ def audit(
         pmf_p = binomial_logpmf(n, lp[1, 1], lp[1, 0])
         emp = exact_majority_loss(pmf_d, pmf_p, delta)
         lr, cut = exact_lr_loss(pmf_d, pmf_p, delta)
+        pair = exact_pair(pmf_d, pmf_p, epsilon=claimed, delta=delta, lr_cut=cut)
         return AuditResult(
             **common,
             method="exact",
@@ -179,7 +180,7 @@ def audit(
             guess1_d=None,
             guess1_dprime=None,
             elapsed_s=time.perf_counter() - t0,
-            tradeoff_pair=exact_pair(pmf_d, pmf_p, epsilon=claimed, delta=delta, lr_cut=cut),
+            tradeoff_pair=pair,
         )
 
     trials = check_int(trials, name="trials", min_value=MIN_TRIALS, max_value=MAX_TRIALS)
