@@ -65,6 +65,9 @@ SPECS = {
     "model": bool_param(False),
     "lr": bool_param(True),
     "logy": bool_param(False),
+    # the trade-off figure's cell (kept valid below: a mechanism shown and an n in the range)
+    "tmech": choice_param("adept", NAMES),
+    "tn": choice_param(128, DIMS),
 }
 
 
@@ -286,30 +289,29 @@ elif no_claim:
     st.info(f"{', '.join(no_claim)} claims no privacy, so there is no claim to test.", icon=":material/info:")
 
 
-def _keep_choice(key: str, options: list) -> None:
-    """Forget a widget's value that is no longer among its options (the default applies)."""
-    if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
-
-
 # ---- what the claim means for an observer: one exact cell's trade-off curve ------------------
 exact_mechs = [m for m in mechs if any(r["mechanism"] == m and "exact" in r for r in rows)]
 tradeoff_params = None
 if exact_mechs:
     st.subheader("What an observer can do")
-    default_mech = next((m for m in ("adept", *violators) if m in exact_mechs), exact_mechs[0])
-    _keep_choice("tradeoff_mech", exact_mechs)
-    _keep_choice("tradeoff_n", dims)
+    # A choice that the mechanisms or the range no longer offer falls back to the default cell
+    # (ADePT, else the first violator, at the largest n), and the URL says so.
+    if st.session_state["tmech"] not in exact_mechs:
+        st.session_state["tmech"] = next(
+            (m for m in ("adept", *violators) if m in exact_mechs), exact_mechs[0]
+        )
+    if st.session_state["tn"] not in dims:
+        st.session_state["tn"] = dims[-1]
     c1, c2 = st.columns(2)
     t_mech = c1.selectbox(
         "Mechanism shown",
         exact_mechs,
-        index=exact_mechs.index(default_mech),
-        key="tradeoff_mech",
+        key="tmech",
         format_func=_label,
         help="Laplace at the same n is drawn beside it when it is among the mechanisms.",
     )
-    t_dim = c2.selectbox("n shown", dims, index=len(dims) - 1, key="tradeoff_n")
+    t_dim = c2.selectbox("n shown", dims, key="tn")
+    sync_query_params(SPECS)
     shown = [t_mech] + (["laplace"] if t_mech != "laplace" and "laplace" in exact_mechs else [])
     t_cells = {m: tradeoff_cell(m, t_dim, eps) for m in shown}
     st.markdown(

@@ -284,8 +284,8 @@ def test_tradeoff_figure_shows_adept_beside_laplace_and_its_numbers_go_into_the_
     want = audit("adept", dim=128, epsilon=1.0).to_dict()["tpr_at_fpr"]
     assert cells["adept"]["tpr_at_fpr"] == want and all(e["exceeds_claim"] for e in want)
 
-    at.selectbox(key="tradeoff_mech").set_value("laplace").run()
-    at.selectbox(key="tradeoff_n").set_value(8).run()
+    at.selectbox(key="tmech").set_value("laplace").run()
+    at.selectbox(key="tn").set_value(8).run()
     assert not at.exception
     names = [t.get("name") or "" for t in _chart(at, "audit-tradeoff")["data"]]
     assert "laplace (n = 8): 0ⁿ vs 1ⁿ: exact optimal tests" in names
@@ -299,9 +299,23 @@ def test_tradeoff_widget_falls_back_when_its_choice_is_gone() -> None:
     at = AppTest.from_file(AUDIT, default_timeout=60)
     at.query_params.update({"mechs": "laplace,adept", "mc": "false", "nmax": "64"})
     at.run()
-    at.selectbox(key="tradeoff_n").set_value(16).run()
+    at.selectbox(key="tn").set_value(16).run()
     at.multiselect(key="mechs").set_value(["laplace"])
     at.selectbox(key="nmax").set_value(8).run()
     assert not at.exception
-    assert at.selectbox(key="tradeoff_mech").value == "laplace"
-    assert at.selectbox(key="tradeoff_n").value == 8
+    assert at.selectbox(key="tmech").value == "laplace"
+    assert at.selectbox(key="tn").value == 8
+    assert at.query_params["tmech"] == "laplace" and at.query_params["tn"] == "8"
+
+
+def test_tradeoff_cell_comes_from_the_url() -> None:
+    """A shared link reproduces the trade-off figure's cell."""
+    at = AppTest.from_file(AUDIT, default_timeout=60)
+    at.query_params.update(
+        {"mechs": "laplace,adept", "mc": "false", "nmax": "64", "tmech": "laplace", "tn": "4"}
+    )
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="tmech").value == "laplace" and at.selectbox(key="tn").value == 4
+    names = [t.get("name") or "" for t in _chart(at, "audit-tradeoff")["data"]]
+    assert "laplace (n = 4): 0ⁿ vs 1ⁿ: exact optimal tests" in names

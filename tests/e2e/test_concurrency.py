@@ -37,7 +37,8 @@ SANITIZE_SENTENCES = [
 
 
 def _legend_mechanisms(page) -> set[str]:  # type: ignore[no-untyped-def]
-    texts = page.locator(".js-plotly-plot .legendtext").all_text_contents()
+    """The mechanisms in the audit figure's legend (not the trade-off figure's below it)."""
+    texts = page.locator(".st-key-audit-figure .js-plotly-plot .legendtext").all_text_contents()
     return {re.split(r" \(|:", t, maxsplit=1)[0].strip() for t in texts if t.strip()}
 
 
