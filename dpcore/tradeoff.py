@@ -417,15 +417,16 @@ class TradeoffPair:
             return False
         return bool(np.any(curve[1] > tpr_ceiling(curve[0], self.epsilon, self.delta) + 1e-9))
 
-    def tpr_at_fpr(self, levels: Sequence[float] = FPR_LEVELS) -> list[dict[str, Any]]:
-        """:func:`tpr_at_fpr_entry` at each FPR level."""
+    def tpr_at_fpr(self, levels: Sequence[float] = FPR_LEVELS, *, exact: bool = True) -> list[dict[str, Any]]:
+        """:func:`tpr_at_fpr_entry` at each FPR level: from the exact curve where the pair has one
+        (and ``exact``), else from its boxes."""
         return [
             tpr_at_fpr_entry(
                 self.boxes,
                 epsilon=self.epsilon,
                 delta=self.delta,
                 alpha=a,
-                exact_curve=self.exact_curve,
+                exact_curve=self.exact_curve if exact else None,
                 null=self.null,
                 alt=self.alt,
                 unit=self.unit,

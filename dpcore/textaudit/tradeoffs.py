@@ -38,7 +38,6 @@ from dpcore.tradeoff import (
     Box,
     TradeoffPair,
     roc_from_logpmfs,
-    tpr_at_fpr_entry,
     tpr_ceiling,
 )
 
@@ -190,18 +189,7 @@ def build(
 def tpr_record(pair: TradeoffPair) -> dict[str, Any]:
     """The ``tpr_at_fpr`` record of one pair: measured (from its boxes) at each FPR level, and
     exact (from the declared distribution) where the pair has an exact curve."""
-    measured = [
-        tpr_at_fpr_entry(
-            pair.boxes,
-            epsilon=pair.epsilon,
-            delta=pair.delta,
-            alpha=a,
-            null=pair.null,
-            alt=pair.alt,
-            unit=pair.unit,
-        )
-        for a in FPR_LEVELS
-    ]
+    measured = pair.tpr_at_fpr(FPR_LEVELS, exact=False)
     return {
         "null": pair.null,
         "alt": pair.alt,

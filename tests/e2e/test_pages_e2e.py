@@ -48,6 +48,17 @@ def _idle(page, timeout: int = 90_000) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_function(IDLE, timeout=timeout, polling=100)
 
 
+def _figure_shot(page, key: str, path: Path, timeout: int = 180_000) -> str:  # type: ignore[no-untyped-def]
+    """A screenshot of the chart with Streamlit key ``key`` alone; returns its text (legend,
+    axis titles) once it has drawn."""
+    chart = page.locator(f".st-key-{key} .js-plotly-plot").first
+    chart.wait_for(timeout=timeout)
+    chart.scroll_into_view_if_needed()
+    _idle(page, timeout)
+    chart.screenshot(path=str(path))
+    return chart.inner_text()
+
+
 def _plots(page, count: int, timeout: int = 90_000) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_function(
         f"() => document.querySelectorAll('.js-plotly-plot').length >= {count}", timeout=timeout
@@ -465,6 +476,9 @@ def test_the_talk_path_keeps_every_setting_and_the_pasted_sentence(  # type: ign
     _plots(page, 1)
     assert number("Claimed ε") == 3.5 and query().get("eps") == "3.5", query()
     page.screenshot(path=str(artifacts / "talk-audit.png"), full_page=True)
+    # the trade-off figure: the claim's ceiling, what was measured, a violation where there is one
+    text = _figure_shot(page, "audit-tradeoff", artifacts / "talk-audit-tradeoff.png")
+    assert "claim's ceiling" in text and "3.5" in text, text
     for path, label, value, param in TALK:
         go(path)
         if path == "sanitize":
@@ -481,6 +495,9 @@ def test_the_talk_path_keeps_every_setting_and_the_pasted_sentence(  # type: ign
             _idle(page, 180_000)
         set_number(label, value, param)
         page.screenshot(path=str(artifacts / f"talk-{path}.png"), full_page=True)
+        if path == "audit_text":
+            text = _figure_shot(page, "textaudit-tradeoff", artifacts / "talk-audit_text-tradeoff.png")
+            assert "claim's ceiling" in text, text
     go("attack")
     _plots(page, 1, timeout=180_000)
     before = eps_tags()
