@@ -54,6 +54,7 @@ __all__ = [
     "claim_tradeoff",
     "concave_hull",
     "pair_epsilon",
+    "percent",
     "roc_from_logpmfs",
     "tpr_at",
     "tpr_at_fpr_entry",
@@ -255,19 +256,41 @@ class Box:
     ) -> Box:
         """Clopper–Pearson intervals on both rates, each two-sided at α/2, so that the box holds
         with probability ≥ 1 − α (union bound)."""
+        return cls.many_from_counts([hits_null], n_null, [hits_alt], n_alt, alpha=alpha, labels=[label])[0]
+
+    @classmethod
+    def many_from_counts(
+        cls,
+        hits_null: Sequence[int] | np.ndarray,
+        n_null: int,
+        hits_alt: Sequence[int] | np.ndarray,
+        n_alt: int,
+        *,
+        alpha: float,
+        labels: Sequence[str],
+    ) -> list[Box]:
+        """:meth:`from_counts` for many events at once (one vectorised Clopper–Pearson call per
+        bound), each box at level ``alpha``."""
         from dpcore.stats import cp_lower, cp_upper
 
         a = float(alpha) / 4.0  # two rates, two sides each
-        return cls(
-            fpr=hits_null / n_null,
-            tpr=hits_alt / n_alt,
-            fpr_low=float(cp_lower(hits_null, n_null, a)),
-            fpr_high=float(cp_upper(hits_null, n_null, a)),
-            tpr_low=float(cp_lower(hits_alt, n_alt, a)),
-            tpr_high=float(cp_upper(hits_alt, n_alt, a)),
-            confidence=1.0 - float(alpha),
-            label=label,
-        )
+        hn = np.atleast_1d(np.asarray(hits_null, dtype=np.float64))
+        ha = np.atleast_1d(np.asarray(hits_alt, dtype=np.float64))
+        fl, fh = np.atleast_1d(cp_lower(hn, n_null, a)), np.atleast_1d(cp_upper(hn, n_null, a))
+        tl, th = np.atleast_1d(cp_lower(ha, n_alt, a)), np.atleast_1d(cp_upper(ha, n_alt, a))
+        return [
+            cls(
+                fpr=float(hn[i] / n_null),
+                tpr=float(ha[i] / n_alt),
+                fpr_low=float(fl[i]),
+                fpr_high=float(fh[i]),
+                tpr_low=float(tl[i]),
+                tpr_high=float(th[i]),
+                confidence=1.0 - float(alpha),
+                label=labels[i],
+            )
+            for i in range(hn.size)
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -287,7 +310,8 @@ def box_outside(box: Box, epsilon: float, delta: float = 0.0) -> str | None:
     return None
 
 
-def _pct(p: float) -> str:
+def percent(p: float) -> str:
+    """A rate as a percentage for sentences: two significant digits below 10%, whole percents above."""
     if p >= 0.1:
         return f"{100 * p:.0f}%"
     return f"{100 * p:.2g}%"
@@ -338,11 +362,11 @@ def tpr_at_fpr_entry(
     one_in = round(1.0 / alpha)
     meaning = (
         f"An observer who must tell from {unit} whether it came from {null} or from {alt} can "
-        f"name {alt} correctly {_pct(value)} of the time while wrongly naming it for 1 in {one_in} "
+        f"name {alt} correctly {percent(value)} of the time while wrongly naming it for 1 in {one_in} "
         f"inputs that were {null}"
-        + ("" if how == "exact" else f" (at least {_pct(lower)} with the stated confidence)")
+        + ("" if how == "exact" else f" (at least {percent(lower)} with the stated confidence)")
         + (
-            f"; the claimed ε allows at most {_pct(ceiling)}."
+            f"; the claimed ε allows at most {percent(ceiling)}."
             if math.isfinite(float(epsilon))
             else "; no ε is claimed, so nothing limits it."
         )
@@ -434,9 +458,13 @@ class TradeoffPair:
             for a in levels
         ]
 
-    def to_dict(self, *, levels: Sequence[float] = FPR_LEVELS, curve_points: int = 101) -> dict[str, Any]:
-        """JSON-ready: the claim's curve, the events' boxes, the exact curve, violations, TPRs."""
-        exact = self.exact_curve
+    def to_dict(
+        self, *, levels: Sequence[float] = FPR_LEVELS, curve_points: int = 101, exact: bool = True
+    ) -> dict[str, Any]:
+        """JSON-ready: the claim's curve, the events' boxes, the exact curve, violations, and the
+        TPRs at ``levels`` (from the exact curve where there is one and ``exact``, else from the
+        boxes: :meth:`tpr_at_fpr`)."""
+        curve = self.exact_curve
         return {
             "null": self.null,
             "alt": self.alt,
@@ -446,10 +474,10 @@ class TradeoffPair:
             "note": self.note,
             "claim_curve": claim_curve(self.epsilon, self.delta, curve_points),
             "boxes": [b.to_dict() for b in self.boxes],
-            "exact_curve": None if exact is None else {"fpr": exact[0].tolist(), "tpr": exact[1].tolist()},
+            "exact_curve": None if curve is None else {"fpr": curve[0].tolist(), "tpr": curve[1].tolist()},
             "outside": self.outside(),
             "exact_outside": self.exact_outside(),
-            "tpr_at_fpr": self.tpr_at_fpr(levels),
+            "tpr_at_fpr": self.tpr_at_fpr(levels, exact=exact),
             "definitions": DEFINITIONS,
         }
 

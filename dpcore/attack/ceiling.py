@@ -73,6 +73,7 @@ __all__ = [
     "claim_ceiling_curve",
     "claim_fields",
     "claim_shape",
+    "claim_shape_on_sentences",
     "epsilon_grid",
     "ldp_success_ceiling",
     "with_claim_ceiling",
@@ -433,6 +434,15 @@ class ClaimShape:
     def ceiling(self, epsilons: Sequence[float] | np.ndarray, *, top_k: int = 1) -> np.ndarray:
         """The success ceiling at each mechanism ε (:meth:`evaluate` without the partitions)."""
         return self.evaluate(epsilons, top_k=top_k)[0]
+
+
+def claim_shape_on_sentences(mech: Any, sentences: Sequence[str]) -> ClaimShape:
+    """:func:`claim_shape` for the positions every attack scores on ``sentences``
+    (:func:`dpcore.attack.experiment.scored_original_ids`): the one way the CLI, the comparison
+    and the page build it."""
+    from dpcore.attack.experiment import scored_original_ids
+
+    return claim_shape(mech, scored_original_ids(list(sentences), mech))
 
 
 def claim_shape(

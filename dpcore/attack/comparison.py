@@ -52,11 +52,9 @@ def epsilon_scale(mech: Any) -> str:
 
 def _claim_shape(make: Callable[[float], Any], eps: Sequence[float], sentences: Sequence[str]) -> Any:
     """The claim's shape of a mechanism on the attacked sentences (:mod:`dpcore.attack.ceiling`)."""
-    from dpcore.attack.ceiling import claim_shape
-    from dpcore.attack.experiment import scored_original_ids
+    from dpcore.attack.ceiling import claim_shape_on_sentences
 
-    mech = make(eps[0])
-    return claim_shape(mech, scored_original_ids(sentences, mech))
+    return claim_shape_on_sentences(make(eps[0]), sentences)
 
 
 def claim_row(shape: Any, epsilon: float, bayes: dict[str, Any] | None) -> dict[str, Any]:

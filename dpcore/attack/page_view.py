@@ -793,11 +793,9 @@ def claim_unit(
 ) -> Any:
     """The claim's shape (:class:`dpcore.attack.ceiling.ClaimShape`) of one mechanism on the
     attacked sentences; ``eps`` is any ε the mechanism is defined at (the shape gives every ε)."""
-    from dpcore.attack.ceiling import claim_shape
-    from dpcore.attack.experiment import scored_original_ids
+    from dpcore.attack.ceiling import claim_shape_on_sentences
 
-    m = res.mechanism(mech, eps, params, vsize, emb)
-    return claim_shape(m, scored_original_ids(list(sentences), m))
+    return claim_shape_on_sentences(res.mechanism(mech, eps, params, vsize, emb), sentences)
 
 
 def claim_view(

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.tradeoff import FPR_LEVELS, Box, TradeoffPair, roc_from_logpmfs, tpr_at_fpr_entry
+from dpcore.tradeoff import Box, TradeoffPair, roc_from_logpmfs
 
 __all__ = [
     "ALT",
@@ -105,32 +105,6 @@ def exact_pair(
     )
 
 
-def _cp_boxes(
-    hits_null: np.ndarray, hits_alt: np.ndarray, trials: int, alpha: float, labels: list[str]
-) -> list[Box]:
-    """:meth:`Box.from_counts` for many events at once (vectorised Clopper–Pearson)."""
-    from dpcore.stats import cp_lower, cp_upper
-
-    a = alpha / 4.0  # two rates, two sides each, as in Box.from_counts
-    hn = np.asarray(hits_null, dtype=np.float64)
-    ha = np.asarray(hits_alt, dtype=np.float64)
-    fl, fh = np.atleast_1d(cp_lower(hn, trials, a)), np.atleast_1d(cp_upper(hn, trials, a))
-    tl, th = np.atleast_1d(cp_lower(ha, trials, a)), np.atleast_1d(cp_upper(ha, trials, a))
-    return [
-        Box(
-            fpr=float(hn[i] / trials),
-            tpr=float(ha[i] / trials),
-            fpr_low=float(fl[i]),
-            fpr_high=float(fh[i]),
-            tpr_low=float(tl[i]),
-            tpr_high=float(th[i]),
-            confidence=1.0 - alpha,
-            label=labels[i],
-        )
-        for i in range(hn.size)
-    ]
-
-
 def _at_least(hist: np.ndarray) -> np.ndarray:
     """For a (2, n + 1) histogram of K: counts of ``K ≥ k`` for k = 0..n + 1, shape (2, n + 2)."""
     up = np.zeros((2, hist.shape[1] + 1), dtype=np.int64)
@@ -170,13 +144,16 @@ def mc_pair(
     total = _at_least(hist.sum(axis=0))
     evaluation = _at_least(hist[1])
     m = n // 2 + 1
-    boxes = _cp_boxes(total[0, [m]], total[1, [m]], trials, alpha / 4.0, [f"majority vote: K ≥ {m}"])
-    boxes += _cp_boxes(
+    boxes = Box.many_from_counts(
+        total[0, [m]], trials, total[1, [m]], trials, alpha=alpha / 4.0, labels=[f"majority vote: K ≥ {m}"]
+    )
+    boxes += Box.many_from_counts(
         evaluation[0, [lr_cut]],
+        t_eval,
         evaluation[1, [lr_cut]],
         t_eval,
-        alpha / 4.0,
-        [f"likelihood-ratio cut: K ≥ {lr_cut} (chosen on one half, counted on the other)"],
+        alpha=alpha / 4.0,
+        labels=[f"likelihood-ratio cut: K ≥ {lr_cut} (chosen on one half, counted on the other)"],
     )
     ks = np.arange(1, n + 1)
     pairs = np.stack([total[0, ks], total[1, ks]], axis=1)
@@ -185,8 +162,13 @@ def mc_pair(
         int(k) for k in ks[np.sort(first)] if not (total[0, k] == total[1, k] and total[0, k] in (0, trials))
     ]
     if keep:
-        boxes += _cp_boxes(
-            total[0, keep], total[1, keep], trials, alpha / (2.0 * n), [f"cut K ≥ {k}" for k in keep]
+        boxes += Box.many_from_counts(
+            total[0, keep],
+            trials,
+            total[1, keep],
+            trials,
+            alpha=alpha / (2.0 * n),
+            labels=[f"cut K ≥ {k}" for k in keep],
         )
     note = (
         f"Clopper–Pearson boxes, all holding together with probability ≥ {confidence:g} (union "
@@ -224,23 +206,11 @@ def observer_record(pair: TradeoffPair, *, measured: bool) -> dict[str, Any]:
     else from the exact curve, plus ``exact_tpr`` (the exact curve's TPR there, None without one).
     ``tradeoff`` is :meth:`TradeoffPair.to_dict` with the same ``tpr_at_fpr``.
     """
+    tradeoff = pair.to_dict(exact=not measured)
+    entries = tradeoff["tpr_at_fpr"]
     curve = pair.exact_curve
-    entries = []
-    for a in FPR_LEVELS:
-        e = tpr_at_fpr_entry(
-            pair.boxes,
-            epsilon=pair.epsilon,
-            delta=pair.delta,
-            alpha=a,
-            exact_curve=None if measured else curve,
-            null=pair.null,
-            alt=pair.alt,
-            unit=pair.unit,
-        )
-        e["exact_tpr"] = None if curve is None else float(np.interp(a, curve[0], curve[1]))
-        entries.append(e)
-    tradeoff = pair.to_dict()
-    tradeoff["tpr_at_fpr"] = entries
+    for e in entries:
+        e["exact_tpr"] = None if curve is None else float(np.interp(e["fpr"], curve[0], curve[1]))
     return {"tpr_at_fpr": entries, "tradeoff": tradeoff}
 
 

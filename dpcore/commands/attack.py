@@ -307,15 +307,11 @@ def _with_claim_ceiling(
 ) -> list[dict[str, Any]]:
     """The rows with the claim's ceiling on every row of the Bayesian unigram attacker (it sees
     only the sanitized word: :mod:`dpcore.attack.ceiling`)."""
-    from dpcore.attack.ceiling import WORD_ONLY_ATTACKS, claim_shape, with_claim_ceiling
+    from dpcore.attack.ceiling import WORD_ONLY_ATTACKS, claim_shape_on_sentences, with_claim_ceiling
 
     if attack not in WORD_ONLY_ATTACKS:
         return rows
-    from dpcore.attack.experiment import scored_original_ids
-
-    mech = make(eps0)
-    shape = claim_shape(mech, scored_original_ids(sentences, mech))
-    out = with_claim_ceiling(rows, shape)
+    out = with_claim_ceiling(rows, claim_shape_on_sentences(make(eps0), sentences))
     for o in out:
         if "claim_success_ceiling" in o:
             o["claim_ceiling_definitions"] = _definitions()

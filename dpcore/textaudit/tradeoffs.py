@@ -37,6 +37,7 @@ from dpcore.tradeoff import (
     FPR_LEVELS,
     Box,
     TradeoffPair,
+    percent,
     roc_from_logpmfs,
     tpr_ceiling,
 )
@@ -221,18 +222,14 @@ def observer_record(pairs: Sequence[TradeoffPair], *, max_pairs: int = JSON_PAIR
     }
 
 
-def _pct(p: float) -> str:
-    return f"{100 * p:.2g}%" if p < 0.1 else f"{100 * p:.0f}%"
-
-
 def text_line(pairs: Sequence[TradeoffPair]) -> str | None:
     """One plain line for the CLI's text output (None when no pair was tested)."""
     if not pairs:
         return None
     rec = tpr_record(pairs[0])
     at = "; ".join(
-        f"at {_pct(e['fpr'])} false alarms {_pct(e['tpr'])} right (≥ {_pct(e['lower'])}; the claim allows "
-        f"≤ {_pct(e['claim_ceiling'])})"
+        f"at {percent(e['fpr'])} false alarms {percent(e['tpr'])} right (≥ {percent(e['lower'])}; "
+        f"the claim allows ≤ {percent(e['claim_ceiling'])})"
         for e in rec["levels"]
     )
     n_out = sum(len(p.outside()) for p in pairs)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dpcore.tradeoff import TradeoffPair, box_outside, claim_curve
+from dpcore.tradeoff import Box, TradeoffPair, box_outside, claim_curve
 from dpcore.viz.axes import FONT, log_axis
 
 __all__ = ["tradeoff_figure"]
@@ -47,6 +47,18 @@ def _dense(f: np.ndarray, t: np.ndarray, per_segment: int = 24) -> tuple[np.ndar
     xf = [f[:-1, None] + u[None, :] * np.diff(f)[:, None]]
     xt = [t[:-1, None] + u[None, :] * np.diff(t)[:, None]]
     return np.append(np.concatenate(xf, axis=None), f[-1]), np.append(np.concatenate(xt, axis=None), t[-1])
+
+
+def _bars(boxes: Sequence[Box], rate: str, colour: str) -> dict[str, object]:
+    """Asymmetric error bars from each box's interval on ``rate`` ("fpr" or "tpr")."""
+    mid = [getattr(b, rate) for b in boxes]
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": [getattr(b, f"{rate}_high") - m for b, m in zip(boxes, mid, strict=True)],
+        "arrayminus": [m - getattr(b, f"{rate}_low") for b, m in zip(boxes, mid, strict=True)],
+        "color": colour,
+    }
 
 
 def _claim_traces(fig: go.Figure, pair: TradeoffPair, lo: float, log_axes: bool) -> None:
@@ -158,20 +170,8 @@ def tradeoff_figure(
                             "symbol": "x" if violating else "circle",
                             "size": 12 if violating else 8,
                         },
-                        error_x={
-                            "type": "data",
-                            "symmetric": False,
-                            "array": [b.fpr_high - b.fpr for b in sel],
-                            "arrayminus": [b.fpr - b.fpr_low for b in sel],
-                            "color": VIOLATION_COLOUR if violating else colour,
-                        },
-                        error_y={
-                            "type": "data",
-                            "symmetric": False,
-                            "array": [b.tpr_high - b.tpr for b in sel],
-                            "arrayminus": [b.tpr - b.tpr_low for b in sel],
-                            "color": VIOLATION_COLOUR if violating else colour,
-                        },
+                        error_x=_bars(sel, "fpr", VIOLATION_COLOUR if violating else colour),
+                        error_y=_bars(sel, "tpr", VIOLATION_COLOUR if violating else colour),
                         text=[b.label for b in sel],
                         hovertemplate=(
                             "%{text}<br>FPR %{x:.3g}<br>TPR %{y:.3g}<extra>" + pair.label + "</extra>"
