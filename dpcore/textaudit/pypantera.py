@@ -18,11 +18,14 @@ The claimed guarantee of each is the one its paper states (see :data:`PYPANTERA_
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import multiprocessing
 import os
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,6 +146,35 @@ def _check_param(name: str, value: Any) -> Any:
     return check_finite_float(value, name=name)
 
 
+_POOL_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _spawned_pools() -> Iterator[None]:
+    """Run pyPANTERA's embedding loader with a ``spawn`` process pool instead of ``fork``.
+
+    Its ``Vocab.loadParallel`` (``src/utils/vocab.py``) reads the embedding file with
+    ``multiprocessing.Pool`` under the default start method, fork. A fork from a process that runs
+    other threads (a Streamlit server, a browser driver, Ray, tqdm's monitor) can copy a lock that
+    one of them holds into the child, which then waits for it forever: seen under
+    ``ci-like --load 1``, a pool child stuck in ``futex_wait`` for 14 minutes. Spawned children
+    start from a fresh interpreter and load the same chunks, so the result is the same. The
+    module's ``mp`` is swapped for the spawn context while the constructor runs (one at a time).
+    """
+    try:
+        vocab_module = importlib.import_module("src.utils.vocab")
+    except ImportError:  # another pyPANTERA layout: nothing to swap
+        yield
+        return
+    with _POOL_LOCK:
+        original = vocab_module.mp
+        vocab_module.mp = multiprocessing.get_context("spawn")
+        try:
+            yield
+        finally:
+            vocab_module.mp = original
+
+
 class PypanteraSanitizer:
     """One pyPANTERA mechanism, run as shipped, behind the text-audit interface.
 
@@ -185,7 +217,8 @@ class PypanteraSanitizer:
         with tempfile.TemporaryDirectory(prefix="dpcore-pypantera-") as tmp:
             path = os.path.join(tmp, "vectors.txt")
             _write_glove(path, vocab)
-            self._mech = cls({"embPath": path, "epsilon": self.epsilon, **self.params})
+            with _spawned_pools():
+                self._mech = cls({"embPath": path, "epsilon": self.epsilon, **self.params})
         loaded = list(self._mech.vocab.embeddings.keys())
         self.lost_words = sorted(set(map(str, vocab.words)) - set(loaded))
         self._m = int(vocab.dim)
