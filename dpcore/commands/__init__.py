@@ -23,4 +23,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "attack",
     "utility",
     "precompute_attack_page",
+    "verdicts",
 )

@@ -1,0 +1,247 @@
+"""The verdict table as a file: its schema, the shipped copy, validation, resuming, and the check.
+
+The file (``dpcore/data/verdicts.json`` ships the latest full run) is one JSON object::
+
+    {"schema": "dpcore-verdicts/1",
+     "header": {"command", "started", "finished", "machine", "dpcore_version", "minutes", "seed",
+                "workers", "engine", "confidence", "complete", "seconds"},
+     "definitions": {...},
+     "rows": [row, ...]}
+
+Each row is :func:`dpcore.verdicts.run.run_row`'s record. The page, the docs table and
+``verdicts --json`` all read this one object.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from dpcore.validation import DPCoreError
+
+SCHEMA = "dpcore-verdicts/1"
+SHIPPED_PATH = Path(__file__).resolve().parents[1] / "data" / "verdicts.json"
+#: Largest file ``load`` reads (the shipped one is about 1 MB).
+MAX_BYTES = 50_000_000
+
+HEADER_KEYS: tuple[str, ...] = (
+    "command",
+    "started",
+    "finished",
+    "machine",
+    "dpcore_version",
+    "minutes",
+    "seed",
+    "workers",
+    "engine",
+    "confidence",
+    "complete",
+    "seconds",
+)
+ROW_KEYS: tuple[str, ...] = (
+    "name",
+    "group",
+    "library",
+    "library_version",
+    "summary",
+    "epsilon",
+    "embedding",
+    "expected",
+    "seed",
+    "minutes",
+    "date",
+    "machine",
+    "status",
+    "why",
+    "plan",
+    "command",
+    "audit",
+    "check",
+    "claim",
+    "seconds",
+)
+STATUSES = ("ran", "cannot-run")
+VERDICTS = ("violates", "not-detected", "untested")
+
+DEFINITIONS: dict[str, str] = {
+    "verdict": (
+        "violates: a test certified, at the stated confidence family-wise, a privacy loss above the "
+        "claim; not-detected: no test did, which does not show the mechanism is private; untested: "
+        "nothing could be sampled"
+    ),
+    "largest certified violation": (
+        "the largest ratio of a pair's lower confidence bound on its privacy loss to its claimed "
+        "bound (ε, or ε·d(x, x′) + ε₀ for metric claims); a pooled test's certified excess in nats "
+        "where no single pair was flagged"
+    ),
+    "power": (
+        "what the whole pipeline (screen, pooled tests, confirmation) would have caught with "
+        "probability ≥ 0.9: a flaw of Δ nats shared by the vocabulary (uniform), or one output with "
+        "loss claim + 1 nat and probability ≥ p under M(x) (single-output, per claim level)"
+    ),
+    "not covered": "what no test of the row could see; a violation of these kinds may exist unseen",
+    "check": (
+        "a small deterministic audit of the row (a control's own setting) that "
+        "`python -m dpcore verdicts --check` reruns and compares"
+    ),
+    "fitted plan": (
+        "|V| and budget chosen from the sanitizer's probed speed so that the row fits its minutes "
+        "and, where predicted possible, catches a uniform flaw of Δ ≤ 1 nat with probability ≥ 0.9"
+    ),
+}
+
+
+def new_document(header: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A verdict file's object."""
+    return {"schema": SCHEMA, "header": dict(header), "definitions": dict(DEFINITIONS), "rows": list(rows)}
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """Read and validate a verdict file; one clear :class:`DPCoreError` when it is not one."""
+    p = Path(path)
+    if not p.is_file():
+        raise DPCoreError(f"no such verdict file: {p}")
+    if p.stat().st_size > MAX_BYTES:
+        raise DPCoreError(f"{p} is larger than {MAX_BYTES // 1_000_000} MB: not a verdict file")
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise DPCoreError(f"{p} is not a JSON verdict file: {str(exc).splitlines()[0][:160]}") from None
+    problems = validate(doc)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise DPCoreError(f"{p} is not a valid verdict file: {problems[0]}{more}")
+    return doc
+
+
+def load_shipped() -> dict[str, Any]:
+    """The shipped verdict file (``dpcore/data/verdicts.json``)."""
+    return load(SHIPPED_PATH)
+
+
+def evidence_says(audit: dict[str, Any]) -> str:
+    """The verdict a row's kept evidence supports: ``violates`` when a kept pair is flagged or a
+    pooled test rejects, ``untested`` when nothing was tested, else ``not-detected``."""
+    if audit.get("violating_pairs_total", 0) > 0 or any(t.get("rejects") for t in audit.get("pooled", [])):
+        return "violates"
+    if audit.get("pairs_tested", 0) == 0 and not any(t.get("terms", 0) > 0 for t in audit.get("pooled", [])):
+        return "untested"
+    return "not-detected"
+
+
+def validate(doc: Any) -> list[str]:
+    """Every way ``doc`` departs from the schema (an empty list when it is a verdict file).
+
+    Besides keys and types, each row's verdict must be the one its own evidence supports
+    (:func:`evidence_says`), its check must be recorded, and a control must come out as expected."""
+    if not isinstance(doc, dict):
+        return ["not a JSON object"]
+    out: list[str] = []
+    if doc.get("schema") != SCHEMA:
+        out.append(f"schema is {doc.get('schema')!r}, not {SCHEMA!r}")
+    header = doc.get("header")
+    if not isinstance(header, dict):
+        out.append("no header object")
+    else:
+        out += [f"header lacks {k!r}" for k in HEADER_KEYS if k not in header]
+    rows = doc.get("rows")
+    if not isinstance(rows, list) or not rows:
+        return [*out, "no rows"]
+    seen: set[str] = set()
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            out.append(f"row {i} is not an object")
+            continue
+        name = row.get("name", f"#{i}")
+        missing = [k for k in ROW_KEYS if k not in row]
+        if missing:
+            out.append(f"row {name!r} lacks {', '.join(map(repr, missing))}")
+            continue
+        if name in seen:
+            out.append(f"row {name!r} appears twice")
+        seen.add(name)
+        if row["status"] not in STATUSES:
+            out.append(f"row {name!r}: status {row['status']!r} is not one of {', '.join(STATUSES)}")
+            continue
+        if row["status"] == "cannot-run":
+            if not isinstance(row["why"], str) or not row["why"]:
+                out.append(f"row {name!r} cannot run but does not say why")
+            continue
+        audit = row["audit"]
+        if not isinstance(audit, dict) or audit.get("verdict") not in VERDICTS:
+            out.append(f"row {name!r} ran but has no audit verdict")
+            continue
+        if evidence_says(audit) != audit["verdict"]:
+            out.append(
+                f"row {name!r}: its verdict {audit['verdict']!r} is not what its evidence says "
+                f"({evidence_says(audit)!r})"
+            )
+        if row["expected"] is not None and audit["verdict"] != row["expected"]:
+            out.append(f"control {name!r} came out {audit['verdict']!r}, not {row['expected']!r}")
+        check = row["check"]
+        if not isinstance(check, dict) or "verdict" not in check:
+            out.append(f"row {name!r} has no check")
+        if not isinstance(row["command"], str) or "audit-text" not in row["command"]:
+            out.append(f"row {name!r} has no audit-text command")
+    return out
+
+
+def verdict_of(row: dict[str, Any]) -> str:
+    """``violates``, ``not-detected``, ``untested`` or ``cannot-run``."""
+    return "cannot-run" if row["status"] != "ran" else str(row["audit"]["verdict"])
+
+
+def version_problems(doc: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(differences, skipped): rows whose recorded library version differs from what is installed
+    here, and libraries a row records that are not installed here (not compared)."""
+    from dpcore.verdicts.rows import library_version
+
+    diff: list[str] = []
+    skipped: list[str] = []
+    seen: dict[str, str | None] = {}
+    for row in doc["rows"]:
+        lib = row["library"]
+        if lib not in seen:
+            seen[lib] = library_version(lib)
+        have = seen[lib]
+        if row["library_version"] is None:
+            continue
+        if have is None:
+            if lib not in skipped:
+                skipped.append(lib)
+            continue
+        if row["library_version"] != have:
+            diff.append(f"{row['name']}: recorded {lib} {row['library_version']}, installed {have}")
+    return diff, skipped
+
+
+def check_sample(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows ``verdicts --check`` reruns: every control, and per other library the row whose
+    check was cheapest among those whose check agreed with the row's verdict."""
+    out = [r for r in doc["rows"] if r["group"] == "control" and r["status"] == "ran"]
+    best: dict[str, dict[str, Any]] = {}
+    for r in doc["rows"]:
+        if r["group"] == "control" or r["status"] != "ran" or not r.get("check"):
+            continue
+        if r["check"].get("verdict") != r["audit"]["verdict"]:
+            continue
+        lib = r["library"]
+        if lib not in best or r["check"]["seconds"] < best[lib]["check"]["seconds"]:
+            best[lib] = r
+    return out + list(best.values())
+
+
+def resumable(old: dict[str, Any], *, minutes: float, seed: int) -> dict[str, dict[str, Any]]:
+    """Rows of an earlier (partial) file that a resumed run keeps: same minutes, seed and
+    library version as now, and either run or unable to run for a reason other than a missing library."""
+    from dpcore.verdicts.rows import library_version
+
+    keep: dict[str, dict[str, Any]] = {}
+    for row in old.get("rows", []):
+        if row.get("minutes") != minutes or row.get("seed") != seed:
+            continue
+        if row.get("library_version") is None or row["library_version"] != library_version(row["library"]):
+            continue
+        keep[row["name"]] = row
+    return keep

@@ -1,0 +1,353 @@
+"""Run the verdict table's rows: each sanitizer's default audit, fitted to its minutes.
+
+:func:`run_row` plans (:func:`dpcore.verdicts.fit.plan_row`, or a control's fixed setting), runs
+:func:`dpcore.textaudit.audit_text` and keeps a compact record of what it showed
+(:func:`compact_audit`), with the exact ``audit-text`` command that reproduces it and its
+check (:func:`run_check`: a small deterministic audit that ``verdicts --check`` reruns). A row that
+cannot run records why in one line. :func:`run_rows` runs rows one after another on this
+machine, or in parallel as Ray tasks on a cluster.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from dpcore.verdicts.fit import plan_row
+from dpcore.verdicts.rows import FixedPlan, RowSpec, library_version
+
+#: The non-control rows' check: a small screen every ``verdicts --check`` can afford.
+CHECK_PLAN = FixedPlan(vocab_size=300, screen_budget=60_000, samples=2_000, pairs=20)
+#: Pairs kept in a row's record besides the violating ones (the rest are summarised).
+KEPT_PAIRS = 10
+#: Violating pairs kept in a row's record.
+KEPT_VIOLATIONS = 50
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def machine() -> str:
+    """One line naming this machine: cores, CPU, OS and Python."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return (
+        f"{os.cpu_count()} cores ({cpu}), {platform.system()} {platform.machine()}, "
+        f"Python {platform.python_version()}"
+    )
+
+
+def audit_arguments(spec: RowSpec, plan: FixedPlan | Any, seed: int) -> dict[str, Any]:
+    """The keyword arguments of :func:`~dpcore.textaudit.audit_text` for a row's plan: exactly
+    what :func:`command_line`'s ``audit-text`` passes."""
+    if isinstance(plan, FixedPlan) and plan.words is not None:
+        return dict(
+            words=list(plan.words),
+            pairs=plan.pairs,
+            neighbors=plan.neighbors,
+            samples=plan.samples,
+            seed=seed,
+        )
+    return dict(
+        pairs=int(plan.pairs),
+        neighbors=2 if not isinstance(plan, FixedPlan) else plan.neighbors,
+        samples=int(plan.samples),
+        screen_budget=int(plan.screen_budget),
+        seed=seed,
+    )
+
+
+def command_line(spec: RowSpec, plan: FixedPlan | Any, seed: int) -> str:
+    """The ``python -m dpcore audit-text`` command that reproduces a row's audit (same JSON,
+    apart from timings, on any machine and with any number of workers)."""
+    a = audit_arguments(spec, plan, seed)
+    cmd = ["python", "-m", "dpcore", "audit-text", "--mechanism", spec.name, "--epsilon", f"{spec.epsilon:g}"]
+    if spec.embedding != "glove":
+        cmd += ["--embedding", spec.embedding]
+    cmd += ["--vocab-size", str(plan.vocab_size)]
+    if "words" in a:
+        cmd += ["--words", ",".join(a["words"])]
+    cmd += ["--pairs", str(a["pairs"]), "--neighbors", str(a["neighbors"])]
+    if "screen_budget" in a:
+        cmd += ["--screen-budget", str(a["screen_budget"])]
+    cmd += ["--samples", str(a["samples"]), "--seed", str(seed), "--json"]
+    return shlex.join(cmd)
+
+
+def _audit(spec: RowSpec, plan: FixedPlan | Any, seed: int, workers: int) -> tuple[Any, Any]:
+    from dpcore.text.vocab import build_vocabulary
+    from dpcore.textaudit import audit_text
+    from dpcore.textaudit.loaders import load_sanitizer
+
+    vocab = build_vocabulary(spec.embedding, size=int(plan.vocab_size))
+    sanitizer = load_sanitizer(spec.name, epsilon=spec.epsilon, vocab=vocab, params=dict(spec.params))
+    result = audit_text(sanitizer, vocab=vocab, workers=workers, **audit_arguments(spec, plan, seed))
+    return sanitizer, result
+
+
+def compact_audit(result: Any) -> dict[str, Any]:
+    """What a row keeps of a :class:`~dpcore.textaudit.TextAuditResult`: its verdict and test, the
+    violating pairs (at most :data:`KEPT_VIOLATIONS`) and the strongest others, the pooled tests
+    without their per-claim groups, the power statements, the contract checks and the failures."""
+    d = result.to_dict()
+    tested = [p for p in d["pairs"] if p.get("error") is None]
+    ratio = lambda p: p["lower_bound"] / p["claimed_bound"] if p["claimed_bound"] > 0 else math.inf  # noqa: E731
+    tested.sort(key=lambda p: (not p["violates"], -ratio(p) if p["lower_bound"] > 0 else 0.0))
+    viol = [p for p in tested if p["violates"]]
+    others = [p for p in tested if not p["violates"]]
+    keep = viol[:KEPT_VIOLATIONS] + others[:KEPT_PAIRS]
+    pooled = []
+    for t in d["pooled"]:
+        t = {k: v for k, v in t.items() if k != "claim_groups"}
+        t["top_pairs"] = list(t.get("top_pairs", []))[:5]
+        pooled.append(t)
+    screen = d.get("screen")
+    if screen is not None:
+        screen = {k: v for k, v in screen.items() if k != "top_words"} | {
+            "top_words": list(screen.get("top_words", []))[:10]
+        }
+    contract = d.get("rng_contract") or {}
+    calls = d.get("calls") or {}
+    declaration = d.get("declaration")
+    failures = d.get("failures") or {}
+    return {
+        "verdict": d["verdict"],
+        "verdict_text": d["verdict_text"],
+        "test": d["test"],
+        "confidence": d["confidence"],
+        "alpha_per_test": d["alpha_per_test"],
+        "max_lower_bound_ratio": d["max_lower_bound_ratio"],
+        "max_detectable_loss": d["max_detectable_loss"],
+        "exact_verdict": d["exact_verdict"],
+        "vocab_size": d["vocab_size"],
+        "embedding": d["embedding"],
+        "strategy": d["strategy"],
+        "samples": d["samples"],
+        "samples_drawn": d["samples_drawn"],
+        "elapsed_seconds": d["elapsed_seconds"],
+        "pairs_total": len(d["pairs"]),
+        "pairs_tested": d["pairs_tested"],
+        "violating_pairs_total": len(viol),
+        "pairs": keep,
+        "pooled": pooled,
+        "power": d.get("power") or {},
+        "screen": screen,
+        "rng_contract": {k: contract.get(k) for k in ("status", "text")},
+        "calls": {k: calls.get(k) for k in ("status", "audited_as", "text")},
+        "declaration": None
+        if declaration is None
+        else {k: declaration.get(k) for k in ("status", "text", "p_value")},
+        "failed_words": len(failures),
+        "first_failure": None
+        if not failures
+        else f"{next(iter(failures))!r}: {next(iter(failures.values()))}",
+        "sanitizer": d.get("sanitizer"),
+        "dpcore_version": d.get("dpcore_version"),
+    }
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if not str(exc).startswith(type(exc).__name__) and not hasattr(exc, "dpcore_message"):
+        from dpcore.validation import DPCoreError
+
+        if not isinstance(exc, DPCoreError):
+            text = f"{type(exc).__name__}: {text}"
+    return text[:300]
+
+
+def run_check(spec: RowSpec, seed: int, workers: int, *, plan: FixedPlan | None = None) -> dict[str, Any]:
+    """The row's check: ``plan`` (default: a control's own fixed setting, else :data:`CHECK_PLAN`);
+    deterministic in its seed, so ``verdicts --check`` reruns it and compares verdicts."""
+    if plan is None:
+        plan = spec.fixed if spec.fixed is not None else CHECK_PLAN
+    t0 = time.perf_counter()
+    try:
+        _, r = _audit(spec, plan, seed, workers)
+    except Exception as exc:  # a third-party library may raise anything: the check says so
+        return {"plan": plan.to_dict(), "verdict": "cannot-run", "why": _one_line(exc), "seconds": 0.0}
+    return {
+        "plan": plan.to_dict(),
+        "command": command_line(spec, plan, seed),
+        "verdict": r.verdict,
+        "max_lower_bound_ratio": r.max_lower_bound_ratio,
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
+
+
+def run_row(
+    spec: RowSpec,
+    *,
+    minutes: float,
+    seed: int,
+    workers: int,
+    check: bool = True,
+    on_stage: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Plan, audit and record one row; never raises for the sanitizer's own failures.
+
+    Parameters
+    ----------
+    spec:
+        The row (:func:`dpcore.verdicts.rows.catalogue`).
+    minutes:
+        The fitted row's time budget (a control's fixed setting ignores it).
+    seed:
+        The audit's seed (the pilot uses ``seed + 1``).
+    workers:
+        Processes the audit draws with.
+    check:
+        Also run the row's check (:func:`run_check`).
+    on_stage:
+        Called with one line as the row moves on (plan, audit, check).
+    """
+    say = on_stage or (lambda _line: None)
+    t0 = time.perf_counter()
+    row: dict[str, Any] = {
+        "name": spec.name,
+        "group": spec.group,
+        "library": spec.library,
+        "library_version": library_version(spec.library),
+        "summary": spec.summary,
+        "epsilon": spec.epsilon,
+        "embedding": spec.embedding,
+        "expected": spec.expected,
+        "seed": seed,
+        "minutes": minutes,
+        "date": now_iso(),
+        "machine": machine(),
+        "workers": workers,
+        "status": "cannot-run",
+        "why": spec.unavailable,
+        "plan": None,
+        "command": None,
+        "audit": None,
+        "tpr_at_fpr": None,
+        "check": None,
+        "claim": None,
+        "guarantee": None,
+    }
+    if spec.unavailable is not None:
+        row["seconds"] = 0.0
+        return row
+    try:
+        if spec.fixed is not None:
+            plan: Any = spec.fixed
+            row["plan"] = {"kind": "fixed"} | spec.fixed.to_dict()
+        else:
+            say("probing its speed and running the pilot")
+            plan = plan_row(
+                spec.name, minutes=minutes, workers=workers, epsilon=spec.epsilon, embedding=spec.embedding
+            )
+            row["plan"] = {"kind": "fitted"} | plan.to_dict()
+        say(
+            f"auditing at |V| = {plan.vocab_size:,}"
+            + (f", {plan.screen_budget:,} screen draws" if getattr(plan, "screen_budget", None) else "")
+            + f", T = {plan.samples:,}"
+        )
+        row["command"] = command_line(spec, plan, seed)
+        sanitizer, result = _audit(spec, plan, seed, workers)
+    except Exception as exc:  # a third-party library may raise anything: the row says why
+        row["why"] = _one_line(exc)
+        row["seconds"] = round(time.perf_counter() - t0, 1)
+        return row
+    row["status"] = "ran"
+    row["why"] = None
+    row["audit"] = compact_audit(result)
+    row["tpr_at_fpr"] = result.observer(max_pairs=0)["tpr_at_fpr"]
+    row["claim"] = getattr(sanitizer, "citation", None) or (
+        "ε-LDP" if result.guarantee == "ldp" else "ε·d metric LDP"
+    )
+    row["guarantee"] = result.guarantee
+    if spec.fixed is not None:  # a fixed row is its own check: the same deterministic audit
+        row["check"] = {
+            "plan": spec.fixed.to_dict(),
+            "command": row["command"],
+            "verdict": result.verdict,
+            "max_lower_bound_ratio": result.max_lower_bound_ratio,
+            "seconds": round(time.perf_counter() - t0, 2),
+        }
+    elif check:
+        say("running its check")
+        row["check"] = run_check(spec, seed, workers)
+    row["seconds"] = round(time.perf_counter() - t0, 1)
+    return row
+
+
+def run_rows(
+    specs: Sequence[RowSpec],
+    *,
+    minutes: float,
+    seed: int,
+    workers: int,
+    engine: str = "local",
+    address: str | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+    on_stage: Callable[[str, str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run ``specs`` and return their rows in order.
+
+    ``engine="local"``: one after another in this process, each audit drawing with ``workers``
+    processes. ``engine="ray"``: every row is a Ray task asking for ``workers`` CPUs, run in
+    parallel on the cluster at ``address`` (a local Ray when None). ``on_row`` is called with each
+    row as it finishes (to save progress); ``on_stage(name, line)`` as a local row moves on.
+    """
+    if engine == "ray":
+        return _run_ray(specs, minutes=minutes, seed=seed, workers=workers, address=address, on_row=on_row)
+    rows = []
+    for spec in specs:
+        stage = None if on_stage is None else (lambda line, n=spec.name: on_stage(n, line))
+        row = run_row(spec, minutes=minutes, seed=seed, workers=workers, on_stage=stage)
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
+    return rows
+
+
+def _run_ray(
+    specs: Sequence[RowSpec],
+    *,
+    minutes: float,
+    seed: int,
+    workers: int,
+    address: str | None,
+    on_row: Callable[[dict[str, Any]], None] | None,
+) -> list[dict[str, Any]]:
+    from dpcore.corpus.engines import start_ray
+
+    stop = start_ray(address, max(workers, os.cpu_count() or 1))
+    try:
+        import ray
+
+        task = ray.remote(num_cpus=workers, max_retries=0)(_ray_row)
+        refs = {task.remote(spec, minutes, seed, workers): i for i, spec in enumerate(specs)}
+        out: list[dict[str, Any] | None] = [None] * len(specs)
+        pending = list(refs)
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                row = ray.get(ref)
+                out[refs[ref]] = row
+                if on_row is not None:
+                    on_row(row)
+    finally:
+        stop()
+    return [r for r in out if r is not None]
+
+
+def _ray_row(spec: RowSpec, minutes: float, seed: int, workers: int) -> dict[str, Any]:
+    return run_row(spec, minutes=minutes, seed=seed, workers=workers)
