@@ -150,3 +150,15 @@ def test_not_covered_names_what_no_count_can_show(screened: bool):
     assert any(
         s == "calls to sample with other numbers of words than this run made" for s in plain["not_covered"]
     )
+
+
+def test_a_zero_claim_on_a_sure_event_has_finite_power() -> None:
+    """The 0-LDP baseline (``random``): its pairs claim 0 and the whole-vocabulary event has
+    probability 1, so the partner's count is n surely at Δ = 0 (this raised a math domain error
+    in ``detectable_excess`` and ended ``verdicts``' ``random`` row)."""
+    from dpcore.textaudit.power import detectable_excess, flag_probability
+
+    assert flag_probability(1000, 0.01, 0.0, 1.0, 0.0) == 0.0  # equal rates: never flagged
+    d = detectable_excess(1000, 0.01, 0.0, 1.0)
+    assert 0.0 < d.excess < 0.05 and d.loss == d.excess
+    assert flag_probability(1000, 0.01, 0.0, 1.0, d.excess) >= 0.9

@@ -132,7 +132,7 @@ def _run(args: argparse.Namespace) -> int:
     from dpcore import __version__
     from dpcore.files import write_atomic
     from dpcore.jsonutil import dumps
-    from dpcore.verdicts.document import load, new_document, resumable
+    from dpcore.verdicts.document import choose_check_rows, load, new_document, resumable
     from dpcore.verdicts.rows import catalogue, select
     from dpcore.verdicts.run import machine, now_iso, run_rows
 
@@ -159,12 +159,14 @@ def _run(args: argparse.Namespace) -> int:
         "complete": False,
         "seconds": 0.0,
         "rows_kept_from_earlier_run": sorted(kept),
+        "check_rows": [],
     }
 
     def document(final: bool) -> dict[str, Any]:
         ordered = [rows[s.name] for s in specs if s.name in rows]
         h = dict(header)
         h["seconds"] = round(time.monotonic() - t0, 1)
+        h["check_rows"] = choose_check_rows(ordered)
         if final:
             h["finished"] = now_iso()
             h["complete"] = only is None and len(ordered) == len(specs)

@@ -141,6 +141,9 @@ class _Test:
         q = self.p * math.exp(-(self.claim + excess)) if math.isfinite(excess) else 0.0
         if q <= 0:
             return float(self.pa[0])
+        if q >= 1:  # a claim of 0 on an event of probability 1 (the 0-LDP baseline): b = n surely
+            hit = np.flatnonzero(self.b == self.n)
+            return float(self.pa[hit[0]]) if hit.size else 0.0
         with np.errstate(divide="ignore", under="ignore"):
             pb = np.exp(self._log_binom + self.b * math.log(q) + (self.n - self.b) * math.log1p(-q))
         return float(np.clip(np.dot(pb, self.pa), 0.0, 1.0))

@@ -4,8 +4,9 @@ It fails (returns differences) when the file does not validate
 (:func:`dpcore.verdicts.document.validate`: a verdict its own evidence does not support, a control
 that did not violate), when an installed library's version differs from the one a row records,
 or when a sampled row's check, rerun here, gives another verdict than the row's. The sample
-(:func:`dpcore.verdicts.document.check_sample`) is every control and, per other library, its
-cheapest row whose check agreed with its verdict.
+(:func:`dpcore.verdicts.document.check_sample`) is the header's ``check_rows``, chosen when the
+file was written: every control and, per other library, its cheapest row whose check agreed with
+its verdict.
 """
 
 from __future__ import annotations
@@ -66,7 +67,12 @@ def check_document(
             "seconds": got["seconds"],
         }
         rerun.append(entry)
-        if got["verdict"] != verdict_of(row):
+        if got["verdict"] != recorded["verdict"]:
+            diffs.append(
+                f"{row['name']}: its check gave {recorded['verdict']!r} when the file was written and "
+                f"gives {got['verdict']!r} now" + (f" ({got['why']})" if got.get("why") else "")
+            )
+        elif got["verdict"] != verdict_of(row):
             diffs.append(
                 f"{row['name']}: the file says {verdict_of(row)!r}, its check gives {got['verdict']!r} now"
                 + (f" ({got['why']})" if got.get("why") else "")

@@ -38,6 +38,7 @@ HEADER_KEYS: tuple[str, ...] = (
     "confidence",
     "complete",
     "seconds",
+    "check_rows",
 )
 ROW_KEYS: tuple[str, ...] = (
     "name",
@@ -148,6 +149,19 @@ def validate(doc: Any) -> list[str]:
     rows = doc.get("rows")
     if not isinstance(rows, list) or not rows:
         return [*out, "no rows"]
+    if isinstance(header, dict) and isinstance(header.get("check_rows"), list):
+        names = {r.get("name") for r in rows if isinstance(r, dict)}
+        out += [
+            f"header's check_rows names {n!r}, which is not a row"
+            for n in header["check_rows"]
+            if n not in names
+        ]
+        ran = {r.get("name") for r in rows if isinstance(r, dict) and r.get("status") == "ran"}
+        controls = {r.get("name") for r in rows if isinstance(r, dict) and r.get("group") == "control"}
+        out += [
+            f"control {n!r} is not among the header's check_rows"
+            for n in sorted(controls & ran - set(header["check_rows"]))
+        ]
     seen: set[str] = set()
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
@@ -216,12 +230,13 @@ def version_problems(doc: dict[str, Any]) -> tuple[list[str], list[str]]:
     return diff, skipped
 
 
-def check_sample(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """The rows ``verdicts --check`` reruns: every control, and per other library the row whose
+def choose_check_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """The rows ``verdicts --check`` will rerun, chosen when the file is written (and recorded in
+    its header as ``check_rows``): every control that ran, and per other library the row whose
     check was cheapest among those whose check agreed with the row's verdict."""
-    out = [r for r in doc["rows"] if r["group"] == "control" and r["status"] == "ran"]
+    out = [r["name"] for r in rows if r["group"] == "control" and r["status"] == "ran"]
     best: dict[str, dict[str, Any]] = {}
-    for r in doc["rows"]:
+    for r in rows:
         if r["group"] == "control" or r["status"] != "ran" or not r.get("check"):
             continue
         if r["check"].get("verdict") != r["audit"]["verdict"]:
@@ -229,17 +244,24 @@ def check_sample(doc: dict[str, Any]) -> list[dict[str, Any]]:
         lib = r["library"]
         if lib not in best or r["check"]["seconds"] < best[lib]["check"]["seconds"]:
             best[lib] = r
-    return out + list(best.values())
+    return out + [r["name"] for r in best.values()]
+
+
+def check_sample(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of ``doc`` its header names in ``check_rows``, in the table's order."""
+    names = set(doc["header"]["check_rows"])
+    return [r for r in doc["rows"] if r["name"] in names]
 
 
 def resumable(old: dict[str, Any], *, minutes: float, seed: int) -> dict[str, dict[str, Any]]:
-    """Rows of an earlier (partial) file that a resumed run keeps: same minutes, seed and
-    library version as now, and either run or unable to run for a reason other than a missing library."""
+    """Rows of an earlier (partial) file that a resumed run keeps: rows that ran, at the same
+    minutes and seed, with the library at the same version as now (a row that could not run is
+    run again: it fails fast, or its library was installed since)."""
     from dpcore.verdicts.rows import library_version
 
     keep: dict[str, dict[str, Any]] = {}
     for row in old.get("rows", []):
-        if row.get("minutes") != minutes or row.get("seed") != seed:
+        if row.get("status") != "ran" or row.get("minutes") != minutes or row.get("seed") != seed:
             continue
         if row.get("library_version") is None or row["library_version"] != library_version(row["library"]):
             continue

@@ -1,0 +1,212 @@
+"""``python -m dpcore verdicts``: every mode, its file, the check (passing and failing), bad input."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from dpcore.cli import main
+from dpcore.verdicts.document import check_sample, evidence_says, load, validate
+from dpcore.verdicts.wording import headline, power_summary
+
+pytestmark = pytest.mark.xdist_group("verdicts-cli")
+
+#: A control and a correct reference: about 10 s together at 0.05 minutes per fitted row.
+ROWS = "flawed:krr-overclaimed,krr"
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """One small run, JSON mode, written to a file (the stdout JSON and the file must agree)."""
+    path = tmp_path_factory.mktemp("verdicts") / "v.json"
+    code = main(
+        ["verdicts", "--only", ROWS, "--minutes", "0.05", "--workers", "2", "--json", "--output", str(path)]
+    )
+    assert code == 0
+    return path, load(path)
+
+
+def test_json_run_writes_the_file_the_page_reads(
+    table: tuple[Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _path, doc = table
+    assert validate(doc) == []
+    rows = {r["name"]: r for r in doc["rows"]}
+    assert list(rows) == ["flawed:krr-overclaimed", "krr"]  # the table's order, not --only's
+    control, krr = rows["flawed:krr-overclaimed"], rows["krr"]
+    assert control["audit"]["verdict"] == "violates" and control["expected"] == "violates"
+    assert headline(control).startswith("violates its claim by at least ×")
+    assert krr["audit"]["verdict"] == "not-detected"
+    p = power_summary(krr)
+    assert p["uniform_delta"] is not None and p["uniform_delta"] < 1.0  # a power statement, in nats
+    assert "no violation found" in headline(krr) and "private" not in headline(krr)
+    for r in doc["rows"]:
+        assert r["library"] == "dpcore" and r["library_version"]
+        assert r["command"].startswith("python -m dpcore audit-text --mechanism")
+        assert r["seed"] == 0 and r["seconds"] >= 0 and r["audit"]["samples_drawn"] > 0
+        assert r["check"]["verdict"] == r["audit"]["verdict"]
+    assert krr["plan"]["kind"] == "fitted" and control["plan"]["kind"] == "fixed"
+    h = doc["header"]
+    assert h["command"].startswith("python -m dpcore verdicts --minutes 0.05 --seed 0 --only")
+    assert h["complete"] is False  # --only: a partial table
+    assert h["finished"] and h["machine"]
+
+
+def test_text_mode_and_resume(
+    table: tuple[Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, doc = table
+    copy_path = tmp_path / "v.json"
+    copy_path.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    code, out, err = run(
+        ["verdicts", "--only", ROWS, "--minutes", "0.05", "--output", str(copy_path), "--resume"], capsys
+    )
+    assert code == 0, err
+    assert "keeping 2 row(s)" in err and "0 row(s) to run" in err
+    assert "violates its claim by at least" in out and "no violation found" in out
+    assert f"wrote {copy_path}" in out
+    again = load(copy_path)
+    assert [r["date"] for r in again["rows"]] == [r["date"] for r in doc["rows"]]  # kept, not rerun
+    assert again["header"]["rows_kept_from_earlier_run"] == sorted(r["name"] for r in doc["rows"])
+
+
+def test_markdown_prints_the_table_of_the_file(
+    table: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, doc = table
+    code, out, err = run(["verdicts", "--markdown", "--output", str(path)], capsys)
+    assert code == 0, err
+    assert doc["header"]["command"] in out
+    lines = [ln for ln in out.splitlines() if ln.startswith("| dpcore")]
+    assert len(lines) == 2 and "`flawed:krr-overclaimed`" in lines[0] and "violates" in lines[0]
+
+
+def test_check_passes_on_a_fresh_file(table: tuple[Path, dict], capsys: pytest.CaptureFixture[str]) -> None:
+    path, doc = table
+    assert {r["name"] for r in check_sample(doc)} == {"flawed:krr-overclaimed", "krr"}
+    code, out, err = run(["verdicts", "--check", "--output", str(path)], capsys)
+    assert code == 0, out + err
+    assert "is current: 2 row(s) rerun" in out
+    code, out, err = run(["verdicts", "--check", "--json", "--output", str(path)], capsys)
+    assert code == 0
+    report = json.loads(out)
+    assert report["current"] is True and report["differences"] == []
+    assert [e["check_now"] for e in report["rerun"]] == ["violates", "not-detected"]
+
+
+def _edited(doc: dict, tmp_path: Path, edit) -> Path:  # type: ignore[no-untyped-def]
+    d = copy.deepcopy(doc)
+    edit({r["name"]: r for r in d["rows"]})
+    p = tmp_path / "edited.json"
+    p.write_text(json.dumps(d), encoding="utf-8")
+    return p
+
+
+def test_check_fails_when_a_version_is_edited(
+    table: tuple[Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _path, doc = table
+
+    def edit(rows: dict) -> None:
+        rows["krr"]["library_version"] = "0.0.1"
+
+    code, out, err = run(["verdicts", "--check", "--output", str(_edited(doc, tmp_path, edit))], capsys)
+    assert code == 1, out + err
+    assert "is stale: krr: recorded dpcore 0.0.1, installed" in out
+
+
+def test_check_fails_when_a_verdict_is_edited(
+    table: tuple[Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _path, doc = table
+
+    def bare(rows: dict) -> None:  # the verdict alone: the row's own evidence contradicts it
+        rows["krr"]["audit"]["verdict"] = "violates"
+
+    code, out, err = run(
+        ["verdicts", "--check", "--json", "--output", str(_edited(doc, tmp_path, bare))], capsys
+    )
+    assert code == 2  # not a valid verdict file: refused before anything runs
+    assert "its verdict 'violates' is not what its evidence says ('not-detected')" in err
+
+    def forged(rows: dict) -> None:  # verdict and evidence both: only rerunning the check shows it
+        a = rows["krr"]["audit"]
+        a["verdict"] = "violates"
+        a["violating_pairs_total"] = 1
+        a["pairs"][0] = a["pairs"][0] | {"violates": True}
+
+    edited = _edited(doc, tmp_path, forged)
+    assert validate(json.loads(edited.read_text(encoding="utf-8"))) == []
+    code, out, err = run(["verdicts", "--check", "--json", "--output", str(edited)], capsys)
+    assert code == 1
+    report = json.loads(out)
+    assert report["current"] is False
+    assert report["differences"] == ["krr: the file says 'violates', its check gives 'not-detected' now"]
+
+
+def test_a_control_that_does_not_violate_is_invalid(table: tuple[Path, dict]) -> None:
+    _, doc = table
+    d = copy.deepcopy(doc)
+    a = d["rows"][0]["audit"]
+    a["verdict"], a["violating_pairs_total"] = "not-detected", 0
+    a["pairs"] = [p | {"violates": False} for p in a["pairs"]]
+    a["pooled"] = [t | {"rejects": False} for t in a["pooled"]]
+    assert evidence_says(a) == "not-detected"
+    assert "control 'flawed:krr-overclaimed' came out 'not-detected', not 'violates'" in validate(d)
+
+
+def test_a_row_that_cannot_run_says_why_and_stays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "v.json"
+    code, out, err = run(
+        ["verdicts", "--only", "truncated-gumbel", "--minutes", "0.05", "--json", "--output", str(path)],
+        capsys,
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    (row,) = doc["rows"]
+    assert row["status"] == "cannot-run" and "calibrated only for ε >" in row["why"]
+    assert headline(row).startswith("cannot run: ") and "\n" not in row["why"]
+    assert validate(doc) == [] and load(path) == doc
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--minutes", "0"], "--minutes"),
+        (["--minutes", "nan"], "--minutes"),
+        (["--only", "nosuch"], "no row named 'nosuch'"),
+        (["--only", ","], "--only must name at least one row"),
+        (["--resume"], "--resume needs --output"),
+        (["--check", "--markdown"], "separate modes"),
+        (["--address", "h:1"], "--address is for --engine ray"),
+        (["--seed", "-1"], "seed"),
+        (["--check", "--output", "/nonexistent/v.json"], "no such verdict file"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["verdicts", *args], capsys)
+    assert code == 2 and out == ""
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_file_that_is_not_a_verdict_file_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    code, _, err = run(["verdicts", "--markdown", "--output", str(bad)], capsys)
+    assert code == 2 and "is not a JSON verdict file" in err
+    bad.write_text(json.dumps({"schema": "other", "rows": []}), encoding="utf-8")
+    code, _, err = run(["verdicts", "--check", "--json", "--output", str(bad)], capsys)
+    assert code == 2 and "is not a valid verdict file" in json.loads(err)["error"]
