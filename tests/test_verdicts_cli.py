@@ -210,3 +210,25 @@ def test_a_file_that_is_not_a_verdict_file_is_refused(
     bad.write_text(json.dumps({"schema": "other", "rows": []}), encoding="utf-8")
     code, _, err = run(["verdicts", "--check", "--json", "--output", str(bad)], capsys)
     assert code == 2 and "is not a valid verdict file" in json.loads(err)["error"]
+
+
+@pytest.mark.parametrize("name", ["flawed:krr-overclaimed", "krr"])
+def test_the_row_command_reproduces_the_row(
+    name: str, table: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command a row shows (the page's "reproduce" box) gives the row's audit again."""
+    import shlex
+
+    _, doc = table
+    row = next(r for r in doc["rows"] if r["name"] == name)
+    argv = shlex.split(row["command"])
+    assert argv[:4] == ["python", "-m", "dpcore", "audit-text"]
+    code, out, err = run([*argv[3:], "--workers", "1"], capsys)  # any number of workers: the same JSON
+    assert code == 0, err
+    got = json.loads(out)
+    a = row["audit"]
+    assert got["verdict"] == a["verdict"] and got["max_lower_bound_ratio"] == a["max_lower_bound_ratio"]
+    assert got["samples_drawn"] == a["samples_drawn"] and got["vocab_size"] == a["vocab_size"]
+    flagged = sorted((p["x"], p["x_prime"], p["lower_bound"]) for p in got["pairs"] if p["violates"])
+    kept = sorted((p["x"], p["x_prime"], p["lower_bound"]) for p in a["pairs"] if p["violates"])
+    assert set(kept) <= set(flagged) and len(flagged) == a["violating_pairs_total"]

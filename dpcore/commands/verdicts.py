@@ -141,7 +141,7 @@ def _run(args: argparse.Namespace) -> int:
     kept: dict[str, dict[str, Any]] = {}
     out_path = Path(args.output) if args.output else None
     if args.resume and out_path is not None and out_path.is_file():
-        kept = resumable(load(out_path), minutes=minutes, seed=seed)
+        kept = resumable(load(out_path, rows_only=True), minutes=minutes, seed=seed)
     todo = [s for s in specs if s.name not in kept]
     rows: dict[str, dict[str, Any]] = {s.name: kept[s.name] for s in specs if s.name in kept}
     t0 = time.monotonic()

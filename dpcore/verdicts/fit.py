@@ -8,7 +8,8 @@ single-output class at p ≤ :data:`TARGET_P` (median claim level). The sanitize
 once (:func:`dpcore.textaudit.timing.probe_speed`), a pilot audit at |V| = 300 and a small budget
 measures its partner rate, and for |V| in :data:`CANDIDATE_SIZES` (largest first) the plan is the
 largest size predicted both to fit the minutes and to reach the class
-(:func:`dpcore.textaudit.pooled.uniform_power`); the smallest when none does, and the plan says so.
+(:func:`dpcore.textaudit.pooled.uniform_power`), its speed probed again at that |V| before it is
+chosen; the smallest when none does, and the plan says so.
 """
 
 from __future__ import annotations
@@ -127,17 +128,20 @@ def plan_row(
 ) -> RowPlan:
     """Probe ``name``'s speed, run the pilot, and choose the row's |V| and budget.
 
-    Raises whatever loading or auditing the sanitizer raises (the caller records it)."""
+    The speed is probed at |V| = 300 first. A sanitizer's cost per draw may grow with |V| (a
+    nearest-word search over V), so a size that fits at that speed is probed again at its own
+    |V| and refitted before it is chosen; sizes that cannot fit even at the small speed are
+    skipped unprobed. Raises whatever loading or auditing the sanitizer raises (the caller
+    records it)."""
     from dpcore.text.vocab import build_vocabulary
     from dpcore.textaudit import audit_text
     from dpcore.textaudit.loaders import load_sanitizer
-    from dpcore.textaudit.timing import probe_speed
 
     lo = min(CANDIDATE_SIZES)
     small = build_vocabulary(embedding, size=lo)
     s0 = load_sanitizer(name, epsilon=epsilon, vocab=small)
-    speed = probe_speed(s0, np.asarray(small.words), np.arange(0, lo, lo // 5), 0)
-    pplan = fit_size(speed, lo, PILOT_MINUTES, workers)
+    speed0 = _probe(s0, small)
+    pplan = fit_size(speed0, lo, PILOT_MINUTES, workers)
     pilot = audit_text(
         s0,
         vocab=small,
@@ -147,16 +151,34 @@ def plan_row(
         seed=1,
         workers=workers,
     )
+    limit = 60 * minutes * 1.1
     for size in sorted(CANDIDATE_SIZES, reverse=True):
-        plan = fit_size(speed, size, minutes, workers)
-        if plan.estimate_seconds > 60 * minutes * 1.1:
+        plan = fit_size(speed0, size, minutes, workers)
+        if plan.estimate_seconds > limit:
             continue
         cls, pred = predict(pilot, size, plan.draws_per_word, plan.samples)
-        if reaches(cls, pred):
-            return _row_plan(size, plan, cls, pred, True, minutes)
-    plan = fit_size(speed, lo, minutes, workers)  # nothing passes both: the smallest, and it says so
+        if not reaches(cls, pred):
+            continue
+        if size != lo:  # the speed at this |V|, then the plan again
+            vocab = build_vocabulary(embedding, size=size)
+            speed = _probe(load_sanitizer(name, epsilon=epsilon, vocab=vocab), vocab)
+            plan = fit_size(speed, size, minutes, workers)
+            if plan.estimate_seconds > limit:
+                continue
+            cls, pred = predict(pilot, size, plan.draws_per_word, plan.samples)
+            if not reaches(cls, pred):
+                continue
+        return _row_plan(size, plan, cls, pred, True, minutes)
+    plan = fit_size(speed0, lo, minutes, workers)  # nothing passes both: the smallest, and it says so
     cls, pred = predict(pilot, lo, plan.draws_per_word, plan.samples)
     return _row_plan(lo, plan, cls, pred, False, minutes)
+
+
+def _probe(sanitizer: Any, vocab: Any) -> Any:
+    from dpcore.textaudit.timing import probe_speed
+
+    n = len(vocab)
+    return probe_speed(sanitizer, np.asarray(vocab.words), np.arange(0, n, max(1, n // 5)), 0)
 
 
 def _row_plan(size: int, plan: Any, cls: str, pred: float, ok: bool, minutes: float) -> RowPlan:
