@@ -1,0 +1,73 @@
+"""The shipped verdict table (``dpcore/data/verdicts.json``): its schema, its rows, the versions it
+records against what is installed, and ``verdicts --check`` on it (as CI runs it)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dpcore.cli import main
+from dpcore.verdicts.document import SHIPPED_PATH, load_shipped, validate, verdict_of, version_problems
+from dpcore.verdicts.rows import catalogue, library_version
+from dpcore.verdicts.wording import headline, power_summary
+
+pytestmark = pytest.mark.xdist_group("verdicts-shipped")
+
+
+@pytest.fixture(scope="module")
+def doc() -> dict:
+    assert SHIPPED_PATH.is_file(), (
+        f"{SHIPPED_PATH} is not shipped: python -m dpcore verdicts --output {SHIPPED_PATH}"
+    )
+    return load_shipped()
+
+
+def test_schema_and_header(doc: dict) -> None:
+    assert validate(doc) == []
+    h = doc["header"]
+    assert h["command"].startswith("python -m dpcore verdicts --minutes ")
+    assert h["complete"] is True and "--only" not in h["command"]
+    assert h["started"] <= h["finished"] and "cores" in h["machine"]
+
+
+def test_every_row_of_the_catalogue_is_in_the_table(doc: dict) -> None:
+    assert [r["name"] for r in doc["rows"]] == [s.name for s in catalogue()]
+
+
+def test_recorded_versions_match_what_is_installed(doc: dict) -> None:
+    diff, skipped = version_problems(doc)
+    assert diff == []
+    # dpcore and pyPANTERA are installed by requirements.txt: their rows are always compared
+    assert "dpcore" not in skipped and "pypantera" not in skipped
+    for r in doc["rows"]:
+        have = library_version(r["library"])
+        if have is not None and r["library_version"] is not None:
+            assert r["library_version"] == have, r["name"]
+
+
+def test_controls_violate_and_dpcore_mechanisms_state_their_power(doc: dict) -> None:
+    rows = doc["rows"]
+    controls = [r for r in rows if r["group"] == "control"]
+    assert len(controls) == 4 and all(verdict_of(r) == "violates" for r in controls)
+    ran = [r for r in rows if r["group"] == "dpcore" and r["status"] == "ran"]
+    assert len(ran) >= 10
+    for r in ran:
+        assert verdict_of(r) == "not-detected", r["name"]
+        p = power_summary(r)
+        assert p["uniform_delta"] is not None or any(s["output_probability"] <= 1 for s in p["single_output"])
+        assert "would have been caught with probability 0.9" in headline(r)
+    for r in rows:
+        assert "private" not in headline(r).replace("privacy", "")  # never "private"
+        if r["status"] != "ran":
+            assert r["why"] and "\n" not in r["why"]
+
+
+def test_check_passes_on_the_shipped_file(capsys: pytest.CaptureFixture[str]) -> None:
+    """What CI checks: the controls and one row per installed library, rerun here."""
+    code = main(["verdicts", "--check", "--json"])
+    out, _ = capsys.readouterr()
+    report = json.loads(out)
+    assert code == 0 and report["current"] is True, report["differences"]
+    names = {e["name"] for e in report["rerun"]}
+    assert {r["name"] for r in load_shipped()["rows"] if r["group"] == "control"} <= names
