@@ -7,13 +7,14 @@ table (``--check``), or prints it as Markdown (``--markdown``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from dpcore.commands.common import emit_json, stdout_reserved
+from dpcore.commands.common import emit_json, stderr_progress, stdout_reserved
 from dpcore.validation import DPCoreError
 
 
@@ -194,6 +195,9 @@ def _run(args: argparse.Namespace) -> int:
     def on_stage(name: str, line: str) -> None:
         print(f"verdicts: [{done[0] + 1}/{n}] {name}: {line}", file=sys.stderr, flush=True)
 
+    def bars(name: str) -> Any:
+        return stderr_progress(f"verdicts: {name}", enabled=True)
+
     if kept:
         print(f"verdicts: keeping {len(kept)} row(s) of {out_path}; running {len(todo)}", file=sys.stderr)
     est = sum(0.0 if s.fixed is not None or s.unavailable else minutes for s in todo)
@@ -203,19 +207,8 @@ def _run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    if args.json:
-        with stdout_reserved():
-            run_rows(
-                todo,
-                minutes=minutes,
-                seed=seed,
-                workers=workers,
-                engine=args.engine,
-                address=args.address,
-                on_row=on_row,
-                on_stage=on_stage,
-            )
-    else:
+    reserve = stdout_reserved() if args.json else contextlib.nullcontext()
+    with reserve:  # with --json, stdout holds the JSON alone
         run_rows(
             todo,
             minutes=minutes,
@@ -225,6 +218,7 @@ def _run(args: argparse.Namespace) -> int:
             address=args.address,
             on_row=on_row,
             on_stage=on_stage,
+            progress=bars,
         )
     doc = document(final=True)
     save(final=True)

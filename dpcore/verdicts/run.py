@@ -88,14 +88,22 @@ def command_line(spec: RowSpec, plan: FixedPlan | Any, seed: int) -> str:
     return shlex.join(cmd)
 
 
-def _audit(spec: RowSpec, plan: FixedPlan | Any, seed: int, workers: int) -> tuple[Any, Any]:
+def _audit(
+    spec: RowSpec,
+    plan: FixedPlan | Any,
+    seed: int,
+    workers: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[Any, Any]:
     from dpcore.text.vocab import build_vocabulary
     from dpcore.textaudit import audit_text
     from dpcore.textaudit.loaders import load_sanitizer
 
     vocab = build_vocabulary(spec.embedding, size=int(plan.vocab_size))
     sanitizer = load_sanitizer(spec.name, epsilon=spec.epsilon, vocab=vocab, params=dict(spec.params))
-    result = audit_text(sanitizer, vocab=vocab, workers=workers, **audit_arguments(spec, plan, seed))
+    result = audit_text(
+        sanitizer, vocab=vocab, workers=workers, progress=progress, **audit_arguments(spec, plan, seed)
+    )
     return sanitizer, result
 
 
@@ -197,6 +205,7 @@ def run_row(
     workers: int,
     check: bool = True,
     on_stage: Callable[[str], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Plan, audit and record one row; never raises for the sanitizer's own failures.
 
@@ -214,6 +223,8 @@ def run_row(
         Also run the row's check (:func:`run_check`).
     on_stage:
         Called with one line as the row moves on (plan, audit, check).
+    progress:
+        ``progress(done, total)`` of the row's audit (draws).
     """
     say = on_stage or (lambda _line: None)
     t0 = time.perf_counter()
@@ -260,7 +271,7 @@ def run_row(
             + f", T = {plan.samples:,}"
         )
         row["command"] = command_line(spec, plan, seed)
-        sanitizer, result = _audit(spec, plan, seed, workers)
+        sanitizer, result = _audit(spec, plan, seed, workers, progress)
     except Exception as exc:  # a third-party library may raise anything: the row says why
         row["why"] = _one_line(exc)
         row["seconds"] = round(time.perf_counter() - t0, 1)
@@ -298,20 +309,23 @@ def run_rows(
     address: str | None = None,
     on_row: Callable[[dict[str, Any]], None] | None = None,
     on_stage: Callable[[str, str], None] | None = None,
+    progress: Callable[[str], Callable[[int, int], None] | None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run ``specs`` and return their rows in order.
 
     ``engine="local"``: one after another in this process, each audit drawing with ``workers``
     processes. ``engine="ray"``: every row is a Ray task asking for ``workers`` CPUs, run in
     parallel on the cluster at ``address`` (a local Ray when None). ``on_row`` is called with each
-    row as it finishes (to save progress); ``on_stage(name, line)`` as a local row moves on.
+    row as it finishes (to save progress); ``on_stage(name, line)`` as a local row moves on;
+    ``progress(name)`` gives a local row's audit its ``progress(done, total)`` callback.
     """
     if engine == "ray":
         return _run_ray(specs, minutes=minutes, seed=seed, workers=workers, address=address, on_row=on_row)
     rows = []
     for spec in specs:
         stage = None if on_stage is None else (lambda line, n=spec.name: on_stage(n, line))
-        row = run_row(spec, minutes=minutes, seed=seed, workers=workers, on_stage=stage)
+        bar = None if progress is None else progress(spec.name)
+        row = run_row(spec, minutes=minutes, seed=seed, workers=workers, on_stage=stage, progress=bar)
         rows.append(row)
         if on_row is not None:
             on_row(row)
