@@ -187,6 +187,7 @@ def test_a_row_that_cannot_run_says_why_and_stays(tmp_path: Path, capsys: pytest
         (["--only", ","], "--only must name at least one row"),
         (["--resume"], "--resume needs --output"),
         (["--check", "--markdown"], "separate modes"),
+        (["--markdown", "--json"], "--markdown prints Markdown"),
         (["--address", "h:1"], "--address is for --engine ray"),
         (["--seed", "-1"], "seed"),
         (["--check", "--output", "/nonexistent/v.json"], "no such verdict file"),

@@ -70,6 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.check and args.markdown:
         raise DPCoreError("--check and --markdown are separate modes: give one")
+    if args.markdown and args.json:
+        raise DPCoreError("--markdown prints Markdown: --json is for a run or --check")
     if args.check:
         return _check(args)
     if args.markdown:
