@@ -13,13 +13,10 @@ dpcore. The table says what the test showed and no more: "no violation detected"
 "private". A second table repeats dpcore's own (vectorised) sanitizers at ten times the samples,
 where that is cheap.
 
-``--screen`` is a thin caller of :mod:`dpcore.verdicts`, the code behind ``python -m dpcore
-verdicts`` (docs/verdicts.md): it runs the verdict table's control, pyPANTERA and mldp-text rows
-(``--only`` takes row names or groups, as ``verdicts --only`` does), each fitted to ``--minutes``
-by :func:`dpcore.verdicts.fit.plan_row` (a control at its fixed setting), and prints
-:func:`dpcore.verdicts.markdown.markdown_table` of them. It writes no file and has no check:
-``python -m dpcore verdicts --output FILE`` writes the table (saved after every row, ``--resume``),
-and ``verdicts --check`` reruns it.
+``--screen`` runs ``python -m dpcore verdicts --only control,pyPANTERA,mldp-text`` (docs/verdicts.md):
+the verdict table's control and third-party rows, each fitted to ``--minutes`` (a control at its
+fixed setting). ``python -m dpcore verdicts --output FILE`` writes the table, ``--markdown``
+prints it as Markdown and ``--check`` reruns it.
 """
 
 from __future__ import annotations
@@ -89,45 +86,12 @@ def main() -> None:
 
 
 def _screen(minutes: float, only: list[str], workers: int) -> None:
-    """``--screen``: the verdict table's rows ``only`` (names or groups), run as ``python -m dpcore
-    verdicts`` runs them, printed as its Markdown table (progress on stderr)."""
-    from dpcore import __version__
-    from dpcore.validation import DPCoreError
-    from dpcore.verdicts.document import new_document
-    from dpcore.verdicts.markdown import markdown_table
-    from dpcore.verdicts.rows import catalogue, select
-    from dpcore.verdicts.run import machine, now_iso, run_rows
-    from dpcore.verdicts.wording import headline
+    """``--screen``: ``python -m dpcore verdicts`` on the rows ``only`` (names or groups), its text
+    table on stdout and its progress on stderr."""
+    from dpcore.cli import main as dpcore_main
 
-    try:
-        specs = select(catalogue(), only)
-    except DPCoreError as exc:  # an unknown row name: the message lists the rows and groups
-        raise SystemExit(str(exc)) from None
-    started, t0 = now_iso(), time.monotonic()
-
-    def on_row(row: dict) -> None:  # type: ignore[type-arg]
-        print(f"{row['name']}: {headline(row)} ({row['seconds']:.0f} s)", file=sys.stderr, flush=True)
-
-    def on_stage(name: str, line: str) -> None:
-        print(f"{name}: {line}", file=sys.stderr, flush=True)
-
-    rows = run_rows(specs, minutes=minutes, seed=0, workers=workers, on_row=on_row, on_stage=on_stage)
-    command = f"python bench/audit_text_libraries.py --screen --minutes {minutes:g} --only {','.join(only)}"
-    header = {  # what markdown_table reads; the file's other keys are python -m dpcore verdicts' own
-        "command": command,
-        "started": started,
-        "finished": now_iso(),
-        "machine": machine(),
-        "dpcore_version": __version__,
-        "minutes": minutes,
-        "seed": 0,
-        "workers": workers,
-        "engine": "local",
-        "confidence": 0.95,
-        "complete": False,
-        "seconds": round(time.monotonic() - t0, 1),
-    }
-    print(markdown_table(new_document(header, rows)))
+    argv = ["verdicts", "--only", ",".join(only), "--minutes", f"{minutes:g}", "--workers", str(workers)]
+    raise SystemExit(dpcore_main(argv))
 
 
 def _custext_failures() -> None:
