@@ -1,0 +1,482 @@
+"""The verdict file as the dashboard's "Do public sanitizers keep their claims?" page shows it.
+
+No Streamlit here: the page (``pages/verdicts.py``) filters the rows, shows the tables built here
+and :func:`dpcore.viz.verdicts_figure.verdicts_figure`, and opens one row's evidence. Everything
+is read from the file's rows (:func:`dpcore.verdicts.run.run_row`'s records); nothing is run.
+
+- :func:`normalised` — a copy of a loaded file whose ``"inf"``/``"-inf"``/``"nan"`` strings (how
+  :func:`dpcore.jsonutil.dumps` writes them) are floats again, words left as they are;
+- :func:`filter_rows`, :func:`table`, :func:`table_for_download` — the table and its filters;
+- :func:`certified_excess`, :func:`caught_delta` — the figure's two quantities, in nats;
+- :func:`violating_pairs`, :func:`other_pairs`, :func:`pooled_tests`, :func:`single_output`,
+  :func:`checks`, :func:`plan_sentence`, :func:`check_sentence`, :func:`command_argv` — one
+  opened row's evidence.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from dpcore.verdicts.document import verdict_of
+from dpcore.verdicts.rows import GROUPS
+from dpcore.verdicts.wording import headline, largest_violation, power_summary, short_claim
+
+__all__ = [
+    "CALL_STATUS_WORDS",
+    "DECLARATION_STATUS_WORDS",
+    "EVENT_SOURCE_WORDS",
+    "POOLED_FAMILY_WORDS",
+    "RNG_STATUS_WORDS",
+    "VERDICT_KINDS",
+    "VERDICT_WORDS",
+    "WARNING_STATUSES",
+    "caught_delta",
+    "certified_excess",
+    "check_sentence",
+    "checks",
+    "command_argv",
+    "filter_rows",
+    "group_label",
+    "groups",
+    "header_sentence",
+    "library_label",
+    "matches",
+    "normalised",
+    "other_pairs",
+    "plan_sentence",
+    "pooled_tests",
+    "safe_headline",
+    "single_output",
+    "table",
+    "table_for_download",
+    "violating_pairs",
+]
+
+#: The verdicts a row can have (:func:`dpcore.verdicts.document.verdict_of`), in the filter's order.
+VERDICT_KINDS: tuple[str, ...] = ("violates", "not-detected", "cannot-run", "untested")
+#: Each verdict in words (the filter and the tables).
+VERDICT_WORDS: dict[str, str] = {
+    "violates": "violates its claim",
+    "not-detected": "no violation found",
+    "cannot-run": "cannot run",
+    "untested": "untested",
+}
+#: Keys whose values are words of a vocabulary (or sentences), never numbers: a word may be "nan".
+_WORD_KEYS = frozenset({"x", "x_prime", "word", "words", "event", "name", "why", "text", "first_failure"})
+_NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+# The words below are the text-audit page's (dpcore.viz.textaudit_figure), kept here so that this
+# page does not import dpcore.textaudit (about a second); tests/test_app_verdicts.py checks that
+# both say the same.
+
+#: Where a pair's event came from (``event_source``), in words.
+EVENT_SOURCE_WORDS = {
+    "selected": "the selection half",
+    "screen": "the screen's output",
+    "declared": "the declared distribution",
+}
+#: Pooled families, the event in words.
+POOLED_FAMILY_WORDS = {
+    "self": "the word itself",
+    "partner": "its partner",
+    "outside-V": "an output outside the vocabulary",
+}
+
+
+def normalised(doc: Any, key: str | None = None) -> Any:
+    """A copy of ``doc`` with the strings ``"inf"``, ``"-inf"`` and ``"nan"`` read back as floats,
+    except under keys that hold words (:data:`_WORD_KEYS`): a vocabulary may hold "nan"."""
+    if isinstance(doc, dict):
+        return {k: normalised(v, k) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [normalised(v, key) for v in doc]
+    if isinstance(doc, str) and key not in _WORD_KEYS and doc in _NON_FINITE:
+        return _NON_FINITE[doc]
+    return doc
+
+
+def _num(v: Any) -> float:
+    """A number of the file (None → NaN; the strings of ±∞ and NaN → floats)."""
+    if v is None:
+        return math.nan
+    if isinstance(v, str):
+        return _NON_FINITE.get(v, math.nan)
+    return float(v)
+
+
+def _sig(v: Any, digits: int = 4) -> float:
+    """``v`` to ``digits`` significant figures (a table needs no more); ±∞ and NaN unchanged."""
+    x = _num(v)
+    return x if not math.isfinite(x) else float(f"{x:.{digits}g}")
+
+
+def library_label(row: dict[str, Any]) -> str:
+    """The row's library with its version (``pypantera 1.0.2``; ``(not installed)`` without one)."""
+    return _versioned(row)
+
+
+def _versioned(row: dict[str, Any]) -> str:
+    return f"{row['library']} {row.get('library_version') or '(not installed)'}"
+
+
+def groups(rows: Iterable[dict[str, Any]]) -> list[str]:
+    """The groups the rows belong to: the table's order (:data:`dpcore.verdicts.rows.GROUPS`), then
+    any other in the file's order."""
+    present = list(dict.fromkeys(r["group"] for r in rows))
+    return [g for g in GROUPS if g in present] + [g for g in present if g not in GROUPS]
+
+
+def group_label(group: str, rows: Iterable[dict[str, Any]]) -> str:
+    """A group as the figure and the filter name it: ``pyPANTERA 1.0.2``, ``control (dpcore 0.1.0)``."""
+    mine = [r for r in rows if r["group"] == group]
+    if not mine:
+        return group
+    if all(r["library"].lower() == group.lower() for r in mine):
+        versions = list(dict.fromkeys(r.get("library_version") or "(not installed)" for r in mine))
+        return f"{group} {', '.join(versions)}"
+    libs = list(dict.fromkeys(_versioned(r) for r in mine))
+    return f"{group} ({', '.join(libs)})"
+
+
+def matches(row: dict[str, Any], query: str) -> bool:
+    """Whether ``query`` (case-insensitive, blank matches everything) is in the row's name, summary
+    or claim."""
+    q = query.strip().lower()
+    if not q:
+        return True
+    return any(q in str(row.get(k) or "").lower() for k in ("name", "summary", "claim"))
+
+
+def filter_rows(
+    rows: Sequence[dict[str, Any]],
+    *,
+    groups: Sequence[str] | None = None,
+    verdicts: Sequence[str] | None = None,
+    query: str = "",
+) -> list[dict[str, Any]]:
+    """The rows of the chosen groups and verdicts whose name, summary or claim holds ``query``, in
+    the file's order (None: every group or verdict)."""
+    return [
+        r
+        for r in rows
+        if (groups is None or r["group"] in groups)
+        and (verdicts is None or verdict_of(r) in verdicts)
+        and matches(r, query)
+    ]
+
+
+def safe_headline(row: dict[str, Any]) -> str:
+    """:func:`dpcore.verdicts.wording.headline` of the row read with :func:`normalised` numbers."""
+    return headline(normalised(row))
+
+
+def table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """One line per row, as the page shows it: library (with version), mechanism, claim, verdict
+    (the headline), |V|, draws and seconds."""
+    out = []
+    for r in rows:
+        a = r.get("audit") or {}
+        out.append(
+            {
+                "library": library_label(r),
+                "mechanism": r["name"],
+                "claim": short_claim(r),
+                "verdict": safe_headline(r),
+                "|V|": a.get("vocab_size"),
+                "draws": a.get("samples_drawn"),
+                "seconds": _num(r.get("seconds")),
+            }
+        )
+    df = pd.DataFrame(out, columns=["library", "mechanism", "claim", "verdict", "|V|", "draws", "seconds"])
+    for c in ("|V|", "draws"):
+        df[c] = df[c].astype("Int64")
+    return df
+
+
+def table_for_download(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """:func:`table` with the machine columns a CSV reader wants: name, group, verdict code, ε,
+    certified excess, the smallest uniform flaw caught, and the command."""
+    df = table(rows)
+    df.insert(0, "group", [r["group"] for r in rows])
+    df["verdict code"] = [verdict_of(r) for r in rows]
+    df["epsilon"] = [_num(r.get("epsilon")) for r in rows]
+    df["certified excess (nats)"] = [certified_excess(r) for r in rows]
+    df["smallest uniform flaw caught (nats)"] = [
+        caught_delta(r) if verdict_of(r) == "not-detected" else None for r in rows
+    ]
+    df["why it cannot run"] = [r.get("why") if verdict_of(r) == "cannot-run" else None for r in rows]
+    df["command"] = [r.get("command") for r in rows]
+    return df
+
+
+def certified_excess(row: dict[str, Any]) -> float | None:
+    """How far above its claim a violating row's loss is certified to be, in nats: the largest
+    violating pair's lower bound − claimed bound, or the pooled test's certified excess; None for
+    a row that did not violate."""
+    w = largest_violation(normalised(row))
+    if w is None:
+        return None
+    if w["kind"] == "pair":
+        return _num(w["lower_bound"]) - _num(w["claimed_bound"])
+    return _num(w["excess_lower_bound"])
+
+
+def caught_delta(row: dict[str, Any]) -> float | None:
+    """The smallest flaw Δ (nats) shared by the vocabulary the row's run would have caught with its
+    power (0.9); None when the run states none."""
+    if row["status"] != "ran":
+        return None
+    d = power_summary(normalised(row))["uniform_delta"]
+    return None if d is None or not math.isfinite(d) else float(d)
+
+
+def _pair_rows(row: dict[str, Any], violates: bool) -> pd.DataFrame:
+    a = row.get("audit") or {}
+    conf = f"{100 * float(a.get('confidence', 0.95)):g}%"
+    out = []
+    for p in a.get("pairs", []):
+        if bool(p.get("violates")) != violates or p.get("error"):
+            continue
+        lb, cb = _num(p.get("lower_bound")), _num(p.get("claimed_bound"))
+        out.append(
+            {
+                "word x": p["x"],
+                "word x′": p["x_prime"],
+                "d(x, x′)": _sig(p.get("distance")),
+                "claimed bound": _sig(cb),
+                f"lower bound ({conf})": _sig(lb),
+                "lower bound ÷ claim": _sig(lb / cb) if cb > 0 else (math.inf if lb > 0 else math.nan),
+                "event chosen by": EVENT_SOURCE_WORDS.get(p.get("event_source"), p.get("event_source") or ""),
+            }
+        )
+    cols = ["word x", "word x′", "d(x, x′)", "claimed bound", f"lower bound ({conf})", "lower bound ÷ claim"]
+    return pd.DataFrame(out, columns=[*cols, "event chosen by"])
+
+
+def violating_pairs(row: dict[str, Any]) -> pd.DataFrame:
+    """The violating pairs the row keeps (strongest first): x, x′, d(x, x′), claimed bound, lower
+    bound, their ratio and where the event came from."""
+    return _pair_rows(row, True)
+
+
+def other_pairs(row: dict[str, Any]) -> pd.DataFrame:
+    """The strongest pairs that did not violate (the row keeps a few), as :func:`violating_pairs`."""
+    return _pair_rows(row, False)
+
+
+def pooled_tests(row: dict[str, Any]) -> pd.DataFrame:
+    """One line per pooled test: its event (family), pairing, pairs, verdict and certified excess."""
+    out = []
+    for t in (row.get("audit") or {}).get("pooled", []):
+        terms = int(t.get("terms", 0))
+        rejects = bool(t.get("rejects"))
+        out.append(
+            {
+                "event": POOLED_FAMILY_WORDS.get(t.get("family"), t.get("family")),
+                "pairing": t.get("pairing"),
+                "pairs": terms,
+                "verdict": "not run: no pair to test"
+                if terms == 0
+                else ("violates its claim" if rejects else "no violation found"),
+                "certified excess (nats)": _sig(t.get("excess_lower_bound")) if rejects else None,
+            }
+        )
+    return pd.DataFrame(out, columns=["event", "pairing", "pairs", "verdict", "certified excess (nats)"])
+
+
+def single_output(row: dict[str, Any]) -> pd.DataFrame:
+    """Per claim level, the smallest probability under M(x) of one output whose loss is claim + 1
+    nat that the run would have caught (∞: none, whatever its probability)."""
+    singles = power_summary(normalised(row))["single_output"]
+    return pd.DataFrame(
+        [
+            {
+                "claim": _sig(s["claim"]),
+                "output probability ≥": f"{_num(s['output_probability']):.2g}"
+                if _num(s["output_probability"]) <= 1
+                else "cannot be caught",
+            }
+            for s in singles
+        ],
+        columns=["claim", "output probability ≥"],
+    )
+
+
+#: The contract checks' statuses in words.
+RNG_STATUS_WORDS = {
+    "ok": "passed",
+    "deterministic": "deterministic, nothing random to check",
+    "global-state-reseeded": "passed after reseeding the global random state before every call",
+    "state-across-calls": "its first calls differed; it carries state from one call to the next",
+    "not-reproducible": "the audit's own calls, drawn again from their seeds, gave other draws",
+    "unchecked": "not checked",
+}
+CALL_STATUS_WORDS = {
+    "independent": "passed: draws within a call independent, one distribution at every call size",
+    "by-construction": "dpcore's own sampler: independent by construction, not checked",
+    "within-call-dependent": "draws within one call depend on each other: audited one output per call",
+    "call-size-dependent": "the output depends on the call's size: audited one output per sentence call",
+    "unchecked": "not checked",
+}
+DECLARATION_STATUS_WORDS = {
+    "agrees": "the sampler follows it",
+    "mismatch": "the sampler does not follow it, so the declared rows are not used",
+    "not-declared": "none declared, nothing to check",
+}
+#: Statuses a page shows as a warning (the text-audit page's, and a word that failed to sample).
+WARNING_STATUSES = frozenset(
+    {
+        "mismatch",
+        "unchecked",
+        "within-call-dependent",
+        "call-size-dependent",
+        "state-across-calls",
+        "not-reproducible",
+        "failed",
+    }
+)
+
+
+def checks(row: dict[str, Any]) -> list[dict[str, str]]:
+    """The contract checks made before the row's verdict: the rng contract, how it is called, the
+    declared distribution and the words that failed to sample; each with ``check``, ``status``,
+    ``result`` (in words) and ``text``."""
+    a = row.get("audit") or {}
+    rc = a.get("rng_contract") or {}
+    calls = a.get("calls") or {}
+    decl = a.get("declaration")
+    rc_status = rc.get("status") or "unchecked"
+    call_status = calls.get("status") or "unchecked"
+    out = [
+        {
+            "check": "Random generator (rng contract)",
+            "status": rc_status,
+            "result": RNG_STATUS_WORDS.get(rc_status, rc_status),
+            "text": rc.get("text") or "the rng contract was not checked",
+        },
+        {
+            "check": "How it is called (call check)",
+            "status": call_status,
+            "result": CALL_STATUS_WORDS.get(call_status, call_status)
+            + (f"; audited as {calls['audited_as']}" if calls.get("audited_as") else ""),
+            "text": calls.get("text") or "the calls were not checked",
+        },
+    ]
+    if decl is None:
+        out.append(
+            {
+                "check": "Declared distribution",
+                "status": "not-declared",
+                "result": DECLARATION_STATUS_WORDS["not-declared"],
+                "text": "the sanitizer declares no exact distribution: nothing to test",
+            }
+        )
+    else:
+        d_status = decl.get("status") or "not-declared"
+        out.append(
+            {
+                "check": "Declared distribution",
+                "status": d_status,
+                "result": DECLARATION_STATUS_WORDS.get(d_status, d_status),
+                "text": decl.get("text") or "",
+            }
+        )
+    failed = int(a.get("failed_words") or 0)
+    out.append(
+        {
+            "check": "Words that failed to sample",
+            "status": "failed" if failed else "ok",
+            "result": f"{failed:,}" if failed else "none",
+            "text": f"first: {a['first_failure']}" if failed and a.get("first_failure") else "",
+        }
+    )
+    return out
+
+
+def _int(v: Any) -> str:
+    return "—" if v is None else f"{int(v):,}"
+
+
+def plan_sentence(row: dict[str, Any]) -> str:
+    """The row's plan in one sentence: fixed (a control's setting, with why) or fitted (|V|, screen
+    budget, T, the stated class and its predicted Δ)."""
+    plan = row.get("plan")
+    if not plan:
+        return "no plan: the row did not run"
+    parts = [f"|V| = {_int(plan.get('vocab_size'))}"]
+    if plan.get("words"):
+        parts.append(f"the named words {', '.join(map(str, plan['words']))}")
+    if plan.get("screen_budget"):
+        per = f" ({_int(plan['draws_per_word'])} per word)" if plan.get("draws_per_word") else ""
+        parts.append(f"screen budget {_int(plan['screen_budget'])} draws{per}")
+    parts.append(f"T = {_int(plan.get('samples'))} draws per word to confirm")
+    parts.append(f"{_int(plan.get('pairs'))} pair(s) confirmed")
+    if plan.get("kind") == "fitted":
+        pred = _num(plan.get("predicted"))
+        stated = plan.get("stated_class") or "uniform"
+        what = "Δ" if stated == "uniform" else "p"
+        unit = " nats" if stated == "uniform" else ""
+        parts.append(
+            f"stated class: {stated}, predicted {what} = {pred:.3g}{unit}"
+            if math.isfinite(pred)
+            else f"stated class: {stated}, nothing predicted"
+        )
+        if plan.get("reaches_class") is False:
+            parts.append(
+                "no size was predicted both to fit its minutes and to reach its class: the smallest ran"
+            )
+        if plan.get("estimate_seconds") is not None:
+            parts.append(f"estimated {_num(plan['estimate_seconds']):.0f} s")
+        return "fitted to its minutes: " + "; ".join(parts)
+    why = f" ({plan['why']})" if plan.get("why") else ""
+    return f"fixed{why}: " + "; ".join(parts)
+
+
+def check_sentence(row: dict[str, Any]) -> str:
+    """The row's check (what ``verdicts --check`` reruns): its plan and the verdict it gave."""
+    c = row.get("check")
+    if not c:
+        return "no check recorded"
+    p = c.get("plan") or {}
+    size = f"|V| = {_int(p.get('vocab_size'))}"
+    if p.get("screen_budget"):
+        size += f", screen budget {_int(p['screen_budget'])}"
+    size += f", T = {_int(p.get('samples'))}"
+    verdict = VERDICT_WORDS.get(c.get("verdict"), str(c.get("verdict")))
+    took = f", {_num(c['seconds']):.2g} s" if c.get("seconds") else ""
+    why = f": {c['why']}" if c.get("why") else ""
+    agrees = ""
+    if row.get("status") == "ran" and c.get("verdict") in VERDICT_KINDS:
+        agrees = "; the same as the row's" if c["verdict"] == verdict_of(row) else "; not the row's verdict"
+    return f"{size} → {verdict}{why}{took}{agrees}"
+
+
+def command_argv(row: dict[str, Any]) -> list[str] | None:
+    """The row's ``python -m dpcore audit-text …`` command as an argument list (None when it has
+    none: it could not run before its plan was made)."""
+    cmd = row.get("command")
+    return shlex.split(cmd) if isinstance(cmd, str) and cmd else None
+
+
+def header_sentence(header: dict[str, Any]) -> str:
+    """The file's header in one line (its command apart): dates, machine, minutes per row, seed,
+    confidence, dpcore's version, and whether the run finished."""
+    conf = header.get("confidence")
+    bits = [
+        f"{header.get('started', '?')} to {header.get('finished', '?')}",
+        f"on {header.get('machine', '?')}",
+        f"{_num(header.get('minutes')):g} minutes per fitted row",
+        f"seed {header.get('seed', '?')}",
+    ]
+    if conf is not None:
+        bits.append(f"confidence {100 * _num(conf):g}% family-wise per row")
+    bits.append(f"dpcore {header.get('dpcore_version', '?')}")
+    text = ", ".join(bits) + "."
+    if header.get("complete") is False:
+        text += " The run did not finish: rows it did not reach are missing."
+    return text
