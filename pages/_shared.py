@@ -15,6 +15,7 @@ import contextvars
 import copy
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,15 @@ PAGES: list[PageInfo] = [
         "Any word-level sanitizer as a black box (dpcore's, pyPANTERA's as shipped, or your own "
         "code from the CLI): empirical privacy loss per pair of words with Clopper–Pearson lower "
         "bounds, against the claimed ε or ε·d(x, x′).",
+    ),
+    PageInfo(
+        "pages/verdicts.py",
+        "Do public sanitizers keep their claims?",
+        ":material/fact_check:",
+        "verdicts",
+        "The verdict table: dpcore's, pyPANTERA's and mldp-text's text sanitizers audited as they "
+        "ship, each either with a certified privacy loss above its claim or with the smallest flaw "
+        "its run would have caught; every row opens its evidence and the command that reproduces it.",
     ),
     PageInfo(
         "pages/sensitivity.py",
@@ -321,6 +331,16 @@ def bar_updater(bar: Any, text: Callable[[int, int], str], *, start: float = 0.0
 # --------------------------------------------------------------------------------------------
 # Errors and downloads
 # --------------------------------------------------------------------------------------------
+#: Markdown (and Streamlit's LaTeX, icon and colour) syntax in a sentence that quotes words of a
+#: vocabulary or a file: escaped so that a token such as "$" or "*" is shown, not interpreted.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~$:])")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` with Markdown's special characters escaped, to be shown as written."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
 @contextlib.contextmanager
 def show_errors() -> Iterator[None]:
     """Turn dpcore's input errors into ``st.error`` and stop the page; never show a traceback."""

@@ -38,6 +38,7 @@ from pages._shared import (
     choice_param,
     download_buttons,
     ensure_navigation,
+    escape_markdown,
     float_param,
     int_param,
     page_intro,
@@ -71,13 +72,8 @@ NAMES = list(CHOICES)
 _WORDS_OK = re.compile(r"^[\w\s,.'\-]*$")
 
 
-#: Markdown (and Streamlit's LaTeX, icon and colour) syntax in a sentence that quotes words of the
-#: vocabulary: escaped so that a GloVe token such as "$" or "*" is shown, not interpreted.
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~$:])")
-
-
 def _plain(text: str) -> str:
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    return escape_markdown(text)
 
 
 def _check_words(text: str) -> str:

@@ -7,7 +7,9 @@ CLI's numbers with the page's:
 
 - ``audit_text`` (words, the screen, random pairs): the verdict, and per pair the words, the
   empirical ε̂, the lower bound and whether it violates its claim;
-- ``sanitize``: draw 1's sanitized lines and its counts (tokens, replaced, out of vocabulary).
+- ``sanitize``: draw 1's sanitized lines and its counts (tokens, replaced, out of vocabulary);
+- ``verdicts``: an opened row's recorded command gives the row's verdict, largest lower bound ÷
+  claim, violating pairs and draws.
 
 The pages that show a command are listed in :data:`PAGES_WITH_A_COMMAND`; a page that starts
 showing one must join it (the last test checks the list against the pages' sources).
@@ -39,7 +41,7 @@ from dpcore.validation import DPCoreError
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The pages that show a ``python -m dpcore`` command reproducing their result.
-PAGES_WITH_A_COMMAND = {"audit_text.py", "sanitize.py"}
+PAGES_WITH_A_COMMAND = {"audit_text.py", "sanitize.py", "verdicts.py"}
 
 
 @pytest.fixture(autouse=True)
@@ -237,6 +239,31 @@ def test_sanitize_page_command_gives_the_page_draw(
         for cap in at.caption
     )
     assert cli["parameters"]["seed"] == int(query["seed"])
+
+
+# ---------------------------------------------------------------------------------------------
+# verdicts
+# ---------------------------------------------------------------------------------------------
+def test_verdicts_page_command_gives_the_rows_record(capsys: pytest.CaptureFixture[str]) -> None:
+    """The verdict page shows an opened row's recorded ``audit-text`` command; run here, it gives
+    the row's verdict, its largest lower bound ÷ claim, its violating pairs and its draws (the
+    shipped file's quickest control, a fixed setting: seconds)."""
+    from dpcore.verdicts.document import load_shipped, verdict_of
+
+    doc = load_shipped()
+    row = min(
+        (r for r in doc["rows"] if r["group"] == "control" and r["status"] == "ran"),
+        key=lambda r: r["seconds"],
+    )
+    at = _page("verdicts.py", 60, row=row["name"]).run()
+    assert not at.exception, at.exception
+    argv = _shown_command(at, "audit-text")
+    cli = _cli_json(argv, capsys)
+    audit = row["audit"]
+    assert cli["verdict"] == verdict_of(row) == "violates"
+    assert cli["max_lower_bound_ratio"] == audit["max_lower_bound_ratio"]
+    assert sum(bool(p["violates"]) for p in cli["pairs"]) == audit["violating_pairs_total"]
+    assert cli["samples_drawn"] == audit["samples_drawn"]
 
 
 # ---------------------------------------------------------------------------------------------

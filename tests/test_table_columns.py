@@ -21,6 +21,7 @@ MACHINE = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$")
         ("accounting", {"tab": "binary"}),
         ("accounting", {"tab": "sampler", "size": "10000"}),
         ("sanitize", {}),
+        ("verdicts", {"row": "flawed:krr-overclaimed"}),  # the table and one row's tables
         ("attack", {"vsize": "2000", "n": "10", "ntrain": "500", "ntest": "200", "attacks": "bayes-unigram"}),
     ],
 )
