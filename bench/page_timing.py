@@ -74,6 +74,12 @@ def _remove_last_tag(label: str) -> Callable:  # type: ignore[type-arg]
 CASES = [
     ("Privacy-loss audit", "audit", "claimed ε 1 → 2", _fill("Claimed ε", "2")),
     ("Audit a text sanitizer", "audit_text", "claimed ε 1 → 2", _fill("Claimed ε", "2")),
+    (
+        "Do public sanitizers keep their claims?",
+        "verdicts",
+        "mechanism filter → krr",
+        _fill("Mechanism contains", "krr"),
+    ),
     ("Sensitivity", "sensitivity", "seed 0 → 1", _fill("Seed", "1")),
     ("Accounting & samplers", "accounting", "DPNR k 768 → 300", _fill("Embedding dimension k", "300")),
     ("Sanitize text", "sanitize", "ε 3 → 2", _fill("ε", "2")),

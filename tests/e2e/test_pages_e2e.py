@@ -36,6 +36,7 @@ HOME_TITLE = "dpcore: an open laboratory for differential privacy in NLP"
 PAGE_TITLES = {
     "Privacy-loss audit": ("audit", "Privacy-loss audit"),
     "Audit a text sanitizer": ("audit_text", "Audit a text sanitizer"),
+    "Do public sanitizers keep their claims?": ("verdicts", "Do public sanitizers keep their claims?"),
     "Sensitivity": ("sensitivity", "Sensitivity: the geometry ADePT got wrong"),
     "Accounting & samplers": ("accounting", "Accounting & samplers"),
     "Sanitize text": ("sanitize", "Sanitize text"),
@@ -130,8 +131,7 @@ def test_home_links_reach_every_page(app_url: str, page, artifacts: Path) -> Non
         # the Attack page's `mechs` are text mechanisms and its `eps` a list of ε values; the
         # audit page must start from its own defaults, not from what it cannot show
         (
-            "attack?mechs=santext&eps=1,3&vsize=2000&n=5&ntrain=500&ntest=200"
-            "&attacks=bayes-unigram&seed=9",
+            "attack?mechs=santext&eps=1,3&vsize=2000&n=5&ntrain=500&ntest=200&attacks=bayes-unigram&seed=9",
             "audit",
             {"mechs": ",".join(PAPER_FIG2), "eps": "1"},
         ),
