@@ -52,10 +52,11 @@ def verdict_path() -> Path:
 
 @st.cache_data(max_entries=4, max_size="64MB", show_spinner=False)
 def read_verdicts(path: str, mtime_ns: int, size: int) -> tuple[dict[str, Any], str]:
-    """The validated file, its numbers read back (``view.normalised``), and its text (the download).
+    """The validated file, its numbers read back (:func:`dpcore.verdicts.document.normalised`), and
+    its text (the download).
     Keyed by the file's path, modification time and size: a new file is read again."""
     doc = verdict_file.load(path)
-    return view.normalised(doc), Path(path).read_text(encoding="utf-8")
+    return doc, Path(path).read_text(encoding="utf-8")
 
 
 def _plain(text: Any) -> str:

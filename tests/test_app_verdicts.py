@@ -21,6 +21,7 @@ from streamlit.testing.v1 import AppTest
 
 import dpcore.verdicts.document as verdict_file
 from dpcore.verdicts import page_view as view
+from dpcore.verdicts.document import normalised
 from dpcore.verdicts.wording import largest_violation, power_summary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -185,7 +186,7 @@ def test_a_violating_row_opens_from_the_url_with_its_evidence_and_command(shippe
     headline = view.safe_headline(row)
     assert [_plain(e.value) for e in at.error] == [headline[:1].upper() + headline[1:] + "."]
     text = _plain(_text(at))
-    w = largest_violation(view.normalised(row))
+    w = largest_violation(normalised(row))
     assert "Largest certified violation" in text
     if w["kind"] == "pair":
         assert (
@@ -209,7 +210,7 @@ def test_a_row_without_a_violation_says_what_it_would_have_caught(shipped: dict[
     assert not at.error
     info = " ".join(_plain(i.value) for i in at.info)
     assert "No violation found" in info
-    p = power_summary(view.normalised(row))
+    p = power_summary(normalised(row))
     text = _plain(_text(at))
     assert "What this run would have caught" in text
     if p["uniform_delta"] is not None:
@@ -347,6 +348,6 @@ def test_the_page_words_are_the_text_audit_page_words() -> None:
 
 def test_infinities_in_the_file_are_numbers_again_but_words_stay_words() -> None:
     doc = {"excess": "inf", "x": "nan", "words": ["inf", "("], "p": ["-inf", "nan"], "word": "inf"}
-    out = view.normalised(doc)
+    out = normalised(doc)
     assert out["excess"] == float("inf") and out["x"] == "nan" and out["words"] == ["inf", "("]
     assert out["p"][0] == float("-inf") and out["p"][1] != out["p"][1] and out["word"] == "inf"

@@ -15,6 +15,7 @@ Each row is :func:`dpcore.verdicts.run.run_row`'s record. The page, the docs tab
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,8 @@ def new_document(header: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str
 
 
 def load(path: str | Path, *, rows_only: bool = False) -> dict[str, Any]:
-    """Read and validate a verdict file; one clear :class:`DPCoreError` when it is not one.
+    """Read and validate a verdict file (its non-finite numbers read back, :func:`normalised`);
+    one clear :class:`DPCoreError` when it is not one.
 
     ``rows_only``: validate the rows alone (``--resume`` reads an earlier, possibly older, file)."""
     p = Path(path)
@@ -117,6 +119,24 @@ def load(path: str | Path, *, rows_only: bool = False) -> dict[str, Any]:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise DPCoreError(f"{p} is not a valid verdict file: {problems[0]}{more}")
+    return normalised(doc)
+
+
+#: Keys whose values are words of a vocabulary (or sentences), never numbers: a word may be "nan".
+_WORD_KEYS = frozenset({"x", "x_prime", "word", "words", "event", "name", "why", "text", "first_failure"})
+_NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+def normalised(doc: Any, key: str | None = None) -> Any:
+    """A copy of ``doc`` with the strings ``"inf"``, ``"-inf"`` and ``"nan"`` (how the file writes
+    non-finite numbers, :mod:`dpcore.jsonutil`) read back as floats, except under keys that hold
+    words (:data:`_WORD_KEYS`): a vocabulary may hold "nan"."""
+    if isinstance(doc, dict):
+        return {k: normalised(v, k) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [normalised(v, key) for v in doc]
+    if isinstance(doc, str) and key not in _WORD_KEYS and doc in _NON_FINITE:
+        return _NON_FINITE[doc]
     return doc
 
 

@@ -4,8 +4,6 @@ No Streamlit here: the page (``pages/verdicts.py``) filters the rows, shows the 
 and :func:`dpcore.viz.verdicts_figure.verdicts_figure`, and opens one row's evidence. Everything
 is read from the file's rows (:func:`dpcore.verdicts.run.run_row`'s records); nothing is run.
 
-- :func:`normalised` — a copy of a loaded file whose ``"inf"``/``"-inf"``/``"nan"`` strings (how
-  :func:`dpcore.jsonutil.dumps` writes them) are floats again, words left as they are;
 - :func:`filter_rows`, :func:`table`, :func:`table_for_download` — the table and its filters;
 - :func:`certified_excess`, :func:`caught_delta` — the figure's two quantities, in nats;
 - :func:`violating_pairs`, :func:`other_pairs`, :func:`pooled_tests`, :func:`single_output`,
@@ -46,7 +44,6 @@ __all__ = [
     "header_sentence",
     "library_label",
     "matches",
-    "normalised",
     "other_pairs",
     "plan_sentence",
     "pooled_tests",
@@ -66,8 +63,6 @@ VERDICT_WORDS: dict[str, str] = {
     "cannot-run": "cannot run",
     "untested": "untested",
 }
-#: Keys whose values are words of a vocabulary (or sentences), never numbers: a word may be "nan".
-_WORD_KEYS = frozenset({"x", "x_prime", "word", "words", "event", "name", "why", "text", "first_failure"})
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 # The words below are the text-audit page's (dpcore.viz.textaudit_figure), kept here so that this
@@ -86,18 +81,6 @@ POOLED_FAMILY_WORDS = {
     "partner": "its partner",
     "outside-V": "an output outside the vocabulary",
 }
-
-
-def normalised(doc: Any, key: str | None = None) -> Any:
-    """A copy of ``doc`` with the strings ``"inf"``, ``"-inf"`` and ``"nan"`` read back as floats,
-    except under keys that hold words (:data:`_WORD_KEYS`): a vocabulary may hold "nan"."""
-    if isinstance(doc, dict):
-        return {k: normalised(v, k) for k, v in doc.items()}
-    if isinstance(doc, list):
-        return [normalised(v, key) for v in doc]
-    if isinstance(doc, str) and key not in _WORD_KEYS and doc in _NON_FINITE:
-        return _NON_FINITE[doc]
-    return doc
 
 
 def _num(v: Any) -> float:
@@ -171,8 +154,8 @@ def filter_rows(
 
 
 def safe_headline(row: dict[str, Any]) -> str:
-    """:func:`dpcore.verdicts.wording.headline` of the row read with :func:`normalised` numbers."""
-    return headline(normalised(row))
+    """:func:`dpcore.verdicts.wording.headline` of the row."""
+    return headline(row)
 
 
 def table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
@@ -218,7 +201,7 @@ def certified_excess(row: dict[str, Any]) -> float | None:
     """How far above its claim a violating row's loss is certified to be, in nats: the largest
     violating pair's lower bound − claimed bound, or the pooled test's certified excess; None for
     a row that did not violate."""
-    w = largest_violation(normalised(row))
+    w = largest_violation(row)
     if w is None:
         return None
     if w["kind"] == "pair":
@@ -231,7 +214,7 @@ def caught_delta(row: dict[str, Any]) -> float | None:
     power (0.9); None when the run states none."""
     if row["status"] != "ran":
         return None
-    d = power_summary(normalised(row))["uniform_delta"]
+    d = power_summary(row)["uniform_delta"]
     return None if d is None or not math.isfinite(d) else float(d)
 
 
@@ -292,7 +275,7 @@ def pooled_tests(row: dict[str, Any]) -> pd.DataFrame:
 def single_output(row: dict[str, Any]) -> pd.DataFrame:
     """Per claim level, the smallest probability under M(x) of one output whose loss is claim + 1
     nat that the run would have caught (∞: none, whatever its probability)."""
-    singles = power_summary(normalised(row))["single_output"]
+    singles = power_summary(row)["single_output"]
     return pd.DataFrame(
         [
             {

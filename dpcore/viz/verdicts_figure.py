@@ -20,7 +20,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from dpcore.verdicts.document import verdict_of
-from dpcore.verdicts.page_view import caught_delta, certified_excess, group_label, groups, normalised
+from dpcore.verdicts.page_view import caught_delta, certified_excess, group_label, groups
 from dpcore.verdicts.wording import largest_violation, power_summary
 from dpcore.viz.axes import FONT, log_axis
 
@@ -44,7 +44,7 @@ def _pct(v: float) -> str:
 
 
 def _hover_violation(row: dict[str, Any], excess: float) -> str:
-    w = largest_violation(normalised(row)) or {}
+    w = largest_violation(row) or {}
     if w.get("kind") == "pair":
         how = (
             f"pair ({w['x']}, {w['x_prime']}): loss ≥ {w['lower_bound']:.3g} against a claimed "
@@ -94,7 +94,7 @@ def verdicts_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
                 conf = float(r["audit"].get("confidence", 0.95))
                 violating.setdefault(conf, []).append((excess, pos, r))
             elif delta is not None and delta > 0:
-                power = float(power_summary(normalised(r))["power"])
+                power = float(power_summary(r)["power"])
                 caught.setdefault(power, []).append((delta, pos, r))
             else:
                 notes.append((pos, NOTES.get(v, v)))
