@@ -77,6 +77,8 @@ def test_text_mode_and_resume(
     again = load(copy_path)
     assert [r["date"] for r in again["rows"]] == [r["date"] for r in doc["rows"]]  # kept, not rerun
     assert again["header"]["rows_kept_from_earlier_run"] == sorted(r["name"] for r in doc["rows"])
+    assert again["header"]["started"] == doc["header"]["started"]  # the run began with its first part
+    assert again["header"]["seconds"] >= doc["header"]["seconds"]
 
 
 def test_markdown_prints_the_table_of_the_file(

@@ -142,15 +142,18 @@ def _run(args: argparse.Namespace) -> int:
     minutes, seed, workers, only = _settings(args)
     specs = select(catalogue(), only)
     kept: dict[str, dict[str, Any]] = {}
+    earlier: dict[str, Any] = {}  # the header of the run whose rows are kept
     out_path = Path(args.output) if args.output else None
     if args.resume and out_path is not None and out_path.is_file():
-        kept = resumable(load(out_path, rows_only=True), minutes=minutes, seed=seed)
+        old = load(out_path, rows_only=True)
+        kept = resumable(old, minutes=minutes, seed=seed)
+        earlier = old.get("header") if kept and isinstance(old.get("header"), dict) else {}
     todo = [s for s in specs if s.name not in kept]
     rows: dict[str, dict[str, Any]] = {s.name: kept[s.name] for s in specs if s.name in kept}
     t0 = time.monotonic()
     header = {
         "command": _command(_argv_tail(args)),
-        "started": now_iso(),
+        "started": earlier.get("started") or now_iso(),  # a resumed run began with its first part
         "finished": None,
         "machine": machine(),
         "dpcore_version": __version__,
@@ -168,7 +171,7 @@ def _run(args: argparse.Namespace) -> int:
     def document(final: bool) -> dict[str, Any]:
         ordered = [rows[s.name] for s in specs if s.name in rows]
         h = dict(header)
-        h["seconds"] = round(time.monotonic() - t0, 1)
+        h["seconds"] = round(float(earlier.get("seconds") or 0.0) + time.monotonic() - t0, 1)
         h["check_rows"] = choose_check_rows(ordered)
         if final:
             h["finished"] = now_iso()
