@@ -19,8 +19,8 @@ from dpcore.textaudit import audit_text
 from dpcore.textaudit.loaders import available_sanitizers, load_sanitizer
 from dpcore.textaudit.plan import AuditPlan
 from dpcore.validation import DPCoreError
+from dpcore.viz.audit_words import WARNING_STATUSES
 from dpcore.viz.textaudit_figure import (
-    WARNING_STATUSES,
     checks_table,
     pairs_table,
     pooled_pairs_table,

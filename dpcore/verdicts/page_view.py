@@ -23,6 +23,14 @@ import pandas as pd
 from dpcore.verdicts.document import verdict_of
 from dpcore.verdicts.rows import GROUPS
 from dpcore.verdicts.wording import headline, largest_violation, power_summary, short_claim
+from dpcore.viz.audit_words import (
+    CALL_STATUS_WORDS,
+    DECLARATION_STATUS_WORDS,
+    EVENT_SOURCE_WORDS,
+    POOLED_FAMILY_WORDS,
+    RNG_STATUS_WORDS,
+)
+from dpcore.viz.audit_words import WARNING_STATUSES as AUDIT_WARNING_STATUSES
 
 __all__ = [
     "CALL_STATUS_WORDS",
@@ -64,23 +72,6 @@ VERDICT_WORDS: dict[str, str] = {
     "untested": "untested",
 }
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
-
-# The words below are the text-audit page's (dpcore.viz.textaudit_figure), kept here so that this
-# page does not import dpcore.textaudit (about a second); tests/test_app_verdicts.py checks that
-# both say the same.
-
-#: Where a pair's event came from (``event_source``), in words.
-EVENT_SOURCE_WORDS = {
-    "selected": "the selection half",
-    "screen": "the screen's output",
-    "declared": "the declared distribution",
-}
-#: Pooled families, the event in words.
-POOLED_FAMILY_WORDS = {
-    "self": "the word itself",
-    "partner": "its partner",
-    "outside-V": "an output outside the vocabulary",
-}
 
 
 def _num(v: Any) -> float:
@@ -290,39 +281,8 @@ def single_output(row: dict[str, Any]) -> pd.DataFrame:
     )
 
 
-#: The contract checks' statuses in words.
-RNG_STATUS_WORDS = {
-    "ok": "passed",
-    "deterministic": "deterministic, nothing random to check",
-    "global-state-reseeded": "passed after reseeding the global random state before every call",
-    "state-across-calls": "its first calls differed; it carries state from one call to the next",
-    "not-reproducible": "the audit's own calls, drawn again from their seeds, gave other draws",
-    "unchecked": "not checked",
-}
-CALL_STATUS_WORDS = {
-    "independent": "passed: draws within a call independent, one distribution at every call size",
-    "by-construction": "dpcore's own sampler: independent by construction, not checked",
-    "within-call-dependent": "draws within one call depend on each other: audited one output per call",
-    "call-size-dependent": "the output depends on the call's size: audited one output per sentence call",
-    "unchecked": "not checked",
-}
-DECLARATION_STATUS_WORDS = {
-    "agrees": "the sampler follows it",
-    "mismatch": "the sampler does not follow it, so the declared rows are not used",
-    "not-declared": "none declared, nothing to check",
-}
 #: Statuses a page shows as a warning (the text-audit page's, and a word that failed to sample).
-WARNING_STATUSES = frozenset(
-    {
-        "mismatch",
-        "unchecked",
-        "within-call-dependent",
-        "call-size-dependent",
-        "state-across-calls",
-        "not-reproducible",
-        "failed",
-    }
-)
+WARNING_STATUSES = frozenset({*AUDIT_WARNING_STATUSES, "failed"})
 
 
 def checks(row: dict[str, Any]) -> list[dict[str, str]]:
