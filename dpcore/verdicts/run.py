@@ -28,6 +28,8 @@ CHECK_PLAN = FixedPlan(vocab_size=300, screen_budget=60_000, samples=2_000, pair
 KEPT_PAIRS = 10
 #: Violating pairs kept in a row's record.
 KEPT_VIOLATIONS = 50
+#: The longest one-line why a row that cannot run records.
+WHY_CHARS = 400
 
 
 def now_iso() -> str:
@@ -178,7 +180,9 @@ def _one_line(exc: BaseException) -> str:
     home = os.path.expanduser("~")
     if len(home) > 1:  # the table is published: no one's home folder in it
         text = text.replace(home, "~")
-    return text[:300]
+    if len(text) > WHY_CHARS:  # one line in a table: cut at a word, and say so
+        text = text[:WHY_CHARS].rsplit(" ", 1)[0].rstrip(" ,;:") + " …"
+    return text
 
 
 def run_check(spec: RowSpec, seed: int, workers: int, *, plan: FixedPlan | None = None) -> dict[str, Any]:
