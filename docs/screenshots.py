@@ -26,6 +26,8 @@ from app_memory import VISITS, free_port, start_server, wait_healthy, wait_page_
 from pages._shared import PAGES  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
+#: Extra shots of a page with one row opened: (file name, path and query, the heading to show).
+OPENED = [("verdicts-row", "verdicts?row=pypantera%3ACusText", "pypantera:CusText")]
 WIDTH, HEIGHT = 1280, 1400  # Streamlit scrolls inside its main block: the viewport is the shot
 
 
@@ -57,6 +59,16 @@ def main() -> None:
                     page.goto(f"{url}/{path}")
                     wait_page_done(page, ready[path], 600_000)
                     shot = OUT / f"{path or 'home'}.png"
+                    page.screenshot(path=str(shot))
+                    print(f"{shot.relative_to(ROOT)}  {shot.stat().st_size / 1024:.0f} kB", flush=True)
+                for name, query, heading in OPENED:  # a page with one row opened, its detail in view
+                    if only and name not in only:
+                        continue
+                    page.goto(f"{url}/{query}")
+                    wait_page_done(page, ready[query.split("?")[0]], 600_000)
+                    page.get_by_role("heading", name=heading).first.scroll_into_view_if_needed()
+                    page.wait_for_timeout(500)  # the scroll settles
+                    shot = OUT / f"{name}.png"
                     page.screenshot(path=str(shot))
                     print(f"{shot.relative_to(ROOT)}  {shot.stat().st_size / 1024:.0f} kB", flush=True)
                 browser.close()

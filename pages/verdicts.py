@@ -248,7 +248,12 @@ def show_row(row: dict[str, Any]) -> None:
         _plain(
             f"{view.library_label(row)}; ε = {row['epsilon']:g}"
             + (f", {row['embedding']} embedding" if row.get("embedding") else "")
-            + f"; claim: {row.get('claim') or '—'}. {row.get('summary') or ''}"
+            + f"; claim: {row.get('claim') or '—'}. "
+            + (
+                ""
+                if (row.get("claim") or "") in (row.get("summary") or "")
+                else str(row.get("summary") or "")
+            )
         )
     )
     text = _plain(_sentence(view.safe_headline(row)))
