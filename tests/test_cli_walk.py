@@ -71,6 +71,8 @@ SMALL: dict[str, str] = {
     "--n-train": "40",
     "--n-test": "20",
     "--workers": "1",
+    "--minutes": "0.05",  # verdicts: a row's minutes, and two of its rows
+    "--only": "flawed:krr-overclaimed,krr",
 }
 #: Sub-commands checked on their refusal path, with the optional packages made to look absent.
 REFUSED: dict[str, tuple[str, ...]] = {
