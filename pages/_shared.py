@@ -61,7 +61,7 @@ PAGES: list[PageInfo] = [
     PageInfo(
         "pages/verdicts.py",
         "Do public sanitizers keep their claims?",
-        ":material/fact_check:",
+        ":material/balance:",
         "verdicts",
         "The verdict table: dpcore's, pyPANTERA's and mldp-text's text sanitizers audited as they "
         "ship, each either with a certified privacy loss above its claim or with the smallest flaw "
