@@ -152,23 +152,23 @@ def plan_row(
         workers=workers,
     )
     limit = 60 * minutes * 1.1
-    for size in sorted(CANDIDATE_SIZES, reverse=True):
-        plan = fit_size(speed0, size, minutes, workers)
+
+    def fitted(speed: Any, size: int) -> tuple[Any, str, float] | None:
+        """The plan at ``size`` with its class and prediction, or None when it misses the
+        minutes or the class."""
+        plan = fit_size(speed, size, minutes, workers)
         if plan.estimate_seconds > limit:
-            continue
+            return None
         cls, pred = predict(pilot, size, plan.draws_per_word, plan.samples)
-        if not reaches(cls, pred):
-            continue
-        if size != lo:  # the speed at this |V|, then the plan again
+        return (plan, cls, pred) if reaches(cls, pred) else None
+
+    for size in sorted(CANDIDATE_SIZES, reverse=True):
+        found = fitted(speed0, size)
+        if found is not None and size != lo:  # the speed at this |V|, then the plan again
             vocab = build_vocabulary(embedding, size=size)
-            speed = _probe(load_sanitizer(name, epsilon=epsilon, vocab=vocab), vocab)
-            plan = fit_size(speed, size, minutes, workers)
-            if plan.estimate_seconds > limit:
-                continue
-            cls, pred = predict(pilot, size, plan.draws_per_word, plan.samples)
-            if not reaches(cls, pred):
-                continue
-        return _row_plan(size, plan, cls, pred, True, minutes)
+            found = fitted(_probe(load_sanitizer(name, epsilon=epsilon, vocab=vocab), vocab), size)
+        if found is not None:
+            return _row_plan(size, *found, True, minutes)
     plan = fit_size(speed0, lo, minutes, workers)  # nothing passes both: the smallest, and it says so
     cls, pred = predict(pilot, lo, plan.draws_per_word, plan.samples)
     return _row_plan(lo, plan, cls, pred, False, minutes)
