@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
-import multiprocessing
 import os
 import tempfile
 import threading
@@ -149,17 +148,51 @@ def _check_param(name: str, value: Any) -> Any:
 _POOL_LOCK = threading.Lock()
 
 
-@contextlib.contextmanager
-def _spawned_pools() -> Iterator[None]:
-    """Run pyPANTERA's embedding loader with a ``spawn`` process pool instead of ``fork``.
+class _InProcessPool:
+    """A stand-in for ``multiprocessing.Pool`` that maps in this process, in order."""
 
-    Its ``Vocab.loadParallel`` (``src/utils/vocab.py``) reads the embedding file with
-    ``multiprocessing.Pool`` under the default start method, fork. A fork from a process that runs
-    other threads (a Streamlit server, a browser driver, Ray, tqdm's monitor) can copy a lock that
-    one of them holds into the child, which then waits for it forever: seen under
-    ``ci-like --load 1``, a pool child stuck in ``futex_wait`` for 14 minutes. Spawned children
-    start from a fresh interpreter and load the same chunks, so the result is the same. The
-    module's ``mp`` is swapped for the spawn context while the constructor runs (one at a time).
+    def __init__(self, processes: int | None = None) -> None:
+        self.processes = processes
+
+    def __enter__(self) -> _InProcessPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(self, func: Any, iterable: Any) -> list[Any]:
+        return [func(item) for item in iterable]
+
+
+class _InProcessMultiprocessing:
+    """The two names pyPANTERA's loader takes from ``multiprocessing``, run in this process."""
+
+    Pool = _InProcessPool
+
+    @staticmethod
+    def cpu_count() -> int:
+        return 1
+
+
+@contextlib.contextmanager
+def _in_process_pools() -> Iterator[None]:
+    """Run pyPANTERA's embedding loader in this process, as one chunk, without a process pool.
+
+    Its ``Vocab.loadParallel`` (``src/utils/vocab.py``) reads the embedding file in
+    ``cpu_count()`` chunks with ``multiprocessing.Pool``. Both start methods fail a user:
+
+    - *fork*, the default on Linux, from a process that runs other threads (a Streamlit server,
+      a browser driver, Ray, tqdm's monitor) can copy a lock that one of them holds into the
+      child, which then waits for it forever (seen under ``ci-like --load 1``: a pool child in
+      ``futex_wait`` for 14 minutes);
+    - *spawn* imports the user's script again in each child, so a script without
+      ``if __name__ == "__main__":`` hangs: every child dies starting the pool again and the pool
+      replaces it, forever.
+
+    The file is dpcore's own (9 MB at |V| = 15,000, written just before, read here in 0.4 s),
+    and the words loaded no longer depend on the machine's core count (a chunk's
+    reader skips the line at its start, which is lost when a boundary falls exactly on one).
+    The module's ``mp`` is swapped while the constructor runs (one constructor at a time).
     """
     try:
         vocab_module = importlib.import_module("src.utils.vocab")
@@ -168,7 +201,7 @@ def _spawned_pools() -> Iterator[None]:
         return
     with _POOL_LOCK:
         original = vocab_module.mp
-        vocab_module.mp = multiprocessing.get_context("spawn")
+        vocab_module.mp = _InProcessMultiprocessing
         try:
             yield
         finally:
@@ -217,7 +250,7 @@ class PypanteraSanitizer:
         with tempfile.TemporaryDirectory(prefix="dpcore-pypantera-") as tmp:
             path = os.path.join(tmp, "vectors.txt")
             _write_glove(path, vocab)
-            with _spawned_pools():
+            with _in_process_pools():
                 self._mech = cls({"embPath": path, "epsilon": self.epsilon, **self.params})
         loaded = list(self._mech.vocab.embeddings.keys())
         self.lost_words = sorted(set(map(str, vocab.words)) - set(loaded))
