@@ -18,20 +18,10 @@ import pytest
 from dpcore.attack.mlm import DEFAULT_MLM_DIR
 from dpcore.mechanisms import PAPER_FIG2
 from tests.e2e.cancellation import LongRunWatch, expect_recompute
+from tests.e2e.idle import wait_idle
 
 pytestmark = pytest.mark.e2e
 
-# The app root carries data-test-script-state="running" while a script runs (the toolbar's
-# status widget is hidden by toolbarMode = "minimal"); a rerun may start a moment after a widget
-# change, so count the page as idle only after a full second without it.
-IDLE = """() => {
-    const now = performance.now();
-    if (document.querySelector('[data-testid="stApp"][data-test-script-state="running"]')) {
-        window.__idle = undefined; return false;
-    }
-    if (window.__idle === undefined) window.__idle = now;
-    return now - window.__idle > 1000;
-}"""
 HOME_TITLE = "dpcore: an open laboratory for differential privacy in NLP"
 PAGE_TITLES = {
     "Privacy-loss audit": ("audit", "Privacy-loss audit"),
@@ -45,8 +35,7 @@ PAGE_TITLES = {
 
 
 def _idle(page, timeout: int = 90_000) -> None:  # type: ignore[no-untyped-def]
-    page.evaluate("() => { window.__idle = undefined; }")
-    page.wait_for_function(IDLE, timeout=timeout, polling=100)
+    wait_idle(page, timeout)
 
 
 def _figure_shot(page, key: str, path: Path, timeout: int = 180_000) -> str:  # type: ignore[no-untyped-def]

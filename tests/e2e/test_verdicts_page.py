@@ -17,23 +17,15 @@ import pytest
 
 from dpcore.verdicts import page_view as view
 from dpcore.verdicts.document import load_shipped, verdict_of
+from tests.e2e.idle import wait_idle
 
 pytestmark = pytest.mark.e2e
 
-IDLE = """() => {
-    const now = performance.now();
-    if (document.querySelector('[data-testid="stApp"][data-test-script-state="running"]')) {
-        window.__idle = undefined; return false;
-    }
-    if (window.__idle === undefined) window.__idle = now;
-    return now - window.__idle > 1000;
-}"""
 FIGURE = ".st-key-verdicts-figure .js-plotly-plot"
 
 
 def _idle(page, timeout: int = 120_000) -> None:  # type: ignore[no-untyped-def]
-    page.evaluate("() => { window.__idle = undefined; }")
-    page.wait_for_function(IDLE, timeout=timeout, polling=100)
+    wait_idle(page, timeout)
 
 
 def _query(page) -> dict[str, str]:  # type: ignore[no-untyped-def]
