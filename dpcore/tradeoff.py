@@ -14,8 +14,25 @@ The claim's region (Kairouz, Oh & Viswanath 2015, *ICML*, Thm 2.1; Dong, Roth & 
 
     :func:`claim_tradeoff` is f; :func:`tpr_ceiling` is 1 − f(α), the highest TPR any test can
     reach at FPR α while the claim holds, and :func:`tpr_floor` its mirror image (the test that
-    answers the other way round). A metric-DP claim ε·d (plus ε₀ for UMLDP) is pure DP at
-    ε_pair = ε·d(x, x′) + ε₀ for that pair (:func:`pair_epsilon`).
+    answers the other way round). A metric-DP claim ε·d + ε₀ (ε₀ = 0 except for UMLDP, e.g.
+    SanText+) is pure DP at ε_pair = ε·d(x, x′) + ε₀ for that pair (:func:`pair_epsilon`).
+
+    The two terms are two branches. The steep one, TPR ≤ e^ε·FPR + δ, is the claim applied to
+    the test's event S (Pr[M(x′) ∈ S] ≤ e^ε·Pr[M(x) ∈ S] + δ): the *event branch*. The shallow
+    one, 1 − TPR ≥ e^(−ε)·(1 − δ − FPR), is the claim applied to the complement Ω∖S: the
+    *complement branch*. The floor mirrors both.
+
+Claims that cover only some outputs (``covers="events"``)
+    SanText+'s UMLDP bounds the ratio only on outputs in its sensitive set V_P, and a sanitizer
+    with ``protected_ids`` only on those. An event S made of covered outputs is still bound by
+    TPR ≤ e^ε·FPR + δ and FPR ≤ e^ε·TPR + δ, but Ω∖S holds uncovered outputs, so the complement
+    branch is not part of the claim: such pairs are tested against the event branch only
+    (:data:`TESTED`), and their tests are not answered the other way round (that would use Ω∖S).
+
+Numerics
+    Every e^ε·x is computed as exp(min(0, ε + ln x)) (0 at x = 0), never e^ε alone, so curves,
+    ceilings and box tests are finite and warning-free at any ε ≥ 0 up to the largest float
+    (e^ε overflows above ε ≈ 709.78, and ∞·0 is NaN); ε = ∞ means no claim.
 
 What was measured
     Each event S of an audit is a test ("name x′ when the output is in S"): its FPR is
@@ -24,7 +41,8 @@ What was measured
     of decreasing likelihood ratio; randomising between neighbours fills the segments). Where
     they are estimated, each event is a :class:`Box`: Clopper–Pearson intervals on both rates.
     A box lies in the forbidden region with all of its area (:func:`box_outside`) exactly when
-    its worst corner does, which is a violation at the box's confidence.
+    its worst corner does, which is a violation at the box's confidence;
+    :func:`box_violation` also says which branch it is beyond ("event" or "complement").
 
 TPR at a fixed FPR (as in jax_privacy's auditing module)
     Randomising between tests reaches every point of their upper concave hull
@@ -45,11 +63,14 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "COVERS",
     "DEFINITIONS",
     "FPR_LEVELS",
+    "TESTED",
     "Box",
     "TradeoffPair",
     "box_outside",
+    "box_violation",
     "claim_curve",
     "claim_tradeoff",
     "concave_hull",
@@ -65,6 +86,28 @@ __all__ = [
 #: The false positive rates every audit reports the TPR at.
 FPR_LEVELS: tuple[float, ...] = (0.01, 0.05)
 
+#: What a claim covers: ``"all"`` outputs (the usual DP / LDP / metric-DP claim) or only some
+#: (``"events"``: SanText+'s UMLDP on V_P, a sanitizer's ``protected_ids``), so that only events
+#: made of covered outputs are constrained and their complements are not.
+COVERS: tuple[str, ...] = ("all", "events")
+
+#: Which constraints a box is tested against, per coverage (``tested`` in the JSON).
+TESTED: dict[str, str] = {
+    "all": (
+        "the whole trade-off curve 1 − f_ε,δ: the event branch TPR ≤ e^ε·FPR + δ (with its mirror "
+        "FPR ≤ e^ε·TPR + δ) and the complement branch 1 − TPR ≥ e^(−ε)·(1 − δ − FPR) (with its mirror), "
+        "the claim applied to the event S and to the outputs outside it"
+    ),
+    "events": (
+        "the event branch only: TPR ≤ e^ε·FPR + δ and FPR ≤ e^ε·TPR + δ, the claim applied to the "
+        "event S, whose outputs it covers; the complement branch is not tested, because the outputs "
+        "outside S include outputs the claim does not cover"
+    ),
+}
+
+#: Slack of the box tests (rates are in [0, 1]).
+_TOL = 1e-12
+
 
 def _check_eps_delta(epsilon: float, delta: float) -> tuple[float, float]:
     eps = float(epsilon)
@@ -76,56 +119,118 @@ def _check_eps_delta(epsilon: float, delta: float) -> tuple[float, float]:
     return eps, d
 
 
-def claim_tradeoff(alpha: np.ndarray | float, epsilon: float, delta: float = 0.0) -> np.ndarray:
+def _check_covers(covers: str) -> str:
+    if covers not in COVERS:
+        raise ValueError(f"covers must be one of {COVERS}, got {covers!r}")
+    return covers
+
+
+def _exp_times(x: np.ndarray | float, epsilon: float) -> np.ndarray:
+    """min(1, e^ε·x) for x ≥ 0 without overflow at any ε ≥ 0 (∞ included).
+
+    Computed as exp(min(0, ε + ln x)), 0 where x = 0: e^ε alone overflows above ε ≈ 709.78, and
+    ∞·0 is NaN, while the product capped at 1 is what every curve and ceiling uses.
+    """
+    x = np.clip(np.asarray(x, dtype=np.float64), 0.0, None)
+    pos = x > 0.0
+    val = np.exp(np.minimum(0.0, float(epsilon) + np.log(np.where(pos, x, 1.0))))
+    return np.where(pos, val, 0.0)
+
+
+def claim_tradeoff(
+    alpha: np.ndarray | float, epsilon: float, delta: float = 0.0, *, covers: str = "all"
+) -> np.ndarray:
     """f_{ε,δ}(α) = max(0, 1 − δ − e^ε·α, e^(−ε)·(1 − δ − α)): the smallest type-II error β a
-    test with type-I error α can have under an (ε, δ)-DP claim (module docstring).
+    test with type-I error α can have under an (ε, δ)-DP claim (module docstring; Kairouz, Oh &
+    Viswanath 2015, Thm 2.1; Dong, Roth & Su 2022, §2).
+
+    With ``covers="events"`` (a claim on some outputs only, module docstring) the last term, the
+    claim applied to the complement of the test's event, is left out: max(0, 1 − δ − e^ε·α).
+    Overflow-safe at any ε (e^ε·α is evaluated as exp(min(0, ε + ln α))).
 
     Examples
     --------
     >>> float(claim_tradeoff(0.0, 1.0)), round(float(claim_tradeoff(0.1, 1.0)), 4)
     (1.0, 0.7282)
-    >>> float(claim_tradeoff(0.5, math.inf))
+    >>> float(claim_tradeoff(0.5, math.inf)), float(claim_tradeoff(0.5, 1000.0))
+    (0.0, 0.0)
+    >>> round(float(claim_tradeoff(0.5, 1.0, covers="events")), 4)
     0.0
     """
     eps, d = _check_eps_delta(epsilon, delta)
+    _check_covers(covers)
     a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, 1.0)
     if math.isinf(eps):
-        # No claim: any test is allowed, except that f(0) = 1 − δ only at δ > 0 matters not.
+        # No claim: any test is allowed.
         return np.zeros_like(a)
-    with np.errstate(over="ignore"):
-        first = 1.0 - d - np.exp(eps) * a
-    second = np.exp(-eps) * (1.0 - d - a)
-    return np.maximum(0.0, np.maximum(first, second))
+    out = np.maximum(0.0, 1.0 - d - _exp_times(a, eps))
+    if covers == "all":
+        out = np.maximum(out, math.exp(-eps) * (1.0 - d - a))
+    return out
 
 
-def tpr_ceiling(fpr: np.ndarray | float, epsilon: float, delta: float = 0.0) -> np.ndarray:
+def tpr_ceiling(
+    fpr: np.ndarray | float, epsilon: float, delta: float = 0.0, *, covers: str = "all"
+) -> np.ndarray:
     """1 − f_{ε,δ}(FPR) = min(1, e^ε·FPR + δ, 1 − e^(−ε)·(1 − δ − FPR)): the highest TPR any
-    test can reach at this FPR while the claim holds.
+    test can reach at this FPR while the claim holds (Kairouz, Oh & Viswanath 2015, Thm 2.1).
+
+    ``covers="events"``: min(1, e^ε·FPR + δ), the steep branch only (:func:`claim_tradeoff`).
+    Overflow-safe at any ε: at ε = 10³⁰⁰ it is 1 wherever FPR > 0 and δ at FPR = 0.
 
     Examples
     --------
     >>> round(float(tpr_ceiling(0.01, 1.0)), 5)
     0.02718
+    >>> float(tpr_ceiling(0.0, 1e300)), float(tpr_ceiling(1e-9, 1e300))
+    (0.0, 1.0)
     """
-    return 1.0 - claim_tradeoff(fpr, epsilon, delta)
-
-
-def tpr_floor(fpr: np.ndarray | float, epsilon: float, delta: float = 0.0) -> np.ndarray:
-    """The lowest TPR allowed at this FPR: 1 − ceiling(1 − FPR), the mirror of :func:`tpr_ceiling`
-    (a test far below the diagonal, answered the other way round, is far above it)."""
+    eps, d = _check_eps_delta(epsilon, delta)
+    _check_covers(covers)
     a = np.clip(np.asarray(fpr, dtype=np.float64), 0.0, 1.0)
-    return 1.0 - tpr_ceiling(1.0 - a, epsilon, delta)
+    if math.isinf(eps):
+        return np.ones_like(a)
+    out = np.minimum(1.0, d + _exp_times(a, eps))
+    if covers == "all":
+        out = np.minimum(out, 1.0 - math.exp(-eps) * (1.0 - d - a))
+    return out
 
 
-def claim_curve(epsilon: float, delta: float = 0.0, points: int = 201) -> dict[str, list[float]]:
+def tpr_floor(
+    fpr: np.ndarray | float, epsilon: float, delta: float = 0.0, *, covers: str = "all"
+) -> np.ndarray:
+    """The lowest TPR allowed at this FPR (a test far below the diagonal, answered the other way
+    round, is far above it).
+
+    ``covers="all"``: 1 − ceiling(1 − FPR) = max(0, 1 − δ − e^ε·(1 − FPR), e^(−ε)·(FPR − δ)), the
+    mirror of :func:`tpr_ceiling`. ``covers="events"``: max(0, e^(−ε)·(FPR − δ)), i.e.
+    FPR ≤ e^ε·TPR + δ, the claim on the same event with the two inputs exchanged.
+    """
+    eps, d = _check_eps_delta(epsilon, delta)
+    _check_covers(covers)
+    a = np.clip(np.asarray(fpr, dtype=np.float64), 0.0, 1.0)
+    if math.isinf(eps):
+        return np.zeros_like(a)
+    out = np.maximum(0.0, math.exp(-eps) * (a - d))
+    if covers == "all":
+        out = np.maximum(out, 1.0 - d - _exp_times(1.0 - a, eps))
+    return out
+
+
+def claim_curve(
+    epsilon: float, delta: float = 0.0, points: int = 201, *, covers: str = "all"
+) -> dict[str, Any]:
     """The claim's boundary sampled for a figure or a download: ``fpr``, ``tpr_ceiling`` and
-    ``tpr_floor`` (``points`` values, denser near FPR = 0 where the curve bends)."""
+    ``tpr_floor`` (``points`` values, denser near FPR = 0 where the curve bends), with ``covers``
+    and ``tested`` (:data:`TESTED`: which constraints the curve is)."""
     u = np.linspace(0.0, 1.0, int(points))
     fpr = np.unique(np.concatenate([u**3, u]))
     return {
         "fpr": fpr.tolist(),
-        "tpr_ceiling": tpr_ceiling(fpr, epsilon, delta).tolist(),
-        "tpr_floor": tpr_floor(fpr, epsilon, delta).tolist(),
+        "tpr_ceiling": tpr_ceiling(fpr, epsilon, delta, covers=covers).tolist(),
+        "tpr_floor": tpr_floor(fpr, epsilon, delta, covers=covers).tolist(),
+        "covers": covers,
+        "tested": TESTED[covers],
     }
 
 
@@ -296,18 +401,61 @@ class Box:
         return asdict(self)
 
 
-def box_outside(box: Box, epsilon: float, delta: float = 0.0) -> str | None:
+def box_violation(
+    box: Box, epsilon: float, delta: float = 0.0, *, covers: str = "all"
+) -> tuple[str, str] | None:
+    """Where the whole box lies outside the claim's region, and which branch of the curve it is
+    beyond: ``(where, branch)`` or None.
+
+    ``where`` is ``"above"`` (every point of the box has a TPR above the ceiling) or ``"below"``
+    (below the floor). ``branch`` says which constraint of f_{ε,δ} (Kairouz, Oh & Viswanath 2015,
+    Thm 2.1) the box certifies broken, at the box's confidence:
+
+    ``"event"``
+        The claim applied to the event S itself: TPR_low > e^ε·FPR_high + δ (above), or
+        FPR_low > e^ε·TPR_high + δ (below). With δ = 0 this says the likelihood ratio of S
+        exceeds e^ε, which is what a ratio test of S (the text audit's verdict) bounds.
+    ``"complement"``
+        Only the claim applied to the complement Ω∖S: 1 − FPR_high > e^ε·(1 − TPR_low) + δ
+        (above, the shallow branch 1 − TPR ≥ e^(−ε)·(1 − δ − FPR)), or its mirror (below). Tested
+        only with ``covers="all"``: a claim that covers some outputs says nothing of Ω∖S.
+
+    Each test uses the box's worst corner for it, so the box is wholly outside exactly when that
+    corner is. The event branch is reported first when both hold. Overflow-safe at any ε.
+    """
+    eps, d = _check_eps_delta(epsilon, delta)
+    _check_covers(covers)
+    if math.isinf(eps):
+        return None
+    fl, fh = float(box.fpr_low), float(box.fpr_high)
+    tl, th = float(box.tpr_low), float(box.tpr_high)
+    # P > min(1, δ + e^ε·Q) for the four (P, Q): the claim Pr[M(·) ∈ E] ≤ e^ε·Pr[M(·′) ∈ E] + δ
+    # on E = S or Ω∖S, in either order of the inputs.
+    p = np.array([tl, fl, 1.0 - fh, 1.0 - th])
+    q = np.array([fh, th, 1.0 - tl, 1.0 - fl])
+    broken = p > np.minimum(1.0, d + _exp_times(q, eps)) + _TOL
+    if broken[0]:
+        return "above", "event"
+    if broken[1]:
+        return "below", "event"
+    if covers == "all" and broken[2]:
+        return "above", "complement"
+    if covers == "all" and broken[3]:
+        return "below", "complement"
+    return None
+
+
+def box_outside(box: Box, epsilon: float, delta: float = 0.0, *, covers: str = "all") -> str | None:
     """Where the whole box lies outside the claim's region: ``"above"`` (every point of it has a
-    TPR above the ceiling), ``"below"`` (below the floor) or None.
+    TPR above the ceiling), ``"below"`` (below the floor) or None (:func:`box_violation`, which
+    also says which branch).
 
     The ceiling rises with FPR, so the box is wholly above it exactly when its corner
-    (largest FPR, smallest TPR) is; the floor's test is the mirror image.
+    (largest FPR, smallest TPR) is; the floor's test is the mirror image. With
+    ``covers="events"`` only the event branch is tested (:data:`TESTED`).
     """
-    if float(box.tpr_low) > float(tpr_ceiling(box.fpr_high, epsilon, delta)) + 1e-12:
-        return "above"
-    if float(box.tpr_high) < float(tpr_floor(box.fpr_low, epsilon, delta)) - 1e-12:
-        return "below"
-    return None
+    hit = box_violation(box, epsilon, delta, covers=covers)
+    return None if hit is None else hit[0]
 
 
 def percent(p: float) -> str:
@@ -327,15 +475,24 @@ def tpr_at_fpr_entry(
     null: str = "x",
     alt: str = "x′",
     unit: str = "one release",
+    covers: str = "all",
 ) -> dict[str, Any]:
     """The best TPR at FPR ≤ ``alpha`` of the audited tests, its bounds, the claim's ceiling and
     what it means in one sentence.
 
     With ``exact_curve`` (the optimal ROC from exact distributions) the value is exact and the
     bounds equal it. Otherwise ``tpr`` is the hull of the point estimates and ``lower``/``upper``
-    the hulls of the boxes' pessimistic/optimistic corners, holding together with the boxes.
+    the hulls of the boxes' pessimistic/optimistic corners, holding together with the boxes. The
+    point estimate is the best of many measured tests, so it is biased upward by that choice; the
+    sentence states the bound first and names the estimate as one.
+
+    With ``covers="events"`` the tests are not answered the other way round (that test uses the
+    complement of the event, which the claim does not cover) and the ceiling is the event branch
+    min(1, e^ε·α + δ) (:data:`TESTED`); mixtures of tests that each respect it respect it too.
     """
-    ceiling = float(tpr_ceiling(alpha, epsilon, delta))
+    _check_covers(covers)
+    ceiling = float(tpr_ceiling(alpha, epsilon, delta, covers=covers))
+    mirror = covers == "all"
     if exact_curve is not None:
         value = float(np.interp(alpha, exact_curve[0], exact_curve[1]))
         lower = upper = value
@@ -343,28 +500,32 @@ def tpr_at_fpr_entry(
     else:
         if not boxes:
             raise ValueError("no events to read a TPR from")
-        value = tpr_at([b.fpr for b in boxes], [b.tpr for b in boxes], alpha)
+        hf, ht = concave_hull([b.fpr for b in boxes], [b.tpr for b in boxes], mirror=mirror)
+        value = float(np.interp(float(alpha), hf, ht))
         # The worst corner of a box answered the other way round is (1 − fpr_low, 1 − tpr_high).
-        worst = concave_hull(
-            [b.fpr_high for b in boxes] + [1.0 - b.fpr_low for b in boxes],
-            [b.tpr_low for b in boxes] + [1.0 - b.tpr_high for b in boxes],
-            mirror=False,
-        )
-        best = concave_hull(
-            [b.fpr_low for b in boxes] + [1.0 - b.fpr_high for b in boxes],
-            [b.tpr_high for b in boxes] + [1.0 - b.tpr_low for b in boxes],
-            mirror=False,
-        )
-        lower = float(np.interp(alpha, *worst))
-        upper = float(np.interp(alpha, *best))
+        wf, wt = [b.fpr_high for b in boxes], [b.tpr_low for b in boxes]
+        bf, bt = [b.fpr_low for b in boxes], [b.tpr_high for b in boxes]
+        if mirror:
+            wf, wt = wf + [1.0 - b.fpr_low for b in boxes], wt + [1.0 - b.tpr_high for b in boxes]
+            bf, bt = bf + [1.0 - b.fpr_high for b in boxes], bt + [1.0 - b.tpr_low for b in boxes]
+        lower = float(np.interp(alpha, *concave_hull(wf, wt, mirror=False)))
+        upper = float(np.interp(alpha, *concave_hull(bf, bt, mirror=False)))
         how = "estimated"
-    over = lower > ceiling + 1e-12
+    over = lower > ceiling + _TOL
     one_in = round(1.0 / alpha)
+    if how == "exact":
+        rate = f"{percent(value)} of the time"
+    else:
+        n = len(boxes)
+        best = f"the best of the {n:,} measured tests" if n > 1 else "the one measured test"
+        rate = (
+            f"at least {percent(lower)} of the time (stated confidence; {best} reached {percent(value)}, "
+            + ("a point estimate biased upward by the choice)" if n > 1 else "a point estimate)")
+        )
+    scope = ", using only outputs the claim covers," if covers == "events" else ""
     meaning = (
-        f"An observer who must tell from {unit} whether it came from {null} or from {alt} can "
-        f"name {alt} correctly {percent(value)} of the time while wrongly naming it for 1 in {one_in} "
-        f"inputs that were {null}"
-        + ("" if how == "exact" else f" (at least {percent(lower)} with the stated confidence)")
+        f"An observer who must tell from {unit} whether it came from {null} or from {alt}{scope} can "
+        f"name {alt} correctly {rate} while wrongly naming it for 1 in {one_in} inputs that were {null}"
         + (
             f"; the claimed ε allows at most {percent(ceiling)}."
             if math.isfinite(float(epsilon))
@@ -403,6 +564,10 @@ class TradeoffPair:
         What the observer sees, for the sentence ("one sanitized word").
     note
         How the boxes share their confidence, or what the exact curve describes.
+    covers
+        ``"all"`` (default): the claim covers every output, so each box is tested against the
+        whole curve; ``"events"``: it covers only some outputs (and every event is made of covered
+        ones), so each box is tested against the event branch only (:data:`TESTED`).
     """
 
     null: str
@@ -414,6 +579,10 @@ class TradeoffPair:
     exact_tpr: tuple[float, ...] | None = None
     unit: str = "one release"
     note: str = ""
+    covers: str = "all"
+
+    def __post_init__(self) -> None:
+        _check_covers(self.covers)
 
     @property
     def label(self) -> str:
@@ -426,12 +595,24 @@ class TradeoffPair:
         return np.asarray(self.exact_fpr), np.asarray(self.exact_tpr)
 
     def outside(self) -> list[dict[str, Any]]:
-        """The boxes lying wholly outside the claim's region (:func:`box_outside`)."""
+        """The boxes lying wholly outside the tested part of the claim's region
+        (:func:`box_violation`): label, ``where`` ("above"/"below"), ``branch`` ("event": the
+        claim on the event S itself; "complement": only the claim on Ω∖S) and the box's corners."""
         out = []
         for b in self.boxes:
-            where = box_outside(b, self.epsilon, self.delta)
-            if where is not None:
-                out.append({"label": b.label, "where": where, "fpr_high": b.fpr_high, "tpr_low": b.tpr_low})
+            hit = box_violation(b, self.epsilon, self.delta, covers=self.covers)
+            if hit is not None:
+                out.append(
+                    {
+                        "label": b.label,
+                        "where": hit[0],
+                        "branch": hit[1],
+                        "fpr_low": b.fpr_low,
+                        "fpr_high": b.fpr_high,
+                        "tpr_low": b.tpr_low,
+                        "tpr_high": b.tpr_high,
+                    }
+                )
         return out
 
     def exact_outside(self) -> bool:
@@ -439,7 +620,8 @@ class TradeoffPair:
         curve = self.exact_curve
         if curve is None:
             return False
-        return bool(np.any(curve[1] > tpr_ceiling(curve[0], self.epsilon, self.delta) + 1e-9))
+        ceiling = tpr_ceiling(curve[0], self.epsilon, self.delta, covers=self.covers)
+        return bool(np.any(curve[1] > ceiling + 1e-9))
 
     def tpr_at_fpr(self, levels: Sequence[float] = FPR_LEVELS, *, exact: bool = True) -> list[dict[str, Any]]:
         """:func:`tpr_at_fpr_entry` at each FPR level: from the exact curve where the pair has one
@@ -454,6 +636,7 @@ class TradeoffPair:
                 null=self.null,
                 alt=self.alt,
                 unit=self.unit,
+                covers=self.covers,
             )
             for a in levels
         ]
@@ -472,7 +655,9 @@ class TradeoffPair:
             "delta": self.delta,
             "unit": self.unit,
             "note": self.note,
-            "claim_curve": claim_curve(self.epsilon, self.delta, curve_points),
+            "covers": self.covers,
+            "tested": TESTED[self.covers],
+            "claim_curve": claim_curve(self.epsilon, self.delta, curve_points, covers=self.covers),
             "boxes": [b.to_dict() for b in self.boxes],
             "exact_curve": None if curve is None else {"fpr": curve[0].tolist(), "tpr": curve[1].tolist()},
             "outside": self.outside(),
@@ -489,10 +674,27 @@ DEFINITIONS: dict[str, str] = {
     "claim_curve": (
         "the highest TPR any test can reach at each FPR while the claim holds, "
         "1 − f_ε,δ(α) with f_ε,δ(α) = max(0, 1 − δ − e^ε·α, e^(−ε)·(1 − δ − α)) "
-        "(Kairouz, Oh & Viswanath 2015, Thm 2.1; Dong, Roth & Su 2022, §2); tpr_floor is its mirror"
+        "(Kairouz, Oh & Viswanath 2015, Thm 2.1; Dong, Roth & Su 2022, §2); tpr_floor is its mirror. "
+        "The term 1 − δ − e^ε·α is the event branch (the claim on the event S), e^(−ε)·(1 − δ − α) the "
+        "complement branch (the claim on the outputs outside S); when covers is 'events' the curve "
+        "is the event branch only, min(1, e^ε·α + δ), with floor max(0, e^(−ε)·(α − δ))"
     ),
+    "covers": (
+        "'all': the claim covers every output, so each box is tested against the whole curve; "
+        "'events': it covers only some outputs (every audited event is made of covered ones), so "
+        "only the event branch is tested"
+    ),
+    "tested": "the constraints each box was tested against, in words",
     "boxes": "each audited event's measured (FPR, TPR) with Clopper–Pearson intervals on both rates",
     "exact_curve": "the optimal (Neyman–Pearson) ROC from the exact output distributions",
-    "outside": "events whose whole box lies above the ceiling (or below the floor): a violation",
-    "tpr_at_fpr": "the best TPR at FPR ≤ α that randomising between the audited tests reaches",
+    "outside": (
+        "events whose whole box lies above the tested ceiling (or below the floor), a violation at "
+        "the box's confidence; branch 'event': beyond TPR ≤ e^ε·FPR + δ or its mirror (the claim on "
+        "S itself), 'complement': beyond only the complement branch (the claim on the outputs "
+        "outside S, tested only when covers is 'all')"
+    ),
+    "tpr_at_fpr": (
+        "the best TPR at FPR ≤ α that randomising between the audited tests reaches (and, when "
+        "covers is 'all', the same tests answered the other way round)"
+    ),
 }

@@ -56,7 +56,7 @@ PAGES: list[PageInfo] = [
         "audit_text",
         "Any word-level sanitizer as a black box (dpcore's, pyPANTERA's as shipped, or your own "
         "code from the CLI): empirical privacy loss per pair of words with Clopper–Pearson lower "
-        "bounds, against the claimed ε or ε·d(x, x′).",
+        "bounds, against the claimed ε or ε·d(x, x′) + ε₀.",
     ),
     PageInfo(
         "pages/verdicts.py",

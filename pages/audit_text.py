@@ -181,7 +181,8 @@ page_intro(
     "Give a word-level sanitizer pairs of words. dpcore draws many outputs of M(x) and M(x′), "
     "picks the output event with the largest likelihood ratio on half of them, and bounds its "
     "privacy loss on the other half (one-sided Clopper–Pearson, Bonferroni over pairs). A pair "
-    "*violates* its claim only when that lower bound exceeds ε (LDP) or ε·d(x, x′) (metric LDP).",
+    "*violates* its claim only when that lower bound exceeds ε (LDP) or ε·d(x, x′) + ε₀ (metric LDP; "
+    "ε₀ = 0 except UMLDP).",
 )
 
 apply_query_params(SPECS, page="audit_text")
@@ -354,9 +355,16 @@ st.plotly_chart(textaudit_figure(res), width="stretch", key="textaudit-figure")
 
 observer = res.observer()
 if res.tradeoff_pairs:
+    partial = any(p.covers == "events" for p in res.tradeoff_pairs)
     st.markdown(
         "If the promise holds, nobody who sees one sanitized word can tell two words apart well enough "
         "to land in the shaded area, and a red cross is a test this run measured there."
+        + (
+            " This sanitizer's promise covers only some outputs, so the shaded area is drawn for tests "
+            "made of those outputs only (the ratio lines), and only they are tested."
+            if partial
+            else ""
+        )
     )
     st.plotly_chart(
         tradeoff_figure(
@@ -375,12 +383,23 @@ if res.tradeoff_pairs:
   when the output falls in an event S is a test. **FPR** (horizontal): how often it names x′ when x
   went in; **TPR** (vertical): how often it names x′ when x′ did. Both axes are logarithmic.
 - **Dashed line, shaded above**: the claim's ceiling TPR ≤ min(1, e^ε·FPR, 1 − e^(−ε)·(1 − FPR)) for
-  the pair's claimed ε (ε·d(x, x′) for metric claims): no test reaches the shaded region while the
-  claim holds (Kairouz, Oh & Viswanath 2015; Dong, Roth & Su 2022). The lower dashed line, shaded
-  below, is its mirror image: an event that favours x instead of x′ lands there.
+  the pair's claimed ε (ε·d(x, x′) + ε₀ for metric claims, ε₀ = 0 except UMLDP): no test reaches
+  the shaded region while the claim holds (Kairouz, Oh & Viswanath 2015; Dong, Roth & Su 2022).
+  The steep part, TPR ≤ e^ε·FPR, is the claim on the event S itself; the flat part near the top
+  is the claim on the outputs outside S. The lower dashed line, shaded below, is its mirror image:
+  an event that favours x instead of x′ lands there.
+- **Claims that cover only some outputs** (SanText+'s sensitive words, a sanitizer's protected
+  outputs): every event is made of covered outputs, but the outputs outside it are not all
+  covered, so only the steep part is drawn and tested, TPR ≤ e^ε·FPR and its mirror; no test made
+  of covered outputs reaches the shaded region while the claim holds, and nothing is claimed of
+  the others.
 - **Points with bars**: the events this run tested, with Clopper–Pearson intervals on both rates at
   the verdict's per-test level, so every box of every pair holds together at the confirmation's
-  share of the family-wise confidence. **Red crosses**: boxes wholly in the shaded region, violations.
+  share of the family-wise confidence. **Red crosses**: boxes wholly in the shaded region, violations
+  (the hover text says which part: beyond the steep part, the claim on that event itself is broken,
+  and the verdict's own ratio test of it exceeds the claim too unless its label says the event was
+  chosen for the other word; beyond only the flat part, it is the outputs outside the event that
+  break it, which the verdict's test does not count).
 - **Solid lines**: the best tests possible, from the exact output distribution, where the sanitizer
   declares one and the audit's check of it passed.
 - The pair with the strongest evidence, at 1% and 5% false positives: {levels}
@@ -487,7 +506,7 @@ with st.expander("How to read this"):
     st.markdown(
         f"""
 - **Each point is a pair of words.** Horizontal: the bound the mechanism claims for it
-  (ε for LDP, ε·d(x, x′) for metric LDP). Vertical: a lower confidence bound on its real privacy
+  (ε for LDP, ε·d(x, x′) + ε₀ for metric LDP). Vertical: a lower confidence bound on its real privacy
   loss. **Above the dashed diagonal** = a violation at {100 * conf:g}% family-wise confidence.
 - **Dotted line** (or, when it lies far above every pair, the note above the chart): the largest
   loss {samples:,} samples per word can ever show. Claims above it cannot be refuted by this run;

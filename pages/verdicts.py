@@ -19,7 +19,14 @@ from dpcore.jsonutil import dumps
 from dpcore.reproduce import shell_command
 from dpcore.validation import DPCoreError
 from dpcore.verdicts import page_view as view
-from dpcore.verdicts.wording import largest_violation, power_summary, test_sentence
+from dpcore.verdicts.wording import (
+    largest_violation,
+    nats,
+    power_summary,
+    short_claim,
+    test_sentence,
+    uniform_flaw,
+)
 from dpcore.viz.verdicts_figure import verdicts_figure
 from pages._shared import (
     Param,
@@ -109,11 +116,17 @@ page_intro(
     + "\n- **“No violation found” is not “private”**: it says that this run, at its size, certified "
     "no loss above the claim, and what it would have caught. A flaw smaller than that, or of a kind "
     "listed as not covered, may be there unseen.\n"
+    "- **The claim**: ε-LDP, or ε·d + ε₀ metric LDP: a pair's privacy loss at most ε·d(x, x′) + ε₀, "
+    "d the distance the claim names; ε₀ is 0 except where the claim adds one (SanText+'s UMLDP: "
+    "ε₀ = ln 1/p), and the column says which, with the paper.\n"
+    "- **How much**: always in nats of privacy loss. A violating row's verdict says how far above "
+    "its claim the loss is certified to be (“violates its claim by at least … nats”).\n"
     "- **The figure**: one line per mechanism, grouped by library. A red diamond is a violating "
-    "row's certified excess (its largest violating pair's lower bound minus the claimed bound, or "
-    "the pooled test's certified excess); a grey ring is the smallest flaw shared by the vocabulary "
-    "that the run would have caught with probability 0.9. Both are in nats (the axis is "
-    "logarithmic). Rows that could not run are listed without a marker.",
+    "row's certified excess, the number its verdict gives (its largest violating pair's lower bound "
+    "minus the claimed bound, or the pooled test's certified excess); a grey ring is the smallest "
+    "flaw shared by the vocabulary that the run would have caught with probability 0.9, the flaw "
+    "its verdict names. Both are in nats (the axis is logarithmic). Rows that could not run are "
+    "listed without a marker.",
 )
 
 # ---- the file ---------------------------------------------------------------------------------
@@ -232,9 +245,10 @@ download_buttons(
 # ---- the figure ---------------------------------------------------------------------------------
 st.plotly_chart(verdicts_figure(shown), width="stretch", key="verdicts-figure")
 st.caption(
-    "Red: certified privacy loss above the claim (a lower bound at the row's confidence). Grey: the "
-    "smallest flaw shared by the vocabulary the run would have caught with probability 0.9, where it "
-    "found none; a row without a violation is not shown to be private."
+    "Red: certified privacy loss above the claim, in nats (a lower bound at the row's confidence; "
+    "the number the table's verdict gives). Grey: the smallest flaw shared by the vocabulary the run "
+    "would have caught with probability 0.9, where it found none (its verdict names the flaw); a "
+    "row without a violation is not shown to be private."
 )
 
 
@@ -248,7 +262,7 @@ def show_row(row: dict[str, Any]) -> None:
         _plain(
             f"{view.library_label(row)}; ε = {row['epsilon']:g}"
             + (f", {row['embedding']} embedding" if row.get("embedding") else "")
-            + f"; claim: {row.get('claim') or '—'}. "
+            + f"; claim: {short_claim(row)}. "
             + (
                 ""
                 if (row.get("claim") or "") in (row.get("summary") or "")
@@ -273,18 +287,20 @@ def show_row(row: dict[str, Any]) -> None:
     a = row["audit"]
     conf = f"{100 * float(a['confidence']):g}%"
     st.markdown(_plain(_sentence(test_sentence(row))))
+    for line in view.claim_lines(row):
+        st.markdown(_plain(line))
 
     st.markdown("**Largest certified violation**")
     w = largest_violation(row)
     if w is None:
         st.markdown("None: no test certified a privacy loss above the claim.")
     elif w["kind"] == "pair":
-        ratio = "∞" if not math.isfinite(w["ratio"]) else f"×{w['ratio']:.3g}"
+        ratio = f" (×{w['ratio']:.3g} the claim)" if math.isfinite(w["ratio"]) else ""
         st.markdown(
             _plain(
-                f"The pair ({w['x']}, {w['x_prime']}): its privacy loss is at least {w['lower_bound']:.3g} "
-                f"nats at {conf} confidence (family-wise), against a claimed {w['claimed_bound']:.3g}: "
-                f"{ratio} its claim, {w['lower_bound'] - w['claimed_bound']:.3g} nats above it"
+                f"The pair ({w['x']}, {w['x_prime']}): its privacy loss is at least {nats(w['lower_bound'])} "
+                f"nats at {conf} confidence (family-wise), against a claimed {nats(w['claimed_bound'])}: "
+                f"at least {nats(w['excess'])} nats above its claim{ratio}"
                 + (
                     f"; event chosen by {view.EVENT_SOURCE_WORDS.get(w['event_source'], w['event_source'])}."
                     if w.get("event_source")
@@ -296,7 +312,7 @@ def show_row(row: dict[str, Any]) -> None:
         st.markdown(
             _plain(
                 f"The pooled '{w['family']}' test over {w['terms']:,} {w['pairing']} pairs: some pair's loss "
-                f"exceeds its claim by at least {w['excess_lower_bound']:.3g} nats, at {conf} confidence."
+                f"exceeds its claim by at least {nats(w['excess'])} nats, at {conf} confidence."
             )
         )
 
@@ -322,8 +338,9 @@ def show_row(row: dict[str, Any]) -> None:
     if p["uniform_delta"] is not None:
         st.markdown(
             _plain(
-                f"A flaw shared by the vocabulary: Δ ≥ {p['uniform_delta']:.3g} nats "
-                f"({p['uniform_pairing'] or 'its'} partners)."
+                f"A flaw shared by the vocabulary, Δ ≥ {nats(p['uniform_delta'])} nats above the claim: "
+                f"had {uniform_flaw(p['uniform_family'], p['uniform_pairing'], p['uniform_delta'])}, "
+                "it would have been caught."
             )
         )
     else:

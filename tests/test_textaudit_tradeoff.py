@@ -19,7 +19,7 @@ from dpcore.cli import main
 from dpcore.stats import cp_log_ratio_lower
 from dpcore.textaudit.result import PairResult
 from dpcore.textaudit.tradeoffs import build, strongest_first, text_line, thin_curve, tpr_record
-from dpcore.tradeoff import FPR_LEVELS, Box, box_outside, roc_from_logpmfs, tpr_ceiling
+from dpcore.tradeoff import FPR_LEVELS, Box, box_outside, box_violation, roc_from_logpmfs, tpr_ceiling
 
 ISSUE_ARGS = ["--epsilon", "1", "--vocab-size", "2000", "--seed", "0"]
 
@@ -47,6 +47,10 @@ def test_krr_overclaimed_puts_its_events_outside_the_claims_curve(capsys):
     assert above
     for o in above:
         assert o["tpr_low"] > float(tpr_ceiling(o["fpr_high"], worst["epsilon"]))
+    # a full-cover LDP claim: the whole curve is tested, and k-RR at 3ε breaks it on the events
+    # themselves (the branch the verdict's ratio test sees), not only on their complements
+    assert worst["covers"] == "all" and "complement branch" in worst["tested"]
+    assert {o["branch"] for p in tr["pairs"] for o in p["outside"]} == {"event"}
     # boxes at the verdict's per-test level: never looser than the verdict
     alpha = out["alpha_per_test"]
     assert all(b["confidence"] == pytest.approx(1.0 - alpha) for p in tr["pairs"] for b in p["boxes"])
@@ -80,7 +84,8 @@ def test_krr_puts_no_event_outside_the_claims_curve(capsys):
     assert main(["audit-text", "--mechanism", "krr", *ISSUE_ARGS]) == 0
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("observer: "))
     n_boxes = out["alpha_accounting"]["confirmation_tests"]  # one box per test of the Bonferroni count
-    assert f"0 of {n_boxes} event boxes lie wholly outside" in line
+    assert f"of {n_boxes} event boxes, 0 lie wholly beyond their pair's claim on the event itself" in line
+    assert "and 0 beyond only its complement branch" in line and "cover only some outputs" not in line
 
 
 # --- the module, from arrays ---------------------------------------------------------------------
@@ -107,9 +112,11 @@ def test_boxes_name_the_favoured_word_and_keep_the_verdicts_level():
     assert pair.exact_fpr is None and "No exact curve" in pair.note and "4 tests" in pair.note
 
 
-def test_a_box_outside_the_claim_is_a_violation_of_the_verdicts_own_test():
-    """Never looser: wherever a box lies wholly above ε's ceiling, the verdict's one-sided bound at
-    the same α exceeds ε too (random counts, both kinds of event size)."""
+def test_a_box_beyond_the_event_branch_is_a_violation_of_the_verdicts_own_test():
+    """Wherever a box lies wholly beyond ε's event branch (above it, or below its mirror for the
+    same counts swapped), the verdict's one-sided bound at the same α exceeds ε too (random counts,
+    both kinds of event size). Beyond only the complement branch it need not:
+    tests/test_tradeoff_coverage.py."""
     rng = np.random.default_rng(0)
     alpha, eps, n = 1e-3, 1.0, 20_000
     seen = 0
@@ -117,9 +124,12 @@ def test_a_box_outside_the_claim_is_a_violation_of_the_verdicts_own_test():
         b = int(rng.integers(0, 300))
         a = int(min(n, b * rng.uniform(0.5, 12.0) + rng.integers(0, 40)))
         box = Box.from_counts(b, n, a, n, alpha=alpha)
-        if box_outside(box, eps) == "above":
+        hit = box_violation(box, eps)
+        if hit == ("above", "event"):
             seen += 1
             assert float(cp_log_ratio_lower(a, b, n, alpha)) > eps
+            assert box_violation(Box.from_counts(a, n, b, n, alpha=alpha), eps) == ("below", "event")
+        assert (hit is not None) == (box_outside(box, eps) is not None)
     assert seen > 100
 
 

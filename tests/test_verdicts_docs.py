@@ -100,3 +100,35 @@ def test_the_command_rewrites_a_page_from_a_file(
     assert "already" in capsys.readouterr().out
     assert main(["--file", "v.json", "--page", str(tmp_path / "nope.md")]) == 2
     assert "no such page" in capsys.readouterr().err
+
+
+def test_the_docs_table_writes_the_pages_cells_in_nats_with_the_metric_claim() -> None:
+    from dpcore.verdicts.markdown import LEGEND
+    from dpcore.verdicts.wording import headline, short_claim
+
+    pair = {"x": "a", "x_prime": "b", "distance": 0.5, "claimed_bound": 0.5 + 1.2, "lower_bound": 4.0}
+    pairs = [
+        pair | {"violates": True},
+        pair | {"x": "c", "distance": 2.0, "claimed_bound": 3.2, "violates": False},
+    ]
+    audit = {"verdict": "violates", "pairs": pairs, "pooled": [], "vocab_size": 300, "samples_drawn": 1000}
+    ran = _doc()["rows"][0] | {
+        "name": "santext+",
+        "library": "dpcore",
+        "library_version": "0.1.0",
+        "status": "ran",
+        "why": None,
+        "claim": "Yue et al. 2021, Thm 2",
+        "summary": "SanText+ (UMLDP)",
+        "guarantee": "metric",
+        "epsilon": 1.0,
+        "audit": audit,
+        "seconds": 3.0,
+    }
+    doc = _doc() | {"rows": [ran]}
+    md = markdown_table(doc)
+    claim, verdict = short_claim(ran), headline(ran)  # the page's table's cells (page_view.table)
+    assert claim == "ε·d + ε₀ metric LDP, ε₀ = 1.2 (Yue et al. 2021, Thm 2)"
+    assert verdict == "violates its claim by at least 2.3 nats (privacy loss ≥ 4 nats where 1.7 is claimed)"
+    assert f"| `santext+` | {claim} | {verdict} | 300 | 1,000 | 3 |" in md
+    assert LEGEND in md.splitlines()

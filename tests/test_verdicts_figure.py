@@ -9,6 +9,9 @@ from typing import Any
 
 import pytest
 
+from dpcore.verdicts import page_view
+from dpcore.verdicts.document import SHIPPED_PATH, load_shipped
+from dpcore.verdicts.markdown import markdown_table
 from dpcore.viz.verdicts_figure import NOTES, verdicts_figure
 
 VIOLATES = "certified excess (lower bound at 95%)"
@@ -85,6 +88,10 @@ def test_markers_sit_at_the_certified_excess_and_the_smallest_flaw_caught() -> N
         _position(fig, "ctl:pooled"): pytest.approx(0.4),
     }
     assert bad.marker.color == "#c0504d"
+    assert dict(zip(bad.y, bad.text, strict=True)) == {
+        _position(fig, "ctl:pair"): "≥ 1.25 nats above its claim",
+        _position(fig, "ctl:pooled"): "≥ 0.4 nats above its claim",
+    }
     grey = _trace(fig, CAUGHT)
     assert dict(zip(grey.y, grey.x, strict=True)) == {_position(fig, "lib:quiet"): pytest.approx(0.05)}
     assert grey.marker.symbol == "circle-open"
@@ -145,3 +152,57 @@ def test_no_row_ran_gives_an_empty_axis_and_no_legend() -> None:
     fig = verdicts_figure([])
     assert not fig.data and [a.text for a in fig.layout.annotations] == ["no rows to show"]
     assert math.isfinite(fig.layout.height)
+
+
+def _hovers(fig: Any) -> dict[int, str]:
+    """Each marker's hover, by line, as plain text (its line breaks as spaces)."""
+    return {y: h.replace("<br>", " ") for t in fig.data for y, h in zip(t.y, t.hovertext, strict=True)}
+
+
+def test_the_figure_gives_the_tables_numbers_and_words() -> None:
+    fig = verdicts_figure(ROWS)
+    table = page_view.table(ROWS).set_index("mechanism")["verdict"]
+    hovers = _hovers(fig)
+    bad = _trace(fig, VIOLATES)
+    for y, label in zip(bad.y, bad.text, strict=True):
+        name = fig.layout.yaxis.ticktext[list(fig.layout.yaxis.tickvals).index(y)]
+        number = label.removeprefix("≥ ").removesuffix(" nats above its claim")
+        # the same scale and the same digits: nats above the claim
+        assert f"violates its claim by at least {number} nats" in table[name]
+        assert table[name] in hovers[y]
+    (y,) = _trace(fig, CAUGHT).y
+    # the grey marker's hover names the flaw as the table does
+    assert table["lib:quiet"] in hovers[y] and "e^0.05 ≈ 1.05 times as often" in hovers[y]
+
+
+def test_the_hover_gives_the_claim_with_its_epsilon0() -> None:
+    row = dict(ROWS[0]) | {
+        "guarantee": "metric",
+        "epsilon": 1.0,
+        "claim": "Yue et al. 2021, Thm 2",
+        "summary": "UMLDP",
+    }
+    pairs = [p | {"claimed_bound": p["distance"] + 1.2} for p in row["audit"]["pairs"]]
+    pairs[1] = pairs[1] | {"distance": 3.0, "claimed_bound": 4.2}
+    row["audit"] = row["audit"] | {"pairs": pairs}
+    (hover,) = _hovers(verdicts_figure([row])).values()
+    assert "claim: ε·d + ε₀ metric LDP, ε₀ = 1.2 (Yue et al. 2021, Thm 2)" in hover
+
+
+def test_the_shipped_figure_and_tables_agree_row_by_row() -> None:
+    if not SHIPPED_PATH.is_file():
+        pytest.skip(f"{SHIPPED_PATH.name} is not shipped yet")
+    doc = load_shipped()
+    rows = doc["rows"]
+    fig = verdicts_figure(rows)
+    labels = {y: text for y, text in zip(_trace(fig, VIOLATES).y, _trace(fig, VIOLATES).text, strict=True)}
+    md = markdown_table(doc)
+    table = page_view.table(rows).set_index("mechanism")
+    assert labels
+    for r in rows:
+        if r["name"] not in table.index or _position(fig, r["name"]) not in labels:
+            continue
+        number = labels[_position(fig, r["name"])].removeprefix("≥ ").removesuffix(" nats above its claim")
+        cell = table.loc[r["name"], "verdict"]
+        assert cell.startswith(f"violates its claim by at least {number} nats"), r["name"]
+        assert f"`{r['name']}` | {table.loc[r['name'], 'claim']} | {cell} |" in md.replace("\\|", "|")

@@ -178,8 +178,10 @@ def ldp_success_ceiling(probs: Sequence[float] | np.ndarray, epsilon: float, *, 
     if p.ndim != 1 or p.size == 0 or np.any(p < 0) or p.sum() <= 0:
         raise DPCoreError("probs must be a non-empty vector of non-negative masses")
     p = np.sort(p / p.sum())[::-1]
-    with np.errstate(over="ignore"):
-        return float(min(1.0, math.exp(min(float(epsilon), 700.0)) * p[: max(1, int(top_k))].sum()))
+    mass = float(p[: max(1, int(top_k))].sum())
+    # min(1, e^ε·mass) as exp(min(0, ε + ln mass)): no overflow at any ε (e^ε alone overflows
+    # above ε ≈ 709.78); mass > 0 here (the heaviest secret has positive mass)
+    return float(math.exp(min(0.0, float(epsilon) + math.log(mass))))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -392,12 +394,20 @@ class ClaimShape:
         firsts = np.concatenate([[0], np.cumsum(sizes + 1)[:-1]])
         out = np.empty(eps.size)
         step = max(1, DEFAULT_MAX_ELEMENTS // max(1, g.size))
+        # ln of the window's mass (0 where empty, then unused): the max term is
+        # min(1, exp(ε·r(G) + ε₀)·window) = exp(min(0, ε·r(G) + ε₀ + ln window)), finite at any ε
+        # (e^(ε·r) alone overflows above ≈ 709.78). Capping it at 1 leaves the group's minimum
+        # unchanged: its last candidate (j = |G|, empty window) is the group's mass, at most 1.
+        has = win > 0
+        log_win = np.log(np.where(has, win, 1.0))
+        rad = part.radius[g]
         for lo in range(0, eps.size, step):
             ev = eps[lo : lo + step]
-            with np.errstate(over="ignore", invalid="ignore"):
-                logf = ev[:, None] * part.radius[None, g] + self.epsilon0
-                val = np.where(win[None, :] > 0, np.exp(np.minimum(logf, 700.0)) * win[None, :], 0.0)
-            val += pref[None, :]
+            with np.errstate(over="ignore", invalid="ignore"):  # ε·r(G) = +∞ at the largest floats: then 1;
+                # ∞·0 (radius 0) is NaN, replaced by 0 below
+                spread = np.where(rad[None, :] > 0, ev[:, None] * rad[None, :], 0.0)
+            term = np.exp(np.minimum(0.0, spread + self.epsilon0 + log_win[None, :]))
+            val = np.where(has[None, :], term, 0.0) + pref[None, :]
             out[lo : lo + step] = np.minimum.reduceat(val, firsts, axis=1).sum(axis=1)
         return out
 
@@ -419,7 +429,8 @@ class ClaimShape:
         eps = np.asarray([float(e) for e in epsilons], dtype=np.float64)
         if eps.ndim != 1 or np.any(~np.isfinite(eps)) or np.any(eps < 0):
             raise DPCoreError("epsilons must be finite values ≥ 0")
-        claim = self.scale * eps
+        with np.errstate(over="ignore"):  # the claim's ε may be +∞ at the largest floats
+            claim = self.scale * eps
         table = np.vstack([self._bounds(pt, claim, k) for pt in self.partitions]) if self.partitions else None
         if table is None:
             protected, names = np.zeros(eps.size), ["none protected"] * eps.size

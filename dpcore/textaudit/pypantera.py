@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from dpcore.text.vocab import Vocabulary
+from dpcore.textaudit.claims import pypantera_claim, words_to_ids
 from dpcore.validation import DPCoreError, check_epsilon, check_finite_float, check_int, check_probability
 
 __all__ = ["PYPANTERA_MECHANISMS", "PypanteraSanitizer", "pypantera_available"]
@@ -101,7 +102,7 @@ PYPANTERA_MECHANISMS: dict[str, _Spec] = {
         "sampling",
         "ldp",
         "euclidean",
-        "Chen et al. 2023 (Findings ACL), ε-LDP over the customized output sets",
+        "Chen et al. 2023 (Findings ACL), §3: ε-LDP between words mapped to the same output set",
         (("k", 20), ("distance", "euclidean")),
     ),
     "TEM": _Spec(
@@ -256,28 +257,34 @@ class PypanteraSanitizer:
         self.lost_words = sorted(set(map(str, vocab.words)) - set(loaded))
         self._m = int(vocab.dim)
         self._n_loaded = len(loaded)
-        self._mahal = None
-        if spec.distance == "mahalanobis":
-            self._mahal = self._mahalanobis_whitener(vocab.vectors, self.params["lam"])
+        self.claim = pypantera_claim(
+            kind,
+            epsilon=self.epsilon,
+            vocab=vocab,
+            params=self.params,
+            citation=spec.citation,
+            output_set=self._custext_output_set if kind == "CusText" else None,
+        )
 
-    @staticmethod
-    def _mahalanobis_whitener(vectors: np.ndarray, lam: float) -> np.ndarray:
-        """Σ_λ^{-1/2} with Σ_λ = λ·Σ/mean(var) + (1 − λ)·I (Xu et al. 2020, §3, eq. 2)."""
-        cov = np.cov(vectors.T, ddof=0)
-        sigma = cov / np.mean(np.var(vectors, axis=0))
-        s = lam * sigma + (1.0 - lam) * np.eye(vectors.shape[1])
-        w, v = np.linalg.eigh(s)
-        return (v / np.sqrt(np.maximum(w, 1e-300))) @ v.T
+    def _custext_output_set(self, word_id: int) -> np.ndarray | None:
+        """The output set pyPANTERA's CusText maps a word to (its own ``_getCustomizedMapping``:
+        the word's K nearest words), as sorted vocabulary ids; None for a word its loader lost."""
+        w = str(self.vocab.words[int(word_id)])
+        if w not in self._mech.vocab.embeddings:
+            return None
+        sim, _ = self._mech._getCustomizedMapping(w)
+        return words_to_ids(self.vocab, sim[w])
 
     def claimed_bound(self, x: str, x_prime: str, distance: float) -> float:
-        """ε (LDP), ε·d_euc, or ε·d_R(x, x′) = ε·‖Σ_λ^{-1/2}(φ(x) − φ(x′))‖ (Mahalanobis)."""
-        if self.guarantee == "ldp":
-            return self.epsilon
-        if self._mahal is None:
-            return self.epsilon * distance
+        """The pair's claimed bound (:attr:`claim`, :func:`dpcore.textaudit.claims.pypantera_claim`)."""
         ids = self.vocab.ids([x, x_prime])
-        diff = self.vocab.vectors[ids[0]] - self.vocab.vectors[ids[1]]
-        return self.epsilon * float(np.linalg.norm(self._mahal @ diff))
+        if ids.min() < 0:
+            return self.epsilon if self.guarantee == "ldp" else self.epsilon * float(distance)
+        return float(self.claim.bounds(ids[:1], ids[1:], np.array([float(distance)]))[0])
+
+    def claimed_bounds_ids(self, x: np.ndarray, x_prime: np.ndarray, distance: np.ndarray) -> np.ndarray:
+        """:meth:`claimed_bound` for many pairs of vocabulary ids at once."""
+        return self.claim.bounds(x, x_prime, distance)
 
     def _batch(self) -> int:
         return max(1, _BROADCAST_ELEMENTS // max(1, self._n_loaded * self._m))

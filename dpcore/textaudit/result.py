@@ -29,7 +29,8 @@ class PairResult:
     distance:
         Euclidean distance d(x, x′) in the audit's embedding.
     claimed_bound:
-        ε (LDP) or ε·d(x, x′) (metric), or the sanitizer's own ``claimed_bound``.
+        ε (LDP) or ε·d(x, x′) + ε₀ (metric; ε₀ = 0 except UMLDP), from the claim model, or the
+        sanitizer's own ``claimed_bound``; +∞ for a pair the claim does not cover.
     empirical_epsilon:
         ln Pr̂[M(x) ∈ S] − ln Pr̂[M(x′) ∈ S] on the evaluation half (the larger direction; ∞ when
         the event never occurred from the other word).
@@ -130,6 +131,13 @@ class TextAuditResult:
     #: One :class:`~dpcore.tradeoff.TradeoffPair` per tested pair, the verdict's worst first
     #: (:mod:`dpcore.textaudit.tradeoffs`); not in :meth:`to_dict`, see :meth:`observer`.
     tradeoff_pairs: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+    #: The claim the audit tested, as its paper states it (:mod:`dpcore.textaudit.claims`):
+    #: which pairs and outputs it covers; None for a sanitizer without a claim model.
+    claim: dict[str, Any] | None = None
+    #: The check of the premise the claim rests on (:class:`dpcore.textaudit.claims.SharedOutputSets`),
+    #: None when the claim has none. ``status`` ``"broken"``: the paper's guarantee does not apply
+    #: to the implementation beyond the pairs the claim still covers.
+    premise: dict[str, Any] | None = None
     dpcore_version: str = __version__
     test: str = (
         "pooled Chernoff tests over pairings of the vocabulary; per pair, output events chosen on half "
@@ -182,6 +190,7 @@ class TextAuditResult:
         pw = dict(power or {})
         rc = dict(rng_contract or {})
         shape = dict(calls or {})
+        text = _failure_lead(failures, screen, len(vocab)) + text
         text += _notes(verdict, pw, screen, declaration, rc, shape, failures, len(pairs) - n)
         exact = [p.exact_violates for p in tested if p.exact_violates is not None]
         exact_verdict = None if not exact else ("violates" if any(exact) else "within-claim")
@@ -228,6 +237,29 @@ class TextAuditResult:
             tradeoff_pairs=tuple(tradeoff_pairs),
         )
 
+    def with_claim(self, claim: dict[str, Any] | None, premise: dict[str, Any] | None) -> TextAuditResult:
+        """This result with the claim it tested and its premise check; a broken premise leads the
+        verdict's sentence (the verdict itself is about the pairs the claim still covers)."""
+        text = self.verdict_text
+        left_out = int(self.execution.get("pairs_not_covered", 0) or 0)
+        if premise is not None and premise.get("status") == "broken":
+            covered = (
+                f" ({left_out:,} candidate pair(s) the claim does not cover were left out"
+                + (", and none it covers was found" if self.verdict == "untested" else "")
+                + ")"
+                if left_out
+                else ""
+            )
+            text = (
+                "the premise of its claim does not hold: "
+                + str(premise.get("text", ""))
+                + ", so the paper's guarantee covers only the pairs with equal output sets"
+                + covered
+                + ". On those: "
+                + text
+            )
+        return replace(self, claim=claim, premise=premise, verdict_text=text)
+
     @property
     def violations(self) -> int:
         return sum(p.violates for p in self.pairs)
@@ -253,6 +285,26 @@ class TextAuditResult:
         """One row per pair."""
         rows = [asdict(p) | {"ratio": p.ratio} for p in self.pairs]
         return pd.DataFrame(rows)
+
+
+#: Share of the words tried that failed to sample above which the failures lead the verdict.
+FAILURE_SHARE_LEAD = 0.05
+
+
+def _failure_lead(failures: dict[str, str], screen: dict[str, Any] | None, vocab_size: int) -> str:
+    """The failed words, first in the sentence, when they are more than :data:`FAILURE_SHARE_LEAD`
+    of the words tried (the screened words, else the vocabulary): how many and which error."""
+    if not failures:
+        return ""
+    tried = int(screen["words_screened"]) if screen else int(vocab_size)
+    share = len(failures) / max(tried, len(failures), 1)
+    if share <= FAILURE_SHARE_LEAD:
+        return ""
+    word, msg = next(iter(failures.items()))
+    return (
+        f"the sanitizer's sample() failed on {len(failures):,} of the {tried:,} words tried "
+        f"({100 * share:.0f}%; first {word!r}: {msg}), so this covers only the others; "
+    )
 
 
 def _verdict(
@@ -325,8 +377,13 @@ def _notes(
     failures: dict[str, str],
     untested: int,
 ) -> str:
-    """What the verdict's sentence adds: power, the screen, the declaration, the rng, failures."""
+    """What the verdict's sentence adds: the call sizes it covers (first, when nothing was
+    detected), power, the screen, the declaration, the rng, failures."""
     text = ""
+    found = _call_size_findings(shape)
+    sizes = _sizes_text(shape)
+    if found and verdict == "not-detected":  # right after the headline: what it does not cover
+        text += f". It covers only the call sizes this run drew ({sizes}): " + "; ".join(found)
     if pw.get("text") and verdict != "untested":
         text += f". Power: {pw['text']}"
     if screen is not None:
@@ -344,6 +401,11 @@ def _notes(
     users = shape.get("stage_two") or {}
     if users.get("status") == "call-size-dependent":
         text += f". Sentence calls: {users.get('text')}"
+    sized = shape.get("stage_one_size") or {}
+    if sized.get("status") == "call-size-dependent":
+        text += f". Call sizes: {sized.get('text')}"
+    if found and verdict not in ("not-detected", "untested"):
+        text += f". This run drew calls of {sizes}: " + "; ".join(found)
     if rc.get("status") in ("global-state-reseeded", "state-across-calls", "not-reproducible"):
         text += f". rng: {rc.get('text', 'the global random state was reseeded from the audit rng per call')}"
     if failures:
@@ -353,3 +415,63 @@ def _notes(
             f"were not tested (first: {msg})"
         )
     return text
+
+
+def _joined(sizes: Any) -> str:
+    """Call sizes as '424, 34,464 and 65,536' (smallest first, each once)."""
+    named = [f"{n:,}" for n in sorted({int(n) for n in sizes})]
+    if not named:
+        return "unrecorded sizes of"
+    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + f" and {named[-1]}"
+
+
+def _sizes_text(shape: dict[str, Any]) -> str:
+    """The numbers of words of the calls the verdict's draws were made in (``verdict_call_sizes``)."""
+    rec = shape.get("verdict_call_sizes") or {}
+    return f"{_joined([n for part in rec.values() for n in part])} words"
+
+
+def _call_size_findings(shape: dict[str, Any]) -> list[str]:
+    """What this run saw of a dependence on the call's size, and which of users' call sizes it did
+    not draw: a word whose draws at stage 1's call size or in sentence calls differ from its
+    stage-2 draws (word, sizes, p-value), and sentence calls not drawn for every stage-2 word
+    (dpcore's own samplers and runs drawn one output per call need none)."""
+    out: list[str] = []
+    sized = shape.get("stage_one_size") or {}
+    if sized.get("status") == "call-size-dependent" and sized.get("rejected"):
+        r = sized["rejected"][0]
+        more = f" (and {len(sized['rejected']) - 1} more word(s))" if len(sized["rejected"]) > 1 else ""
+        one, two = _joined(sized.get("call_sizes", [])), _joined(sized.get("stage_two_call_sizes", []))
+        out.append(
+            f"{r['word']!r}{more} draws differently in calls of {one} words (the {sized.get('stage')}'s) "
+            f"and of {two} words (stage 2's) (χ² p {_p(r['p_value'])})"
+        )
+    users = shape.get("stage_two") or {}
+    sentence = int((shape.get("sizes") or {}).get("sentence", 16))
+    if users.get("status") == "call-size-dependent" and users.get("rejected"):
+        r = users["rejected"][0]
+        more = f" (and {len(users['rejected']) - 1} more word(s))" if len(users["rejected"]) > 1 else ""
+        out.append(
+            f"{r['word']!r}{more} draws differently in {sentence}-word sentence calls than in stage 2's "
+            f"(χ² p {_p(r['p_value'])})"
+        )
+    elif users.get("complete") is False:
+        n, total = int(users.get("words", 0)), int(users.get("words_total", 0))
+        drawn = "none" if n == 0 else f"only {n}"
+        why = str(users.get("text", ""))
+        if n == 0:
+            why = why.removeprefix("not drawn: ")
+        elif int(users.get("words_drawn", total)) < total:
+            why = "the rest would take too long"
+        else:
+            why = "the others' sentence calls failed"
+        out.append(
+            f"sentence calls ({sentence} words, as users call) were drawn for {drawn} of its {total} stage-2 "
+            f"words ({why})"
+        )
+    return out
+
+
+def _p(p: float) -> str:
+    """A p-value as '= 0.0012', or '< 1e-300' where it underflows to 0."""
+    return f"= {float(p):.2g}" if float(p) > 0 else "< 1e-300"

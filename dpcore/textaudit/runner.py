@@ -18,8 +18,10 @@ argument validated once), one :class:`~dpcore.textaudit.budget.AlphaBudget` (the
    stage 2's (never in place of the events chosen from the draws).
 4. **Confirmation** (:mod:`~dpcore.textaudit.confirm`): fresh draws of every chosen word; each
    pair tested in both directions with Clopper–Pearson bounds (Bonferroni over every test).
-   Every stage-2 word is then also drawn in sentence calls and compared with its stage-2 draws
-   (:mod:`~dpcore.textaudit.users_calls`; a difference is reported).
+   Every stage-2 word is then also drawn in sentence calls, and at the call size of stage 1 (the
+   screen's or the pilot's), and compared with its stage-2 draws
+   (:mod:`~dpcore.textaudit.users_calls`; a difference is reported, and a verdict that is not
+   ``violates`` then says that it covers only the call sizes this run drew).
 5. **Statements** (:mod:`~dpcore.textaudit.power`): what the whole pipeline would have caught.
 6. **Replay** (:mod:`~dpcore.textaudit.replay`): one word of every stage drawn again from its
    recorded stream and compared bit for bit.
@@ -50,6 +52,7 @@ from dpcore.textaudit import (
     users_calls,
 )
 from dpcore.textaudit.budget import AlphaBudget
+from dpcore.textaudit.claims import check_premise
 from dpcore.textaudit.confirm import max_detectable_loss
 from dpcore.textaudit.declaration import declares_rows
 from dpcore.textaudit.engine import DrawPlan, WordDraws, block_info, draw_words
@@ -182,9 +185,13 @@ def audit_text(
     if plan.engine == "ray":
         run["ray_start_seconds"] = time.perf_counter() - t_engine
     try:
-        return _audit(plan, sanitizer, vocab, run, _Progress(plan.estimated_draws, progress), on_plan, t0)
+        result = _audit(plan, sanitizer, vocab, run, _Progress(plan.estimated_draws, progress), on_plan, t0)
     finally:
         stop_engine()
+    claim = getattr(sanitizer, "claim", None)
+    if claim is None:
+        return result
+    return result.with_claim(claim.to_dict(), check_premise(sanitizer, vocab, seed=plan.seed))
 
 
 def _audit(
@@ -249,6 +256,7 @@ def _audit(
             check = declaration.run(plan, draw, cand, budget=budget, **ctx)
             if own:
                 stages.done("declaration", own)
+    cand = _covered_only(cand, claims, vocab, run)
     conf = confirm.run(
         plan,
         draw,
@@ -260,11 +268,7 @@ def _audit(
         **ctx,
     )
     stages.done("confirm", conf.draws)
-    in_sentences = _drawer(
-        calls.SentenceCalls(sanitizer, vocab.words, fillers=shape.fillers), vocab.words, plan, bar
-    )
-    users = users_calls.run(conf.counts, in_sentences, vocab.words, shape, speed=speed, on_size=bar.grow)
-    stages.done("sentence calls", users["draws"])
+    call_record = _users_calls(plan, sanitizer, vocab, shape, conf, cand, speed, bar, stages)
     for word, msg in conf.failures.items():
         failures.setdefault(word, msg)
     statements = power.run(
@@ -312,11 +316,26 @@ def _audit(
         pooled=[t.to_dict() | {"text": t.text()} for t in pool.tests],
         declaration=None if check is None else check.to_dict(),
         rng_contract=rng_record,
-        calls=shape.to_dict() | {"audited_as": _audited_as(shape), "stage_two": users},
+        calls=call_record,
         power=statements,
         alpha_accounting=budget.to_dict(pooled_per_test=pool.per_test_alpha, confirmation_tests=conf.n_tests),
         tradeoff_pairs=_tradeoff_pairs(conf, cand, sanitizer, len(codebook), budget.confirmation),
     )
+
+
+def _covered_only(cand: np.ndarray, claims: Any, vocab: Vocabulary, run: dict[str, Any]) -> np.ndarray:
+    """The candidate pairs the claim covers (a finite claimed bound): a pair the claim says
+    nothing about (CusText's words with different output sets) is never confirmed, so no
+    violation is reported for it. How many were left out goes into ``run``."""
+    if len(cand) == 0:
+        return cand
+    cand = np.asarray(cand, dtype=np.int64).reshape(-1, 2)
+    diff = vocab.vectors[cand[:, 0]].astype(np.float64) - vocab.vectors[cand[:, 1]]
+    bound = claims(cand[:, 0], cand[:, 1], np.sqrt(np.einsum("ij,ij->i", diff, diff)))
+    keep = np.isfinite(bound)
+    if not keep.all():
+        run["pairs_not_covered"] = int((~keep).sum())
+    return cand[keep]
 
 
 def _tradeoff_pairs(
@@ -438,6 +457,56 @@ def _one_output_per_call(
         rate = eff / max(speed.per_draw, 1e-12)
         raise DPCoreError(calls.per_call_refusal(shape, name, seconds, plan.estimated_draws, rate))
     return wrapped, plan
+
+
+def _users_calls(
+    plan: AuditPlan,
+    sanitizer: Any,
+    vocab: Vocabulary,
+    shape: calls.CallCheck,
+    conf: confirm.ConfirmOutcome,
+    cand: np.ndarray,
+    speed: Any,
+    bar: _Progress,
+    stages: _Stages,
+) -> dict[str, Any]:
+    """Stage 2's words at the other call sizes (:mod:`~dpcore.textaudit.users_calls`): in sentence
+    calls, and at stage 1's call size; the result's ``calls`` record with both."""
+    first = _first_appearance(cand)  # the most suspicious words first (proposals are best first)
+    in_sentences = _drawer(
+        calls.SentenceCalls(sanitizer, vocab.words, fillers=shape.fillers), vocab.words, plan, bar
+    )
+    users = users_calls.run(
+        conf.counts, in_sentences, vocab.words, shape, speed=speed, on_size=bar.grow, priority=first
+    )
+    stages.done("sentence calls", users["draws"])
+    sized = users_calls.at_stage_one_size(
+        conf.counts,
+        _drawer(sanitizer, vocab.words, plan, bar),  # not recorded: the replay keeps the stages' own
+        vocab.words,
+        shape,
+        stage="screen" if plan.strategy == "screen" else "pilot" if plan.use_pilot else "",
+        per_word=plan.m_screen if plan.strategy == "screen" else plan.pilot if plan.use_pilot else 0,
+        chunk=calls.call_chunk(sanitizer),
+        samples=plan.samples,
+        speed=speed,
+        on_size=bar.grow,
+        priority=first,
+    )
+    stages.done("stage-one call size", sized["draws"])
+    return shape.to_dict() | {
+        "audited_as": _audited_as(shape),
+        "stage_two": users,
+        "stage_one_size": sized,
+        "verdict_call_sizes": calls.stage_sizes(plan, sanitizer, shape),
+    }
+
+
+def _first_appearance(pairs: np.ndarray) -> np.ndarray:
+    """The word ids of ``pairs`` in the order they first appear (row by row)."""
+    flat = np.asarray(pairs, dtype=np.int64).ravel()
+    _, first = np.unique(flat, return_index=True)
+    return flat[np.sort(first)]
 
 
 def _audited_as(shape: calls.CallCheck) -> str:

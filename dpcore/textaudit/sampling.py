@@ -5,10 +5,25 @@ counts per output word, so memory depends on the chunk and the number of distinc
 on the number of samples (10⁷ per word is fine). Outputs are mapped to integer codes through an
 :class:`OutputCodebook` that starts with the vocabulary and grows with any other output a
 sanitizer returns (a ``⊥`` placeholder, ``[UNK]``, an out-of-vocabulary word passed through).
+
+Outputs outside V that never repeat
+-----------------------------------
+A sanitizer may return outputs that are all different: a word passed through with a fresh tag
+appended (``"cat#7305…"``). Counted one by one, each is seen once, so no count could show that
+only ``cat`` produces them, and the codebook would grow with every draw. So an output outside V
+that *begins* with a vocabulary word w followed by a separator (a character that is neither a
+letter nor a digit) and at least one more character is counted in w's **tag class**
+``w⟨+tag⟩`` (the longest such w; :data:`TAG_AFTER`), and one that *ends* with w after a separator
+in ``⟨tag+⟩w`` (:data:`TAG_BEFORE`); any other output keeps its own code (:func:`tag_classes`).
+The rule is fixed in advance and looks at the output alone, so the audit tests M followed by a
+fixed relabelling, whose privacy loss is at most M's (post-processing): every bound stays valid,
+and a tag that reveals its input word becomes an event, {cat⟨+tag⟩}, that M(cat) produces and
+M(dog) never does.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,7 +32,17 @@ import pandas as pd
 
 from dpcore.validation import DPCoreError
 
-__all__ = ["BLACKBOX_CHUNK", "FAST_CHUNK", "OutputCodebook", "SanitizerRaised", "draw_counts"]
+__all__ = [
+    "BLACKBOX_CHUNK",
+    "FAST_CHUNK",
+    "TAG_AFTER",
+    "TAG_BEFORE",
+    "OutputCodebook",
+    "SanitizerRaised",
+    "draw_counts",
+    "output_keys",
+    "tag_classes",
+]
 
 #: Inputs per ``sample`` call for a black-box sanitizer (its outputs are Python strings).
 BLACKBOX_CHUNK = 1 << 16
@@ -29,8 +54,92 @@ class SanitizerRaised(DPCoreError):
     """The sanitizer's own ``sample`` raised an exception (a finding, reported per word)."""
 
 
+#: The tag class of the outputs outside V that begin with vocabulary word w: ``w`` + this.
+TAG_AFTER = "⟨+tag⟩"
+#: The tag class of the outputs outside V that end with vocabulary word w: this + ``w``.
+TAG_BEFORE = "⟨tag+⟩"
+#: Separators looked past from each end of an output (its vocabulary word may hold some: ``u.s.``).
+TAG_BOUNDARIES = 4
+
+
+_SEPARATOR = re.compile(r"[\W_]")
+
+
+def _key(label: str, vocab: pd.Index) -> str:
+    """One output outside V → its key (:func:`tag_classes`; membership in V: the index's own hash
+    table, nothing built per call)."""
+    if label.endswith(TAG_AFTER) and label[: -len(TAG_AFTER)] in vocab:
+        return label
+    if label.startswith(TAG_BEFORE) and label[len(TAG_BEFORE) :] in vocab:
+        return label
+    cuts = [m.start() for m in _SEPARATOR.finditer(label)]
+    cuts = [i for i in cuts if i < len(label) - 1]  # a separator, then at least one more character
+    for i in reversed(cuts[:TAG_BOUNDARIES]):  # the longest word first
+        if i > 0 and label[:i] in vocab:
+            return label[:i] + TAG_AFTER
+    cuts = [i for i in cuts if i > 0]  # at least one character before the separator
+    for i in cuts[-TAG_BOUNDARIES:]:
+        if label[i + 1 :] in vocab:
+            return TAG_BEFORE + label[i + 1 :]
+    return label
+
+
+def tag_classes(labels: Sequence[str] | np.ndarray, base: pd.Index) -> np.ndarray:
+    """The code key of each output *outside* the vocabulary: its tag class, or itself.
+
+    ``w`` + :data:`TAG_AFTER` for an output that begins with vocabulary word ``w`` followed by a
+    separator (neither a letter nor a digit) and at least one more character (the longest such
+    ``w``, cut at one of the first :data:`TAG_BOUNDARIES` separators), else :data:`TAG_BEFORE` +
+    ``w`` for one that ends with ``w`` after a separator and at least one character, else the
+    output itself. A class key maps to itself.
+
+    Parameters
+    ----------
+    labels:
+        Distinct outputs outside the vocabulary, as strings (one look-up per label, not per draw).
+    base:
+        The vocabulary's index (word → id).
+
+    Returns
+    -------
+    numpy.ndarray
+        Object array of keys, one per label.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> tag_classes(["cat#91", "7_cat", "[UNK]", "cat⟨+tag⟩"], pd.Index(["cat", "dog"])).tolist()
+    ['cat⟨+tag⟩', '⟨tag+⟩cat', '[UNK]', 'cat⟨+tag⟩']
+    """
+    arr = np.asarray(labels, dtype=object).ravel()
+    return np.asarray([_key(str(x), base) for x in arr], dtype=object).reshape(arr.shape)
+
+
+def output_keys(labels: Sequence[str] | np.ndarray, base: pd.Index) -> np.ndarray:
+    """Outputs as the audit counts them: words of V as they are, any other output by its key
+    (:func:`tag_classes`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> output_keys(["dog", "dog#5", "⊥"], pd.Index(["cat", "dog"])).tolist()
+    ['dog', 'dog⟨+tag⟩', '⊥']
+    """
+    arr = np.asarray(labels, dtype=object).ravel()
+    out = arr.copy()
+    miss = np.flatnonzero(base.get_indexer(arr) < 0) if arr.size else np.zeros(0, dtype=np.int64)
+    if miss.size:
+        uniq, inv = np.unique(arr[miss].astype(str), return_inverse=True)
+        out[miss] = tag_classes(uniq.astype(object), base)[inv]
+    return out
+
+
 class OutputCodebook:
-    """Output word → integer code: the vocabulary first (code = id), then any new output."""
+    """Output word → integer code: the vocabulary first (code = id), then any new output.
+
+    An output outside V is coded by its key (:func:`tag_classes`): outputs that begin or end with
+    a vocabulary word after a separator share that word's tag class.
+    """
 
     def __init__(self, words: Sequence[str] | np.ndarray, *, base_index: pd.Index | None = None) -> None:
         self.base = base_index if base_index is not None else pd.Index(np.asarray(words, dtype=object))
@@ -41,7 +150,7 @@ class OutputCodebook:
         return self.n_base + len(self.extra)
 
     def label(self, code: int) -> str:
-        """The output word of ``code``."""
+        """The output word of ``code`` (for an output outside V: its key)."""
         if code < self.n_base:
             return str(self.base[code])
         for k, v in self.extra.items():
@@ -50,12 +159,16 @@ class OutputCodebook:
         raise KeyError(code)
 
     def code(self, label: str) -> int:
-        """The code of one output label (a new code for a label not seen before)."""
+        """The code of one output label (a new code for a key not seen before)."""
         at = self.base.get_indexer([label])[0]
-        return int(at) if at >= 0 else self.extra.setdefault(label, len(self))
+        if at >= 0:
+            return int(at)
+        if label in self.extra:
+            return self.extra[label]
+        return self.extra.setdefault(_key(str(label), self.base), len(self))
 
     def codes(self, outputs: Sequence[Any] | np.ndarray, expected: int) -> np.ndarray:
-        """Codes of ``outputs`` (new outputs get new codes); checks there are ``expected`` of them."""
+        """Codes of ``outputs`` (new keys get new codes); checks there are ``expected`` of them."""
         try:
             arr = np.asarray(outputs, dtype=object)
         except Exception as exc:  # a sanitizer returned something that is not a sequence
@@ -72,10 +185,12 @@ class OutputCodebook:
         if miss.size:
             keys = [o if isinstance(o, str) else repr(o) for o in arr[miss]]
             uniq, inv = np.unique(np.asarray(keys, dtype=object), return_inverse=True)
-            new = np.empty(len(uniq), dtype=np.int64)
-            for i, key in enumerate(uniq):  # distinct unknown outputs only (few)
+            # distinct outputs outside V → their keys (a fresh tag per draw: one class per word)
+            cls, back = np.unique(tag_classes(uniq, self.base), return_inverse=True)
+            new = np.empty(len(cls), dtype=np.int64)
+            for i, key in enumerate(cls):  # distinct keys only (at most |V| classes besides the others)
                 new[i] = self.extra.setdefault(key, len(self))
-            codes[miss] = new[inv]
+            codes[miss] = new[back][inv]
         return codes
 
 

@@ -1,19 +1,35 @@
 """What the tested pairs mean for an observer: trade-off curves, event boxes and TPR at 1%/5% FPR.
 
 An observer sees one sanitized word and must say whether it came from x or from x′. Each event S
-that stage 2 tested (:mod:`dpcore.textaudit.confirm`) is such a test ("name the favoured word when
-the output is in S"), and its counts under both words give a :class:`~dpcore.tradeoff.Box`:
+that stage 2 tested (:mod:`dpcore.textaudit.confirm`) is such a test ("name the pair's second word
+when the output is in S"), and its counts under both words give a :class:`~dpcore.tradeoff.Box`:
 Clopper–Pearson intervals on its false and true positive rates. The pair's claim (its
-``claimed_bound``, the same ε, ε·d(x, x′) or the sanitizer's own bound the verdict used) is pure
-DP for that pair, so its trade-off curve (:func:`dpcore.tradeoff.claim_tradeoff`) says how far any
-test may go; a box wholly beyond it is a violation at the box's confidence.
+``claimed_bound``, the same ε, ε·d(x, x′) + ε₀ (ε₀ = 0 except UMLDP) or the sanitizer's own bound
+the verdict used) is pure DP for that pair, so its trade-off curve
+(:func:`dpcore.tradeoff.claim_tradeoff`; Kairouz, Oh & Viswanath 2015, Thm 2.1) says how far any
+test may go; a box wholly beyond the tested part of it is a violation at the box's confidence.
 
-Confidence
+What is tested
+    When the claim covers every output, each box is tested against the whole curve: its event
+    branch TPR ≤ e^ε·FPR (the claim on S) and its complement branch
+    1 − TPR ≥ e^(−ε)·(1 − FPR) (the claim on Ω∖S), with their mirrors. When it covers only some
+    outputs (SanText+'s UMLDP on V_P, a sanitizer's ``protected_ids``: the ``eligible`` outputs,
+    of which every event is made), Ω∖S holds outputs the claim says nothing of, so only the event
+    branch is tested (``covers="events"``, :data:`dpcore.tradeoff.TESTED`).
+
+Confidence, and what a box says about the verdict
     Each box is built at the verdict's per-test level α (the confirmation's share of
     1 − confidence over its Bonferroni count of tests), split over its four one-sided bounds by
-    :meth:`~dpcore.tradeoff.Box.from_counts`: it holds with probability ≥ 1 − α. The verdict's own
-    test bounds the same counts one-sided with half of α per rate, so a box lying wholly outside
-    the claim implies the verdict's bound exceeds it too (a box is never looser than the verdict).
+    :meth:`~dpcore.tradeoff.Box.from_counts` (α/4 each): it holds with probability ≥ 1 − α. The
+    verdict's own test bounds the same counts one-sided at α/2 per rate, which is tighter. So a
+    box beyond the *event* branch on the side of the word its test was made for (TPR_low >
+    e^ε·FPR_high for a test of the pair's direction, the mirror FPR_low > e^ε·TPR_high for a
+    test of the other; every box whose label does not say "chosen for") implies that the
+    verdict's ratio bound on S exceeds the claim too. A box beyond
+    only the *complement* branch does not: it is a test of Ω∖S, certified at the box's confidence
+    when the claim covers every output, which the verdict's ratio test of S does not count (at
+    ε = 1, ``Box.from_counts(5000, 10000, 9900, 10000, alpha=0.005625)`` lies above the complement
+    branch while the ratio bound on the same counts is 0.653 < 1).
     There is one box per test the Bonferroni count holds, so all boxes of all pairs hold together
     with probability ≥ 1 − (the confirmation's share of α).
 
@@ -78,12 +94,25 @@ def strongest_first(results: Sequence[PairResult]) -> list[int]:
 
 
 def _box(result: PairResult, test: PairTest, alpha: float) -> Box:
-    """One test as a box: the test names the pair's alternative (the word its reported event
-    favours); a test favouring the other word is the same counts swapped (below the diagonal)."""
+    """One test as a box: the test names the pair's alternative (the word the verdict's reported
+    event favours); a test made for the other word is the same counts swapped (below the
+    diagonal when its event does favour that word).
+
+    The label names the word the event's counts favour. A test's ``direction`` names the word
+    its event was chosen for, and the counts can favour the other word: an event chosen on the
+    selection half or from the declaration, counted on other draws, or the best event over a
+    partial cover when none there favours the word (SanText+, a word outside V_P). Then the label
+    says so.
+    """
     _est, _lb, size, a, b, n, direction, source = test
     alt_hits, null_hits = (a, b) if direction == result.direction else (b, a)
-    favours = result.x if direction == "x>x'" else result.x_prime
-    label = f"{source} event, |S| = {size:,}, favours {favours!r}, {n:,} draws per word"
+    chosen = result.x if direction == "x>x'" else result.x_prime
+    other = result.x_prime if direction == "x>x'" else result.x
+    # a: the count under the word the test was made for, b: under the other word
+    favours = f"favours {chosen!r}" if a > b else (f"favours {other!r}" if b > a else "favours neither word")
+    if b > a:
+        favours += f" (chosen for {chosen!r})"
+    label = f"{source} event, |S| = {size:,}, {favours}, {n:,} draws per word"
     return Box.from_counts(null_hits, n, alt_hits, n, alpha=alpha, label=label)
 
 
@@ -112,15 +141,28 @@ def thin_curve(
     return fpr[sel], tpr[sel]
 
 
-def _note(alpha: float, n_tests: int, family_alpha: float, exact: str) -> str:
+def _note(alpha: float, n_tests: int, family_alpha: float, exact: str, covers: str) -> str:
+    tested = (
+        "Each box is tested against the claim's whole curve: the event branch TPR ≤ e^ε·FPR (the "
+        "claim on the event S, and its mirror) and the complement branch 1 − TPR ≥ e^(−ε)·(1 − FPR) "
+        "(the claim on the outputs outside S, and its mirror). "
+        if covers == "all"
+        else "The claim covers only some outputs and every event is made of covered ones, so each box "
+        "is tested against the event branch only: TPR ≤ e^ε·FPR and FPR ≤ e^ε·TPR (the claim on S); "
+        "the complement branch is not tested, because the outputs outside S include uncovered ones. "
+    )
     return (
         "Each box: Clopper–Pearson intervals on both rates, at the verdict's per-test level "
         f"α = {alpha:.3g} shared between the box's four one-sided bounds, so each box holds with "
-        f"probability ≥ 1 − α (the verdict's own test bounds the same counts with half of α per rate, "
-        f"so a box is never looser than the verdict). Stage 2's Bonferroni count holds all its {n_tests:,} "
-        f"tests, so every box of every pair holds together with probability ≥ {1.0 - family_alpha:.4g}. "
-        "Selected events are counted on the evaluation half of the draws, the screen's and declared "
-        "events on all of them. " + exact
+        f"probability ≥ 1 − α. Stage 2's Bonferroni count holds all its {n_tests:,} tests, so every box "
+        f"of every pair holds together with probability ≥ {1.0 - family_alpha:.4g}. "
+        + tested
+        + "The verdict's own test bounds the same counts one-sided with half of α per rate, so a box "
+        "beyond the event branch on the side of the word its test was made for means the verdict's "
+        "ratio bound on S exceeds the claim too; a box "
+        "beyond only the complement branch is a test of the outputs outside S, which the verdict's "
+        "ratio test of S does not count. Selected events are counted on the evaluation half of the "
+        "draws, the screen's and declared events on all of them. " + exact
     )
 
 
@@ -145,11 +187,17 @@ def build(
         Declared rows that passed the declaration test (word id → ln Pr over the output codes), or
         None: then no exact curve.
     eligible
-        Outputs the claim covers (None: all); with a partial cover no exact curve is drawn (the
-        claim says nothing of tests that use the other outputs).
+        Outputs the claim covers (None: all). With a partial cover (any mask: the sanitizer names
+        a protected set, and outputs outside it or its vocabulary are not covered) the pairs are
+        tested against the event branch only (``covers="events"``: every event is made of
+        covered outputs, their complements are not) and no exact curve is drawn (the claim says
+        nothing of tests that use the other outputs).
     alpha, n_tests, family_alpha
         The per-test level, the number of tests and the confirmation's share of α.
     """
+    # A sanitizer that names a protected set covers only it: outputs outside its vocabulary are
+    # never protected (eligible_outputs), seen or not, so even an all-True mask is a partial cover.
+    covers = "all" if eligible is None else "events"
     out = []
     for k in strongest_first(results):
         r, tests = results[k], events[k] if k < len(events) else ()
@@ -159,7 +207,7 @@ def build(
         null, alt = (r.x_prime, r.x) if r.direction == "x>x'" else (r.x, r.x_prime)
         null_id, alt_id = (j, i) if r.direction == "x>x'" else (i, j)
         curve = None
-        if rows is not None and eligible is None and null_id in rows and alt_id in rows:
+        if rows is not None and covers == "all" and null_id in rows and alt_id in rows:
             size = max(rows[null_id].size, rows[alt_id].size)
             full = roc_from_logpmfs(pad_log(rows[null_id], size), pad_log(rows[alt_id], size))
             curve = thin_curve(*full, float(r.claimed_bound))
@@ -181,7 +229,8 @@ def build(
                 exact_fpr=None if curve is None else tuple(curve[0].tolist()),
                 exact_tpr=None if curve is None else tuple(curve[1].tolist()),
                 unit=UNIT,
-                note=_note(alpha, n_tests, family_alpha, exact),
+                note=_note(alpha, n_tests, family_alpha, exact, covers),
+                covers=covers,
             )
         )
     return tuple(out)
@@ -223,18 +272,31 @@ def observer_record(pairs: Sequence[TradeoffPair], *, max_pairs: int = JSON_PAIR
 
 
 def text_line(pairs: Sequence[TradeoffPair]) -> str | None:
-    """One plain line for the CLI's text output (None when no pair was tested)."""
+    """One plain line for the CLI's text output (None when no pair was tested): the worst pair's
+    TPR at each FPR level (its bound first) and, over every pair's boxes, how many lie wholly
+    beyond the event branch of their claim and how many beyond only the complement branch
+    (tested only where the claim covers every output; module docstring)."""
     if not pairs:
         return None
     rec = tpr_record(pairs[0])
     at = "; ".join(
-        f"at {percent(e['fpr'])} false alarms {percent(e['tpr'])} right (≥ {percent(e['lower'])}; "
-        f"the claim allows ≤ {percent(e['claim_ceiling'])})"
+        f"at {percent(e['fpr'])} false alarms ≥ {percent(e['lower'])} right (measured best "
+        f"{percent(e['tpr'])}; the claim allows ≤ {percent(e['claim_ceiling'])})"
         for e in rec["levels"]
     )
-    n_out = sum(len(p.outside()) for p in pairs)
+    branches = [o["branch"] for p in pairs for o in p.outside()]
+    n_event, n_comp = branches.count("event"), branches.count("complement")
     n_box = sum(len(p.boxes) for p in pairs)
+    partial = sum(p.covers == "events" for p in pairs)
+    scope = (
+        f"; {partial} of {len(pairs)} pairs' claims cover only some outputs, so only their event branch "
+        "is tested"
+        if partial
+        else ""
+    )
     return (
-        f"observer: telling {rec['null']!r} from {rec['alt']!r} from {UNIT}, {at}; {n_out} of {n_box} "
-        "event boxes lie wholly outside their pair's claimed trade-off curve (--json: tpr_at_fpr, tradeoff)"
+        f"observer: telling {rec['null']!r} from {rec['alt']!r} from {UNIT}, {at}; of {n_box} event boxes, "
+        f"{n_event} lie wholly beyond their pair's claim on the event itself (TPR > e^ε·FPR or its mirror) "
+        f"and {n_comp} beyond only its complement branch (the claim on the outputs outside the event)"
+        f"{scope} (--json: tpr_at_fpr, tradeoff)"
     )

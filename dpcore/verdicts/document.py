@@ -70,12 +70,14 @@ DEFINITIONS: dict[str, str] = {
     "verdict": (
         "violates: a test certified, at the stated confidence family-wise, a privacy loss above the "
         "claim; not-detected: no test did, which does not show the mechanism is private; untested: "
-        "nothing could be sampled"
+        "nothing could be sampled; premise-broken: the implementation breaks a premise its paper's "
+        "guarantee rests on (e.g. CusText's output sets must partition V), shown with evidence, so "
+        "the paper's claim says nothing of most pairs; the audit then tested only the pairs it still covers"
     ),
     "largest certified violation": (
-        "the largest ratio of a pair's lower confidence bound on its privacy loss to its claimed "
-        "bound (ε, or ε·d(x, x′) + ε₀ for metric claims); a pooled test's certified excess in nats "
-        "where no single pair was flagged"
+        "the flagged pair with the largest lower bound ÷ claimed bound (ε, or ε·d(x, x′) + ε₀), "
+        "stated as how far above that bound its loss is certified to be, in nats; a pooled test's "
+        "certified excess in nats where no single pair was flagged"
     ),
     "power": (
         "what the whole pipeline (screen, pooled tests, confirmation) would have caught with "
@@ -225,9 +227,20 @@ def validate(doc: Any) -> list[str]:
     return out
 
 
+def outcome(verdict: str, premise: dict[str, Any] | None) -> str:
+    """A row's outcome from its audit's verdict and its premise check: ``premise-broken`` when the
+    implementation breaks the premise its paper's guarantee rests on (the audit's verdict then
+    speaks only of the pairs the claim still covers), else the verdict."""
+    if premise is not None and premise.get("status") == "broken":
+        return "premise-broken"
+    return str(verdict)
+
+
 def verdict_of(row: dict[str, Any]) -> str:
-    """``violates``, ``not-detected``, ``untested`` or ``cannot-run``."""
-    return "cannot-run" if row["status"] != "ran" else str(row["audit"]["verdict"])
+    """``violates``, ``not-detected``, ``untested``, ``premise-broken`` or ``cannot-run``."""
+    if row["status"] != "ran":
+        return "cannot-run"
+    return outcome(row["audit"]["verdict"], row["audit"].get("premise"))
 
 
 def version_problems(doc: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -263,7 +276,7 @@ def choose_check_rows(rows: list[dict[str, Any]]) -> list[str]:
     for r in rows:
         if r["group"] == "control" or r["status"] != "ran" or not r.get("check"):
             continue
-        if r["check"].get("verdict") != r["audit"]["verdict"]:
+        if r["check"].get("verdict") != verdict_of(r):
             continue
         lib = r["library"]
         if lib not in best or r["check"]["seconds"] < best[lib]["check"]["seconds"]:

@@ -1,4 +1,10 @@
-"""The verdict table as Markdown, for the docs (generated from the same file as the page)."""
+"""The verdict table as Markdown, for the docs (generated from the same file as the page).
+
+Its cells are the page's (:mod:`dpcore.verdicts.wording`): the claim with its formula (ε-LDP, or
+ε·d + ε₀ metric LDP with its ε₀) and its paper, and the verdict with every amount in nats of
+privacy loss, a violation as how far above its claim the loss is certified to be (the number the
+figure shows).
+"""
 
 from __future__ import annotations
 
@@ -6,19 +12,41 @@ from typing import Any
 
 from dpcore.verdicts.wording import headline, short_claim
 
+#: The line under the header that says how to read the claim and verdict cells.
+LEGEND = (
+    "Claims: ε-LDP, or ε·d + ε₀ metric LDP (a pair's privacy loss at most ε·d(x, x′) + ε₀, with "
+    "the row's ε₀), then the paper. Verdicts: every amount in nats of privacy loss; a violation is "
+    "how far above its claim the loss is certified to be, and a row without one names the flaw "
+    "its run would have caught."
+)
+
 
 def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def markdown_table(doc: dict[str, Any]) -> str:
-    """A header line, then one table row per verdict row: library, mechanism, claim, verdict, |V|,
-    draws, seconds."""
+    """The verdict table of a verdict file's object, as Markdown.
+
+    Parameters
+    ----------
+    doc
+        A verdict file's object (``header`` and ``rows``).
+
+    Returns
+    -------
+    str
+        A header line, the :data:`LEGEND` line, then one table row per verdict row: library,
+        mechanism, claim (:func:`~dpcore.verdicts.wording.short_claim`), verdict
+        (:func:`~dpcore.verdicts.wording.headline`), |V|, draws, seconds.
+    """
     h = doc["header"]
     lines = [
         f"Generated from `{h['command']}`, {h['started']} to {h['finished']}, on {h['machine']} "
         f"(dpcore {h['dpcore_version']}, seed {h['seed']}, confidence {100 * h['confidence']:g}% "
         "family-wise per row).",
+        "",
+        LEGEND,
         "",
         "| library | mechanism | claim | verdict | \\|V\\| | draws | s |",
         "|---|---|---|---|---|---|---|",

@@ -5,7 +5,8 @@ and :func:`dpcore.viz.verdicts_figure.verdicts_figure`, and opens one row's evid
 is read from the file's rows (:func:`dpcore.verdicts.run.run_row`'s records); nothing is run.
 
 - :func:`filter_rows`, :func:`table`, :func:`table_for_download` — the table and its filters;
-- :func:`certified_excess`, :func:`caught_delta` — the figure's two quantities, in nats;
+- :func:`certified_excess`, :func:`caught_delta` — the figure's two quantities, in nats (the
+  numbers the table's verdicts give, :func:`dpcore.verdicts.wording.nats`);
 - :func:`violating_pairs`, :func:`other_pairs`, :func:`pooled_tests`, :func:`single_output`,
   :func:`checks`, :func:`plan_sentence`, :func:`check_sentence`, :func:`command_argv` — one
   opened row's evidence.
@@ -22,7 +23,7 @@ import pandas as pd
 
 from dpcore.verdicts.document import verdict_of
 from dpcore.verdicts.rows import GROUPS
-from dpcore.verdicts.wording import headline, largest_violation, power_summary, short_claim
+from dpcore.verdicts.wording import headline, largest_violation, nats, power_summary, short_claim
 from dpcore.viz.audit_words import (
     CALL_STATUS_WORDS,
     DECLARATION_STATUS_WORDS,
@@ -43,8 +44,10 @@ __all__ = [
     "WARNING_STATUSES",
     "caught_delta",
     "certified_excess",
+    "certified_excess_words",
     "check_sentence",
     "checks",
+    "claim_lines",
     "command_argv",
     "filter_rows",
     "group_label",
@@ -63,13 +66,14 @@ __all__ = [
 ]
 
 #: The verdicts a row can have (:func:`dpcore.verdicts.document.verdict_of`), in the filter's order.
-VERDICT_KINDS: tuple[str, ...] = ("violates", "not-detected", "cannot-run", "untested")
+VERDICT_KINDS: tuple[str, ...] = ("violates", "premise-broken", "not-detected", "cannot-run", "untested")
 #: Each verdict in words (the filter and the tables).
 VERDICT_WORDS: dict[str, str] = {
     "violates": "violates its claim",
     "not-detected": "no violation found",
     "cannot-run": "cannot run",
     "untested": "untested",
+    "premise-broken": "premise of its claim broken",
 }
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
@@ -150,8 +154,10 @@ def safe_headline(row: dict[str, Any]) -> str:
 
 
 def table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """One line per row, as the page shows it: library (with version), mechanism, claim, verdict
-    (the headline), |V|, draws and seconds."""
+    """One line per row, as the page shows it: library (with version), mechanism, claim (its
+    formula, ε·d + ε₀ for a metric claim, and its paper), verdict (the headline: how far above its
+    claim the loss was certified to be, in nats, or what flaw would have been caught), |V|, draws
+    and seconds."""
     out = []
     for r in rows:
         a = r.get("audit") or {}
@@ -190,14 +196,18 @@ def table_for_download(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
 
 def certified_excess(row: dict[str, Any]) -> float | None:
     """How far above its claim a violating row's loss is certified to be, in nats: the largest
-    violating pair's lower bound − claimed bound, or the pooled test's certified excess; None for
-    a row that did not violate."""
+    violation's (:func:`dpcore.verdicts.wording.largest_violation`) lower bound − claimed bound, or
+    the pooled test's certified excess; None for a row that did not violate. The table's verdict
+    gives the same number ("violates its claim by at least … nats")."""
     w = largest_violation(row)
-    if w is None:
-        return None
-    if w["kind"] == "pair":
-        return _num(w["lower_bound"]) - _num(w["claimed_bound"])
-    return _num(w["excess_lower_bound"])
+    return None if w is None else float(w["excess"])
+
+
+def certified_excess_words(row: dict[str, Any]) -> str | None:
+    """:func:`certified_excess` as the table and the figure write it ("≥ 5.35 nats above its
+    claim"); None for a row that did not violate."""
+    excess = certified_excess(row)
+    return None if excess is None else f"≥ {nats(excess)} nats above its claim"
 
 
 def caught_delta(row: dict[str, Any]) -> float | None:
@@ -224,17 +234,20 @@ def _pair_rows(row: dict[str, Any], violates: bool) -> pd.DataFrame:
                 "d(x, x′)": _sig(p.get("distance")),
                 "claimed bound": _sig(cb),
                 f"lower bound ({conf})": _sig(lb),
+                "above the claim (nats)": _sig(lb - cb),
                 "lower bound ÷ claim": _sig(lb / cb) if cb > 0 else (math.inf if lb > 0 else math.nan),
                 "event chosen by": EVENT_SOURCE_WORDS.get(p.get("event_source"), p.get("event_source") or ""),
             }
         )
-    cols = ["word x", "word x′", "d(x, x′)", "claimed bound", f"lower bound ({conf})", "lower bound ÷ claim"]
-    return pd.DataFrame(out, columns=[*cols, "event chosen by"])
+    cols = ["word x", "word x′", "d(x, x′)", "claimed bound", f"lower bound ({conf})"]
+    cols += ["above the claim (nats)", "lower bound ÷ claim", "event chosen by"]
+    return pd.DataFrame(out, columns=cols)
 
 
 def violating_pairs(row: dict[str, Any]) -> pd.DataFrame:
-    """The violating pairs the row keeps (strongest first): x, x′, d(x, x′), claimed bound, lower
-    bound, their ratio and where the event came from."""
+    """The violating pairs the row keeps (largest lower bound ÷ claim first): x, x′, d(x, x′),
+    claimed bound, lower bound, how far it lies above the claim (nats), their ratio and where the
+    event came from."""
     return _pair_rows(row, True)
 
 
@@ -329,6 +342,16 @@ def checks(row: dict[str, Any]) -> list[dict[str, str]]:
                 "text": decl.get("text") or "",
             }
         )
+    prem = a.get("premise")
+    if prem:
+        out.append(
+            {
+                "check": "Premise of the claim",
+                "status": str(prem.get("status")),
+                "result": "broken" if prem.get("status") == "broken" else "holds on the words checked",
+                "text": str(prem.get("text") or ""),
+            }
+        )
     failed = int(a.get("failed_words") or 0)
     out.append(
         {
@@ -338,6 +361,23 @@ def checks(row: dict[str, Any]) -> list[dict[str, str]]:
             "text": f"first: {a['first_failure']}" if failed and a.get("first_failure") else "",
         }
     )
+    return out
+
+
+def claim_lines(row: dict[str, Any]) -> list[str]:
+    """The claim the row's audit tested (its claim model) and, when broken, its premise, in
+    sentences for the opened row; empty for a row without a recorded claim model."""
+    a = row.get("audit") or {}
+    claim = a.get("claim")
+    out: list[str] = []
+    if claim:
+        out.append(
+            f"Claim tested: {claim.get('formula')} ({claim.get('citation')}), for {claim.get('pairs')}, "
+            f"on {claim.get('outputs')}."
+        )
+    prem = a.get("premise")
+    if prem and prem.get("status") == "broken":
+        out.append(f"Premise broken: the paper's guarantee needs {prem.get('premise')}; {prem.get('text')}.")
     return out
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from dpcore.verdicts.document import outcome
 from dpcore.verdicts.fit import plan_row
 from dpcore.verdicts.rows import FixedPlan, RowSpec, library_version
 
@@ -166,6 +167,8 @@ def compact_audit(result: Any) -> dict[str, Any]:
         if not failures
         else f"{next(iter(failures))!r}: {next(iter(failures.values()))}",
         "sanitizer": d.get("sanitizer"),
+        "claim": d.get("claim"),
+        "premise": d.get("premise"),
         "dpcore_version": d.get("dpcore_version"),
     }
 
@@ -198,7 +201,7 @@ def run_check(spec: RowSpec, seed: int, workers: int, *, plan: FixedPlan | None 
     return {
         "plan": plan.to_dict(),
         "command": command_line(spec, plan, seed),
-        "verdict": r.verdict,
+        "verdict": outcome(r.verdict, r.premise),
         "max_lower_bound_ratio": r.max_lower_bound_ratio,
         "seconds": round(time.perf_counter() - t0, 2),
     }

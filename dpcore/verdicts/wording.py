@@ -1,30 +1,76 @@
-"""A verdict row in plain words: the headline, the largest certified violation, the power.
+"""A verdict row in plain words: the headline, the claim, the largest certified violation, the power.
 
 Nothing here says "private": a row with no violation says what a flaw would have had to be to be
 caught, with the test, its size and its confidence (docs/audit-text.md, "What a result means").
+
+One scale for "how much": every amount is in nats of privacy loss, and a violation is stated as
+how far above its claim the loss is certified to be (:func:`nats` writes every such number, so the
+table, the page and the figure give the same digits for the same row).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from dpcore.verdicts.document import verdict_of
 
+#: The partner a pooled pairing gives each word (:mod:`dpcore.textaudit.pooled`), in words.
+PARTNER_WORDS: dict[str, str] = {
+    "nearest-neighbour": "its nearest neighbour",
+    "random": "the word it is randomly paired with",
+    "frequency-adjacent": "its neighbour in frequency rank",
+}
+#: The generic claims (a row without its own citation records one of these).
+GENERIC_CLAIMS = ("ε-LDP", "ε·d metric LDP", "ε·d + ε₀ metric LDP")
+#: How close the pairs' claimed bound − ε·d must agree to be read as one ε₀ (nats).
+_E0_TOLERANCE = 1e-6
+
+
+def _num(v: Any) -> float:
+    """A number of the file (None → NaN; the strings of ±∞ and NaN → floats)."""
+    if v is None or isinstance(v, bool):
+        return math.nan
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _g(v: float, digits: int = 2) -> str:
+    return "∞" if not math.isfinite(v) else f"{v:.{digits}g}"
+
+
+def nats(v: Any) -> str:
+    """An amount of privacy loss in nats as the table, the page and the figure write it: three
+    significant figures (``5.35``, ``0.0171``), ``∞`` when it is infinite."""
+    return _g(_num(v), 3)
+
 
 def _ratio(p: dict[str, Any]) -> float:
-    return p["lower_bound"] / p["claimed_bound"] if p["claimed_bound"] > 0 else math.inf
+    lb, cb = _num(p["lower_bound"]), _num(p["claimed_bound"])
+    return lb / cb if cb > 0 else math.inf
 
 
 def largest_violation(row: dict[str, Any]) -> dict[str, Any] | None:
-    """The strongest certified violation of a row: the flagged pair with the largest lower bound
-    over claim, else the pooled test with the largest certified excess; None when there is none."""
+    """The strongest certified violation of a row, or None when there is none.
+
+    The flagged pair with the largest lower bound over claim (the file's definition of the
+    largest certified violation), else the pooled test with the largest certified excess. Either
+    way ``excess`` is how far above its claim the loss is certified to be, in nats: the pair's
+    lower bound − claimed bound, or the pooled test's certified excess.
+    """
     if row["status"] != "ran":
         return None
     audit = row["audit"]
     flagged = [p for p in audit["pairs"] if p.get("violates")]
     if flagged:
-        w = max(flagged, key=lambda p: (_ratio(p), p["lower_bound"]))
+        w = max(flagged, key=lambda p: (_ratio(p), _num(p["lower_bound"])))
         return {
             "kind": "pair",
             "x": w["x"],
@@ -32,24 +78,38 @@ def largest_violation(row: dict[str, Any]) -> dict[str, Any] | None:
             "lower_bound": w["lower_bound"],
             "claimed_bound": w["claimed_bound"],
             "ratio": _ratio(w),
+            "excess": _num(w["lower_bound"]) - _num(w["claimed_bound"]),
             "event_source": w.get("event_source"),
         }
     rejecting = [t for t in audit["pooled"] if t.get("rejects")]
     if rejecting:
-        t = max(rejecting, key=lambda t: t["excess_lower_bound"])
+        t = max(rejecting, key=lambda t: _num(t["excess_lower_bound"]))
         return {
             "kind": "pooled",
             "family": t["family"],
             "pairing": t["pairing"],
             "terms": t["terms"],
             "excess_lower_bound": t["excess_lower_bound"],
+            "excess": _num(t["excess_lower_bound"]),
         }
     return None
 
 
+def violation_sentence(w: dict[str, Any]) -> str:
+    """A certified violation (:func:`largest_violation`) in words, in nats above the claim: "violates
+    its claim by at least 5.35 nats (privacy loss ≥ 6.35 nats where 1 is claimed)"."""
+    by = f"violates its claim by at least {nats(w['excess'])} nats"
+    if w["kind"] == "pair":
+        loss, claim = nats(w["lower_bound"]), nats(w["claimed_bound"])
+        return f"{by} (privacy loss ≥ {loss} nats where {claim} is claimed)"
+    pairing = f" {w['pairing']}" if w.get("pairing") else ""
+    return f"{by} on some pair (pooled '{w['family']}' test over {int(w['terms']):,}{pairing} pairs)"
+
+
 def power_summary(row: dict[str, Any]) -> dict[str, Any]:
-    """The row's power statements: the smallest uniform Δ (None when none was stated), the
-    single-output probabilities per claim level, the sentence and what is not covered."""
+    """The row's power statements: the smallest uniform Δ (None when none was stated) with its
+    family and pairing, the single-output probabilities per claim level, the sentence and what is
+    not covered."""
     power = (row.get("audit") or {}).get("power") or {}
     sts = power.get("statements", [])
     uniform = [s for s in sts if s["class"] == "uniform" and _finite(s["excess"])]
@@ -62,6 +122,7 @@ def power_summary(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "power": power.get("power", 0.9),
         "uniform_delta": None if best is None else float(best["excess"]),
+        "uniform_family": None if best is None else best.get("family", "self"),
         "uniform_pairing": None if best is None else best.get("pairing"),
         "single_output": singles,
         "text": power.get("text", ""),
@@ -69,41 +130,60 @@ def power_summary(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and math.isfinite(v)
+def partner_words(pairing: str | None) -> str:
+    """The partner a pooled pairing gives a word, in words ("its nearest neighbour")."""
+    if not pairing:
+        return "its partner"
+    return PARTNER_WORDS.get(pairing, f"its {pairing} partner")
 
 
-def _g(v: float, digits: int = 2) -> str:
-    return "∞" if not math.isfinite(v) else f"{v:.{digits}g}"
+def uniform_flaw(family: str | None, pairing: str | None, delta: float) -> str:
+    """The flaw a uniform power statement is about, in plain words, to follow "had".
 
-
-def headline(row: dict[str, Any]) -> str:
-    """The row's verdict in plain words, e.g. "violates its claim by at least ×6.4" or "no
-    violation found; a flaw of Δ = 0.41 nats shared by the vocabulary would have been caught with
-    probability 0.9"."""
-    v = verdict_of(row)
-    if v == "cannot-run":
-        return f"cannot run: {row['why']}"
-    if v == "untested":
-        return "untested: the sanitizer's sample() failed on every word tried, so nothing was shown"
-    if v == "violates":
-        w = largest_violation(row)
-        assert w is not None
-        if w["kind"] == "pair":
-            if math.isfinite(w["ratio"]):
-                return f"violates its claim by at least ×{_g(w['ratio'])}"
-            return f"violates its claim: a loss ≥ {_g(w['lower_bound'], 3)} nats where it claims 0"
+    A uniform statement plants the same excess Δ on every pair of one pooled test
+    (:func:`dpcore.textaudit.pooled.uniform_power`): each word's event is e^Δ times as likely
+    under the word as its claim allows against its partner. The event is the test's family
+    (``self``: the word itself; ``partner``: its partner; ``outside-V``: an output outside the
+    vocabulary) and the partner its pairing, e.g. for ``self`` over nearest neighbours at Δ =
+    0.0171: "every word come out as itself e^0.0171 ≈ 1.02 times as often as its claim allows
+    (relative to how often its nearest neighbour comes out as it)".
+    """
+    partner = partner_words(pairing)
+    times = f"e^{nats(delta)} ≈ {_g(math.exp(delta), 3)} times as often as its claim allows"
+    if family in (None, "self"):
+        return f"every word come out as itself {times} (relative to how often {partner} comes out as it)"
+    if family == "partner":
         return (
-            f"violates its claim: some pair's loss exceeds it by at least {_g(w['excess_lower_bound'])} "
-            f"nats (pooled '{w['family']}' test over {w['terms']:,} pairs)"
+            f"every word come out as {partner} {times} (relative to how often that word comes out as itself)"
         )
+    if family == "outside-V":
+        return (
+            f"every word given an output outside the vocabulary {times} (relative to how often {partner} "
+            "gives one)"
+        )
+    return f"every word's '{family}' event been {times.replace('as often', 'as likely')} (against {partner})"
+
+
+def _cannot_run(row: dict[str, Any]) -> str:
+    return f"cannot run: {row['why']}"
+
+
+def _untested(row: dict[str, Any]) -> str:
+    return "untested: the sanitizer's sample() failed on every word tried, so nothing was shown"
+
+
+def _violates(row: dict[str, Any]) -> str:
+    w = largest_violation(row)
+    assert w is not None  # the file's validation: a violating row holds its evidence
+    return violation_sentence(w)
+
+
+def _not_detected(row: dict[str, Any]) -> str:
     p = power_summary(row)
     conf = f"{p['power']:g}"
     if p["uniform_delta"] is not None:
-        return (
-            f"no violation found; a flaw of Δ = {_g(p['uniform_delta'])} nats shared by the vocabulary "
-            f"would have been caught with probability {conf}"
-        )
+        flaw = uniform_flaw(p["uniform_family"], p["uniform_pairing"], p["uniform_delta"])
+        return f"no violation found; had {flaw}, that flaw would have been caught with probability {conf}"
     reachable = [s for s in p["single_output"] if s["output_probability"] <= 1]
     if reachable:
         s = reachable[len(reachable) // 2]
@@ -113,6 +193,78 @@ def headline(row: dict[str, Any]) -> str:
             f"probability {conf}"
         )
     return "no violation found; the run states no flaw it would have caught"
+
+
+def failed_share(row: dict[str, Any]) -> str:
+    """"12,491 of 15,000 words (83%) fail to sample (first 'the': …)" when more than 5% of the
+    row's words failed, else ""."""
+    a = row.get("audit") or {}
+    failed = int(a.get("failed_words") or 0)
+    screen = a.get("screen") or {}
+    tried = int(screen.get("words_screened") or a.get("vocab_size") or 0)
+    if failed == 0 or tried == 0 or failed / tried <= 0.05:
+        return ""
+    first = a.get("first_failure") or ""
+    return f"{failed:,} of {tried:,} words ({100 * failed / tried:.0f}%) fail to sample" + (
+        f" (first {first})" if first else ""
+    )
+
+
+def _premise_broken(row: dict[str, Any]) -> str:
+    prem = (row.get("audit") or {}).get("premise") or {}
+    e = prem.get("evidence")
+    out = "premise broken: the paper's guarantee rests on a construction this implementation does not follow"
+    if prem.get("premise"):
+        out = f"premise broken: its paper's guarantee needs {prem['premise']}"
+    if e:
+        out += (
+            f"; here {e['x']!r} and {e['x_prime']!r} share {e['shared']} of their {e['set_size_x']} outputs, "
+            f"and in {e['draws']:,} draws {e['x']!r} produced {e['x_produced_only_x']:,} times an output "
+            f"{e['x_prime']!r} cannot produce"
+        )
+    fails = failed_share(row)
+    return out + (f"; {fails}" if fails else "")
+
+
+def _with_failures(write: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], str]:
+    def fn(row: dict[str, Any]) -> str:
+        fails = failed_share(row)
+        return write(row) + (f"; {fails}" if fails else "")
+
+    return fn
+
+
+#: The headline of each verdict (:func:`dpcore.verdicts.document.verdict_of`); a new verdict adds
+#: its own entry here.
+HEADLINES: dict[str, Callable[[dict[str, Any]], str]] = {
+    "cannot-run": _cannot_run,
+    "untested": _untested,
+    "violates": _with_failures(_violates),
+    "not-detected": _with_failures(_not_detected),
+    "premise-broken": _premise_broken,
+}
+
+
+def headline(row: dict[str, Any]) -> str:
+    """The row's verdict in plain words.
+
+    Parameters
+    ----------
+    row
+        A verdict file row (:func:`dpcore.verdicts.run.run_row`'s record).
+
+    Returns
+    -------
+    str
+        For instance "violates its claim by at least 5.35 nats (privacy loss ≥ 6.35 nats where 1 is
+        claimed)", or "no violation found; had every word come out as itself e^0.0171 ≈ 1.02 times
+        as often as its claim allows (relative to how often its nearest neighbour comes out as
+        it), that flaw would have been caught with probability 0.9". Each verdict's sentence is
+        :data:`HEADLINES`'s; a verdict without one is named as it is.
+    """
+    v = verdict_of(row)
+    write = HEADLINES.get(v)
+    return v if write is None else write(row)
 
 
 def test_sentence(row: dict[str, Any]) -> str:
@@ -131,11 +283,64 @@ def test_sentence(row: dict[str, Any]) -> str:
     return f"{a['test']}; {size}; {where}; confidence {conf} family-wise"
 
 
-def short_claim(row: dict[str, Any]) -> str:
-    """The claim in a few words: ε-LDP or ε·d metric LDP, with the paper where known."""
-    claim = row.get("claim") or ""
+def epsilon0(row: dict[str, Any]) -> float | None:
+    """ε₀ of a metric claim ε·d(x, x′) + ε₀ (SanText+'s UMLDP: ln 1/p, Yue et al. 2021, Thm 2;
+    0 for plain metric LDP); None for an LDP row, or when the row does not tell.
+
+    Read from what the row records: its ``epsilon0``, its audit's claim model
+    (``audit.claim.epsilon0``, :mod:`dpcore.textaudit.claims`) or its sanitizer's
+    (``audit.sanitizer.epsilon0``); else from its pairs: every kept pair's claimed bound −
+    ε·d(x, x′) when they all agree (to 10⁻⁶ nats; a nonzero ε₀ needs two pairs to agree on it).
+    They do not agree when the claim's d is not the recorded Euclidean distance (the Mahalanobis
+    mechanisms' d_R). A row that records none and whose claim is not UMLDP (the only notion with
+    an ε₀, Yue et al. 2021, Def. 3) has ε₀ = 0.
+    """
+    if row.get("guarantee") != "metric":
+        return None
+    audit = row.get("audit") or {}
+    recorded = [row.get("epsilon0")]
+    recorded += [
+        (audit.get(k) or {}).get("epsilon0") for k in ("claim", "sanitizer") if isinstance(audit.get(k), dict)
+    ]
+    for v in recorded:
+        if v is not None and not math.isnan(_num(v)):
+            return _num(v)
+    if "UMLDP" not in f"{row.get('summary') or ''} {row.get('claim') or ''}":
+        return 0.0  # only UMLDP (Yue et al. 2021, Def. 3) adds an ε₀ to a metric claim
+    eps = _num(row.get("epsilon"))
+    diffs = [
+        cb - eps * d
+        for p in audit.get("pairs", [])
+        if math.isfinite(cb := _num(p.get("claimed_bound"))) and math.isfinite(d := _num(p.get("distance")))
+    ]
+    if not diffs or not math.isfinite(eps) or max(diffs) - min(diffs) > _E0_TOLERANCE:
+        return None
+    e0 = sum(diffs) / len(diffs)
+    if abs(e0) <= _E0_TOLERANCE:
+        return 0.0
+    return e0 if e0 > 0 and len(diffs) >= 2 else None
+
+
+def claim_formula(row: dict[str, Any]) -> str:
+    """The kind of claim with its formula: "ε-LDP", or "ε·d + ε₀ metric LDP" with its ε₀
+    (":func:`epsilon0`": "ε₀ = 0", "ε₀ = 1.2", or "ε₀ not recorded"); "" when the row has no
+    guarantee (it did not run)."""
     g = row.get("guarantee")
-    kind = "ε-LDP" if g == "ldp" else ("ε·d metric LDP" if g == "metric" else "")
-    if claim and claim not in ("ε-LDP", "ε·d metric LDP"):
-        return claim
-    return kind or claim or "—"
+    if g == "ldp":
+        return "ε-LDP"
+    if g != "metric":
+        return ""
+    e0 = epsilon0(row)
+    return "ε·d + ε₀ metric LDP, " + ("ε₀ not recorded" if e0 is None else f"ε₀ = {_g(e0, 3)}")
+
+
+def short_claim(row: dict[str, Any]) -> str:
+    """The claim in a few words: its formula (:func:`claim_formula`) with the paper it cites where
+    the row records one, e.g. "ε·d + ε₀ metric LDP, ε₀ = 1.2 (Yue et al. 2021, Thm 2)"; "—" when
+    the row records neither."""
+    claim = str(row.get("claim") or "")
+    cited = claim if claim not in GENERIC_CLAIMS else ""
+    kind = claim_formula(row)
+    if kind and cited:
+        return f"{kind} ({cited})"
+    return kind or cited or "—"

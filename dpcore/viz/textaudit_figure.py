@@ -187,8 +187,9 @@ def power_table(result: TextAuditResult) -> pd.DataFrame:
         if cls == "uniform":
             flaw = f"a flaw shared by the vocabulary ({s.get('pairing')} partners)"
             caught = (
-                f"every word producing itself e^Δ times more often than its claim allows against its "
-                f"partner is caught for Δ ≥ {excess:.3g} nats (partner rate {s.get('partner_rate', 0):.2g} "
+                f"every word coming out as itself e^Δ times as often as its claim allows, relative to "
+                f"how often its partner comes out as it, is caught for Δ ≥ {excess:.3g} nats "
+                f"(partner rate {s.get('partner_rate', 0):.2g} "
                 "per draw)"
                 if math.isfinite(excess)
                 else "cannot be caught at this run's size"
@@ -324,7 +325,7 @@ def textaudit_figure(result: TextAuditResult) -> go.Figure:
         )
     fig.update_layout(
         font={"size": _FONT},
-        xaxis={"title": "claimed bound for the pair (ε or ε·d(x, x′))", "range": [0, top]},
+        xaxis={"title": "claimed bound for the pair (ε, or ε·d(x, x′) + ε₀)", "range": [0, top]},
         yaxis={"title": f"privacy loss, lower bound at {100 * result.confidence:g}%", "range": [0, top]},
         legend={"orientation": "h", "yanchor": "top", "y": -0.2},
         margin={"l": 70, "r": 20, "t": 40, "b": 40},

@@ -2,9 +2,14 @@
 
 FPR on x, TPR on y, both on log axes by default (the tests that matter live at low FPR, where the
 claim's ceiling TPR ≤ e^ε·FPR + δ is a straight line of slope one). The region above a pair's
-ceiling is shaded: no test reaches it while the claim holds. Each audited event is a point with
-its Clopper–Pearson box (error bars on both rates); a box wholly in the shaded region is a
-violation and is drawn as a red cross. Exact optimal curves are solid lines.
+ceiling is shaded (Kairouz, Oh & Viswanath 2015, Thm 2.1; :func:`dpcore.tradeoff.claim_curve`):
+no test reaches it while the claim holds. For a pair whose claim covers only some outputs
+(``covers="events"``) only the tested branch is drawn, TPR ≤ e^ε·FPR + δ and its mirror: no test
+made of covered outputs reaches the shaded region while the claim holds, and nothing is claimed
+of the others. Each audited event is a point with its Clopper–Pearson box (error bars on both
+rates); a box wholly in the shaded region is a violation and is drawn as a red cross (its hover
+text says which branch: the claim on the event, or only on its complement). Exact optimal curves
+are solid lines.
 """
 
 from __future__ import annotations
@@ -15,10 +20,16 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dpcore.tradeoff import Box, TradeoffPair, box_outside, claim_curve
+from dpcore.tradeoff import Box, TradeoffPair, box_violation, claim_curve
 from dpcore.viz.axes import FONT, log_axis
 
 __all__ = ["tradeoff_figure"]
+
+#: Hover text of a violation, per branch (:func:`dpcore.tradeoff.box_violation`).
+_BRANCH = {
+    "event": "<br>beyond the claim on the event itself (TPR ≤ e^ε·FPR + δ or its mirror)",
+    "complement": "<br>beyond only the complement branch (the claim on the outputs outside the event)",
+}
 
 _PALETTE = ("#3b6ea5", "#4e9a59", "#8064a2", "#d68a1a", "#2f9fa8", "#7f7f7f", "#b5536b", "#6b7d2e")
 VIOLATION_COLOUR = "#c0504d"
@@ -62,8 +73,9 @@ def _bars(boxes: Sequence[Box], rate: str, colour: str) -> dict[str, object]:
 
 
 def _claim_traces(fig: go.Figure, pair: TradeoffPair, lo: float, log_axes: bool) -> None:
-    """The claim's ceiling (region above shaded) and floor (region below shaded) for one pair."""
-    curve = claim_curve(pair.epsilon, pair.delta, 401)
+    """The claim's ceiling (region above shaded) and floor (region below shaded) for one pair: the
+    whole curve, or its event branch only when the pair's claim covers only some outputs."""
+    curve = claim_curve(pair.epsilon, pair.delta, 401, covers=pair.covers)
     f = np.asarray(curve["fpr"])
     if log_axes:
         f = np.unique(np.concatenate([np.geomspace(lo, 1.0, 300), f[f >= lo]]))
@@ -71,6 +83,8 @@ def _claim_traces(fig: go.Figure, pair: TradeoffPair, lo: float, log_axes: bool)
     floor = np.interp(f, curve["fpr"], curve["tpr_floor"])
     eps_text = "∞" if math.isinf(pair.epsilon) else f"{pair.epsilon:.3g}"
     name = f"claim's ceiling, ε = {eps_text}" + (f", δ = {pair.delta:g}" if pair.delta else "")
+    if pair.covers == "events":
+        name += ", event branch only (the claim covers some outputs)"
     shade = "rgba(192, 80, 77, 0.16)"
     edge = {"width": 0}
     fig.add_trace(
@@ -81,7 +95,12 @@ def _claim_traces(fig: go.Figure, pair: TradeoffPair, lo: float, log_axes: bool)
             x=f,
             y=np.maximum(ceil, lo),
             mode="lines",
-            name=name + " (no test reaches the shaded region)",
+            name=name
+            + (
+                " (no test reaches the shaded region)"
+                if pair.covers == "all"
+                else " (no test made of covered outputs reaches the shaded region)"
+            ),
             line={"color": "#444444", "dash": "dash", "width": 2},
             fill="tonexty",
             fillcolor=shade,
@@ -127,10 +146,10 @@ def tradeoff_figure(
     shown = list(pairs)[:max_pairs]
     fig = go.Figure()
     lo = _floor(shown) if log_axes else 0.0
-    ceilings: dict[tuple[float, float], str] = {}
+    ceilings: dict[tuple[float, float, str], str] = {}
     for i, pair in enumerate(shown):
         colour = _PALETTE[i % len(_PALETTE)]
-        key = (round(pair.epsilon, 9), round(pair.delta, 12))
+        key = (round(pair.epsilon, 9), round(pair.delta, 12), pair.covers)
         if key not in ceilings:
             ceilings[key] = colour
             _claim_traces(fig, pair, lo, log_axes)
@@ -153,9 +172,10 @@ def tradeoff_figure(
                 )
             )
         if pair.boxes:
-            bad = [box_outside(b, pair.epsilon, pair.delta) is not None for b in pair.boxes]
+            hits = [box_violation(b, pair.epsilon, pair.delta, covers=pair.covers) for b in pair.boxes]
             for violating in (False, True):
-                sel = [b for b, v in zip(pair.boxes, bad, strict=True) if v == violating]
+                sel = [b for b, h in zip(pair.boxes, hits, strict=True) if (h is not None) == violating]
+                why = [_BRANCH[h[1]] for h in hits if h is not None] if violating else [""] * len(sel)
                 if not sel:
                     continue
                 fig.add_trace(
@@ -172,7 +192,7 @@ def tradeoff_figure(
                         },
                         error_x=_bars(sel, "fpr", VIOLATION_COLOUR if violating else colour),
                         error_y=_bars(sel, "tpr", VIOLATION_COLOUR if violating else colour),
-                        text=[b.label for b in sel],
+                        text=[b.label + w for b, w in zip(sel, why, strict=True)],
                         hovertemplate=(
                             "%{text}<br>FPR %{x:.3g}<br>TPR %{y:.3g}<extra>" + pair.label + "</extra>"
                         ),

@@ -4,24 +4,34 @@ be, or how small a flaw its run would have caught.
 One horizontal axis, "privacy loss above the claim (nats)" (logarithmic: the values span decades),
 and one line per mechanism, grouped by library under a bold header line. On a row that violates,
 a red marker at its certified excess: the largest violating pair's lower bound − claimed bound,
-or the pooled test's certified excess, at the row's confidence. On a row where no violation was
-found, a grey open marker at the smallest flaw shared by the vocabulary that the run would have
-caught with probability 0.9: the row says what it would have seen, never that the sanitizer is
-private. A row with neither (it could not run, nothing could be sampled, or its run states no
-uniform flaw) has a note on its line and no marker.
+or the pooled test's certified excess, at the row's confidence; its label and hover give the
+number the verdict table gives ("violates its claim by at least … nats", the same digits,
+:func:`dpcore.verdicts.wording.nats`). On a row where no violation was found, a grey open marker
+at the smallest flaw shared by the vocabulary that the run would have caught with probability 0.9,
+its hover naming that flaw as the table does: the row says what it would have seen, never that
+the sanitizer is private. A row with neither (it could not run, nothing could be sampled, or its
+run states no uniform flaw) has a note on its line and no marker. Each hover also gives the claim
+(ε-LDP, or ε·d + ε₀ metric LDP with its ε₀, and the paper).
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 
 from dpcore.verdicts.document import verdict_of
-from dpcore.verdicts.page_view import caught_delta, certified_excess, group_label, groups
-from dpcore.verdicts.wording import largest_violation, power_summary
+from dpcore.verdicts.page_view import (
+    caught_delta,
+    certified_excess,
+    certified_excess_words,
+    group_label,
+    groups,
+)
+from dpcore.verdicts.wording import headline, largest_violation, power_summary, short_claim
 from dpcore.viz.axes import FONT, log_axis
 
 __all__ = ["NOTES", "verdicts_figure"]
@@ -30,12 +40,15 @@ _BAD = "#c0504d"
 _GREY = "#7f7f7f"
 #: Line height (px) per mechanism or group header.
 _LINE = 30
+#: The widest line of a hover box (characters).
+_HOVER_CHARS = 72
 
 #: The note on a line without a marker, by verdict (not-detected: its run states no uniform flaw).
 NOTES = {
     "cannot-run": "cannot run",
     "untested": "untested: nothing could be sampled",
     "not-detected": "no violation found; no uniform flaw stated",
+    "premise-broken": "premise broken: its paper's claim covers almost no pair (row's evidence)",
 }
 
 
@@ -43,16 +56,20 @@ def _pct(v: float) -> str:
     return f"{100 * v:g}%"
 
 
-def _hover_violation(row: dict[str, Any], excess: float) -> str:
-    w = largest_violation(row) or {}
-    if w.get("kind") == "pair":
-        how = (
-            f"pair ({w['x']}, {w['x_prime']}): loss ≥ {w['lower_bound']:.3g} against a claimed "
-            f"{w['claimed_bound']:.3g}"
-        )
-    else:
-        how = f"pooled '{w.get('family')}' test over {w.get('terms', 0):,} pairs"
-    return f"<b>{row['name']}</b><br>certified ≥ {excess:.3g} nats above its claim<br>{how}"
+def _lines(text: str) -> str:
+    """``text`` broken into hover lines of at most :data:`_HOVER_CHARS` characters."""
+    return "<br>".join(textwrap.wrap(text, _HOVER_CHARS, break_long_words=False))
+
+
+def _hover(row: dict[str, Any]) -> str:
+    """A marker's hover: the row's name, its verdict as the table words it (the same numbers), the
+    violating pair where there is one, and the claim."""
+    parts = [f"<b>{row['name']}</b>", _lines(headline(row))]
+    w = largest_violation(row)
+    if w is not None and w["kind"] == "pair":
+        parts.append(f"pair ({w['x']}, {w['x_prime']})")
+    parts.append(_lines(f"claim: {short_claim(row)}"))
+    return "<br>".join(parts)
 
 
 def verdicts_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
@@ -108,11 +125,11 @@ def verdicts_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
                 y=[p[1] for p in pts],
                 mode="markers+text",
                 marker={"size": 14, "color": _BAD, "symbol": "diamond"},
-                text=[f"≥ {p[0]:.2g} nats above its claim" for p in pts],
+                text=[certified_excess_words(p[2]) for p in pts],
                 textposition="middle right",
                 textfont={"color": _BAD, "size": 13},
                 name=f"certified excess (lower bound at {_pct(conf)})",
-                hovertext=[_hover_violation(p[2], p[0]) for p in pts],
+                hovertext=[_hover(p[2]) for p in pts],
                 hovertemplate="%{hovertext}<extra></extra>",
             )
         )
@@ -127,11 +144,7 @@ def verdicts_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
                 textposition="middle right",
                 textfont={"color": _GREY, "size": 13},
                 name=f"smallest uniform flaw caught with probability {power:g}",
-                hovertext=[
-                    f"<b>{p[2]['name']}</b><br>no violation found; a flaw of Δ = {p[0]:.2g} nats shared by "
-                    f"the vocabulary<br>would have been caught with probability {power:g}"
-                    for p in pts
-                ],
+                hovertext=[_hover(p[2]) for p in pts],
                 hovertemplate="%{hovertext}<extra></extra>",
             )
         )
