@@ -216,3 +216,17 @@ def test_a_library_that_is_not_installed_keeps_its_rows(monkeypatch: pytest.Monk
     assert row["status"] == "cannot-run" and row["why"] == rows[0].unavailable and row["audit"] is None
     d = {"schema": "dpcore-verdicts/1", "header": {}, "rows": [row]}
     assert not [p for p in validate(d) if p.startswith("row ")]
+
+
+def test_a_call_size_dependence_is_in_the_headline() -> None:
+    row = _row(verdict="not-detected")
+    text = "the output distribution of 'the' depends on the call's size"
+    row["audit"]["calls"] = {
+        "status": "same",
+        "stage_one_size": {"status": "call-size-dependent", "text": text},
+    }
+    h = headline(row)
+    assert h.startswith(f"no violation found; its output depends on the call's size ({text})")
+    assert "covers only the call sizes it drew" in h
+    row["audit"]["calls"]["stage_one_size"]["status"] = "same"
+    assert "call's size" not in headline(row)

@@ -33,8 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             "refused in one line when that would take too long), never as if its draws were "
             "independent. Exit status 0 when the audit ran (whatever "
             "its verdict), 2 on bad input (including a sanitizer that breaks the rng contract); exit "
-            "status 3: nothing could be tested (verdict 'untested': every word's sampling failed, or too "
-            "few words were sampled). With --json, stdout holds only the JSON: anything the sanitizer "
+            "status 3: nothing could be tested (verdict 'untested': every word's sampling failed, too "
+            "few words were sampled, or the claim covers none of the pairs found). With --json, stdout "
+            "holds only the JSON: anything the sanitizer "
             "prints goes to stderr. Its tpr_at_fpr says how often an observer of one sanitized word tells "
             "the worst pair apart at 1% and 5% false positives, and tradeoff holds "
             "each pair's event boxes against the claim's trade-off curve."
@@ -170,12 +171,18 @@ def _print_untested(result: Any) -> None:
 
     failures = getattr(result, "failures", None) or {}
     msg = "dpcore: nothing could be tested (exit status 3)"
+    uncovered = int((getattr(result, "execution", None) or {}).get("pairs_not_covered", 0) or 0)
+    premise = getattr(result, "premise", None) or {}
+    if premise.get("status") == "broken":
+        msg += f": the premise of its claim does not hold: it needs {premise.get('premise')}"
+    if uncovered:
+        msg += f"; the claim covers none of the {uncovered:,} candidate pair(s) found"
     if failures:
         word, why = next(iter(failures.items()))
-        msg += f": the sanitizer failed on {len(failures):,} word(s); first {word!r}: {why}"
-    else:
-        msg += ": no pair could be tested"
-    print(msg.replace("\n", " "), file=sys.stderr)
+        msg += f"; the sanitizer failed on {len(failures):,} word(s); first {word!r}: {why}"
+    elif not uncovered:
+        msg += "; no pair could be tested"
+    print(msg.replace("\n", " ").replace("(exit status 3); ", "(exit status 3): "), file=sys.stderr)
 
 
 def _audit(args: argparse.Namespace) -> Any:

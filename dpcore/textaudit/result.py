@@ -184,7 +184,14 @@ class TextAuditResult:
         ratios = [p.ratio for p in tested]
         max_ratio = max(ratios) if ratios else 0.0
         verdict, text = _verdict(
-            float(sanitizer.epsilon), tested, pooled, failures, samples, confidence, max_detectable
+            float(sanitizer.epsilon),
+            tested,
+            pooled,
+            failures,
+            samples,
+            confidence,
+            max_detectable,
+            uncovered=int((execution or {}).get("pairs_not_covered", 0) or 0),
         )
         det = dict(detectable or {})
         pw = dict(power or {})
@@ -244,9 +251,7 @@ class TextAuditResult:
         left_out = int(self.execution.get("pairs_not_covered", 0) or 0)
         if premise is not None and premise.get("status") == "broken":
             covered = (
-                f" ({left_out:,} candidate pair(s) the claim does not cover were left out"
-                + (", and none it covers was found" if self.verdict == "untested" else "")
-                + ")"
+                f" ({left_out:,} candidate pair(s) the claim does not cover were left out)"
                 if left_out
                 else ""
             )
@@ -315,8 +320,10 @@ def _verdict(
     samples: int,
     confidence: float,
     max_detectable: float,
+    uncovered: int = 0,
 ) -> tuple[str, str]:
-    """(verdict, its sentence) from the tested pairs and the pooled tests."""
+    """(verdict, its sentence) from the tested pairs and the pooled tests (``uncovered``: the
+    candidate pairs left out because the claim does not cover them)."""
     n = len(tested)
     viol = [p for p in tested if p.violates]
     pooled_run = [t for t in pooled if t.get("terms", 0) > 0]
@@ -348,11 +355,12 @@ def _verdict(
         text = "violates its claim: " + "; ".join(parts) + f" ({size})"
         verdict = "violates"
     elif n == 0 and not pooled_run:
-        why = (
-            f"the sanitizer's sample() failed on {len(failures)} word(s)"
-            if failures
-            else "no pair could be drawn"
-        )
+        if uncovered:
+            why = f"the claim covers none of the {uncovered:,} candidate pair(s) the audit found"
+        elif failures:
+            why = f"the sanitizer's sample() failed on {len(failures)} word(s)"
+        else:
+            why = "no pair could be drawn"
         text = f"untested: {why}, so no pair and no pooled test could be tested and nothing was shown"
         verdict = "untested"
     else:

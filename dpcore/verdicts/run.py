@@ -158,7 +158,12 @@ def compact_audit(result: Any) -> dict[str, Any]:
         "power": d.get("power") or {},
         "screen": screen,
         "rng_contract": {k: contract.get(k) for k in ("status", "text")},
-        "calls": {k: calls.get(k) for k in ("status", "audited_as", "text")},
+        "calls": {k: calls.get(k) for k in ("status", "audited_as", "text", "verdict_call_sizes")}
+        | {
+            k: {j: (calls.get(k) or {}).get(j) for j in ("status", "text", "complete")}
+            for k in ("stage_one_size", "stage_two")
+            if calls.get(k)
+        },
         "declaration": None
         if declaration is None
         else {k: declaration.get(k) for k in ("status", "text", "p_value")},

@@ -178,21 +178,39 @@ def _violates(row: dict[str, Any]) -> str:
     return violation_sentence(w)
 
 
+def call_size_dependence(row: dict[str, Any]) -> str:
+    """"its output depends on the call's size (…), so this covers only the call sizes it drew"
+    when the row's audit found its draws differ between call sizes, else ""."""
+    calls = (row.get("audit") or {}).get("calls") or {}
+    found = [
+        str(c.get("text"))
+        for c in (calls.get("stage_one_size"), calls.get("stage_two"))
+        if isinstance(c, dict) and c.get("status") == "call-size-dependent"
+    ]
+    if not found:
+        return ""
+    return f"its output depends on the call's size ({found[0]}), so this covers only the call sizes it drew"
+
+
 def _not_detected(row: dict[str, Any]) -> str:
     p = power_summary(row)
     conf = f"{p['power']:g}"
+    dep = call_size_dependence(row)
+    dep = f"; {dep}" if dep else ""
     if p["uniform_delta"] is not None:
         flaw = uniform_flaw(p["uniform_family"], p["uniform_pairing"], p["uniform_delta"])
-        return f"no violation found; had {flaw}, that flaw would have been caught with probability {conf}"
+        return (
+            f"no violation found{dep}; had {flaw}, that flaw would have been caught with probability {conf}"
+        )
     reachable = [s for s in p["single_output"] if s["output_probability"] <= 1]
     if reachable:
         s = reachable[len(reachable) // 2]
         return (
-            f"no violation found; one output with loss claim + 1 nat and probability ≥ "
+            f"no violation found{dep}; one output with loss claim + 1 nat and probability ≥ "
             f"{_g(s['output_probability'])} (claim {_g(s['claim'], 3)}) would have been caught with "
             f"probability {conf}"
         )
-    return "no violation found; the run states no flaw it would have caught"
+    return f"no violation found{dep}; the run states no flaw it would have caught"
 
 
 def failed_share(row: dict[str, Any]) -> str:
