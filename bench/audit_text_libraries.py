@@ -126,13 +126,20 @@ def _table(vocab, names: list[str], samples: int) -> None:  # type: ignore[no-un
         if r.failures:
             failed += f" ({next(iter(r.failures.values())).split(': ', 1)[-1]})"
         print(
-            f"| `{name}` | {claim} | {r.pairs_tested} of {len(r.pairs)} | {_VERDICT[r.verdict]} | "
+            f"| `{name}` | {claim} | {r.pairs_tested} of {len(r.pairs)} | {_outcome(r)} | "
             f"{r.max_lower_bound_ratio:.3g} | {failed} | {time.perf_counter() - t0:.0f} |",
             flush=True,
         )
 
 
 _VERDICT = {"violates": "**violates**", "not-detected": "no violation detected", "untested": "untested"}
+
+
+def _outcome(r) -> str:  # type: ignore[no-untyped-def]
+    """The verdict, led by a broken premise (the claim then covers only some pairs)."""
+    if (r.premise or {}).get("status") == "broken":
+        return f"**premise broken** (covered pairs: {_VERDICT[r.verdict]})"
+    return _VERDICT[r.verdict]
 
 
 if __name__ == "__main__":

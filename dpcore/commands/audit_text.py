@@ -34,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "independent. Exit status 0 when the audit ran (whatever "
             "its verdict), 2 on bad input (including a sanitizer that breaks the rng contract); exit "
             "status 3: nothing could be tested (verdict 'untested': every word's sampling failed, too "
-            "few words were sampled, or the claim covers none of the pairs found). With --json, stdout "
+            "few words were sampled, or the claim covers none of the pairs found, unless the claim's "
+            "premise was shown broken, which is a result). With --json, stdout "
             "holds only the JSON: anything the sanitizer "
             "prints goes to stderr. Its tpr_at_fpr says how often an observer of one sanitized word tells "
             "the worst pair apart at 1% and 5% false positives, and tradeoff holds "
@@ -159,10 +160,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         result = _audit(args)
         _print_text(result)
-    if result.verdict == "untested":
+    if result.verdict == "untested" and (result.premise or {}).get("status") != "broken":
         _print_untested(result)
         return EXIT_UNTESTED
-    return 0
+    return 0  # a broken premise, shown with its evidence, is a result
 
 
 def _print_untested(result: Any) -> None:
@@ -309,7 +310,9 @@ def _print_text(result: Any) -> None:
     if result.failures:
         word, why = next(iter(result.failures.items()))
         print(f"failed words: {len(result.failures):,} (first {word!r}: {why})")
-    print(f"verdict: {result.verdict} — {result.verdict_text}")
+    from dpcore.verdicts.document import outcome
+
+    print(f"verdict: {outcome(result.verdict, result.premise)} — {result.verdict_text}")
     if result.exact_verdict is not None:
         print(f"exact distribution: {result.exact_verdict} (max exact loss per pair shown in --json)")
     from dpcore.textaudit.tradeoffs import text_line
