@@ -347,7 +347,7 @@ with st.expander("How to read this"):
         "the sanitized word wins max ρ.\n"
         "- Any attacker who sees only the sanitized word y wins at most Σ_y max_x ρ(x)·Pr[M(x)=y] "
         "(Bayes vulnerability; Braun, Chatzikokolakis and Palamidessi 2009).\n"
-        "- Under ε-LDP that is at most e^ε·max ρ; under ε·d (metric) claims, for groups G of words "
+        "- Under ε-LDP that is at most e^ε·max ρ; under ε·d + ε₀ (metric) claims, for groups G of words "
         "within distance r(G) of a centre, Σ_G min(ρ(G), max_G ρ·e^(ε·r(G)+ε₀)), the best of a "
         "few groupings; CusText's claim holds only inside its own groups.\n"
         "- Outputs that name their input (SanText+ keeps common words w.p. 1 − p; CusText+ keeps "

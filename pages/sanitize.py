@@ -207,7 +207,8 @@ page_intro(
     "Type sentences and see which words a privacy mechanism replaces, and how likely each word "
     "is to come through unchanged.",
     "Yue et al. (2021): every token x is replaced by a word y sampled with probability ∝ "
-    "exp(−½·ε·d(x, y)), d the Euclidean distance of their embeddings (SanText, eq. 1, ε·d-MLDP). "
+    "exp(−½·ε·d(x, y)), d the Euclidean distance of their embeddings (SanText, eq. 1, "
+    "ε·d-MLDP: ε·d + ε₀ with ε₀ = 0). "
     "SanText+ (Algorithm 2) protects only the rarest w·|V| words and keeps the others with "
     "probability 1 − p (UMLDP, ε₀ = ln 1/p). Baselines: Feyisetan et al. (2020) and uniform "
     "random replacement.",

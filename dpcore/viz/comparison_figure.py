@@ -61,7 +61,7 @@ def comparison_figure(rows: Sequence[dict[str, Any]], mechanisms: Sequence[str] 
     titles = []
     for mech in mechs:
         first = next(r for r in rows if r["mechanism"] == mech)
-        scale = "ε-LDP" if first["notion"] == "LDP" else "ε·d"
+        scale = "ε-LDP" if first["notion"] == "LDP" else "ε·d + ε₀"
         refuted = (
             ", claim refuted" if any(r.get("claim_refuted") for r in rows if r["mechanism"] == mech) else ""
         )
@@ -80,7 +80,7 @@ def comparison_figure(rows: Sequence[dict[str, Any]], mechanisms: Sequence[str] 
         row, col = i // _COLS + 1, i % _COLS + 1
         mine = sorted((r for r in rows if r["mechanism"] == mech), key=lambda r: r["epsilon"])
         ldp = mine[0]["notion"] == "LDP"
-        scale = "ε-LDP" if ldp else "ε·d, per unit of distance"
+        scale = "ε-LDP" if ldp else "ε·d + ε₀, ε per unit of distance"
         refuted = "; claim refuted" if any(r.get("claim_refuted") for r in mine) else ""
         placed: list[tuple[float, float]] = []
 
@@ -210,7 +210,7 @@ def comparison_table(rows: Sequence[dict[str, Any]], *, claim: bool = False) -> 
             "mechanism": r["mechanism"],
             "ε": r["epsilon"],
             # the ε scale and the guarantee it belongs to (one column: the table fits a screen)
-            "ε scale": "ε-LDP" if r["notion"] == "LDP" else f"ε·d ({r['notion']})",
+            "ε scale": "ε-LDP" if r["notion"] == "LDP" else f"ε·d + ε₀ ({r['notion']})",
             "Bayesian defense (%)": pct(r["defense_bayes"]),
             "masked-LM defense (%)": pct(r["defense_mlm"]),
             "accuracy (%)": pct(r["accuracy"]),
