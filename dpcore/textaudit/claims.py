@@ -419,20 +419,9 @@ def pypantera_claim(
         )
     if kind in ("Mahalanobis", "VickreyMhl"):
         lam = float(params["lam"])
-        return ClaimModel(
-            notion="metric",
-            epsilon=float(epsilon),
-            citation=citation,
-            metric=_whitened_metric(mean_variance_whitened(vocab, lam)),
-            metric_name=f"regularized Mahalanobis distance d_R (λ = {lam:g}, Σ at unit mean variance)",
-        )
-    return ClaimModel(
-        notion="metric",
-        epsilon=float(epsilon),
-        citation=citation,
-        metric=_euclidean(vocab),
-        metric_name=f"Euclidean {vocab.embedding} distance",
-    )
+        white = mean_variance_whitened(vocab, lam)
+        return _metric_claim(epsilon, vocab, citation, white, f"λ = {lam:g}, Σ at unit mean variance")
+    return _metric_claim(epsilon, vocab, citation)
 
 
 def mldp_claim(
@@ -443,21 +432,22 @@ def mldp_claim(
     if guarantee == "ldp":
         return ClaimModel(notion="ldp", epsilon=float(epsilon), citation=citation)
     if kind == "Mahalanobis":
-        return ClaimModel(
-            notion="metric",
-            epsilon=float(epsilon),
-            citation=citation,
-            metric=_whitened_metric(entry_variance_whitened(vocab.vectors, lam)),
-            metric_name=(
-                f"regularized Mahalanobis distance d_R (λ = {lam:g}, Σ over the variance of all entries)"
-            ),
-        )
+        white = entry_variance_whitened(vocab.vectors, lam)
+        how = f"λ = {lam:g}, Σ over the variance of all entries"
+        return _metric_claim(epsilon, vocab, citation, white, how)
+    return _metric_claim(epsilon, vocab, citation)
+
+
+def _metric_claim(
+    epsilon: float, vocab: Vocabulary, citation: str, white: np.ndarray | None = None, how: str = ""
+) -> ClaimModel:
+    """ε·d with the Euclidean distance, or with d_R from whitened vectors (``white``, ``how``)."""
+    if white is None:
+        metric, name = _euclidean(vocab), f"Euclidean {vocab.embedding} distance"
+    else:
+        metric, name = _whitened_metric(white), f"regularized Mahalanobis distance d_R ({how})"
     return ClaimModel(
-        notion="metric",
-        epsilon=float(epsilon),
-        citation=citation,
-        metric=_euclidean(vocab),
-        metric_name=f"Euclidean {vocab.embedding} distance",
+        notion="metric", epsilon=float(epsilon), citation=citation, metric=metric, metric_name=name
     )
 
 
