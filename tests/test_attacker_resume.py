@@ -2,7 +2,8 @@
 
 A tiny real training on the CPU (Pang & Lee's 199 sentences, batch 64: 3 steps an epoch, 2
 epochs): the run interrupted in its second epoch and resumed from the first epoch's checkpoint
-ends with exactly the weights of the uninterrupted run, and its record says where it resumed.
+ends with the weights of the uninterrupted run (to float32 rounding: it resumes on another number
+of threads, as a user may), and its record says where it resumed.
 """
 
 from __future__ import annotations
@@ -71,7 +72,11 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_weights(tmp_path, capsy
     assert main(["train-attacker", *OPTIONS, "--threads", "2", "--output", str(cut), "--resume"]) == 0
     assert "resumed at step(s) 3" in capsys.readouterr().out
     a, b = _weights(whole), _weights(cut)
-    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    # 2 threads where the uninterrupted run had 1: torch sums in another order, so the weights
+    # agree to float32 rounding (seen: 1 ulp on 3 of 101 tensors on an AMD EPYC), not bit for bit
+    assert a.keys() == b.keys()
+    assert all(np.allclose(a[k], b[k], rtol=1e-5, atol=1e-6) for k in a)
+    assert sum(not np.array_equal(a[k], b[k]) for k in a) <= 10  # a few roundings, not a new model
     rec = json.loads((cut / "training_record.json").read_text(encoding="utf-8"))
     assert rec["steps"] == 6 and rec["resumed_at_steps"] == [3] and rec["interrupted_at_step"] is None
     assert rec["train_seconds"] > 0 and rec["heldout_top1"] == ref.heldout_top1
