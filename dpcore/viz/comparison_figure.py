@@ -210,7 +210,7 @@ def comparison_table(rows: Sequence[dict[str, Any]], *, claim: bool = False) -> 
             "mechanism": r["mechanism"],
             "ε": r["epsilon"],
             # the ε scale and the guarantee it belongs to (one column: the table fits a screen)
-            "ε scale": "ε-LDP" if r["notion"] == "LDP" else f"ε·d + ε₀ ({r['notion']})",
+            "ε scale": "ε-LDP" if r["notion"] == "LDP" else f"ε·d ({r['notion']})",
             "Bayesian defense (%)": pct(r["defense_bayes"]),
             "masked-LM defense (%)": pct(r["defense_mlm"]),
             "accuracy (%)": pct(r["accuracy"]),
