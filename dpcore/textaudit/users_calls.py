@@ -153,6 +153,12 @@ def _tests(counts: Counts, drawn: list[WordDraws], words: np.ndarray, what: str)
     ]
 
 
+def _first_rejected(rejected: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
+    """The first word a homogeneity test rejected, and " and N more word(s)" for the others."""
+    more = f" and {len(rejected) - 1} more word(s)" if len(rejected) > 1 else ""
+    return rejected[0], more
+
+
 def run(
     counts: Counts,
     draw_sentences: Callable[[np.ndarray, DrawPlan], list[WordDraws]],
@@ -238,8 +244,7 @@ def run(
     if not rejected:
         text = f"stage 2's words gave one output distribution in large and sentence calls ({size})"
         return out | {"status": "same", "text": text}
-    first = rejected[0]
-    more = f" and {len(rejected) - 1} more word(s)" if len(rejected) > 1 else ""
+    first, more = _first_rejected(rejected)
     return out | {
         "status": "call-size-dependent",
         "text": (
@@ -359,8 +364,7 @@ def at_stage_one_size(
             f"{_words(one)} words (the {stage}'s) ({size})"
         )
         return out | {"status": "same", "text": text}
-    first = rejected[0]
-    more = f" and {len(rejected) - 1} more word(s)" if len(rejected) > 1 else ""
+    first, more = _first_rejected(rejected)
     return out | {
         "status": "call-size-dependent",
         "text": (
