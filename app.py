@@ -5,10 +5,10 @@ Pages are listed once, in :data:`pages._shared.PAGES`; this file only wires navi
 
 import streamlit as st
 
-from pages._shared import PAGES, ensure_navigation
+from pages._shared import PAGES, ensure_navigation, page_style
 
 ensure_navigation()
-st.set_page_config(page_title="dpcore: a DP-for-NLP lab", page_icon="🔐", layout="wide")
+page_style()
 
 navigation = st.navigation(
     [st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=p.default) for p in PAGES]

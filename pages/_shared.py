@@ -286,7 +286,10 @@ def sync_query_params(specs: dict[str, Param]) -> None:
     page = st.session_state.get(_QUERY_PAGE)
     if page is not None:
         st.session_state[_store_key(str(page))] = copy.deepcopy(values)
-    st.query_params.from_dict({k: spec.fmt(values[k]) for k, spec in specs.items()})
+    query = {k: spec.fmt(values[k]) for k, spec in specs.items()}
+    if talk_mode():
+        query[TALK_PARAM] = "1"  # the speaker's bookmark keeps its switch
+    st.query_params.from_dict(query)
 
 
 # --------------------------------------------------------------------------------------------
@@ -463,6 +466,78 @@ def vocab_size_widget(sizes: Sequence[int], help_text: str) -> None:
         disabled=st.session_state["emb"] != "glove",
         help=help_text,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Talk mode and the first screen (issue 50)
+# --------------------------------------------------------------------------------------------
+#: The URL switch of talk mode: ``?talk=1`` (``?talk=0`` leaves it).
+TALK_PARAM = "talk"
+_TALK_KEY = "_dpcore_talk"
+
+#: Every page: less empty space above the title, so the headline and the main figure share the
+#: first screen of a 1280×720 projector.
+_BASE_CSS = """
+<style>
+.stMainBlockContainer, .block-container { padding-top: 3.2rem; padding-bottom: 3rem; }
+h1 { padding-top: 0.25rem !important; padding-bottom: 0.4rem !important; }
+</style>
+"""
+
+#: Talk mode: larger text, figures wider (the sidebar starts collapsed: :func:`page_style`).
+_TALK_CSS = """
+<style>
+html { font-size: 19px; }
+.stMainBlockContainer, .block-container { padding-top: 2.6rem; max-width: 100%; padding-left: 2.5rem;
+  padding-right: 2.5rem; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; }
+</style>
+"""
+
+
+def talk_mode() -> bool:
+    """Whether this session is in talk mode (``?talk=1`` in any page's URL switches it on).
+
+    The switch is kept in the session, so it survives the sidebar's links, which carry no query.
+    """
+    raw = st.query_params.get(TALK_PARAM)
+    if raw is not None:
+        st.session_state[_TALK_KEY] = str(raw).strip().lower() in ("1", "true", "on", "yes")
+    return bool(st.session_state.get(_TALK_KEY, False))
+
+
+def page_style() -> None:
+    """The dashboard's page style (and talk mode's, when on): call once per run, in ``app.py``."""
+    st.set_page_config(
+        page_title="dpcore: a DP-for-NLP lab",
+        page_icon="🔐",
+        layout="wide",
+        initial_sidebar_state="collapsed" if talk_mode() else "auto",
+    )
+    st.html(_BASE_CSS + (_TALK_CSS if talk_mode() else ""))
+
+
+def more(label: str, *, icon: str | None = None) -> Any:
+    """Where a page puts what comes after its story: checks, tables, notation, training details.
+
+    Shown in place normally; in talk mode collapsed under ``label`` so that only the story
+    (headline, main figure, one plain caption) is on screen. Use as ``with more("…"):``.
+    """
+    if talk_mode():
+        return st.expander(label, icon=icon, expanded=False)
+    return st.container()
+
+
+def plot(fig: Any, *, key: str, slot: Any = None) -> None:
+    """Draw a Plotly figure in dpcore's visual language (:func:`dpcore.viz.palette.style_figure`).
+
+    Streamlit's own chart theme is off (``theme=None``): it would set 12-px grey ticks over the
+    figure's projector-sized ones. ``slot`` draws into an ``st.empty()`` made earlier.
+    """
+    from dpcore.viz.palette import style_figure
+
+    style_figure(fig, talk=talk_mode())
+    (slot or st).plotly_chart(fig, width="stretch", key=key, theme=None)
 
 
 def page_intro(title: str, plain: str, how_to_read: str) -> None:
