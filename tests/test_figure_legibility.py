@@ -19,11 +19,11 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dpcore.viz.palette import (
+    _CYCLE,
     MAX_LEGEND_ENTRIES,
     MIN_CONTRAST,
     MIN_FONT_PX,
     NAMED,
-    _CYCLE,
     colour,
     contrast_ratio,
     style_figure,
@@ -59,7 +59,10 @@ def _charts(page: str, query: dict[str, str], talk: bool = False) -> list[tuple[
         at.query_params["talk"] = "1"
     at.run()
     assert not at.exception, at.exception
-    out = [(c.proto.id.split("-", 2)[-1], c.proto.theme, json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
+    out = [
+        (c.proto.id.split("-", 2)[-1], c.proto.theme, json.loads(c.proto.spec))
+        for c in at.get("plotly_chart")
+    ]
     assert out, f"{page} {query} drew no chart"
     return out
 
@@ -123,7 +126,9 @@ def _check_page(charts: list[tuple[str, str, dict[str, Any]]], label: str) -> No
             if font["size"] < MIN_FONT_PX:
                 problems.append(f"{key}: {where} is {font['size']} px")
             if contrast_ratio(font["color"]) < MIN_CONTRAST:
-                problems.append(f"{key}: {where} colour {font['color']} has contrast {contrast_ratio(font['color']):.2f}")
+                problems.append(
+                    f"{key}: {where} colour {font['color']} has contrast {contrast_ratio(font['color']):.2f}"
+                )
         legend = _visible_legend(spec)
         if len(legend) > MAX_LEGEND_ENTRIES:
             problems.append(f"{key}: {len(legend)} legend entries visible: {legend}")
@@ -135,7 +140,9 @@ def _check_page(charts: list[tuple[str, str, dict[str, Any]]], label: str) -> No
     assert not problems, f"{label}:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize(("page", "query"), VIEWS, ids=[f"{p[:-3]}{'-' + '-'.join(q.values()) if q else ''}" for p, q in VIEWS])
+@pytest.mark.parametrize(
+    ("page", "query"), VIEWS, ids=[f"{p[:-3]}{'-' + '-'.join(q.values()) if q else ''}" for p, q in VIEWS]
+)
 def test_every_chart_a_page_draws_is_legible(page: str, query: dict[str, str]) -> None:
     _check_page(_charts(page, query), f"{page} {query}")
 

@@ -176,7 +176,11 @@ def legend_entries(fig: go.Figure) -> list[str]:
 
 def _legible(font: Any, size: int) -> dict[str, Any]:
     """A font dict at least ``size`` px whose colour has enough contrast (else :data:`INK`)."""
-    out = dict(font.to_plotly_json()) if font is not None and hasattr(font, "to_plotly_json") else dict(font or {})
+    out = (
+        dict(font.to_plotly_json())
+        if font is not None and hasattr(font, "to_plotly_json")
+        else dict(font or {})
+    )
     out["size"] = max(int(out.get("size") or size), size)
     col = out.get("color")
     if not isinstance(col, str) or contrast_ratio(col) < MIN_CONTRAST:
@@ -232,14 +236,18 @@ def style_figure(fig: go.Figure, *, talk: bool = False, max_legend: int = MAX_LE
     for ann in fig.layout.annotations:
         ann.font = _legible(ann.font, small)
     for trace in fig.data:
-        if "textfont" in trace and (getattr(trace, "text", None) is not None or trace.textfont.size is not None):
+        if "textfont" in trace and (
+            getattr(trace, "text", None) is not None or trace.textfont.size is not None
+        ):
             trace.textfont = _legible(trace.textfont, small)
     _cap_legend(fig, max_legend)
     return fig
 
 
 def _cap_legend(fig: go.Figure, max_legend: int) -> None:
-    entries = [i for i, t in enumerate(fig.data) if t.showlegend is not False and t.name and t.visible is not False]
+    entries = [
+        i for i, t in enumerate(fig.data) if t.showlegend is not False and t.name and t.visible is not False
+    ]
     if fig.layout.showlegend is False or len(entries) <= max_legend:
         return
     extra, listed = set(entries[max_legend:]), set(entries)

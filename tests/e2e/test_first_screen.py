@@ -55,7 +55,9 @@ def _check(geo: dict, path: str) -> None:
     fig = geo["figure"]
     assert fig is not None, f"{path}: the main figure is not on the page"
     assert geo["title"] is not None and geo["title"]["top"] >= 0, f"{path}: no title on the first screen"
-    assert 0 <= fig["top"] < HEIGHT, f"{path}: the main figure starts at {fig['top']:.0f} px, below the first screen"
+    assert 0 <= fig["top"] < HEIGHT, (
+        f"{path}: the main figure starts at {fig['top']:.0f} px, below the first screen"
+    )
     visible = min(fig["bottom"], HEIGHT) - fig["top"]
     assert visible >= 0.5 * fig["height"], (
         f"{path}: only {visible:.0f} of the figure's {fig['height']:.0f} px are on the first screen"
@@ -74,16 +76,10 @@ def projector(browser):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("talk", [False, True], ids=["plain", "talk"])
-def test_each_page_shows_its_main_figure_on_the_first_screen(  # type: ignore[no-untyped-def]
-    app_url: str, projector, artifacts, talk: bool
+@pytest.mark.parametrize(("path", "key"), PAGES, ids=[p for p, _ in PAGES])
+def test_the_main_figure_is_on_the_first_screen(  # type: ignore[no-untyped-def]
+    app_url: str, projector, artifacts, path: str, key: str, talk: bool
 ) -> None:
-    failures = []
-    for path, key in PAGES:
-        url = f"{path}?talk=1" if talk else path
-        geo = _first_screen(projector, app_url, url, key, f"{path}{'-talk' if talk else ''}", artifacts)
-        print(url, geo)
-        try:
-            _check(geo, url)
-        except AssertionError as exc:
-            failures.append(str(exc))
-    assert not failures, "\n".join(failures)
+    url = f"{path}?talk=1" if talk else path
+    geo = _first_screen(projector, app_url, url, key, f"{path}{'-talk' if talk else ''}", artifacts)
+    _check(geo, url)
