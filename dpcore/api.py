@@ -75,6 +75,7 @@ def text_mechanism(
     epsilon: float,
     embedding: str = "glove",
     vocab_size: int | None = None,
+    full_vocabulary: bool = False,
     **params: Any,
 ) -> Any:
     """Build a registered text mechanism over the default (or a sized) vocabulary.
@@ -90,6 +91,9 @@ def text_mechanism(
         full WordPiece vocabulary).
     vocab_size
         Most frequent words kept; default :func:`default_vocab_size`.
+    full_vocabulary
+        Keep the slurs and insults the default vocabulary leaves out (research;
+        :mod:`dpcore.text.offensive`). The mechanism's ``params()["vocabulary"]`` says which V it uses.
     **params
         Mechanism parameters, e.g. ``p=0.3, w=0.9`` for ``santext+``.
 
@@ -104,7 +108,7 @@ def text_mechanism(
     from dpcore.text.vocab import build_vocabulary
 
     size = default_vocab_size(embedding) if vocab_size is None else vocab_size
-    vocab = build_vocabulary(embedding, size=size)
+    vocab = build_vocabulary(embedding, size=size, full=full_vocabulary)
     return create_text_mechanism(mechanism, vocab=vocab, epsilon=epsilon, **params)
 
 
@@ -117,6 +121,7 @@ def sanitize(
     vocab_size: int | None = None,
     seed: int | None = 0,
     oov: str = "mask",
+    full_vocabulary: bool = False,
     **params: Any,
 ) -> Any:
     """Sanitize text line by line, token by token (SanText, Yue et al. 2021, Algorithms 1–2).
@@ -125,8 +130,9 @@ def sanitize(
     ----------
     text
         One string (split into lines) or a list of lines.
-    mechanism, epsilon, embedding, vocab_size, **params
-        As :func:`text_mechanism`.
+    mechanism, epsilon, embedding, vocab_size, full_vocabulary, **params
+        As :func:`text_mechanism` (the vocabulary leaves out offensive words unless
+        ``full_vocabulary``; ``parameters["vocabulary"]`` says which).
     seed
         Seed (recorded in the result's ``parameters``); ``None`` draws a fresh one.
     oov
@@ -152,7 +158,14 @@ def sanitize(
         lines = [check_text(str(t), what="line") for t in text]
     else:
         raise DPCoreError("text must be a string or a list of lines")
-    mech = text_mechanism(mechanism, epsilon=epsilon, embedding=embedding, vocab_size=vocab_size, **params)
+    mech = text_mechanism(
+        mechanism,
+        epsilon=epsilon,
+        embedding=embedding,
+        vocab_size=vocab_size,
+        full_vocabulary=full_vocabulary,
+        **params,
+    )
     return sanitize_lines(lines, mech, seed=seed, oov=oov)
 
 
@@ -165,6 +178,7 @@ def attack(
     embedding: str = "glove",
     vocab_size: int | None = None,
     seed: int | None = 0,
+    full_vocabulary: bool = False,
     **params: Any,
 ) -> dict[str, Any]:
     """Defense rate of sanitized sentences against attackers, at each ε (SanText §5.3).
@@ -173,7 +187,7 @@ def attack(
     ----------
     sentences
         The private sentences (raw text).
-    mechanism, embedding, vocab_size, **params
+    mechanism, embedding, vocab_size, full_vocabulary, **params
         As :func:`text_mechanism`.
     epsilons
         ε values.
@@ -200,7 +214,14 @@ def attack(
     size = default_vocab_size(embedding) if vocab_size is None else vocab_size
 
     def make(e: float) -> Any:
-        return text_mechanism(mechanism, epsilon=e, embedding=embedding, vocab_size=size, **params)
+        return text_mechanism(
+            mechanism,
+            epsilon=e,
+            embedding=embedding,
+            vocab_size=size,
+            full_vocabulary=full_vocabulary,
+            **params,
+        )
 
     return attack_sweep(list(sentences), make, list(epsilons), attacks=tuple(attacks), mlm=mlm, seed=seed)
 
@@ -217,13 +238,14 @@ def utility(
     vocab_size: int | None = None,
     seed: int | None = 0,
     split_seed: int = 0,
+    full_vocabulary: bool = False,
     **params: Any,
 ) -> dict[str, Any]:
     """Accuracy of a classifier trained and tested on sanitized text (SanText §5.2).
 
     Parameters
     ----------
-    mechanism, embedding, vocab_size, **params
+    mechanism, embedding, vocab_size, full_vocabulary, **params
         As :func:`text_mechanism`.
     epsilons
         ε values.
@@ -255,6 +277,13 @@ def utility(
     size = default_vocab_size(embedding) if vocab_size is None else vocab_size
 
     def make(e: float) -> Any:
-        return text_mechanism(mechanism, epsilon=e, embedding=embedding, vocab_size=size, **params)
+        return text_mechanism(
+            mechanism,
+            epsilon=e,
+            embedding=embedding,
+            vocab_size=size,
+            full_vocabulary=full_vocabulary,
+            **params,
+        )
 
     return utility_sweep(split, make, list(epsilons), seed=seed, classifier=classifier)

@@ -479,7 +479,7 @@ _TALK_KEY = "_dpcore_talk"
 #: first screen of a 1280×720 projector.
 _BASE_CSS = """
 <style>
-.stMainBlockContainer, .block-container { padding-top: 3.2rem; padding-bottom: 3rem; }
+.stMainBlockContainer, .block-container { padding-top: 3.6rem; padding-bottom: 3rem; }
 h1 { padding-top: 0.25rem !important; padding-bottom: 0.4rem !important; }
 </style>
 """
@@ -488,7 +488,7 @@ h1 { padding-top: 0.25rem !important; padding-bottom: 0.4rem !important; }
 _TALK_CSS = """
 <style>
 html { font-size: 19px; }
-.stMainBlockContainer, .block-container { padding-top: 2.6rem; max-width: 100%; padding-left: 2.5rem;
+.stMainBlockContainer, .block-container { padding-top: 4rem; max-width: 100%; padding-left: 2.5rem;
   padding-right: 2.5rem; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; }
 </style>

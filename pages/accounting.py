@@ -1,7 +1,9 @@
 """Accounting & samplers: DPNR's kε, binary-encoding RR's per-bit budgets, DPText's sampler.
 
-Three tabs, each widgets → dpcore (accounting, samplers_inspect) → dpcore.viz. The URL carries
-the configuration of all three.
+Three tabs, each widgets → dpcore (accounting, samplers_inspect) → dpcore.viz. Each tab opens
+with one plain sentence (its main number) and its figure, the settings beside it; the equations sit
+in an expander under the figure, tables and checks after it (collapsed in talk mode). The URL
+carries the configuration of all three.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import math
 import re
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore.accounting import (
@@ -30,10 +33,13 @@ from pages._shared import (
     ensure_navigation,
     float_param,
     int_param,
+    more,
     page_intro,
+    plot,
     show_errors,
     show_table,
     sync_query_params,
+    talk_mode,
 )
 
 ensure_navigation()
@@ -62,6 +68,17 @@ SPECS = {
     "sseed": int_param(0, 0, 2**31 - 1),
     "z": float_param(0.1, -10.0, 10.0),
 }
+
+
+#: Each tab: the headline, then the figure with its settings beside it ([figure, settings]).
+FIGURE_COLUMNS = [3, 1]
+#: Figure height in talk mode (px): its larger text leaves less of a 720-px screen to the figure.
+TALK_HEIGHT = 340
+
+
+def talk_sized(fig: go.Figure) -> go.Figure:
+    """``fig``, at :data:`TALK_HEIGHT` in talk mode so that it fits the first screen whole."""
+    return fig.update_layout(height=TALK_HEIGHT) if talk_mode() else fig
 
 
 @st.cache_data(max_entries=32, max_size="16MB", show_spinner=False)
@@ -102,14 +119,13 @@ def _fmt(v: object) -> str:
 
 page_intro(
     "Accounting & samplers",
-    "How much privacy a published system really spends: word dropout that counted ε where k·ε "
-    'is spent, a binary encoding whose count holds, and a "Laplace" sampler whose noise is '
-    "never negative.",
+    "How much privacy three published systems really spend, counted exactly.",
     "DPNR's published accounting understates the privacy spent: k words at ε each spend k·ε "
     "(Lyu et al. 2020a, corrected by Lai et al. 2022). Binary-encoding randomized response keeps "
     "its claim Σ ε_i under LDP (Lyu et al. 2020b); the revisit's place-value figure is a loss per "
     "unit of distance, not an LDP loss. DPText's sampler made its noise never negative "
-    "(Habernal 2022, §3).",
+    "(Habernal 2022, §3). Each tab opens with one sentence and its figure; the equations are one "
+    "click away under it.",
 )
 
 apply_query_params(SPECS, page="accounting")
@@ -125,60 +141,58 @@ sync_query_params(SPECS)  # session state already holds every widget's current v
 
 # ---- DPNR ------------------------------------------------------------------------------------
 with tab_dpnr:
-    st.markdown(
-        "DPNR adds Lap(1/ε) to each of the k coordinates of a min-max normalised embedding and "
-        "claims ε-DP per word. All k coordinates come from the same input, so the budget composes "
-        "to **kε** (corrected Theorem 1); word dropout at rate μ gives "
-        "$\\varepsilon' = \\ln\\big((1 - \\mu)\\,e^{k\\varepsilon} + \\mu\\big)$ "
-        "(corrected Theorem 2, eq. 11). Both are exact worst "
-        "cases, not just bounds: kε is reached by two embeddings at opposite corners of [0, 1]^k, "
-        "and ε′ when, in addition, the embedding with the word dropped equals the neighbour's "
-        "(`dpcore.accounting.dpnr_dropout_loss` computes the exact loss of any configuration)."
-    )
-    c1, c2, c3 = st.columns(3)
-    c1.number_input("Embedding dimension k", min_value=1, max_value=MAX_K, step=1, key="k")
-    c2.number_input("Claimed ε", min_value=0.001, max_value=100.0, step=0.01, format="%.3f", key="eps")
-    c3.slider("Dropout rate μ", min_value=0.0, max_value=1.0, step=0.01, key="mu")
+    headline = st.empty()
+    fig_col, set_col = st.columns(FIGURE_COLUMNS)
+    set_col.number_input("Embedding dimension k", min_value=1, max_value=MAX_K, step=1, key="k")
+    set_col.number_input("Claimed ε", min_value=0.001, max_value=100.0, step=0.01, format="%.3f", key="eps")
+    set_col.slider("Dropout rate μ", min_value=0.0, max_value=1.0, step=0.01, key="mu")
     k, eps, mu = int(st.session_state["k"]), float(st.session_state["eps"]), float(st.session_state["mu"])
     with show_errors():
         rep = dpnr_report(k, eps, mu)
         mus, curve = dpnr_dropout_curve(k, eps, points=201)
-    m1, m2, m3 = st.columns(3)
-    m1.metric("Claimed ε", f"{rep.claimed_epsilon:g}")
-    m2.metric("True ε = kε (tight)", f"{rep.true_epsilon:.4g}")
-    m3.metric(
-        "ε′ with dropout (tight, corr. Thm 2)",
+    if rep.true_epsilon_dropout > rep.claimed_epsilon:
+        after = f"still leaves **{rep.true_epsilon_dropout:.4g}, {rep.understatement:.3g}× the claim**"
+    else:
+        after = f"brings it to {rep.true_epsilon_dropout:.4g}, within the claim"
+    headline.markdown(
+        f"DPNR claims **ε = {rep.claimed_epsilon:g}** per word but spends **{rep.true_epsilon:.4g}**; "
+        f"dropping {mu:.0%} of the words {after}."
+    )
+    fig = dpnr_dropout_figure(mus, curve, k=k, epsilon=eps, selected_mu=mu, selected=rep.true_epsilon_dropout)
+    plot(talk_sized(fig), key="dpnr", slot=fig_col)
+    set_col.metric("True ε = kε (tight)", f"{rep.true_epsilon:.4g}")
+    set_col.metric(
+        "ε′ with dropout (tight)",
         f"{rep.true_epsilon_dropout:.4g}",
         f"×{rep.understatement:.3g} the claim",
         delta_color="inverse",
     )
-    st.plotly_chart(
-        dpnr_dropout_figure(mus, curve, k=k, epsilon=eps, selected_mu=mu, selected=rep.true_epsilon_dropout),
-        width="stretch",
-        key="dpnr",
-    )
-    df_dpnr = pd.DataFrame({"dropout_mu": mus, "true_epsilon_dropout": curve})
-    download_buttons(df_dpnr, rep.to_dict(), f"dpcore-dpnr-k{k}-eps{eps:g}", key="dpnr")
+    with st.expander("The accounting, in equations", icon=":material/function:"):
+        st.markdown(
+            "DPNR adds Lap(1/ε) to each of the k coordinates of a min-max normalised embedding and "
+            "claims ε-DP per word. All k coordinates come from the same input, so the budget "
+            "composes to **kε** (corrected Theorem 1); word dropout at rate μ gives "
+            "$\\varepsilon' = \\ln\\big((1 - \\mu)\\,e^{k\\varepsilon} + \\mu\\big)$ "
+            "(corrected Theorem 2, eq. 11). Both are exact worst cases, not just bounds: kε is "
+            "reached by two embeddings at opposite corners of [0, 1]^k, and ε′ when, in addition, "
+            "the embedding with the word dropped equals the neighbour's "
+            "(`dpcore.accounting.dpnr_dropout_loss` computes the exact loss of any configuration)."
+        )
+    with more("Download the curve", icon=":material/download:"):
+        df_dpnr = pd.DataFrame({"dropout_mu": mus, "true_epsilon_dropout": curve})
+        download_buttons(df_dpnr, rep.to_dict(), f"dpcore-dpnr-k{k}-eps{eps:g}", key="dpnr")
 
 # ---- binary encoding ---------------------------------------------------------------------------
 with tab_bin:
-    st.markdown(
-        "Lyu et al. (2020b) encode each feature with a sign bit, m integer bits and f fraction "
-        "bits, flip each bit by randomized response with budget ε_i and claim Σ ε_i "
-        "(every bit treated as sensitivity 1, eqs. 13–14). The revisit by Lai et al. (2022) weights "
-        "each bit by its place value: integer bit i $2^{i-1}\\varepsilon_i$ (eqs. 16–17), the sign bit "
-        "$2^{m+1}\\varepsilon_i$ (eq. 18), fraction bit i $2^{-i}\\varepsilon_i$ (eq. 19). "
-        "dpcore also computes the "
-        "**exact worst-case LDP loss** of the per-bit randomized response over the whole encoded "
-        "domain, shown beside the paper's figure."
+    headline = st.empty()
+    fig_col, set_col = st.columns(FIGURE_COLUMNS)
+    set_col.selectbox("Sign bits", [0, 1], key="sign")
+    set_col.number_input("Integer bits m", min_value=0, max_value=MAX_BITS, step=1, key="m")
+    set_col.number_input("Fraction bits f", min_value=0, max_value=MAX_BITS, step=1, key="f")
+    set_col.number_input(
+        "ε_i per bit", min_value=0.001, max_value=100.0, step=0.01, format="%.3f", key="beps"
     )
-    st.caption(unicode_powers(BINARY_NOTE))
-    c1, c2, c3, c4, c5 = st.columns(5)
-    c1.selectbox("Sign bits", [0, 1], key="sign")
-    c2.number_input("Integer bits m", min_value=0, max_value=MAX_BITS, step=1, key="m")
-    c3.number_input("Fraction bits f", min_value=0, max_value=MAX_BITS, step=1, key="f")
-    c4.number_input("ε_i per bit", min_value=0.001, max_value=100.0, step=0.01, format="%.3f", key="beps")
-    c5.number_input("Features r", min_value=1, max_value=100_000, step=1, key="r")
+    set_col.number_input("Features r", min_value=1, max_value=100_000, step=1, key="r")
     with show_errors():
         brep = binary_encoding_costs(
             sign_bits=int(st.session_state["sign"]),
@@ -187,38 +201,60 @@ with tab_bin:
             bit_epsilon=float(st.session_state["beps"]),
             features=int(st.session_state["r"]),
         )
+    n_bits = len(brep.bits)
+    holds = abs(brep.exact_ldp_total - brep.claimed_total) <= 1e-9 * max(1.0, brep.claimed_total)
+    bit_eps = float(st.session_state["beps"])
+    spent = "exactly the claimed" if holds else f"{brep.exact_ldp_total:.4g}, against the claimed"
+    headline.markdown(
+        f"Flipping each of a feature's {n_bits} bits at ε_i = {bit_eps:g} **spends {spent} "
+        f"{brep.claimed_total:.4g}{'' if brep.features == 1 else f' over {brep.features:,} features'}"
+        f"{': the count holds' if holds else ''}.**"
+    )
+    plot(talk_sized(binary_bits_figure(brep)), key="binary", slot=fig_col)
+    fig_col.caption(
+        f"The revisit's place-value figure, {brep.place_value_total:.4g}, weighs each bit by its place "
+        "(red: above the claim, green: below it): a loss per unit of distance, not an LDP loss."
+    )
     m1, m2, m3 = st.columns(3)
     m1.metric("Claimed ε (all r features)", f"{brep.claimed_total:.4g}")
     m2.metric("Exact worst-case LDP loss (dpcore)", f"{brep.exact_ldp_total:.4g}")
     m3.metric("Place-value figure (Lai et al. 2022, eqs. 16–19)", f"{brep.place_value_total:.4g}")
-    st.plotly_chart(binary_bits_figure(brep), width="stretch", key="binary")
-    df_bin = pd.DataFrame(brep.rows())
-    show_table(
-        df_bin,
-        {
-            "kind": "Bit",
-            "index": "Position",
-            "claimed_epsilon": "Claimed ε (per bit)",
-            "distance_bound": "Largest change of the value",
-            "place_value_epsilon": "Place-value ε (Lai et al. 2022)",
-            "equation": "Equation",
-        },
-    )
-    bparams = {k_: v for k_, v in brep.to_dict().items() if k_ != "bits"}
-    download_buttons(df_bin, bparams, "dpcore-binary-rr", key="binary")
+    with st.expander("The accounting, in equations", icon=":material/function:"):
+        st.markdown(
+            "Lyu et al. (2020b) encode each feature with a sign bit, m integer bits and f fraction "
+            "bits, flip each bit by randomized response with budget ε_i and claim Σ ε_i "
+            "(every bit treated as sensitivity 1, eqs. 13–14). The revisit by Lai et al. (2022) "
+            "weights each bit by its place value: integer bit i $2^{i-1}\\varepsilon_i$ "
+            "(eqs. 16–17), the sign bit $2^{m+1}\\varepsilon_i$ (eq. 18), fraction bit i "
+            "$2^{-i}\\varepsilon_i$ (eq. 19). dpcore also computes the **exact worst-case LDP loss** "
+            "of the per-bit randomized response over the whole encoded domain, shown beside the "
+            "paper's figure."
+        )
+        st.caption(unicode_powers(BINARY_NOTE))
+    with more("Every bit, as a table", icon=":material/table:"):
+        df_bin = pd.DataFrame(brep.rows())
+        show_table(
+            df_bin,
+            {
+                "kind": "Bit",
+                "index": "Position",
+                "claimed_epsilon": "Claimed ε (per bit)",
+                "distance_bound": "Largest change of the value",
+                "place_value_epsilon": "Place-value ε (Lai et al. 2022)",
+                "equation": "Equation",
+            },
+        )
+        bparams = {k_: v for k_, v in brep.to_dict().items() if k_ != "bits"}
+        download_buttons(df_bin, bparams, "dpcore-binary-rr", key="binary")
 
 # ---- samplers ------------------------------------------------------------------------------------
 with tab_samp:
-    st.markdown(
-        "DPText draws v ~ Uni(0, 1) (eq. 8) but applies the transform meant for "
-        "v ~ Uni(−½, ½) (eq. 9 = eq. 7). For v ≥ ½ the logarithm's argument is negative (NaN), "
-        "and what remains is never negative (Theorem 3.1). Correct samplers: eqs. 4/5 and eq. 7."
-    )
-    c1, c2, c3, c4 = st.columns(4)
-    c1.number_input("Laplace scale b", min_value=0.01, max_value=100.0, step=0.1, key="b")
-    c2.select_slider("Draws per sampler", SIZES, key="size", format_func=lambda s: f"{s:,}")
-    c3.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="sseed")
-    c4.number_input("Output z for eq. 11", min_value=-10.0, max_value=10.0, step=0.05, key="z")
+    headline = st.empty()
+    fig_col, set_col = st.columns(FIGURE_COLUMNS)
+    set_col.number_input("Laplace scale b", min_value=0.01, max_value=100.0, step=0.1, key="b")
+    set_col.select_slider("Draws per sampler", SIZES, key="size", format_func=lambda s: f"{s:,}")
+    set_col.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="sseed")
+    set_col.number_input("Output z for eq. 11", min_value=-10.0, max_value=10.0, step=0.05, key="z")
     b = float(st.session_state["b"])
     size = int(st.session_state["size"])
     sseed = int(st.session_state["sseed"])
@@ -226,57 +262,84 @@ with tab_samp:
     with show_errors(), st.spinner("Sampling…"):
         ins = sampler_inspection(b, size, sseed)
         ex = loss_example(b, z, min(size, 100_000), sseed)
-    st.plotly_chart(sampler_histogram_figure(ins), width="stretch", key="samplers")
-    summ = pd.DataFrame(ins.summary_rows()).drop(columns=["citation"])
-    show_table(
-        summ,
-        {
-            "label": "Sampler",
-            "flawed": "Flawed",
-            "fraction_negative": "Share of draws < 0",
-            "fraction_zero": "Share = 0",
-            "mean": "Mean",
-            "std": "Std. dev.",
-            "ks_statistic": "KS distance to Laplace(0, b)",
-            "ks_pvalue": "KS p-value",
-        },
+    flawed = [s for s in ins.summaries if s.flawed]
+    correct = [s for s in ins.summaries if not s.flawed]
+    neg_flawed = max((s.fraction_negative for s in flawed), default=0.0)
+    neg_correct = min((s.fraction_negative for s in correct), default=0.0)
+    headline.markdown(
+        f'DPText\'s "Laplace" noise is **never negative** ({neg_flawed:.1%} of {size:,} draws below 0, '
+        f"against {neg_correct:.0%} for a correct sampler): an output between 0 and 1 can come from "
+        "input 0 but never from input 1, so **the privacy loss is infinite**."
     )
+    plot(sampler_histogram_figure(ins), key="samplers", slot=fig_col)
+    with st.expander("The sampler, in equations", icon=":material/function:"):
+        st.markdown(
+            "DPText draws v ~ Uni(0, 1) (eq. 8) but applies the transform meant for "
+            "v ~ Uni(−½, ½) (eq. 9 = eq. 7). For v ≥ ½ the logarithm's argument is negative (NaN), "
+            "and what remains is never negative (Theorem 3.1). Correct samplers: eqs. 4/5 and eq. 7."
+        )
+    with more("Every sampler, as a table", icon=":material/table:"):
+        summ = pd.DataFrame(ins.summary_rows()).drop(columns=["citation"])
+        show_table(
+            summ,
+            {
+                "label": "Sampler",
+                "flawed": "Flawed",
+                "fraction_negative": "Share of draws < 0",
+                "fraction_zero": "Share = 0",
+                "mean": "Mean",
+                "std": "Std. dev.",
+                "ks_statistic": "KS distance to Laplace(0, b)",
+                "ks_pvalue": "KS p-value",
+            },
+        )
 
-    st.subheader("The infinite privacy loss (eq. 11)")
-    st.markdown(
-        f"Neighbours X = 0 and X′ = 1, identity query (sensitivity 1), noise scale b = {b:g}, so "
-        f"Laplace noise gives ε = 1/b = {1 / b:.4g}. Loss at output z = {z:g}: "
-        "ln p(M(0) = z) − ln p(M(1) = z). Counts: draws of M(0) and M(1) within "
-        f"±{ex['window']:g} of z, out of {ex['size']:,} each."
-    )
-    loss_df = pd.DataFrame(ex["rows"])
-    show = loss_df[
-        ["label", "density_d", "density_dprime", "log_ratio", "count_d", "count_dprime", "min_output_dprime"]
-    ].rename(
-        columns={
-            "label": "sampler",
-            "density_d": "p(M(0)=z)",
-            "density_dprime": "p(M(1)=z)",
-            "log_ratio": "privacy loss at z",
-            "count_d": "M(0) near z",
-            "count_dprime": "M(1) near z",
-            "min_output_dprime": "smallest M(1)",
-        }
-    )
-    st.dataframe(show.map(_fmt), hide_index=True, width="stretch")
-    flawed_inf = [r["label"] for r in ex["rows"] if r["flawed"] and r["log_ratio"] == math.inf]
-    if flawed_inf:
-        st.error(
-            f"At z = {z:g}: P(M(1) = z) = 0 while P(M(0) = z) > 0, so the ratio in eq. (10) is "
-            f"unbounded — infinite privacy loss for {', '.join(flawed_inf)}.",
-            icon=":material/error:",
+    with more("The infinite privacy loss at one output (eq. 11)", icon=":material/all_inclusive:"):
+        st.subheader("The infinite privacy loss (eq. 11)")
+        st.markdown(
+            f"Neighbours X = 0 and X′ = 1, identity query (sensitivity 1), noise scale b = {b:g}, so "
+            f"Laplace noise gives ε = 1/b = {1 / b:.4g}. Loss at output z = {z:g}: "
+            "ln p(M(0) = z) − ln p(M(1) = z). Counts: draws of M(0) and M(1) within "
+            f"±{ex['window']:g} of z, out of {ex['size']:,} each."
         )
-    elif 0 < z < 1:
-        st.info("No sampler shows an infinite loss here.")
-    else:
-        st.info(
-            "For z outside (0, 1) both inputs can reach z with DPText too; the theorem's witness is "
-            "any z in (0, 1), e.g. z = 0.1."
+        loss_df = pd.DataFrame(ex["rows"])
+        show = loss_df[
+            [
+                "label",
+                "density_d",
+                "density_dprime",
+                "log_ratio",
+                "count_d",
+                "count_dprime",
+                "min_output_dprime",
+            ]
+        ].rename(
+            columns={
+                "label": "sampler",
+                "density_d": "p(M(0)=z)",
+                "density_dprime": "p(M(1)=z)",
+                "log_ratio": "privacy loss at z",
+                "count_d": "M(0) near z",
+                "count_dprime": "M(1) near z",
+                "min_output_dprime": "smallest M(1)",
+            }
         )
-    sparams = {**ins.parameters(), "z": z, "window": ex["window"], "loss_example_size": ex["size"]}
-    download_buttons(pd.DataFrame(ins.rows()), sparams, f"dpcore-samplers-b{b:g}-seed{sseed}", key="samplers")
+        st.dataframe(show.map(_fmt), hide_index=True, width="stretch")
+        flawed_inf = [r["label"] for r in ex["rows"] if r["flawed"] and r["log_ratio"] == math.inf]
+        if flawed_inf:
+            st.error(
+                f"At z = {z:g}: P(M(1) = z) = 0 while P(M(0) = z) > 0, so the ratio in eq. (10) is "
+                f"unbounded — infinite privacy loss for {', '.join(flawed_inf)}.",
+                icon=":material/error:",
+            )
+        elif 0 < z < 1:
+            st.info("No sampler shows an infinite loss here.")
+        else:
+            st.info(
+                "For z outside (0, 1) both inputs can reach z with DPText too; the theorem's witness is "
+                "any z in (0, 1), e.g. z = 0.1."
+            )
+        sparams = {**ins.parameters(), "z": z, "window": ex["window"], "loss_example_size": ex["size"]}
+        download_buttons(
+            pd.DataFrame(ins.rows()), sparams, f"dpcore-samplers-b{b:g}-seed{sseed}", key="samplers"
+        )

@@ -11,17 +11,26 @@ Speed: every result is cached per unit — (mechanism, ε, attack group, sentenc
 attacks, (mechanism, ε, split, seed) for utility, the ε = ∞ reference and the baselines once —
 so adding or removing one ε or mechanism reuses every other unit. The Bayesian attack and
 utility are computed first and drawn (seconds); the masked-LM attack then fills the same figures
-in unit by unit. The units of the default view ship precomputed
-(dpcore/data/attack_page_default.json, ``python -m dpcore precompute-attack-page``) and are used
-while the attacker on disk is the one they name, for units with exactly their parameters
-(dpcore.attack.page_view): the default page draws at once, and a change computes only what it
-changes. Each attacker's top-1 on unsanitized text is shown as "unsanitized (ε = ∞)", and each
-row the share of positions the sanitizer kept. The "Paper's Fig. 4 setting" button sets the
-widgets to dpcore.attack.paper_setting (SanText and SanText+ over the BERT embedding at the
-paper's ε) and the page then lists what differs from the paper.
+in unit by unit. The units of the default view and of the "Paper's Fig. 4 setting" view ship
+precomputed (dpcore/data/attack_page_default.json and attack_page_paper_fig4.json, ``python -m
+dpcore precompute-attack-page``) and are used while the attacker on disk and the vocabulary the
+page builds are the ones they name, for units with exactly their parameters
+(dpcore.attack.page_view): both views draw at once, and a change computes only what it changes.
+Each attacker's top-1 on unsanitized text is shown as "unsanitized (ε = ∞)", and each row the
+share of positions the sanitizer kept. The "Paper's Fig. 4 setting" button sets the widgets to
+dpcore.attack.page_view.paper_view (SanText and SanText+ over the BERT embedding at the paper's
+ε, dpcore.attack.paper_setting) and the page then lists what differs from the paper.
+
+First screen (issue 50): the title, one headline sentence with the main numbers
+(page_view.headline), the trade-off chart and its two-sentence caption (page_view.tradeoff_caption),
+then one line naming the vocabulary the rows used. The notation is one click away ("How to read
+this"); the baselines, the attacker's training, the chart against ε and the tables follow in
+``more(...)`` (collapsed in talk mode).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import pandas as pd
 import streamlit as st
@@ -46,9 +55,10 @@ from pages._shared import (
     int_param,
     mechanism_param_url_specs,
     mechanism_param_widgets,
+    more,
     multi_param,
-    page_intro,
     params_key,
+    plot,
     show_errors,
     sync_query_params,
     vocab_size_widget,
@@ -59,9 +69,8 @@ ensure_navigation()
 # ---- work caps for a shared server ----------------------------------------------------------
 MAX_SENTENCES = 200
 MAX_EPSILONS = 6
-#: Sentences × (ε values + 1) × mechanisms a masked-LM attack may run per request: about 0.05 s
-#: each on 2 cores (one forward pass per word), so ≈ 35 s plus the utility part at most.
-MAX_MLM_SENTENCE_RUNS = 480
+#: Sentences × (ε values + 1) × mechanisms a masked-LM attack may run per request (page_view's).
+MAX_MLM_SENTENCE_RUNS = pv.MAX_MLM_SENTENCE_RUNS
 EPS_GRID = ["0.5", "1", "2", "3", "6", "10", "12", "14", "16", "20"]
 #: Embeddings of the mechanisms that do not need their own (bert: the paper's Fig. 4 setting).
 EMBEDDINGS = {"glove": "GloVe", "bert": "BERT, whole words"}
@@ -124,19 +133,20 @@ emb_of = pv.embedding_of
 
 
 def paper_fig4_setting() -> None:
-    """The paper's Fig. 4 setting (dpcore.attack.paper_setting), as widget values: SanText and
-    SanText+ (p, w of the paper) over the BERT embedding at the paper's ε, with the masked-LM
-    attacker, on the sentences chosen (fewer if the server's cap on masked-LM work requires)."""
-    st.session_state["mechs"] = list(paper.PAPER_MECHANISMS)
-    st.session_state["eps"] = [f"{e:g}" for e in paper.PAPER_EPSILONS]
-    st.session_state["emb"] = paper.PAPER_EMBEDDING
-    st.session_state["attacks"] = ["mlm"]  # the paper's attack (the Bayesian one can be added)
-    runs = len(paper.PAPER_MECHANISMS) * (len(paper.PAPER_EPSILONS) + 1)
-    st.session_state["n"] = min(
-        int(st.session_state.get("n", pv.DEFAULT_SENTENCES)), MAX_MLM_SENTENCE_RUNS // runs
-    )
-    for name, value in paper.PAPER_SANTEXT_PLUS.items():
-        st.session_state[name] = value
+    """The paper's Fig. 4 setting (:func:`dpcore.attack.page_view.paper_view`), as widget values:
+    SanText and SanText+ (p, w of the paper) over the BERT embedding at the paper's ε, with the
+    masked-LM attacker, on the sentences chosen (fewer if the server's cap on masked-LM work
+    requires). At the page's other defaults it is a shipped view: it opens at once."""
+    chosen = int(st.session_state.get("n", pv.DEFAULT_SENTENCES))
+    v = pv.paper_view(dataclasses.replace(pv.default_view(), sentences=chosen))
+    st.session_state["mechs"] = list(v.mechanisms)
+    st.session_state["eps"] = [f"{e:g}" for e in v.epsilons]
+    st.session_state["emb"] = v.embedding
+    st.session_state["attacks"] = list(v.attacks)  # the paper's attack (the Bayesian one can be added)
+    st.session_state["n"] = v.sentences
+    for _mech, prm in v.parameters:
+        for name, value in prm:
+            st.session_state[name] = value
 
 
 @st.cache_resource(max_entries=1, show_spinner="Loading the masked-LM attacker…")
@@ -209,41 +219,64 @@ def run_claim_unit(mech: str, eps: float, params: Params, data: str, n: int, vsi
     return pv.claim_unit(RES, mech, eps, params, get_sentences(data, n, seed), vsize, emb)
 
 
-@st.cache_data(max_entries=1, max_size="1MB", show_spinner=False)
-def attacker_caption() -> str:
-    return pv.attacker_caption()
+@st.cache_data(max_entries=8, max_size="1MB", show_spinner=False)
+def attacker_caption(top1_here: float | None, sentences: int) -> str:
+    return pv.attacker_caption(top1_here=top1_here, sentences=sentences)
 
 
-page_intro(
-    "Attack & utility",
+#: Notation and method, one click away (the "How to read this" expander under the chart).
+HOW_TO_READ = (
     "We hide words by replacing them at random, then let attackers try to guess the original "
-    "words back, and check whether a classifier still learns from the hidden text.",
-    "Privacy measured empirically, against utility (Yue et al. 2021, §5.2–5.3, Fig. 4).\n\n"
+    "words back, and check whether a classifier still learns from the hidden text: privacy "
+    "measured empirically, against utility (Yue et al. 2021, §5.2–5.3, Fig. 4).\n\n"
     "- **Defense rate**: the share of in-vocabulary positions where an attacker's top-1 guess "
-    "of the original word is wrong (1 = every guess wrong).\n"
+    "of the original word is wrong (1 = every guess wrong); the attacker *names* the rest.\n"
     "- **The masked-LM attacker** (the paper's) masks each position of the sanitized sentence "
     "and lets a small masked language model fill it in.\n"
     "- **The Bayesian attacker** knows the public sanitizer and guesses argmax "
     "prior(x)·Pr[M(x)=y], computed exactly over V (prior: word frequencies, or the masked LM's "
     "contextual distribution).\n"
-    "- **unsanitized (ε = ∞)**: each attacker on the original text: its ceiling. A defense rate "
-    "near that line means the attacker fails even without sanitization.\n"
-    "- **The claim's floor** (dashed): the lowest defense rate the mechanism's privacy claim "
-    "allows against any attacker who sees only the sanitized word.\n"
+    "- **unsanitized (ε = ∞)**: each attacker on the original text (the hollow circles): its "
+    "ceiling. A defense rate near it means the attacker fails even without sanitization.\n"
     "- **Utility**: accuracy of TF-IDF + logistic regression trained and tested on sanitized "
-    "text; ε is the privacy parameter (smaller: more words replaced).",
+    "text; ε is the privacy parameter (smaller: more words replaced).\n"
+    "- **The claim's floor** (black, dashed): the lowest defense rate the mechanism's privacy "
+    "claim allows against any attacker who sees only the sanitized word:\n"
+    "    - ρ(x): how often word x is the original at the scored positions; the best guess "
+    "without the sanitized word wins max ρ.\n"
+    "    - Any attacker who sees only the sanitized word y wins at most Σ_y max_x ρ(x)·Pr[M(x)=y] "
+    "(Bayes vulnerability; Braun, Chatzikokolakis and Palamidessi 2009).\n"
+    "    - Under ε-LDP that is at most e^ε·max ρ; under ε·d + ε₀ (metric) claims, for groups G of "
+    "words within distance r(G) of a centre, Σ_G min(ρ(G), max_G ρ·e^(ε·r(G)+ε₀)), the best of a "
+    "few groupings; CusText's claim holds only inside its own groups.\n"
+    "    - Outputs that name their input (SanText+ keeps common words w.p. 1 − p; CusText+ keeps "
+    "stopwords) are added in full.\n"
+    "    - The claim's floor = 1 − that ceiling, one line per mechanism. The Bayesian attacker "
+    "(word frequencies) sees only the sanitized word, so its defense rate should stay above it; a "
+    "masked-LM attacker also reads the sentence, which this floor does not cover (the trade-off "
+    "chart draws floors only with the Bayesian attacker; the chart against ε always does).\n"
+    "    - A floor at 0 means the claim permits an attacker to name every word at that ε. "
+    "Refuted claims and mechanisms without an exact channel get the floor their claim would "
+    "imply.\n"
+    "    - Derivation: the guide's section on the claim's ceiling (docs/guides/attack-utility.md)."
 )
+
+
+st.title("Attack & utility")
+# The first screen: the headline (one plain sentence with the main numbers), the trade-off chart
+# and its two-sentence caption; everything else comes after, in plain words (issue 50).
+headline_slot = st.empty()
 apply_query_params(SPECS, page="attack")
 
 with st.sidebar:
     st.header("Mechanism")
     st.button(
-        "Paper's Fig. 4 setting",
-        on_click=paper_fig4_setting,
-        key="paper_fig4",
-        icon=":material/menu_book:",
-        help=f"{paper.PAPER_SOURCE}: SanText and SanText+ (p = 0.3, w = 0.9) over the BERT "
-        "embedding at ε = 12, 14, 16, with the masked-LM attacker.",
+        "Paper's Fig. 4 setting", on_click=paper_fig4_setting, key="paper_fig4", icon=":material/menu_book:"
+    )
+    # no hover help: a tooltip would stay over the page after the click
+    st.caption(
+        "SanText and SanText+ over BERT at ε = 12, 14, 16 with the masked-LM attacker "
+        f"({paper.PAPER_SOURCE.split(',')[0]}, Fig. 4)."
     )
     st.multiselect("Mechanisms", MECHANISMS, key="mechs")
     st.multiselect(f"ε values (at most {MAX_EPSILONS})", EPS_GRID, key="eps", max_selections=MAX_EPSILONS)
@@ -282,8 +315,27 @@ attacks = list(st.session_state["attacks"])
 if not mechs or not eps:
     st.info("Choose at least one mechanism and one ε.")
     st.stop()
+alerts = st.container()  # what stops or limits the run, above the chart
+status = st.progress(0.0, text="Bayesian attack and utility…")
+trade_slot = st.empty()
+trade_note = st.empty()
+vocab_slot = st.empty()
+notes_box = st.container()  # the plan's notes: a mechanism skipped at an ε, an attack it cannot get
+if paper.is_paper_setting(mechs, eps, emb, {m: dict(params_key(widget_params[m])) for m in mechs}):
+    with st.expander(f"The paper's Fig. 4 setting ({paper.PAPER_SOURCE}): what differs, and why"):
+        st.markdown("\n".join(f"- {d}" for d in paper.DIFFERENCES))
+with st.expander("How to read this", icon=":material/menu_book:"):
+    st.markdown(HOW_TO_READ)
+with more("The attacker, the baselines, each ε and the tables", icon=":material/table_view:"):
+    metrics = st.empty()
+    attacker_slot = st.empty()
+    shipped_slot = st.empty()
+    st.subheader("Defense rate and accuracy against ε")
+    eps_slot = st.empty()
+    tables = st.container()
+
 if MLM_ATTACKS & set(attacks) and not default_mlm_available():
-    st.warning(
+    alerts.warning(
         "The shipped masked-LM attacker is not installed (dpcore/attack/models/minilm-mlm); the "
         "masked-LM attacks are skipped. Rebuild it with `python -m dpcore train-attacker`.",
         icon=":material/model_training:",
@@ -310,13 +362,15 @@ plan_notes: list[str] = []
 with show_errors():
     plan, plan_notes = pv.plan_view(RES, view)
 for note in plan_notes:
-    st.caption(":material/info: " + note)
+    notes_box.caption(":material/info: " + note)
 if not any(pl["eps"] for pl in plan.values()):
-    st.info("None of the chosen mechanisms is defined at the chosen ε: see the notes above.")
+    status.empty()
+    alerts.info("None of the chosen mechanisms is defined at the chosen ε: see the notes below the chart.")
     st.stop()
 mlm_runs = sum(n * (len(pl["eps"]) + 1) for pl in plan.values() if pl["slow"])
 if mlm_runs and mlm_runs > MAX_MLM_SENTENCE_RUNS:
-    st.error(
+    status.empty()
+    alerts.error(
         f"The masked-LM attacks would run on {mlm_runs:,} sentences ({n} sentences × "
         f"(ε values + the unsanitized reference) × {len(mechs)} mechanism(s)); this server "
         f"allows {MAX_MLM_SENTENCE_RUNS:,} per request. Lower the sentences, ε values or mechanisms, "
@@ -329,65 +383,38 @@ if mlm_runs and mlm_runs > MAX_MLM_SENTENCE_RUNS:
 attack_rows: list[dict] = []
 utility_rows: list[dict] = []
 mech_params: dict[str, dict] = {}
-status = st.progress(0.0, text="Bayesian attack and utility…")
-metrics = st.empty()
-st.subheader("Privacy–utility trade-off (Fig. 4)")
-if paper.is_paper_setting(mechs, eps, emb, {m: dict(p) for m, p in view.parameters}):
-    with st.expander(f"The paper's Fig. 4 setting ({paper.PAPER_SOURCE}): what differs, and why"):
-        st.markdown("\n".join(f"- {d}" for d in paper.DIFFERENCES))
-if slow:
-    st.caption(":material/smart_toy: " + attacker_caption())
-st.markdown(
-    "If the sanitizer's privacy claim holds, no attacker who sees only the hidden word can push the "
-    "defense rate below the dashed line, the claim's floor."
-)
-with st.expander("How to read this"):
-    st.markdown(
-        "- ρ(x): how often word x is the original at the scored positions; the best guess without "
-        "the sanitized word wins max ρ.\n"
-        "- Any attacker who sees only the sanitized word y wins at most Σ_y max_x ρ(x)·Pr[M(x)=y] "
-        "(Bayes vulnerability; Braun, Chatzikokolakis and Palamidessi 2009).\n"
-        "- Under ε-LDP that is at most e^ε·max ρ; under ε·d + ε₀ (metric) claims, for groups G of words "
-        "within distance r(G) of a centre, Σ_G min(ρ(G), max_G ρ·e^(ε·r(G)+ε₀)), the best of a "
-        "few groupings; CusText's claim holds only inside its own groups.\n"
-        "- Outputs that name their input (SanText+ keeps common words w.p. 1 − p; CusText+ keeps "
-        "stopwords) are added in full.\n"
-        "- **The claim's floor** = 1 − that ceiling (dashed, one line per mechanism). The Bayesian "
-        "attacker (word frequencies) sees only the sanitized word, so its defense rate should stay "
-        "above it; a masked-LM attacker also reads the sentence, which this floor does not cover.\n"
-        "- A floor at 0 means the claim permits an attacker to name every word at that ε. Refuted "
-        "claims and mechanisms without an exact channel get the floor their claim would imply.\n"
-        "- Derivation: the guide's section on the claim's ceiling (docs/guides/attack-utility.md)."
-    )
-trade_slot = st.empty()
-trade_note = st.empty()
-st.subheader("Defense rate and accuracy against ε")
-eps_slot = st.empty()
 drawn = [0]
-
-
 claim_shapes: dict = {}
 
 
+def vocabulary_line() -> str:
+    """Which public vocabulary the rows used, in one short line (one label per embedding used)."""
+    labels = []
+    for e in dict.fromkeys(pv.embedding_of(m, emb) for m in plan if plan[m]["eps"]):
+        vocab = get_vocab(vsize, e)
+        labels.append(getattr(vocab, "label", None) or f"{EMBEDDINGS.get(e, e)}, {len(vocab.words):,} words")
+    return ":material/dictionary: Vocabulary: " + "; ".join(labels) + "."
+
+
 def draw(final: bool) -> None:
-    """(Re)draw the metrics and both figures from the rows computed so far, with the claim's floor."""
+    """(Re)draw the headline, the metrics and both figures from the rows computed so far, with
+    the claim's floor."""
     rows, curves, _ = pv.claim_view(claim_shapes, attack_rows, eps)
     adf, udf = pd.DataFrame(rows), pd.DataFrame(utility_rows)
     drawn[0] += 1
+    headline_slot.markdown(f"**{pv.headline(rows, utility_rows, baselines)}**")
     with metrics.container():
         c1, c2, c3 = st.columns(3)
         c1.metric("Accuracy, unsanitized", f"{baselines['accuracy_unsanitized']:.3f}")
         c2.metric("Accuracy, random replacement", f"{baselines['accuracy_random']:.3f}")
         c3.metric("Majority class", f"{baselines['majority']:.3f}")
+    if slow:
+        top1 = next((r["attacker_top1_unsanitized"] for r in rows if r["attack"] == "mlm"), None)
+        attacker_slot.caption(":material/smart_toy: " + attacker_caption(top1, n))
     if len(adf) and len(udf):
-        trade_slot.plotly_chart(
-            tradeoff_figure(adf, udf, baselines), width="stretch", key=f"tradeoff-figure-{drawn[0]}"
-        )
+        plot(tradeoff_figure(adf, udf, baselines), key=f"tradeoff-figure-{drawn[0]}", slot=trade_slot)
         trade_note.caption(
-            "Each point is one ε; the hollow markers, **unsanitized (ε = ∞)**, are each attacker on "
-            "the original text: accuracy without sanitization, defense = 1 − the attacker's top-1 "
-            "there. A defense rate close to that marker means the attacker fails even on unhidden "
-            "words. Error bars: 95% Clopper–Pearson."
+            pv.tradeoff_caption(rows, utility_rows)
             + (
                 ""
                 if final
@@ -398,21 +425,21 @@ def draw(final: bool) -> None:
         trade_slot.info("Choose at least one attack to see the trade-off.")
     else:
         trade_slot.info("No accuracy for these mechanisms on this server: the trade-off needs it.")
-    eps_slot.plotly_chart(
-        epsilon_figure(adf, udf, baselines, curves), width="stretch", key=f"epsilon-figure-{drawn[0]}"
-    )
+    vocab_slot.caption(vocabulary_line())
+    plot(epsilon_figure(adf, udf, baselines, curves), key=f"epsilon-figure-{drawn[0]}", slot=eps_slot)
 
 
-# The default view's results ship with dpcore (python -m dpcore precompute-attack-page), made
-# with the attacker whose SHA-256 they record: used only while that attacker is on disk, and only
-# for units whose every parameter equals the shipped view's (so one widget change away from the
-# defaults still reuses every unit it does not touch); anything else is computed.
-shipped = pv.load_shipped()
-from_shipped = [0, 0]  # units taken from the shipped file, units in all
+# The shipped views' results (python -m dpcore precompute-attack-page: the defaults and the
+# paper's Fig. 4 setting), made with the attacker whose SHA-256 they record over the vocabulary
+# whose label they record: used only while both are the page's, and only for units whose every
+# parameter equals a shipped view's (so one widget change away from a shipped view still reuses
+# every unit it does not touch); anything else is computed.
+shipped = pv.load_shipped_set(vocabulary_label=lambda vs, e: getattr(get_vocab(vs, e), "label", None))
+from_shipped = [0, 0]  # units taken from a shipped file, units in all
 
 
 def shipped_attack(mech: str, e: float, prm: Params, group: tuple[str, ...]) -> dict | None:
-    return None if shipped is None else shipped.attack_unit(mech, e, prm, data, n, group, vsize, seed, emb)
+    return shipped.attack_unit(mech, e, prm, data, n, group, vsize, seed, emb)
 
 
 def attack_unit_for(mech: str, e: float, prm: Params, group: tuple[str, ...], progress=None) -> dict:
@@ -423,16 +450,14 @@ def attack_unit_for(mech: str, e: float, prm: Params, group: tuple[str, ...], pr
 
 
 def utility_unit_for(mech: str, e: float, prm: Params) -> dict:
-    found = (
-        None if shipped is None else shipped.utility_unit(mech, e, prm, data, vsize, ntrain, ntest, seed, emb)
-    )
+    found = shipped.utility_unit(mech, e, prm, data, vsize, ntrain, ntest, seed, emb)
     from_shipped[0] += found is not None
     from_shipped[1] += 1
     return found or run_utility_unit(mech, e, prm, data, vsize, ntrain, ntest, seed, emb)
 
 
 def baselines_for() -> dict:
-    found = None if shipped is None else shipped.baselines_unit(data, vsize, ntrain, ntest, seed, emb)
+    found = shipped.baselines_unit(data, vsize, ntrain, ntest, seed, emb)
     return found or run_baselines(data, vsize, ntrain, ntest, seed, emb)
 
 
@@ -489,23 +514,27 @@ with show_errors():
         attack_rows += [{"mechanism": mech, **r} for r in unit["rows"]]
         draw(final=i + 1 == len(pending))
 status.empty()
-if shipped is not None and from_shipped[0]:
-    doc = shipped.document
+if from_shipped[0]:
+    whole = shipped.named(view) if from_shipped[0] == from_shipped[1] else None
+    docs = [s.document for s in shipped.views]
     whence = (
-        f"`python -m dpcore precompute-attack-page`, dpcore {doc['dpcore_version']}, attacker SHA-256 "
-        f"{doc['attacker']['sha256'][:12]}…"
+        f"`python -m dpcore precompute-attack-page`, dpcore {docs[0]['dpcore_version']}, attacker SHA-256 "
+        f"{docs[0]['attacker']['sha256'][:12]}…"
     )
-    if from_shipped[0] == from_shipped[1] and view == pv.default_view():
-        st.caption(
-            f":material/inventory_2: These are the **shipped results of the default settings** ({whence}); "
-            "a changed setting computes only the results it changes."
+    which = {"default": "the default settings", "paper-fig4": "the paper's Fig. 4 setting"}
+    if whole is not None:
+        shipped_slot.caption(
+            f":material/inventory_2: These are the **shipped results of "
+            f"{which.get(whole.name, whole.name)}** ({whence}); a changed setting computes only the "
+            "results it changes."
         )
     else:
         share = "All" if from_shipped[0] == from_shipped[1] else f"{from_shipped[0]} of"
         rest = "" if from_shipped[0] == from_shipped[1] else "; the rest were computed"
-        st.caption(
-            f":material/inventory_2: {share} {from_shipped[1]} results shown are the shipped ones of "
-            f"the default settings (same parameters; {whence}){rest}."
+        shipped_slot.caption(
+            f":material/inventory_2: {share} {from_shipped[1]} results shown are shipped ones of "
+            f"{' or '.join(which.get(s.name, s.name) for s in shipped.views)} (same parameters; "
+            f"{whence}){rest}."
         )
 
 claim_rows, _, claim_download = pv.claim_view(claim_shapes, attack_rows, eps)
@@ -515,6 +544,10 @@ common = {
     "dataset": data,
     "embedding": emb,
     "vocabulary_size": vsize if emb == "glove" else "the embedding's whole vocabulary",
+    "vocabulary": {
+        e: getattr(get_vocab(vsize, e), "label", None)
+        for e in dict.fromkeys(emb_of(m, emb) for m in mech_params)
+    },
     "epsilons": list(eps),
     "seed": seed,
     "unit_cache": "one result per (mechanism, ε, attack group, sentences, seed); ε = ∞ and baselines once",
@@ -539,40 +572,43 @@ for m in mech_params:  # mechanisms that ran at some ε
         "split_seed": 0,
         "seed_streams": "cell_seed_sequence(seed, 'utility', mechanism, 'train'|'test', ε)",
     }
-if len(adf):
-    st.subheader("Defense rates")
-    adf = adf.sort_values(["mechanism", "attack", "epsilon"], kind="stable")
-    # the attacker's ceiling (ε = ∞: its top-1 on the original text) closes each attacker's rows
-    shown = pd.concat([adf, pd.DataFrame(pv.ceiling_rows(attack_rows))], ignore_index=True)
-    st.dataframe(
-        cells_in_words(shown[list(ATTACK_COLUMNS)]).rename(columns=ATTACK_COLUMNS),
-        hide_index=True,
-        width="stretch",
-    )
-    if {"mlm", "bayes-unigram"} <= set(adf["attack"]) or {"mlm", "bayes-mlm"} <= set(adf["attack"]):
-        piv = adf.pivot_table(index=["mechanism", "epsilon"], columns="attack", values="defense_rate")
-        best = piv.drop(columns=["mlm"]).min(axis=1)
-        st.caption(
-            f"The Bayesian attacker has the lower defense rate (is stronger) than the masked-LM "
-            f"attacker at {(best < piv['mlm']).sum()} of {len(piv)} (mechanism, ε) settings."
+with tables:
+    if len(adf):
+        st.subheader("Defense rates")
+        adf = adf.sort_values(["mechanism", "attack", "epsilon"], kind="stable")
+        # the attacker's ceiling (ε = ∞: its top-1 on the original text) closes each attacker's rows
+        shown = pd.concat([adf, pd.DataFrame(pv.ceiling_rows(attack_rows))], ignore_index=True)
+        st.dataframe(
+            cells_in_words(shown[list(ATTACK_COLUMNS)]).rename(columns=ATTACK_COLUMNS),
+            hide_index=True,
+            width="stretch",
         )
-    download_buttons(
-        adf,
-        {"runs": params, "claim_ceiling": claim_download},
-        f"dpcore-attack-{data}-seed{seed}",
-        key="attack",
-    )
-st.subheader("Accuracy")
-if len(udf):
-    udf = udf.sort_values(["mechanism", "epsilon"], kind="stable")
-    st.dataframe(
-        cells_in_words(udf[list(UTILITY_COLUMNS)]).rename(columns=UTILITY_COLUMNS),
-        hide_index=True,
-        width="stretch",
-    )
-    download_buttons(udf, {"runs": params, **baselines}, f"dpcore-utility-{data}-seed{seed}", key="utility")
-else:
-    st.info("No accuracy for the chosen mechanisms and ε on this server (see the notes above).")
+        if {"mlm", "bayes-unigram"} <= set(adf["attack"]) or {"mlm", "bayes-mlm"} <= set(adf["attack"]):
+            piv = adf.pivot_table(index=["mechanism", "epsilon"], columns="attack", values="defense_rate")
+            best = piv.drop(columns=["mlm"]).min(axis=1)
+            st.caption(
+                f"The Bayesian attacker has the lower defense rate (is stronger) than the masked-LM "
+                f"attacker at {(best < piv['mlm']).sum()} of {len(piv)} (mechanism, ε) settings."
+            )
+        download_buttons(
+            adf,
+            {"runs": params, "claim_ceiling": claim_download},
+            f"dpcore-attack-{data}-seed{seed}",
+            key="attack",
+        )
+    st.subheader("Accuracy")
+    if len(udf):
+        udf = udf.sort_values(["mechanism", "epsilon"], kind="stable")
+        st.dataframe(
+            cells_in_words(udf[list(UTILITY_COLUMNS)]).rename(columns=UTILITY_COLUMNS),
+            hide_index=True,
+            width="stretch",
+        )
+        download_buttons(
+            udf, {"runs": params, **baselines}, f"dpcore-utility-{data}-seed{seed}", key="utility"
+        )
+    else:
+        st.info("No accuracy for the chosen mechanisms and ε on this server (see the notes under the chart).")
 
 with st.expander("What is measured, exactly"):
     st.markdown(
@@ -688,14 +724,15 @@ if cmp_res:
             ":material/info: These results predate the ε = ∞ point (each attacker on unsanitized "
             "text); regenerate them to see it."
         )
-    st.plotly_chart(comparison_figure(cmp_rows, shown), width="stretch", key="comparison-figure")
-    cdf = pd.DataFrame(comparison_table(cmp_rows))
-    st.dataframe(cells_in_words(cdf), hide_index=True, width="stretch")
-    download_buttons(
-        pd.DataFrame(comparison_table(cmp_rows, claim=True)),
-        {**p, "claim_ceiling": pv.claim_view({}, [], p["epsilons"])[2]},
-        f"dpcore-mechanism-comparison-seed{p['seed']}",
-        key="comparison",
-    )
+    plot(comparison_figure(cmp_rows, shown), key="comparison-figure")
+    with more("The comparison's table", icon=":material/table_view:"):
+        cdf = pd.DataFrame(comparison_table(cmp_rows))
+        st.dataframe(cells_in_words(cdf), hide_index=True, width="stretch")
+        download_buttons(
+            pd.DataFrame(comparison_table(cmp_rows, claim=True)),
+            {**p, "claim_ceiling": pv.claim_view({}, [], p["epsilons"])[2]},
+            f"dpcore-mechanism-comparison-seed{p['seed']}",
+            key="comparison",
+        )
 else:
     st.info("No comparison yet: run `python bench/compare_mechanisms.py`, or recompute above.")

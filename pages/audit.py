@@ -19,7 +19,7 @@ from dpcore.audit.runner import plan_monte_carlo
 from dpcore.limits import AUDIT_PAGE_MAX_DRAWS, AUDIT_PAGE_WORKERS
 from dpcore.mechanisms import PAPER_FIG2, VECTOR_MECHANISMS, IIDAuditable
 from dpcore.parallel import default_workers
-from dpcore.tradeoff import DEFINITIONS, TradeoffPair
+from dpcore.tradeoff import DEFINITIONS, TradeoffPair, percent
 from dpcore.viz.audit_figure import audit_figure
 from dpcore.viz.tradeoff_figure import tradeoff_figure
 from pages._shared import (
@@ -31,8 +31,9 @@ from pages._shared import (
     ensure_navigation,
     float_param,
     int_param,
+    more,
     multi_param,
-    page_intro,
+    plot,
     replay_safe,
     show_errors,
     show_table,
@@ -116,19 +117,94 @@ def _use_trials(value: int) -> None:
     st.session_state["trials"] = value
 
 
-page_intro(
-    "Privacy-loss audit",
-    "We add each mechanism's noise to two datasets that differ in every entry, try to tell from "
-    "the output which one went in, and compare how well that works with the privacy ε the "
-    "mechanism promises.",
+#: What the test does, in one plain sentence, and its notation (shown under the figure).
+PLAIN = (
+    "How the test works: we add each mechanism's noise to two datasets that differ in every entry, "
+    "try to tell from the output which one went in, and compare how well that works with the "
+    "privacy ε the mechanism promises."
+)
+HOW_TO_READ = (
     "Habernal (2022), §4–5: privatize D = 0ⁿ and D′ = 1ⁿ, threshold each coordinate at 0.5, "
     "take a majority vote, and measure max over y of |ln P(D|y) − ln P(D′|y)|. A correct ε-DP "
     "mechanism stays at or below ε for every n. Exact values use the Binomial count of "
     "thresholded ones, read from each mechanism's declared per-coordinate probabilities; "
     "Monte-Carlo runs each mechanism's real sampler and gives Clopper–Pearson bounds, so it also "
-    "catches a sampler that does not do what its declaration says.",
+    "catches a sampler that does not do what its declaration says."
 )
+#: The figure's height (px): the title, the headline and the whole figure fit a 1280×720 screen.
+FIGURE_HEIGHT = 470
+#: The observer's figure (px): the figure and its legend fit a 720-px screen.
+TRADEOFF_HEIGHT = 560
 
+
+def _names(ms: list[str]) -> str:
+    return ms[0] if len(ms) == 1 else ", ".join(ms[:-1]) + " and " + ms[-1]
+
+
+def _worst(rows: list[dict], m: str, eps: float) -> str:
+    """How far ``m`` exceeds ``eps`` in words: the largest privacy loss the figure draws for it."""
+    mine = [r for r in rows if r["mechanism"] == m]
+    # the majority vote's exact value, else the exact best attack's, else the certified MC bound
+    for col, what in (("exact", "privacy loss"), ("exact_lr", "privacy loss under the best attack")):
+        vals = [(float(r[col]), r["dim"]) for r in mine if r.get(col) is not None and not math.isnan(r[col])]
+        if vals and max(vals)[0] > eps:
+            v, n = max(vals)
+            return (
+                f"{m}'s {what} is infinite" if math.isinf(v) else f"{m}'s {what} reaches {v:.3g} at n = {n}"
+            )
+    vals = [(float(r["mc_verdict_lower_bound"]), r["dim"]) for r in mine if r.get("mc_verdict") == "violates"]
+    if vals:
+        v, n = max(vals)
+        return f"{m}'s privacy loss is at least {v:.3g} at n = {n} (lower confidence bound)"
+    return f"{m} exceeds it"
+
+
+def headline(
+    rows: list[dict], mechs: list[str], eps: float, violators: list[str], no_claim: list[str]
+) -> str:
+    """The page's one sentence: who breaks the claimed ε in this test, and by how much.
+
+    Each violator's number is the largest privacy loss the figure draws for it: the majority
+    vote's exact value when that exceeds the claim, else the exact likelihood-ratio attack's, else
+    the Monte-Carlo lower confidence bound (the certified value). At most three are named.
+    """
+    within = [m for m in mechs if m not in violators and m not in no_claim]
+    if violators:
+        verb = "breaks" if len(violators) == 1 else "break"
+        text = f"In this test, {_names(violators)} {verb} the promise of ε = {eps:g}: "
+        text += _names([_worst(rows, m, eps) for m in violators[:3]])
+        if within:
+            text += f"; {_names(within)} {'stays' if len(within) == 1 else 'stay'} within it"
+        if no_claim:
+            text += f"; {_names(no_claim)} {'claims' if len(no_claim) == 1 else 'claim'} no privacy"
+        return text + "."
+    if within:
+        return (
+            f"In this test, no mechanism shown exceeds its promise of ε = {eps:g} "
+            "(passing one test is not a proof of privacy)."
+        )
+    return f"{_names(no_claim)} {'claims' if len(no_claim) == 1 else 'claim'} no privacy: nothing to test."
+
+
+def observer_sentence(cells: dict[str, tuple[TradeoffPair, list[dict]]], dim: int, eps: float) -> str:
+    """One plain sentence from the cells' TPR at 1% FPR: how often an observer who wrongly accuses
+    1 in 100 releases of 0ⁿ names 1ⁿ rightly, per mechanism, against what ε allows."""
+    at1 = {
+        m: next((e for e in entries if abs(e["fpr"] - 0.01) < 1e-12), None)
+        for m, (_, entries) in cells.items()
+    }
+    at1 = {m: e for m, e in at1.items() if e is not None}
+    if not at1:
+        return ""
+    parts = [f"{percent(e['tpr'])} of the time for {m}" for m, e in at1.items()]
+    ceiling = percent(next(iter(at1.values()))["claim_ceiling"])
+    return (
+        f"At n = {dim}, an observer who wrongly names 1ⁿ for 1 in 100 releases of 0ⁿ names it rightly "
+        f"{_names(parts)}; ε = {eps:g} allows at most {ceiling}."
+    )
+
+
+st.title("Privacy-loss audit")
 apply_query_params(SPECS, page="audit")
 
 with st.sidebar:
@@ -237,14 +313,24 @@ for col in ["exact", "exact_lr", "mc", "mc_lower", "mc_upper", "mc_lr"]:
     if col not in df:
         df[col] = float("nan")
 
+violators = sorted(
+    {r["mechanism"] for r in rows if "violates" in (r.get("exact_verdict"), r.get("mc_verdict"))}
+)
+no_claim = [m for m in mechs if math.isinf(VECTOR_MECHANISMS.create(m, epsilon=eps, dim=1).claimed_epsilon)]
+st.markdown(f"##### {headline(rows, mechs, eps, violators, no_claim)}")
+
 fig = audit_figure(
-    df, epsilon=eps, log_y=bool(st.session_state["logy"]), show_lr=bool(st.session_state["lr"])
+    df,
+    epsilon=eps,
+    log_y=bool(st.session_state["logy"]),
+    show_lr=bool(st.session_state["lr"]),
+    height=FIGURE_HEIGHT,
 )
 for band in fig.data:  # a confidence band spans only the n that have Monte-Carlo bounds
     if band.fill == "toself" and band.y is not None and None in band.y:
         keep = [i for i, v in enumerate(band.y) if v is not None]
         band.x, band.y = [band.x[i] for i in keep], [band.y[i] for i in keep]
-st.plotly_chart(fig, width="stretch", key="audit-figure")
+plot(fig, key="audit-figure")
 if plan is not None and not plan.complete:
     st.warning(plan.note(), icon=":material/content_cut:")
     if plan.largest_trials is not None and plan.largest_trials != trials:
@@ -256,9 +342,6 @@ if plan is not None and not plan.complete:
             help="The largest trial count at which every dimension fits this server's cap.",
         )
 
-violators = sorted(
-    {r["mechanism"] for r in rows if "violates" in (r.get("exact_verdict"), r.get("mc_verdict"))}
-)
 how = "drawn from the declared probabilities (model-based)" if model_based else "from the real samplers"
 mc_span = ""
 if plan is not None and not plan.complete and plan.mc_dims:
@@ -274,7 +357,6 @@ if violators:
         "above the claim): " + ", ".join(_label(v) for v in violators),
         icon=":material/error:",
     )
-no_claim = [m for m in mechs if math.isinf(VECTOR_MECHANISMS.create(m, epsilon=eps, dim=1).claimed_epsilon)]
 rest = [m for m in mechs if m not in violators and m not in no_claim]
 if rest:
     st.info(
@@ -287,6 +369,24 @@ if rest:
     )
 elif no_claim:
     st.info(f"{', '.join(no_claim)} claims no privacy, so there is no claim to test.", icon=":material/info:")
+st.markdown(PLAIN)
+with st.expander("How to read this", icon=":material/menu_book:"):
+    st.markdown(HOW_TO_READ)
+    st.markdown(
+        """
+- **Solid lines**: exact majority-vote loss (log-space Binomial tails, finite at n = 4096).
+- **Dotted lines**: exact loss of the optimal likelihood-ratio attack on the same thresholded
+  output (the strongest test that sees the bits; for Laplace it approaches ε, never exceeds it).
+- **Diamonds and bands**: Monte-Carlo estimate and its simultaneous Clopper–Pearson interval,
+  from each mechanism's real sampler (or, with *model-based*, from its declared probabilities
+  after a cross-check against real draws).
+  A *violation* is declared only when a lower bound exceeds the claim; an estimate of ∞ from
+  finite samples is never proof by itself.
+- **∞** is drawn at the top edge: the copy baseline and DPText have infinite loss.
+- Each mechanism has one colour on every chart of the lab; click its name in the legend to hide
+  or show all of its lines.
+"""
+    )
 
 
 # ---- what the claim means for an observer: one exact cell's trade-off curve ------------------
@@ -314,16 +414,21 @@ if exact_mechs:
     sync_query_params(SPECS)
     shown = [t_mech] + (["laplace"] if t_mech != "laplace" and "laplace" in exact_mechs else [])
     t_cells = {m: tradeoff_cell(m, t_dim, eps) for m in shown}
+    pairs = [replace(pair, null=f"{m} (n = {t_dim}): 0ⁿ") for m, (pair, _) in t_cells.items()]
     st.markdown(
         "If a mechanism keeps its promise, nobody who sees its output can tell 0ⁿ from 1ⁿ well "
-        "enough to reach the shaded area, and a curve or red cross inside it is a test that does."
+        "enough to reach the shaded area, and a curve or red cross inside it is a test that does. "
+        + observer_sentence(t_cells, t_dim, eps)
     )
-    st.plotly_chart(
+    plot(
         tradeoff_figure(
-            [replace(pair, null=f"{m} (n = {t_dim}): 0ⁿ") for m, (pair, _) in t_cells.items()],
+            pairs,
             title=f"Telling 0ⁿ from 1ⁿ after thresholding, against what ε = {eps:g} allows",
+            tpr_scale="linear",
+            mirror=False,
+            label_violation=True,
+            height=TRADEOFF_HEIGHT,
         ),
-        width="stretch",
         key="audit-tradeoff",
     )
     with st.expander("How to read this"):
@@ -332,11 +437,12 @@ if exact_mechs:
             f"""
 - The observer sees one output of the mechanism, thresholded at ½ (each coordinate 0 or 1), and
   must say whether D = 0ⁿ or D′ = 1ⁿ went in. A rule that names 1ⁿ for some outputs is a test.
-  **FPR** (horizontal, α): how often it names 1ⁿ when 0ⁿ went in; **TPR** (vertical, 1 − β): how
-  often it names 1ⁿ when 1ⁿ did. Both axes are logarithmic.
+  **FPR** (horizontal, α, logarithmic): how often it names 1ⁿ when 0ⁿ went in; **TPR** (vertical,
+  1 − β, from 0% to 100%): how often it names 1ⁿ when 1ⁿ did.
 - **Dashed line, shaded above**: the claim's ceiling, TPR ≤ 1 − f_ε,δ(FPR) with
   f_ε,δ(α) = max(0, 1 − δ − e^ε·α, e^(−ε)·(1 − δ − α)) (Kairouz, Oh & Viswanath 2015, Thm 2.1;
-  Dong, Roth & Su 2022, §2): no test reaches the shaded region while an (ε, δ) claim holds.
+  Dong, Roth & Su 2022, §2): no test reaches the shaded region while an (ε, δ) claim holds. Its
+  mirror image (tests that favour 0ⁿ) is not drawn: the best tests here all favour 1ⁿ.
 - **Solid lines**: the best tests possible on the thresholded output, exact: the count K of ones is
   Binomial(n, p_b) under bⁿ, and the Neyman–Pearson tests are the cuts K ≥ k. An observer of the
   raw output may do better still.
@@ -365,28 +471,6 @@ def _fmt(v: object) -> str:
     return str(v)
 
 
-st.subheader("Values")
-show_table(
-    cells_in_words(df.drop(columns=["flawed"]), ["exact_verdict", "mc_verdict"]).map(_fmt),
-    {
-        "mechanism": "Mechanism",
-        "dim": "n",
-        "claimed_epsilon": "Claimed ε",
-        "true_epsilon": "True ε",
-        "exact": "Exact ε̂",
-        "exact_verdict": "Exact verdict",
-        "mc": "MC ε̂",
-        "mc_lower": f"MC lower ({100 * conf:g}%)",
-        "mc_verdict": "MC verdict",
-        "mc_sampler": "Sampler run",
-    },
-)
-st.caption(
-    "Exact ε̂: the sanity check's exact value; MC: Monte-Carlo with its Clopper–Pearson lower bound. "
-    "The likelihood-ratio estimates, upper bounds and the sampler declaration check are in the "
-    "CSV/JSON downloads."
-)
-
 params = {
     "mechanisms": mechs,
     "epsilon": eps,
@@ -413,19 +497,26 @@ if disagree:
         icon=":material/warning:",
     )
 
-download_buttons(df, params, f"dpcore-audit-eps{eps:g}", key="audit")
-
-with st.expander("How to read this"):
-    st.markdown(
-        """
-- **Solid lines**: exact majority-vote loss (log-space Binomial tails, finite at n = 4096).
-- **Dotted lines**: exact loss of the optimal likelihood-ratio attack on the same thresholded
-  output (the strongest test that sees the bits; for Laplace it approaches ε, never exceeds it).
-- **Diamonds and bands**: Monte-Carlo estimate and its simultaneous Clopper–Pearson interval,
-  from each mechanism's real sampler (or, with *model-based*, from its declared probabilities
-  after a cross-check against real draws).
-  A *violation* is declared only when a lower bound exceeds the claim; an estimate of ∞ from
-  finite samples is never proof by itself.
-- **∞** is drawn at the top edge: the copy baseline and DPText have infinite loss.
-"""
+with more("Values and downloads", icon=":material/table:"):
+    st.subheader("Values")
+    show_table(
+        cells_in_words(df.drop(columns=["flawed"]), ["exact_verdict", "mc_verdict"]).map(_fmt),
+        {
+            "mechanism": "Mechanism",
+            "dim": "n",
+            "claimed_epsilon": "Claimed ε",
+            "true_epsilon": "True ε",
+            "exact": "Exact ε̂",
+            "exact_verdict": "Exact verdict",
+            "mc": "MC ε̂",
+            "mc_lower": f"MC lower ({100 * conf:g}%)",
+            "mc_verdict": "MC verdict",
+            "mc_sampler": "Sampler run",
+        },
     )
+    st.caption(
+        "Exact ε̂: the sanity check's exact value; MC: Monte-Carlo with its Clopper–Pearson lower bound. "
+        "The likelihood-ratio estimates, upper bounds and the sampler declaration check are in the "
+        "CSV/JSON downloads."
+    )
+    download_buttons(df, params, f"dpcore-audit-eps{eps:g}", key="audit")

@@ -22,6 +22,8 @@ from dpcore.validation import DPCoreError
 from dpcore.viz.audit_words import WARNING_STATUSES
 from dpcore.viz.textaudit_figure import (
     checks_table,
+    headline,
+    pairs_in_words,
     pairs_table,
     pooled_pairs_table,
     pooled_table,
@@ -41,7 +43,9 @@ from pages._shared import (
     escape_markdown,
     float_param,
     int_param,
+    more,
     page_intro,
+    plot,
     show_errors,
     show_table,
     sync_query_params,
@@ -301,185 +305,217 @@ with show_errors():
 bar.empty()
 res = out["result"]
 
-if CHOICES[name].flawed:
+# ---- the story: the verdict in one sentence, then the figure -----------------------------------
+flawed = CHOICES[name].flawed
+story = ("A flawed reproduction, built to be caught. " if flawed else "") + headline(res)
+if res.verdict == "violates":
+    st.error(_plain(story), icon=":material/error:")
+elif res.verdict == "untested":
+    st.warning(
+        _plain(story + " " + res.verdict_text[:1].upper() + res.verdict_text[1:] + "."),
+        icon=":material/block:",
+    )
+else:
+    st.info(_plain(story), icon=":material/info:")
+
+plot(textaudit_figure(res), key="textaudit-figure")
+st.caption(
+    "Each point is a pair of words: its claimed bound (across) against a lower confidence bound on "
+    "its real privacy loss (up). A point above the dashed diagonal is a violation."
+    + (" The shaded band is what this run could have missed." if res.detectable_violation else "")
+    + (f" Vocabulary: {_plain(res.vocabulary)}." if res.vocabulary else "")
+)
+if flawed:
     st.warning(
         "This is a flawed reproduction, fenced in `dpcore.flawed`: "
         "it exists to be caught, never to sanitize.",
         icon=":material/science:",
     )
-verdict_text = res.verdict_text[:1].upper() + res.verdict_text[1:] + "."
-if res.verdict == "violates":
-    st.error(verdict_text, icon=":material/error:")
-elif res.verdict == "untested":
-    st.warning(
-        "Nothing could be tested, so this run shows neither a violation nor its absence. " + verdict_text,
-        icon=":material/block:",
-    )
-else:
-    st.info(verdict_text, icon=":material/info:")
-if res.exact_verdict == "declaration-mismatch":
-    st.caption(
-        "The sanitizer declares its exact output distribution, but its sampler does not follow it "
-        "(see the checks below): the declared rows were not used, and no exact verdict is given."
-    )
-elif res.exact_verdict is not None:
-    st.caption(
-        "Exact output distribution available: the exact worst-case loss of every pair is "
-        + ("**above** its claim for some pair." if res.exact_verdict == "violates" else "within its claim.")
-        + " Green rings show it."
-    )
 
-st.subheader("Checks before the verdict")
-checks = checks_table(res)
-for row in checks.to_dict(orient="records"):
-    found = _plain(row["what was found"])
-    line = f"**{row['check']}: {row['result']}.** {found[:1].upper()}{found[1:]}."
-    if row["status"] in WARNING_STATUSES:
-        st.warning(line, icon=":material/warning:")
-    else:
-        st.markdown(line)
+with more(
+    "The verdict in full, the checks and what this run could have caught", icon=":material/fact_check:"
+):
+    if res.verdict != "untested":
+        st.markdown(
+            "**The verdict in full.** " + _plain(res.verdict_text[:1].upper() + res.verdict_text[1:]) + "."
+        )
+    if res.exact_verdict == "declaration-mismatch":
+        st.caption(
+            "The sanitizer declares its exact output distribution, but its sampler does not follow it "
+            "(see the checks below): the declared rows were not used, and no exact verdict is given."
+        )
+    elif res.exact_verdict is not None:
+        st.caption(
+            "Exact output distribution available: the exact worst-case loss of every pair is "
+            + (
+                "**above** its claim for some pair."
+                if res.exact_verdict == "violates"
+                else "within its claim."
+            )
+            + " The open rings in the figure show it."
+        )
 
-power = power_table(res)
-if res.verdict != "untested" and len(power):
-    st.markdown(
-        f"**What this run could have caught**, each with probability ≥ {res.power.get('power', 0.9):g} "
-        "(the whole pipeline, its own selection included):"
-    )
-    lines = [
-        f"- {_plain(f)}: {_plain('; '.join(g['caught when']))}." for f, g in power.groupby("flaw", sort=False)
-    ]
-    st.markdown("\n".join(lines))
-    st.caption("What it does not cover is listed under “How to read this”, at the bottom of the page.")
+    st.subheader("Checks before the verdict")
+    checks = checks_table(res)
+    for row in checks.to_dict(orient="records"):
+        found = _plain(row["what was found"])
+        line = f"**{row['check']}: {row['result']}.** {found[:1].upper()}{found[1:]}."
+        if row["status"] in WARNING_STATUSES:
+            st.warning(line, icon=":material/warning:")
+        else:
+            st.markdown(line)
 
-st.plotly_chart(textaudit_figure(res), width="stretch", key="textaudit-figure")
+    power = power_table(res)
+    if res.verdict != "untested" and len(power):
+        st.markdown(
+            f"**What this run could have caught**, each with probability ≥ {res.power.get('power', 0.9):g} "
+            "(the whole pipeline, its own selection included):"
+        )
+        lines = [
+            f"- {_plain(f)}: {_plain('; '.join(g['caught when']))}."
+            for f, g in power.groupby("flaw", sort=False)
+        ]
+        st.markdown("\n".join(lines))
+        st.caption("What it does not cover is listed under “How to read this”, at the bottom of the page.")
 
 observer = res.observer()
 if res.tradeoff_pairs:
-    partial = any(p.covers == "events" for p in res.tradeoff_pairs)
-    st.markdown(
-        "If the promise holds, nobody who sees one sanitized word can tell two words apart well enough "
-        "to land in the shaded area, and a red cross is a test this run measured there."
-        + (
-            " This sanitizer's promise covers only some outputs, so the shaded area is drawn for tests "
-            "made of those outputs only (the ratio lines), and only they are tested."
-            if partial
-            else ""
-        )
-    )
-    st.plotly_chart(
-        tradeoff_figure(
-            res.tradeoff_pairs,
-            max_pairs=TRADEOFF_PAIRS,
-            title="What an observer of one sanitized word can do, against what the claim allows",
-        ),
-        width="stretch",
-        key="textaudit-tradeoff",
-    )
-    with st.expander("How to read this chart"):
-        levels = " ".join(_plain(e["meaning"]) for e in observer["tpr_at_fpr"]["levels"])
+    with more("What an observer of one sanitized word can do", icon=":material/visibility:"):
+        partial = any(p.covers == "events" for p in res.tradeoff_pairs)
         st.markdown(
-            f"""
-- The observer sees one sanitized word and must say which of two words x, x′ went in. Naming x′
-  when the output falls in an event S is a test. **FPR** (horizontal): how often it names x′ when x
-  went in; **TPR** (vertical): how often it names x′ when x′ did. Both axes are logarithmic.
-- **Dashed line, shaded above**: the claim's ceiling TPR ≤ min(1, e^ε·FPR, 1 − e^(−ε)·(1 − FPR)) for
-  the pair's claimed ε (ε·d(x, x′) + ε₀ for metric claims, ε₀ = 0 except UMLDP): no test reaches
-  the shaded region while the claim holds (Kairouz, Oh & Viswanath 2015; Dong, Roth & Su 2022).
-  The steep part, TPR ≤ e^ε·FPR, is the claim on the event S itself; the flat part near the top
-  is the claim on the outputs outside S. The lower dashed line, shaded below, is its mirror image:
-  an event that favours x instead of x′ lands there.
-- **Claims that cover only some outputs** (SanText+'s sensitive words, a sanitizer's protected
-  outputs): every event is made of covered outputs, but the outputs outside it are not all
-  covered, so only the steep part is drawn and tested, TPR ≤ e^ε·FPR and its mirror; no test made
-  of covered outputs reaches the shaded region while the claim holds, and nothing is claimed of
-  the others.
-- **Points with bars**: the events this run tested, with Clopper–Pearson intervals on both rates at
-  the verdict's per-test level, so every box of every pair holds together at the confirmation's
-  share of the family-wise confidence. **Red crosses**: boxes wholly in the shaded region, violations
-  (the hover text says which part: beyond the steep part, the claim on that event itself is broken,
-  and the verdict's own ratio test of it exceeds the claim too unless its label says the event was
-  chosen for the other word; beyond only the flat part, it is the outputs outside the event that
-  break it, which the verdict's test does not count).
-- **Solid lines**: the best tests possible, from the exact output distribution, where the sanitizer
-  declares one and the audit's check of it passed.
-- The pair with the strongest evidence, at 1% and 5% false positives: {levels}
-- The numbers (`tpr_at_fpr`, with every symbol's definition) are in the JSON and CSV downloads;
-  `python -m dpcore audit-text --json` also gives each pair's boxes (`tradeoff`).
-"""
+            "If the promise holds, nobody who sees one sanitized word can tell two words apart well enough "
+            "to land in the shaded area, and a red cross is a test this run measured there."
+            + (
+                " This sanitizer's promise covers only some outputs, so the shaded area is drawn for tests "
+                "made of those outputs only (the ratio lines), and only they are tested."
+                if partial
+                else ""
+            )
         )
+        plot(
+            tradeoff_figure(
+                res.tradeoff_pairs,
+                max_pairs=TRADEOFF_PAIRS,
+                title="What an observer of one sanitized word can do, against what the claim allows",
+            ),
+            key="textaudit-tradeoff",
+        )
+        with st.expander("How to read this chart"):
+            levels = " ".join(_plain(e["meaning"]) for e in observer["tpr_at_fpr"]["levels"])
+            st.markdown(
+                f"""
+    - The observer sees one sanitized word and must say which of two words x, x′ went in. Naming x′
+      when the output falls in an event S is a test. **FPR** (horizontal): how often it names x′ when x
+      went in; **TPR** (vertical): how often it names x′ when x′ did. Both axes are logarithmic.
+    - **Dashed line, shaded above**: the claim's ceiling TPR ≤ min(1, e^ε·FPR, 1 − e^(−ε)·(1 − FPR)) for
+      the pair's claimed ε (ε·d(x, x′) + ε₀ for metric claims, ε₀ = 0 except UMLDP): no test reaches
+      the shaded region while the claim holds (Kairouz, Oh & Viswanath 2015; Dong, Roth & Su 2022).
+      The steep part, TPR ≤ e^ε·FPR, is the claim on the event S itself; the flat part near the top
+      is the claim on the outputs outside S. The lower dashed line, shaded below, is its mirror image:
+      an event that favours x instead of x′ lands there.
+    - **Claims that cover only some outputs** (SanText+'s sensitive words, a sanitizer's protected
+      outputs): every event is made of covered outputs, but the outputs outside it are not all
+      covered, so only the steep part is drawn and tested, TPR ≤ e^ε·FPR and its mirror; no test made
+      of covered outputs reaches the shaded region while the claim holds, and nothing is claimed of
+      the others.
+    - **Points with bars**: the events this run tested, with Clopper–Pearson intervals on both rates at
+      the verdict's per-test level, so every box of every pair holds together at the confirmation's
+      share of the family-wise confidence. **Red crosses**: boxes wholly in the shaded region, violations
+      (the hover text says which part: beyond the steep part, the claim on that event itself is broken,
+      and the verdict's own ratio test of it exceeds the claim too unless its label says the event was
+      chosen for the other word; beyond only the flat part, it is the outputs outside the event that
+      break it, which the verdict's test does not count).
+    - **Solid lines**: the best tests possible, from the exact output distribution, where the sanitizer
+      declares one and the audit's check of it passed.
+    - The pair with the strongest evidence, at 1% and 5% false positives: {levels}
+    - The numbers (`tpr_at_fpr`, with every symbol's definition) are in the JSON and CSV downloads;
+      `python -m dpcore audit-text --json` also gives each pair's boxes (`tradeoff`).
+    """
+            )
 
 if res.screen is not None:
-    sc = res.screen
-    st.subheader("The screen: every word of the vocabulary")
-    st.caption(
-        f"{sc['words_screened']:,} words × {sc['draws_per_word']:,} draws each; "
-        f"{sc['candidates_scored']:,} candidate pairs scored; the {sc['proposed']} most suspicious "
-        "were confirmed on fresh samples (the screen proposes, only the confirmation decides)."
-        + (f" {sc['failed_words']} word(s) failed to sample." if sc["failed_words"] else "")
-    )
-    st.plotly_chart(screen_figure(res), width="stretch", key="screen-figure")
-    st.markdown("**Worst words in the screen**")
-    worst = worst_words_table(res)
-    show_table(worst, {c: c for c in worst.columns}, key="worst-words")
-
-    st.subheader("Pooled tests over the vocabulary")
-    pooled = pooled_table(res)
-    if len(pooled):
+    with more("The screen and the pooled tests over the vocabulary", icon=":material/travel_explore:"):
+        sc = res.screen
+        st.subheader("The screen: every word of the vocabulary")
         st.caption(
-            "The screen's words, matched in disjoint pairs (x, x′), pooled per family: how often each "
-            "word's event came out of the word, weighted by e^(−claim), against how often it came out "
-            "of its partner. The claims imply the first sum is at most the second in expectation; a "
-            "family *violates its claim* when the first's lower bound exceeds the second's upper bound "
-            "(conservative Chernoff bounds, each test at its share of α): then some pair of the family "
-            "exceeds its claim by at least ln(lower bound / upper bound) nats, as the verdict states. "
-            "This sees a flaw shared by the vocabulary that no single pair's draws can show. The tests "
-            "use the screen's draws."
+            f"{sc['words_screened']:,} words × {sc['draws_per_word']:,} draws each; "
+            f"{sc['candidates_scored']:,} candidate pairs scored; the {sc['proposed']} most suspicious "
+            "were confirmed on fresh samples (the screen proposes, only the confirmation decides)."
+            + (f" {sc['failed_words']} word(s) failed to sample." if sc["failed_words"] else "")
         )
-        show_table(
-            pooled,
-            {
-                "event": "event",
-                "pairing": "pairing",
-                "pairs": "pairs",
-                "Σ e^(−claim)·count": "Σ e^(−claim)·count",
-                "lower bound": "lower bound",
-                "Σ partner count": "Σ partner count",
-                "upper bound": "upper bound",
-                "verdict": "verdict",
-            },
-            key="pooled-tests",
-        )
-        carriers = pooled_pairs_table(res)
-        if len(carriers):
-            st.markdown("**Pairs that carry the excess of the rejecting tests**")
-            show_table(
-                carriers, {c: c for c in carriers.columns if c != "draws per word"}, key="pooled-pairs"
-            )
+        plot(screen_figure(res), key="screen-figure")
+        st.markdown("**Worst words in the screen**")
+        worst = worst_words_table(res)
+        show_table(worst, {c: c for c in worst.columns}, key="worst-words")
+
+        st.subheader("Pooled tests over the vocabulary")
+        pooled = pooled_table(res)
+        if len(pooled):
             st.caption(
-                "Excess carried: e^(−claim)·(count from x) − (count from x′), this pair's share of the "
-                "gap between the two sums. Each rejecting test names its largest; they join the proposed "
-                "pairs and are confirmed on fresh draws (the Pairs table)."
+                "The screen's words, matched in disjoint pairs (x, x′), pooled per family: how often each "
+                "word's event came out of the word, weighted by e^(−claim), against how often it came out "
+                "of its partner. The claims imply the first sum is at most the second in expectation; a "
+                "family *violates its claim* when the first's lower bound exceeds the second's upper bound "
+                "(conservative Chernoff bounds, each test at its share of α): then some pair of the family "
+                "exceeds its claim by at least ln(lower bound / upper bound) nats, as the verdict states. "
+                "This sees a flaw shared by the vocabulary that no single pair's draws can show. The tests "
+                "use the screen's draws."
             )
-    else:
-        st.caption("No pooled test could be run: no screened word could be paired and sampled.")
+            show_table(
+                pooled,
+                {
+                    "event": "event",
+                    "pairing": "pairing",
+                    "pairs": "pairs",
+                    "Σ e^(−claim)·count": "Σ e^(−claim)·count",
+                    "lower bound": "lower bound",
+                    "Σ partner count": "Σ partner count",
+                    "upper bound": "upper bound",
+                    "verdict": "verdict",
+                },
+                key="pooled-tests",
+            )
+            carriers = pooled_pairs_table(res)
+            if len(carriers):
+                st.markdown("**Pairs that carry the excess of the rejecting tests**")
+                show_table(
+                    carriers, {c: c for c in carriers.columns if c != "draws per word"}, key="pooled-pairs"
+                )
+                st.caption(
+                    "Excess carried: e^(−claim)·(count from x) − (count from x′), this pair's share of the "
+                    "gap between the two sums. Each rejecting test names its largest; they join the proposed "
+                    "pairs and are confirmed on fresh draws (the Pairs table)."
+                )
+        else:
+            st.caption("No pooled test could be run: no screened word could be paired and sampled.")
 
-st.subheader("Pairs")
-table = pd.DataFrame(pairs_table(res))
-#: Shown in the downloads only, so that the table fits a 1400-px window.
-hidden = {"event size |S|", "x in S (of T/2)", "x′ in S (of T/2)", "detectable loss (90%)", "event chosen by"}
-show_table(table, {c: c for c in table.columns if c not in hidden})
-st.caption(
-    "The event size |S|, its counts for x and x′, each pair's detectable loss and where its event came "
-    "from (the selection half, the screen's output or the declared distribution) are in the CSV/JSON "
-    "downloads."
-)
+table = pd.DataFrame(pairs_table(res))  # the downloads: every column, numbers as numbers
+with more("Pairs: every pair tested, its bounds and its verdict", icon=":material/table:"):
+    st.subheader("Pairs")
+    shown_pairs = pairs_in_words(res)
+    show_table(shown_pairs, {c: c for c in shown_pairs.columns})
+    infinite = bool(shown_pairs["point estimate ε̂"].str.startswith("∞").any())
+    st.caption(
+        "A pair violates its claim when its lower bound is above its claimed bound; that alone decides."
+        + (
+            " A point estimate of ∞ (never from x′) means that the pair's event never came out of the "
+            "other word in its draws: the ratio of the observed frequencies is then infinite, but a "
+            "finite number of draws bounds the loss only from below, and that bound can stay under the "
+            "claim."
+            if infinite
+            else ""
+        )
+        + " The event size |S|, its counts for x and x′, each pair's detectable loss and where its event "
+        "came from (the selection half, the screen's output or the declared distribution) are in the "
+        "CSV/JSON downloads."
+    )
 
-# The download: the library's record of the run (the pairs are the table), and how the page chose
-# its pairs.
-params = {k: v for k, v in res.to_dict().items() if k != "pairs"}
-params |= {"pairs_by": how, "words": list(words) if words else None, "neighbors": nn}
-params |= {"tpr_at_fpr": observer["tpr_at_fpr"]}
-download_buttons(table, params, f"dpcore-audit-text-{name.replace(':', '-')}-eps{eps:g}", key="textaudit")
+    # The download: the library's record of the run (the pairs are the table), and how the page
+    # chose its pairs.
+    params = {k: v for k, v in res.to_dict().items() if k != "pairs"}
+    params |= {"pairs_by": how, "words": list(words) if words else None, "neighbors": nn}
+    params |= {"tpr_at_fpr": observer["tpr_at_fpr"]}
+    download_buttons(table, params, f"dpcore-audit-text-{name.replace(':', '-')}-eps{eps:g}", key="textaudit")
 
 with st.expander("Reproduce this from the command line"):
     try:

@@ -1,20 +1,28 @@
-"""Landing page: what the lab is, the headline at a glance, and a link to every page.
+"""Landing page: the headline at a glance (ADePT's privacy loss against its claim, beside a correct
+Laplace mechanism), then what the lab is and a link to every page.
 
-``dpcore.audit`` and the figure code are imported where the figure is drawn, after the title and
-the introduction have been sent: a first visitor to a cold server reads them while those modules
-load.
+The first screen of a 1280×720 projector holds the title, the headline sentence with its number
+and the whole figure; the introduction and the page list follow (collapsed in talk mode).
+``dpcore.audit`` and the figure code are imported after the title has been sent: a first visitor
+to a cold server sees it while those modules load.
 """
+
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
-from pages._shared import PAGES, ensure_navigation
+from pages._shared import PAGES, PageInfo, ensure_navigation, more, plot, talk_mode
 
 # The headline: Habernal's (2022) check of ADePT next to a correct Laplace mechanism, both
 # claiming ε = 1, exact values for n = 1 … 128 (the audit page's defaults, two mechanisms).
 GLANCE_MECHANISMS = ("laplace", "adept")
 GLANCE_EPSILON = 1.0
 GLANCE_DIMS = tuple(2**k for k in range(8))
+#: The figure's height (px): the title, the headline and the whole figure share a 1280×720 screen.
+GLANCE_HEIGHT = 450
+GLANCE_HEIGHT_TALK = 430
 
 
 @st.cache_data(max_entries=1, max_size="1MB", show_spinner=False)
@@ -29,11 +37,65 @@ def glance_rows() -> list[dict]:
     ]
 
 
+def page_link(page: PageInfo, label: str, icon: str, query: dict[str, str] | None = None) -> None:
+    """``st.page_link`` to ``page``; a plain link to its URL when this page runs on its own
+    (``streamlit run pages/home.py``, a test), where Streamlit knows no other page."""
+    try:
+        st.page_link(page.path, label=label, icon=icon, query_params=query)
+    except StreamlitPageNotFoundError:
+        url = f"/{page.url_path}" + (f"?{urlencode(query)}" if query else "")
+        st.markdown(f"{icon} [{label}]({url})")
+
+
 ensure_navigation()
 
 st.title("dpcore: an open laboratory for differential privacy in NLP")
-st.markdown(
-    """
+headline = st.empty()  # the headline's number needs the audit: the title is sent first
+
+from dpcore.viz.audit_figure import audit_figure  # noqa: E402  (after the title is sent)
+
+glance = pd.DataFrame(glance_rows())  # exact values only: the figure draws no Monte-Carlo trace
+peak = glance.groupby("mechanism")["exact"].max()
+adept_peak, laplace_peak = float(peak["adept"]), float(peak["laplace"])
+within = laplace_peak <= GLANCE_EPSILON + 1e-9
+headline.markdown(
+    f"#### ADePT promised ε = {GLANCE_EPSILON:g}, but its privacy loss reaches **{adept_peak:.1f}** at "
+    f"n = {GLANCE_DIMS[-1]}, {adept_peak / GLANCE_EPSILON:.0f}× its promise; a correct Laplace "
+    f"mechanism {'stays at or below it' if within else f'reaches {laplace_peak:.2f}'}."
+)
+plot(
+    audit_figure(
+        glance,
+        epsilon=GLANCE_EPSILON,
+        show_lr=False,
+        title=f"Privacy loss in Habernal's (2022) check, both claiming ε = {GLANCE_EPSILON:g}",
+        height=GLANCE_HEIGHT_TALK if talk_mode() else GLANCE_HEIGHT,
+    ),
+    key="glance-figure",
+)
+st.caption(
+    f"Habernal's (2022) reconstruction check, exact values from `dpcore.audit`, n = 1 … "
+    f"{GLANCE_DIMS[-1]}: both mechanisms claim ε = {GLANCE_EPSILON:g}. The Laplace mechanism "
+    f"{'stays at or below' if within else 'exceeds'} its claim in this test (largest value "
+    f"{laplace_peak:.2f}; passing one test is not a proof of privacy); ADePT's privacy loss in this "
+    f"test reaches {adept_peak:.2f} at n = {GLANCE_DIMS[-1]}, because its L1 sensitivity is 2C·√n, "
+    "not 2C."
+)
+page_link(
+    next(p for p in PAGES if p.path == "pages/audit.py"),
+    "Open this on the audit page: add mechanisms, Monte-Carlo bounds or larger n",
+    ":material/query_stats:",
+    {
+        "mechs": ",".join(GLANCE_MECHANISMS),
+        "eps": f"{GLANCE_EPSILON:g}",
+        "nmin": str(GLANCE_DIMS[0]),
+        "nmax": str(GLANCE_DIMS[-1]),
+    },
+)
+
+with more("What this lab is, and every page", icon=":material/info:"):
+    st.markdown(
+        """
 Published text-privacy systems have promised **ε-differential privacy** and not kept it:
 ADePT used the wrong sensitivity, DPText sampled "Laplace" noise that is never negative,
 DPNR charged ε where k·ε is spent. This lab lets you **check** such claims yourself, **see**
@@ -43,47 +105,17 @@ Every number here comes from the `dpcore` Python library, which you can also use
 command line (`python -m dpcore --help`). Every result can be downloaded with its parameters
 and seed, and every page's URL reproduces what you see.
 """
-)
+    )
 
-st.subheader("At a glance")
-from dpcore.viz.audit_figure import audit_figure  # noqa: E402  (after the text above is sent)
+    st.subheader("Pages")
+    for page in PAGES:
+        if page.default:
+            continue
+        with st.container(border=True):
+            page_link(page, page.title, page.icon)
+            st.caption(page.blurb)
 
-glance = pd.DataFrame(glance_rows())  # exact values only: the figure draws no Monte-Carlo trace
-peak = glance.groupby("mechanism")["exact"].max()
-st.plotly_chart(
-    audit_figure(glance, epsilon=GLANCE_EPSILON, show_lr=False),
-    width="stretch",
-    key="glance-figure",
-)
-within = "stays at or below" if peak["laplace"] <= GLANCE_EPSILON + 1e-9 else "exceeds"
-st.caption(
-    f"Habernal's (2022) reconstruction check, exact values from `dpcore.audit`, n = 1 … "
-    f"{GLANCE_DIMS[-1]}: both mechanisms claim ε = {GLANCE_EPSILON:g}. The Laplace mechanism "
-    f"{within} its claim in this test (largest value {peak['laplace']:.2f}; passing one test is "
-    f"not a proof of privacy); ADePT's privacy loss in this test reaches {peak['adept']:.2f} at "
-    f"n = {GLANCE_DIMS[-1]}, because its L1 sensitivity is 2C·√n, not 2C."
-)
-st.page_link(
-    "pages/audit.py",
-    label="Open this on the audit page: add mechanisms, Monte-Carlo bounds or larger n",
-    icon=":material/query_stats:",
-    query_params={
-        "mechs": ",".join(GLANCE_MECHANISMS),
-        "eps": f"{GLANCE_EPSILON:g}",
-        "nmin": str(GLANCE_DIMS[0]),
-        "nmax": str(GLANCE_DIMS[-1]),
-    },
-)
-
-st.subheader("Pages")
-for page in PAGES:
-    if page.default:
-        continue
-    with st.container(border=True):
-        st.page_link(page.path, label=page.title, icon=page.icon)
-        st.caption(page.blurb)
-
-st.caption(
-    "Sources: Habernal (2021, 2022); Lyu et al. (2020a, b) as revisited by Lai et al. (2022); "
-    "Yue et al. (2021). See the README for full citations."
-)
+    st.caption(
+        "Sources: Habernal (2021, 2022); Lyu et al. (2020a, b) as revisited by Lai et al. (2022); "
+        "Yue et al. (2021). See the README for full citations."
+    )

@@ -29,7 +29,7 @@ from dpcore.text.sanitize import (
     split_lines,
 )
 from dpcore.text.vocab import build_vocabulary
-from dpcore.viz.sanitize_figure import sanitize_figure
+from dpcore.viz.sanitize_figure import plot_words, sanitize_figure
 from pages._shared import (
     apply_query_params,
     bar_updater,
@@ -40,13 +40,15 @@ from pages._shared import (
     int_param,
     mechanism_param_url_specs,
     mechanism_param_widgets,
+    more,
     multi_param,
     page_intro,
     params_key,
+    plot,
     resend_to_unmounted_widgets,
     show_errors,
-    show_table,
     sync_query_params,
+    talk_mode,
     vocab_size_widget,
 )
 
@@ -84,6 +86,79 @@ SPECS = {
     "corpus": choice_param("tweets", list(CORPORA)),
     "oov": choice_param("mask", ["mask", "keep"]),
 }
+
+
+#: The first screen: the sanitized text (and the input above it) beside the figure.
+STORY_COLUMNS = [5, 6]
+#: The figure's height in talk mode (px): its larger text leaves less of a 720-px screen to it.
+TALK_HEIGHT = 420
+
+#: The per-word table in plain words: machine column → (shown name, its definition on hover,
+#: number format). The notation is in "How to read this" and in each column's help.
+PLAIN_COLUMNS: dict[str, tuple[str, str, str | None]] = {
+    "word": ("Word", "A word of the text (the first 25 distinct ones in the vocabulary).", None),
+    "sensitive": (
+        "Sensitive",
+        "In SanText+'s sensitive set V_S, the rarest w·|V| words, which it always replaces by "
+        "sampling; blank for mechanisms that treat every word alike.",
+        None,
+    ),
+    "N_x": ("Chance kept", "N_x = Pr[M(x) = x]: the chance the word comes through unchanged.", "percent"),
+    "S_x": (
+        "Becomes one of",
+        "S_x: the fewest different output words that hold 95% of the word's probability.",
+        "localized",
+    ),
+    "S_y_star_mc": (
+        "Could come from",
+        f"S_y* (Monte-Carlo): how many different input words, over {POPULATION:,} sampled ones, "
+        "give the same outputs as this word; more is more deniable.",
+        "localized",
+    ),
+    "S_y_star_expected": ("Could come from (expected)", "The expected value of S_y*.", "%.1f"),
+}
+#: The same words for researchers: the entropies and the Monte-Carlo counts.
+RESEARCH_COLUMNS: dict[str, tuple[str, str, str | None]] = {
+    "word": ("Word", "A word of the text.", None),
+    "method": ("Computed", "exact: from the closed form; mc: Monte-Carlo only.", None),
+    "S_x_mc": ("Outputs in 1,000 runs", "S_x (MC): distinct outputs over 1,000 runs.", "localized"),
+    "H0": ("H₀ (nats)", "H₀ = ln S_x.", "%.3f"),
+    "H_inf": ("H∞ (nats)", "H∞ = −ln of the largest output probability (min-entropy).", "%.3f"),
+}
+
+
+def word_table(df: pd.DataFrame, columns: dict[str, tuple[str, str, str | None]]) -> None:
+    """Show the listed columns of ``df`` under their plain names, each with its definition on hover.
+
+    Parameters
+    ----------
+    df
+        One row per word (:func:`dpcore.text.metrics.token_metrics`).
+    columns
+        Machine column → (shown name, definition, number format or None); missing columns are
+        skipped. The downloads keep every column under its machine name.
+    """
+    keep = [c for c in columns if c in df.columns]
+    config = {
+        columns[c][0]: (
+            st.column_config.NumberColumn(help=columns[c][1], format=columns[c][2])
+            if columns[c][2]
+            else st.column_config.Column(help=columns[c][1])
+        )
+        for c in keep
+    }
+    st.dataframe(
+        df[keep].rename(columns={c: columns[c][0] for c in keep}),
+        hide_index=True,
+        width="stretch",
+        column_config=config,
+    )
+
+
+def mechanism_title(name: str) -> str:
+    """The mechanism's name as its summary writes it ("SanText+"), else its registry name."""
+    title = TEXT_MECHANISMS.get(name).summary.split(":")[0].strip()
+    return title if title.lower().replace(" ", "-") == name else name
 
 
 @st.cache_resource(max_entries=5, show_spinner="Loading the embedding…")
@@ -204,14 +279,19 @@ def highlight(
 
 page_intro(
     "Sanitize text",
-    "Type sentences and see which words a privacy mechanism replaces, and how likely each word "
-    "is to come through unchanged.",
+    "Which words a privacy mechanism replaces, and each word's chance to come through unchanged.",
     "Yue et al. (2021): every token x is replaced by a word y sampled with probability ∝ "
     "exp(−½·ε·d(x, y)), d the Euclidean distance of their embeddings (SanText, eq. 1, "
     "ε·d-MLDP: ε·d + ε₀ with ε₀ = 0). "
-    "SanText+ (Algorithm 2) protects only the rarest w·|V| words and keeps the others with "
-    "probability 1 − p (UMLDP, ε₀ = ln 1/p). Baselines: Feyisetan et al. (2020) and uniform "
-    "random replacement.",
+    "SanText+ (Algorithm 2) protects only the rarest w·|V| words (its sensitive set V_S) and keeps "
+    "the others with probability 1 − p (UMLDP, ε₀ = ln 1/p). Baselines: Feyisetan et al. (2020) and "
+    "uniform random replacement.\n\n"
+    "**The figure and the table, in the paper's notation** (Yue et al. 2021, §5.5): the chance a "
+    "word is kept is N_x = Pr[M(x) = x]; the words it becomes are its effective support S_x, the "
+    "smallest set of outputs holding 95% of the probability (H₀ = ln S_x, in nats); the words its "
+    "output could come from are S_y*, counted over sampled inputs; H∞ = −ln of the largest output "
+    "probability is the min-entropy (nats). N_x and S_x are exact where the mechanism has a closed "
+    "form, Monte-Carlo otherwise.",
 )
 
 apply_query_params(SPECS, page="sanitize")
@@ -261,40 +341,42 @@ if "refuted" in TEXT_MECHANISMS.get(mech).tags:
 vsize, seed = int(st.session_state["vsize"]), int(st.session_state["seed"])
 draws, oov = int(st.session_state["draws"]), st.session_state["oov"]
 
-st.radio("Input", SOURCES, key="source", horizontal=True, format_func=SOURCE_LABELS.get)
+# ---- the first screen: headline; the sanitized text beside the figure --------------------------
+headline = st.empty()
+text_col, fig_col = st.columns(STORY_COLUMNS, gap="medium")
 source = st.session_state["source"]
 text = ""
-with show_errors():
-    if source == "sample":
-        c1, c2 = st.columns([2, 1])
-        c1.selectbox("Corpus", list(CORPORA), key="corpus", format_func=lambda c: CORPORA[c].title)
-        n_sent = c2.number_input("Sentences", 1, 20, key="nsent")
-        text = "\n".join(sample_sentences(st.session_state["corpus"], int(n_sent), seed=seed))
-        info = CORPORA[st.session_state["corpus"]]
-        st.caption(f"Source: {info.source}. Package: {info.package}. Licence: {info.licence}.")
-    elif source == "paste":
-        # Streamlit drops a widget's value when the visitor opens another page; the text is kept
-        # under a key of its own, so coming back to this page shows it again.
-        if "text" not in st.session_state:
-            st.session_state["text"] = st.session_state.get(PASTED_KEY, DEFAULT_TEXT)
-        resend_to_unmounted_widgets(["text"])
-        text = st.text_area(
-            f"Text (one sentence per line, at most {MAX_PAGE_CHARS:,} characters)",
-            key="text",
-            height=150,
-        )
-        st.session_state[PASTED_KEY] = text
-        st.caption(
-            ":material/link_off: Pasted text never goes into the page's link (it may be private and "
-            "URLs are logged): a shared link opens with the example text. Paste yours again, or "
-            "share the text with the link's settings."
-        )
-    else:
-        up = st.file_uploader("UTF-8 text file", type=["txt"], key="upload")
-        if up is None:
-            st.info("Choose a text file to sanitize.")
-            st.stop()
-        text = decode_text(up.getvalue(), what="the uploaded file", max_bytes=4 * MAX_PAGE_CHARS)
+with text_col, show_errors():
+    with more("Input: sample sentences or your own text", icon=":material/input:"):
+        st.radio("Input", SOURCES, key="source", horizontal=True, format_func=SOURCE_LABELS.get)
+        source = st.session_state["source"]
+        if source == "sample":
+            c1, c2 = st.columns([2, 1])
+            c1.selectbox("Corpus", list(CORPORA), key="corpus", format_func=lambda c: CORPORA[c].title)
+            n_sent = c2.number_input("Sentences", 1, 20, key="nsent")
+            text = "\n".join(sample_sentences(st.session_state["corpus"], int(n_sent), seed=seed))
+        elif source == "paste":
+            # Streamlit drops a widget's value when the visitor opens another page; the text is
+            # kept under a key of its own, so coming back to this page shows it again.
+            if "text" not in st.session_state:
+                st.session_state["text"] = st.session_state.get(PASTED_KEY, DEFAULT_TEXT)
+            resend_to_unmounted_widgets(["text"])
+            text = st.text_area(
+                f"Text (one sentence per line, at most {MAX_PAGE_CHARS:,} characters)",
+                key="text",
+                height=120,
+            )
+            st.session_state[PASTED_KEY] = text
+            st.caption(
+                ":material/link_off: Pasted text never goes into the page's link (it may be private "
+                "and URLs are logged): a shared link opens with the example text."
+            )
+        else:
+            up = st.file_uploader("UTF-8 text file", type=["txt"], key="upload")
+            if up is None:
+                st.info("Choose a text file to sanitize.")
+                st.stop()
+            text = decode_text(up.getvalue(), what="the uploaded file", max_bytes=4 * MAX_PAGE_CHARS)
     text = check_text(text, max_chars=MAX_PAGE_CHARS)
     if needed is not None and len(text) > LM_MAX_CHARS:
         st.warning(
@@ -310,158 +392,187 @@ with show_errors():
         bar.empty()
 
 params = res["parameters"]
-st.caption(f"Guarantee: {params['privacy']}. |V| = {params['vocab_size']:,}.")
 orig = res["original_tokens"]
 first = res["draws"][0]
 changed = [[a != b for a, b in zip(o, s, strict=True)] for o, s in zip(orig, first["tokens"], strict=True)]
-left, right = st.columns(2)
-left.markdown("**Original** (tokenized)")
-right.markdown(
-    f"**Sanitized** (draw 1, seed {seed}; replaced words highlighted, kept sensitive words outlined "
-    "in red (SanText+'s V_S), N_x on hover)"
+in_vocab = sum(1 for u in res["oov"] for unk in u if not unk)
+replaced = sum(
+    1
+    for c, u in zip(changed, res["oov"], strict=True)
+    for ch, unk in zip(c, u, strict=True)
+    if ch and not unk
 )
-right_slot = right.empty()
-orig_html = "<br>".join(highlight(o, [False] * len(o), u) for o, u in zip(orig, res["oov"], strict=True))
-san_html = "<br>".join(
-    highlight(s, c, u) for s, c, u in zip(first["tokens"], changed, res["oov"], strict=True)
+n_unknown = sum(1 for u in res["oov"] for unk in u if unk)
+n_lines = len(orig)
+what = {
+    "sample": f"{n_lines} sample {'sentence' if n_lines == 1 else 'sentences'}",
+    "paste": "your text",
+    "upload": "the uploaded file",
+}[source]
+unknown = (
+    f"; {n_unknown} {'word' if n_unknown == 1 else 'words'} outside its vocabulary "
+    f"{'became' if oov == 'mask' else 'stayed as written, not private'}"
+    f"{' [UNK]' if oov == 'mask' else ''}"
+    if n_unknown
+    else ""
 )
-left.markdown(f'<div class="dp-orig">{orig_html}</div>', unsafe_allow_html=True)
-right_slot.markdown(f'<div class="dp-sanitized">{san_html}</div>', unsafe_allow_html=True)
-summary = first["summary"]
-st.caption(
-    f"{summary['tokens']} tokens, {summary['replaced']} replaced, {summary['oov']} out of vocabulary "
-    f"({'masked as [UNK]' if oov == 'mask' else 'kept as written — not private'})."
-)
-
-also = [m for m in st.session_state["also"] if m != mech]
-also_eps = [float(e) for e in st.session_state["also_eps"] if float(e) != eps]
-if also or also_eps:
-    st.subheader("Side by side (draw 1, same seed)")
-    panels = [(mech, eps)] + [(m, eps) for m in also] + [(mech, e) for e in also_eps]
-    cols = st.columns(len(panels))
-    with show_errors():
-        for col, (pm, pe) in zip(cols, panels, strict=True):
-            other = (
-                res
-                if (pm, pe) == (mech, eps)
-                else run_sanitize(text, pm, emb, pe, params_key(mech_params[pm]), vsize, seed, 1, oov)
-            )
-            toks = other["draws"][0]["tokens"]
-            ch = [[a != b for a, b in zip(o, t_, strict=True)] for o, t_ in zip(orig, toks, strict=True)]
-            body = "<br>".join(highlight(t_, c, u) for t_, c, u in zip(toks, ch, other["oov"], strict=True))
-            col.markdown(f"**{pm}, ε = {pe:g}**")
-            col.markdown(f'<div class="dp-side">{body}</div>', unsafe_allow_html=True)
-            col.caption(other["parameters"]["privacy"])
-
-st.subheader(f"Variability over {draws} draws")
-st.dataframe(
-    pd.DataFrame(
-        {
-            "Draw": [i + 1 for i in range(draws)],
-            "Sanitized text (first line; every line below)": [
-                d["lines"][0] if d["lines"] else "" for d in res["draws"]
-            ],
-            "Tokens replaced": [d["summary"]["replaced"] for d in res["draws"]],
-        }
-    ),
-    hide_index=True,
-    width="stretch",
-)
-with st.expander("Every draw, full lines", expanded=draws <= 3):
-    for k, d in enumerate(res["draws"]):
-        ch = [[a != b for a, b in zip(o, t_, strict=True)] for o, t_ in zip(orig, d["tokens"], strict=True)]
-        body = "<br>".join(highlight(t_, c, u) for t_, c, u in zip(d["tokens"], ch, res["oov"], strict=True))
-        st.markdown(f'**Draw {k + 1}**<div class="dp-draw">{body}</div>', unsafe_allow_html=True)
-
-payload = dumps({"parameters": params, "draws": [d["lines"] for d in res["draws"]]}, indent=2)
-c1, c2 = st.columns(2)
-c1.download_button(
-    "Download sanitized text (draw 1)",
-    "\n".join(first["lines"]) + "\n",
-    file_name=f"sanitized-{mech}-eps{eps:g}-seed{seed}.txt",
-    mime="text/plain",
-    key="dl-text",
-    on_click="ignore",
-)
-c2.download_button(
-    "Download all draws + parameters (JSON)",
-    payload,
-    file_name=f"sanitized-{mech}-eps{eps:g}-seed{seed}.json",
-    mime="application/json",
-    key="dl-json",
-    on_click="ignore",
+headline.markdown(
+    f"**{mechanism_title(mech)} at ε = {eps:g} replaced {replaced} of {in_vocab} "
+    f"{'word' if in_vocab == 1 else 'words'}** in {what}{unknown}."
 )
 
-with st.container(border=True):
-    st.markdown("**Reproduce this** with the CLI (draw 1 = the seed itself; `--draw K` gives draw K)")
-    cmd = sanitize_command(mech, eps, embedding=emb, params=mparams, vocab_size=vsize, seed=seed, oov=oov)
-    st.code(shell_command(cmd), language="bash")
-    st.caption(
-        "Save the original text as `input.txt` first (one sentence per line). The library call "
-        "`sanitize_lines(lines, mechanism, seed=SEED)` gives the same draw 1."
+with text_col:
+    st.markdown(f"**Sanitized** (draw 1, seed {seed})")
+    sanitized_slot = st.empty()
+    san_html = "<br>".join(
+        highlight(s, c, u) for s, c, u in zip(first["tokens"], changed, res["oov"], strict=True)
     )
-    st.download_button(
-        "Download input.txt", text if text.endswith("\n") else text + "\n", file_name="input.txt",
-        mime="text/plain", key="dl-input", on_click="ignore",
-    )  # fmt: skip
+    sanitized_slot.markdown(f'<div class="dp-sanitized">{san_html}</div>', unsafe_allow_html=True)
+    st.caption(
+        "Highlighted: replaced. Outlined in red: a sensitive word that came through (hover for its "
+        "chance). Grey: not in the vocabulary."
+    )
+    st.caption(f"Guarantee: {params['privacy']}. |V| = {params['vocab_size']:,}.")
+    st.markdown("**Original**")
+    orig_html = "<br>".join(highlight(o, [False] * len(o), u) for o, u in zip(orig, res["oov"], strict=True))
+    st.markdown(f'<div class="dp-orig">{orig_html}</div>', unsafe_allow_html=True)
 
-st.subheader("Per-token privacy metrics")
-vocab = get_vocab(emb, vsize)
+# ---- the figure: each plotted word's chance to be kept and the words it becomes, across ε --------
 flat = [
     t for line, u in zip(orig, res["oov"], strict=True) for t, unk in zip(line, u, strict=True) if not unk
 ]
 words = tuple(dict.fromkeys(flat))[:MAX_METRIC_WORDS]
 if not words:
-    st.info("No token of this text is in the vocabulary.")
+    fig_col.info("No token of this text is in the vocabulary.")
     st.stop()
 with show_errors():
     metrics = run_metrics(words, mech, emb, eps, mparams, vsize, seed)
-mdf = pd.DataFrame(metrics)
+    plot_set = tuple(plot_words(metrics, MAX_PLOT_WORDS))
+    curves = run_curves(plot_set, mech, emb, mparams, vsize, seed)
+fig = sanitize_figure(pd.DataFrame(curves), epsilon=eps)
+plot(
+    fig.update_layout(height=TALK_HEIGHT) if talk_mode() else fig, key="sanitize-figure", slot=fig_col.empty()
+)
+fig_col.caption(
+    "One line per word of the text, chosen so that their chances differ: top, the chance it comes "
+    "through unchanged; bottom, how many different words it becomes in 95% of draws. Dotted: your ε."
+)
 # Redraw draw 1 with the kept sensitive words outlined, now that their N_x is known.
 # Sensitive = SanText+'s V_S ("sensitive" is None for mechanisms that treat every word alike).
 kept = {str(r["word"]): (r["sensitive"] is True, float(r["N_x"])) for r in metrics}
 san_html = "<br>".join(
     highlight(s_, c, u, kept) for s_, c, u in zip(first["tokens"], changed, res["oov"], strict=True)
 )
-right_slot.markdown(f'<div class="dp-sanitized">{san_html}</div>', unsafe_allow_html=True)
-show_table(
-    mdf,
-    {
-        "word": "Word",
-        "sensitive": "In V_S",
-        "method": "Method",
-        "N_x": "N_x",
-        "S_x": "S_x",
-        "S_x_mc": "S_x (MC)",
-        "S_y_star_mc": "S_y* (MC)",
-        "S_y_star_expected": "S_y* (exp.)",
-        "H0": "H₀ (nats)",
-        "H_inf": "H∞ (nats)",
-    },
-)
-st.caption(
-    f"N_x = Pr[M(x)=x] and S_x (smallest set holding 95% of the mass) are exact; S_x (MC) and S_y* "
-    f"(MC) count distinct outputs / producers over 1,000 runs (Yue et al. §5.5), S_y* over {POPULATION:,} "
-    "sampled inputs; S_y* (exp.) is its expected value. H₀ = ln S_x, H∞ = −ln of the largest "
-    "output probability (min-entropy), both in nats. In V_S: SanText+'s sensitive set. Mechanisms "
-    "without a closed form (Method = mc) have Monte-Carlo numbers only. "
-    + (
-        f"Metrics are shown for the first {MAX_METRIC_WORDS} distinct tokens."
-        if len(words) == MAX_METRIC_WORDS
-        else ""
-    )
-)
-download_buttons(
-    mdf, {**params, "population": POPULATION}, f"dpcore-sanitize-metrics-{mech}-eps{eps:g}", key="metrics"
-)
+sanitized_slot.markdown(f'<div class="dp-sanitized">{san_html}</div>', unsafe_allow_html=True)
 
-st.subheader("N_x and S_x against ε")
-plot_words = tuple(sorted(words, key=lambda t: -len(t))[:MAX_PLOT_WORDS])
-with show_errors():
-    curves = run_curves(plot_words, mech, emb, mparams, vsize, seed)
-st.plotly_chart(sanitize_figure(pd.DataFrame(curves), epsilon=eps), width="stretch", key="sanitize-figure")
+# ---- after the story: comparisons, draws, downloads, every word's numbers ----------------------
+summary = first["summary"]
+also = [m for m in st.session_state["also"] if m != mech]
+also_eps = [float(e) for e in st.session_state["also_eps"] if float(e) != eps]
+with more("Side by side and every draw", icon=":material/compare:"):
+    st.caption(
+        f"{summary['tokens']} tokens, {summary['replaced']} replaced, {summary['oov']} out of vocabulary "
+        f"({'masked as [UNK]' if oov == 'mask' else 'kept as written — not private'})."
+    )
+    if also or also_eps:
+        st.subheader("Side by side (draw 1, same seed)")
+        panels = [(mech, eps)] + [(m, eps) for m in also] + [(mech, e) for e in also_eps]
+        cols = st.columns(len(panels))
+        with show_errors():
+            for col, (pm, pe) in zip(cols, panels, strict=True):
+                other = (
+                    res
+                    if (pm, pe) == (mech, eps)
+                    else run_sanitize(text, pm, emb, pe, params_key(mech_params[pm]), vsize, seed, 1, oov)
+                )
+                toks = other["draws"][0]["tokens"]
+                ch = [[a != b for a, b in zip(o, t_, strict=True)] for o, t_ in zip(orig, toks, strict=True)]
+                body = "<br>".join(
+                    highlight(t_, c, u) for t_, c, u in zip(toks, ch, other["oov"], strict=True)
+                )
+                col.markdown(f"**{pm}, ε = {pe:g}**")
+                col.markdown(f'<div class="dp-side">{body}</div>', unsafe_allow_html=True)
+                col.caption(other["parameters"]["privacy"])
+
+    st.subheader(f"Variability over {draws} draws")
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "Draw": [i + 1 for i in range(draws)],
+                "Sanitized text (first line; every line below)": [
+                    d["lines"][0] if d["lines"] else "" for d in res["draws"]
+                ],
+                "Tokens replaced": [d["summary"]["replaced"] for d in res["draws"]],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+# An expander of its own (Streamlit does not nest expanders, and talk mode's more() is one).
+with st.expander("Every draw, full lines", expanded=draws <= 3 and not talk_mode()):
+    for k, d in enumerate(res["draws"]):
+        ch = [[a != b for a, b in zip(o, t_, strict=True)] for o, t_ in zip(orig, d["tokens"], strict=True)]
+        body = "<br>".join(highlight(t_, c, u) for t_, c, u in zip(d["tokens"], ch, res["oov"], strict=True))
+        st.markdown(f'**Draw {k + 1}**<div class="dp-draw">{body}</div>', unsafe_allow_html=True)
+
+with more("Downloads and the command that reproduces this", icon=":material/terminal:"):
+    payload = dumps({"parameters": params, "draws": [d["lines"] for d in res["draws"]]}, indent=2)
+    c1, c2 = st.columns(2)
+    c1.download_button(
+        "Download sanitized text (draw 1)",
+        "\n".join(first["lines"]) + "\n",
+        file_name=f"sanitized-{mech}-eps{eps:g}-seed{seed}.txt",
+        mime="text/plain",
+        key="dl-text",
+        on_click="ignore",
+    )
+    c2.download_button(
+        "Download all draws + parameters (JSON)",
+        payload,
+        file_name=f"sanitized-{mech}-eps{eps:g}-seed{seed}.json",
+        mime="application/json",
+        key="dl-json",
+        on_click="ignore",
+    )
+    with st.container(border=True):
+        st.markdown("**Reproduce this** with the CLI (draw 1 = the seed itself; `--draw K` gives draw K)")
+        cmd = sanitize_command(mech, eps, embedding=emb, params=mparams, vocab_size=vsize, seed=seed, oov=oov)
+        st.code(shell_command(cmd), language="bash")
+        st.caption(
+            "Save the original text as `input.txt` first (one sentence per line). The library call "
+            "`sanitize_lines(lines, mechanism, seed=SEED)` gives the same draw 1."
+        )
+        st.download_button(
+            "Download input.txt", text if text.endswith("\n") else text + "\n", file_name="input.txt",
+            mime="text/plain", key="dl-input", on_click="ignore",
+        )  # fmt: skip
+
+with more("Every word's numbers", icon=":material/table:"):
+    st.subheader("How private is each word?")
+    mdf = pd.DataFrame(metrics)
+    word_table(mdf, PLAIN_COLUMNS)
+    st.caption(
+        "Notation and method under **How to read this** at the top; hover a column's name for its "
+        "definition. The numbers behind the entropies and the Monte-Carlo counts:"
+    )
+    word_table(mdf, RESEARCH_COLUMNS)
+    st.caption(
+        f"Counts over 1,000 runs per word (Yue et al. §5.5), S_y* over {POPULATION:,} sampled inputs. "
+        "Mechanisms without a closed form (Computed = mc) have Monte-Carlo numbers only. "
+        + (
+            f"Numbers are shown for the first {MAX_METRIC_WORDS} distinct tokens."
+            if len(words) == MAX_METRIC_WORDS
+            else ""
+        )
+    )
+    download_buttons(
+        mdf, {**params, "population": POPULATION}, f"dpcore-sanitize-metrics-{mech}-eps{eps:g}", key="metrics"
+    )
 
 with st.expander("Sources and licences"):
+    if source == "sample":
+        info = CORPORA[st.session_state["corpus"]]
+        st.markdown(f"The sample sentences: {info.source}. Package: {info.package}. Licence: {info.licence}.")
     for e in EMBEDDINGS.values():
         st.markdown(f"- **{e.title}** — package `{e.package}`; {e.licence}; {e.citation}.")
     for c in CORPORA.values():

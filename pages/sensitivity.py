@@ -1,6 +1,9 @@
 """Sensitivity: why ADePT's L2 clipping has L1 sensitivity 2C√n, not 2C (Habernal 2021).
 
 Widgets → dpcore.sensitivity → dpcore.viz.sensitivity_figure. The URL carries the configuration.
+The first screen holds the title, one sentence with the numbers (how far apart two clipped inputs
+can be at this n, and what the promised ε is really worth) and the curve; the metrics, the
+extreme pair, the notation and the simulation follow.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import streamlit as st
 from dpcore.sensitivity import (
     DISTRIBUTIONS,
     MAX_DIM,
+    SensitivityReport,
     ViolationResult,
     adept_violation_fractions,
     dimension_grid,
@@ -25,8 +29,9 @@ from pages._shared import (
     ensure_navigation,
     float_param,
     int_param,
+    more,
     multi_param,
-    page_intro,
+    plot,
     show_errors,
     show_table,
     sync_query_params,
@@ -69,15 +74,31 @@ def simulate(
     )
 
 
-page_intro(
-    "Sensitivity: the geometry ADePT got wrong",
-    "ADePT added noise for inputs at most 2C apart, but in n dimensions two of its inputs can be "
-    "2C√n apart, so its noise is √n times too small for the privacy it promises.",
+#: The notation behind the headline (shown under the figure, one click away).
+HOW_TO_READ = (
     "Habernal (2021), Theorem 5.1: ADePT clips the encoder output to L2 norm C and adds Laplace "
     "noise for an L1 sensitivity of 2C. But two points of the L2 ball can be 2C√n apart in L1, "
-    "so the Laplace mechanism's proof fails for every n ≥ 2 and the true guarantee is ε√n.",
+    "so the Laplace mechanism's proof fails for every n ≥ 2 and the true guarantee is ε√n."
 )
 
+
+def headline(rep: SensitivityReport, clip: float, eps: float) -> str:
+    """The page's one sentence, with its numbers: how far apart ADePT's inputs can be, and what
+    its promise of ε is really worth at this n."""
+    if rep.dim == 1:
+        return (
+            f"In one dimension ADePT's inputs are at most 2C = {rep.claimed_sensitivity:.4g} apart, as its "
+            f"noise assumes, so its promise of ε = {eps:g} holds; from n = 2 on two of them can be 2C√n "
+            "apart, and the promise fails."
+        )
+    return (
+        f"ADePT added noise for inputs at most 2C = {rep.claimed_sensitivity:.4g} apart, but in "
+        f"n = {rep.dim} dimensions two of them can be {rep.l1_sensitivity_l2_clip:.4g} apart: its noise "
+        f"is {rep.ratio:.3g}× too small, and its promise of ε = {eps:g} is really ε = {rep.true_epsilon:.4g}."
+    )
+
+
+st.title("Sensitivity: the geometry ADePT got wrong")
 apply_query_params(SPECS, page="sensitivity")
 
 with st.sidebar:
@@ -132,6 +153,9 @@ seed = int(st.session_state["seed"])
 with show_errors():
     rep = sensitivity_report(clip, n, eps)
 
+st.markdown(f"##### {headline(rep, clip, eps)}")
+plot(sensitivity_curve_figure(clip, max(n, nmax), highlight=n), key="curve")
+
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Claimed sensitivity 2C", f"{rep.claimed_sensitivity:.4g}")
 # Both increases are bad news (worse than claimed): the same red in both places.
@@ -144,13 +168,15 @@ c2.metric(
 c3.metric("Claimed ε", f"{eps:g}")
 c4.metric("True ε = ε√n", f"{rep.true_epsilon:.4g}", f"×{rep.ratio:.3g}", delta_color="inverse")
 v = rep.extreme_x[0]
-st.markdown(
-    f"**The extreme pair** (Appendix B): x = (C/√n)·**1** = ({v:.4g}, …, {v:.4g}) and x′ = −x. "
-    f"Both have L2 norm C = {clip:g}, so clipping leaves them as they are, and "
-    f"‖x − x′‖₁ = n · 2C/√n = {rep.extreme_l1_distance:.4g}. With L1 clipping instead, the "
-    f"sensitivity is {rep.l1_sensitivity_l1_clip:.4g} in every dimension."
-)
-st.plotly_chart(sensitivity_curve_figure(clip, max(n, nmax), highlight=n), width="stretch", key="curve")
+with more("The extreme pair", icon=":material/straighten:"):
+    st.markdown(
+        f"**The extreme pair** (Appendix B): x = (C/√n)·**1** = ({v:.4g}, …, {v:.4g}) and x′ = −x. "
+        f"Both have L2 norm C = {clip:g}, so clipping leaves them as they are, and "
+        f"‖x − x′‖₁ = n · 2C/√n = {rep.extreme_l1_distance:.4g}. With L1 clipping instead, the "
+        f"sensitivity is {rep.l1_sensitivity_l1_clip:.4g} in every dimension."
+    )
+with st.expander("How to read this", icon=":material/menu_book:"):
+    st.markdown(HOW_TO_READ)
 
 # ---- simulation ------------------------------------------------------------------------------
 st.subheader("How many pairs break the claimed bound? (Habernal 2021, Fig. 1)")
@@ -186,7 +212,7 @@ with show_errors():
     finally:
         bar.empty()
 
-st.plotly_chart(violation_figure(results, log_x=spacing == "log"), width="stretch", key="violations")
+plot(violation_figure(results, log_x=spacing == "log"), key="violations")
 
 rows = [row for res in results for row in res.rows()]
 df = pd.DataFrame(rows)
@@ -218,9 +244,10 @@ params = {
     "seed": seed,
     "citation": "Habernal (2021), §6, Fig. 1; Theorem 5.1",
 }
-download_buttons(df, params, f"dpcore-adept-sim-C{clip:g}-seed{seed}", key="adept-sim")
+with more("Downloads", icon=":material/download:"):
+    download_buttons(df, params, f"dpcore-adept-sim-C{clip:g}-seed{seed}", key="adept-sim")
 
-with st.expander("How to read this"):
+with st.expander("How to read the simulation", icon=":material/menu_book:"):
     st.markdown(
         """
 - Each pair (x, x′) stands for two neighbouring inputs' encoder outputs. After clipping to L2

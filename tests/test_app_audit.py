@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
+
+from dpcore.viz.palette import BAD, colour
 
 ROOT = Path(__file__).resolve().parents[1]
 AUDIT = str(ROOT / "pages" / "audit.py")
@@ -36,6 +40,18 @@ def _traces(spec: dict) -> list[str]:
     return [t.get("name", "") for t in spec["data"]]
 
 
+def _values(v: list | dict) -> list[float]:
+    """A trace's array as Plotly's JSON holds it: a list, or a typed array ``{"dtype", "bdata"}``."""
+    if isinstance(v, dict):
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"])).tolist()
+    return list(v)
+
+
+def _legend(spec: dict) -> list[str]:
+    """The legend entries a chart shows when it is first drawn."""
+    return [t["name"] for t in spec["data"] if t.get("name") and t.get("showlegend", True) is not False]
+
+
 def _claim_line(spec: dict) -> float:
     shapes = spec["layout"]["shapes"]
     return shapes[0]["y0"]
@@ -54,11 +70,22 @@ def test_landing_page_links_every_page() -> None:
 def test_default_shows_the_paper_mechanisms() -> None:
     at = AppTest.from_file(AUDIT, default_timeout=60).run()
     assert not at.exception
-    names = _traces(_spec(at))
+    spec = _spec(at)
+    names = _traces(spec)
     for m in ("copy", "random", "laplace", "adept", "dptext"):
         assert f"{m} (exact)" in names
         assert f"{m} (Monte-Carlo)" in names
+    # one legend entry per mechanism (not 15): how each was measured is the line style, told in
+    # one note under the title
+    assert _legend(spec) == ["copy", "random", "laplace", "adept", "dptext"]
+    assert "dotted: best attack" in spec["layout"]["title"]["subtitle"]["text"]
     assert any("adept" in e.value for e in at.error)  # the violation banner
+    # the headline, above the figure: who breaks the promise, with the numbers the figure draws
+    assert at.main.markdown[0].value == (
+        "##### In this test, adept and dptext break the promise of ε = 1: adept's privacy loss "
+        "reaches 13.7 at n = 128 and dptext's privacy loss is infinite; random and laplace stay "
+        "within it."
+    )
     assert at.query_params["eps"] == "1"
     # the table's verdicts are words, not codes (downloads keep the codes)
     rows = at.dataframe[0].value
@@ -239,8 +266,11 @@ def test_landing_page_glance_figure_shows_the_librarys_exact_audit() -> None:
     assert not at.exception
     spec = _spec(at)
     assert _claim_line(spec) == pytest.approx(1.0)
-    traces = {t["name"]: t for t in spec["data"]}
+    # one legend entry per mechanism, in its colour on every chart; the data traces are not in it
+    assert _legend(spec) == ["laplace", "adept"]
+    traces = {t["name"]: t for t in spec["data"] if t.get("customdata")}
     assert set(traces) == {"laplace (exact)", "adept (exact)"}
+    assert traces["adept (exact)"]["line"]["color"] == colour("adept") != colour("laplace")
     dims = [1, 2, 4, 8, 16, 32, 64, 128]
     for mech in ("laplace", "adept"):
         t = traces[f"{mech} (exact)"]
@@ -252,6 +282,10 @@ def test_landing_page_glance_figure_shows_the_librarys_exact_audit() -> None:
     caption = " ".join(c.value for c in at.caption)
     assert f"reaches {adept_peak:.2f} at n = 128" in caption
     assert "stays at or below its claim in this test" in caption
+    # the headline, above the figure, carries the number and the factor in plain words
+    head = at.markdown[0].value
+    assert f"reaches **{adept_peak:.1f}** at n = 128, {adept_peak:.0f}× its promise" in head, head
+    assert "Laplace mechanism stays at or below it" in head
 
 
 def test_tradeoff_figure_shows_adept_beside_laplace_and_its_numbers_go_into_the_downloads(
@@ -278,6 +312,24 @@ def test_tradeoff_figure_shows_adept_beside_laplace_and_its_numbers_go_into_the_
     assert any("claim's ceiling, ε = 1" in n for n in names)
     assert any(m.value.startswith("If a mechanism keeps its promise") for m in at.markdown)
     assert "How to read this" in [e.label for e in at.expander]
+    # the plain sentence with the numbers is on the page, not in a collapsed expander
+    sentence = (
+        "At n = 128, an observer who wrongly names 1ⁿ for 1 in 100 releases of 0ⁿ names it rightly "
+        "100% of the time for adept and 1.3% of the time for laplace; ε = 1 allows at most 2.7%."
+    )
+    assert any(sentence in m.value for m in at.main.markdown), [m.value for m in at.markdown]
+    assert not any(sentence in m.value for e in at.expander for m in e.markdown)
+    # axes chosen for the story: FPR in plain percentages down past ADePT's cross, TPR from 0% to
+    # 100% with room above, so that ADePT's curve (TPR ≈ 1) is not drawn on the frame
+    xaxis, yaxis = spec["layout"]["xaxis"], spec["layout"]["yaxis"]
+    assert xaxis["type"] == "log" and yaxis["type"] == "linear"
+    assert "1e-06" not in " ".join(xaxis["ticktext"]) and "0.0001%" in xaxis["ticktext"]
+    assert yaxis["ticktext"][-1] == "100%" and yaxis["range"][0] < 0 and yaxis["range"][1] > 1.03
+    cross = next(t for t in spec["data"] if "violation" in (t.get("name") or ""))
+    assert cross["cliponaxis"] is False and cross["marker"]["color"] == BAD
+    assert min(cross["x"]) > 10 ** xaxis["range"][0] * 1.5  # well inside the plot, not on its edge
+    adept = next(t for t in spec["data"] if t.get("name", "").startswith("adept") and "exact" in t["name"])
+    assert adept["line"]["color"] == colour("adept") and max(_values(adept["y"])) < yaxis["range"][1] - 0.03
     params = given[-1]["tradeoff"]
     cells = {c["mechanism"]: c for c in params["cells"]}
     assert set(cells) == {"adept", "laplace"} and "fpr" in params["definitions"]

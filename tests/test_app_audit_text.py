@@ -317,3 +317,59 @@ def test_the_draw_cap_reads_the_library_plan() -> None:
     assert any(f"would draw about {plan.estimated_draws:,} samples" in e.value for e in at.error), [
         e.value for e in at.error
     ]
+
+
+class _Identity:
+    """Returns every word unchanged while claiming ε-LDP: no draw of x′ ever gives x."""
+
+    name, guarantee = "identity", "ldp"
+
+    def __init__(self, epsilon: float) -> None:
+        self.epsilon = epsilon
+
+    def sample(self, words, rng):  # type: ignore[no-untyped-def]
+        return list(words)
+
+
+def test_an_infinite_point_estimate_is_said_in_words_beside_its_verdict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 50: the pairs table showed "Infinity" beside "violates: no". The point estimate is
+    infinite (x′ never gave x's output), the lower bound is finite and under a claim of ε = 50."""
+    at = _patched_page(monkeypatch, lambda eps, vocab: _Identity(eps))
+    at.query_params["words"] = "house,car"
+    at.query_params["eps"] = "50"
+    at.run()
+    assert not at.exception, at.exception
+    pairs = _table(at, "point estimate ε̂")
+    assert pairs is not None and len(pairs) == 1
+    assert pairs["point estimate ε̂"].iloc[0].startswith("∞ (never from x")
+    assert pairs["violates"].iloc[0] == "no" and float(pairs["lower bound (95%)"].iloc[0]) < 50
+    assert not pairs.astype(str).apply(lambda c: c.str.contains("inf", case=False)).any().any()
+    assert any("A point estimate of ∞ (never from x′) means" in c.value for c in at.caption)
+    # the story first: the verdict in one sentence, then the main figure
+    first = next(i.value for i in at.info).replace("\\", "")  # Markdown escapes, shown as text
+    assert first.startswith("No violation detected by this test: the pair (house, car) is not certified")
+
+
+def test_the_page_opens_with_its_verdict_then_the_figure() -> None:
+    """Issue 50: title, one plain sentence, the notation one click away, the verdict in one
+    sentence with its number, then the main figure; the checks and the power come after it."""
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    opening: list[tuple[str, str]] = []
+    for node in at.main.children.values():
+        if node.type == "empty":  # the finished progress bar
+            continue
+        if node.type == "plotly_chart":
+            opening.append(("plotly_chart", node.proto.id.split("-", 2)[-1]))
+            break
+        opening.append(
+            (node.type, getattr(node, "value", "") if isinstance(getattr(node, "value", ""), str) else "")
+        )
+    kinds = [k for k, _ in opening]
+    assert kinds == ["title", "markdown", "expander", "info", "plotly_chart"], opening
+    assert opening[3][1].startswith("No violation detected by this test")
+    assert opening[4] == ("plotly_chart", "textaudit-figure")
+    heads = [h.value for h in at.subheader]
+    assert "Checks before the verdict" in heads  # after the figure

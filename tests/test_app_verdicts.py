@@ -23,10 +23,14 @@ import dpcore.verdicts.document as verdict_file
 from dpcore.verdicts import page_view as view
 from dpcore.verdicts.document import normalised
 from dpcore.verdicts.wording import largest_violation, power_summary
+from dpcore.viz.verdicts_figure import OPENED, row_label
+from dpcore.viz.verdicts_table import claim_cell, headline_sentence, verdict_cell
+from pages._shared import escape_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "verdicts.py")
-COLUMNS = ["library", "mechanism", "claim", "verdict", "|V|", "draws", "seconds"]
+COLUMNS = ["library", "mechanism", "claim", "verdict (nats above the claim)", "|V|", "draws", "seconds"]
+VERDICT = "verdict (nats above the claim)"
 CANNOT_RUN_WHY = "the library is not installed here: pip install imaginary==0.1"
 
 
@@ -86,9 +90,23 @@ def _with_cannot_run_row(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _table_data(at: AppTest) -> dict[str, Any]:
+    """What the page's table (an HTML table drawn by a component, key ``verdicts-table``) is given."""
+    (el,) = [e for e in at.get("bidi_component") if e.proto.id.endswith("-verdicts-table")]
+    return json.loads(el.proto.json)
+
+
 def _table(at: AppTest) -> pd.DataFrame:
-    (df,) = [d.value for d in at.dataframe if list(d.value.columns) == COLUMNS]
-    return df
+    """The table's cells as the page shows them, one line per row."""
+    data = _table_data(at)
+    assert data["columns"] == COLUMNS
+    return pd.DataFrame([r["cells"] for r in data["rows"]], columns=COLUMNS)
+
+
+def _tooltips(at: AppTest) -> pd.DataFrame:
+    """The table's tooltips: each cell in full."""
+    data = _table_data(at)
+    return pd.DataFrame([r["titles"] for r in data["rows"]], columns=COLUMNS)
 
 
 def _chart(at: AppTest) -> dict:
@@ -115,8 +133,13 @@ def test_the_page_shows_the_shipped_table_header_and_figure(shipped: dict[str, A
     table = _table(at)
     rows = shipped["rows"]
     assert list(table["mechanism"]) == [r["name"] for r in rows]
-    assert list(table["verdict"]) == [view.safe_headline(r) for r in rows]
-    assert list(table["claim"]) == list(view.table(rows)["claim"])
+    # short cells on one scale (nats above the claim), each in full as its tooltip
+    assert list(table[VERDICT]) == [verdict_cell(normalised(r)) for r in rows]
+    assert list(_tooltips(at)[VERDICT]) == [view.safe_headline(normalised(r)) for r in rows]
+    assert list(table["claim"]) == [claim_cell(normalised(r)) for r in rows]
+    assert list(_tooltips(at)["claim"]) == list(view.table(rows)["claim"])
+    # the page's answer in one sentence, first under the title
+    assert _plain(at.markdown[0].value) == headline_sentence([normalised(r) for r in rows])
     # the file's header: its command, dates, machine and minutes per row, in one caption
     header = shipped["header"]
     caption = next(c.value for c in at.caption if c.value.startswith("From `"))
@@ -124,8 +147,9 @@ def test_the_page_shows_the_shipped_table_header_and_figure(shipped: dict[str, A
     assert header["started"] in _plain(caption) and header["machine"] in _plain(caption)
     assert f"{header['minutes']:g} minutes per fitted row" in caption
     # the figure, and no row opened until one is chosen
-    assert _chart(at)["layout"]["xaxis"]["title"]["text"] == "privacy loss above the claim (nats)"
-    assert any("Select a row in the table" in i.value for i in at.info)
+    assert _chart(at)["layout"]["xaxis"]["title"]["text"] == "loss above the claim (nats)"
+    assert not [s for s in _chart(at)["layout"].get("shapes", []) if s.get("name") == OPENED]
+    assert any("Click a row in the table" in i.value for i in at.info)
     assert not at.code
     assert at.query_params["row"] == ""
     # never the word "private" as a verdict: it appears only to say what a result is not
@@ -228,11 +252,45 @@ def test_a_row_that_cannot_run_opens_with_its_one_line(
     assert any(_plain(w.value) == f"Cannot run: {CANNOT_RUN_WHY}." for w in at.warning)
     assert not at.code and not at.error
     assert _table(at)["mechanism"].iloc[-1] == "test:imaginary"
-    # listed in the figure without a marker
+    # listed in the figure without a marker: a note on its line, marked as the opened row
     spec = _chart(at)
-    assert "test:imaginary" in spec["layout"]["yaxis"]["ticktext"]
-    pos = spec["layout"]["yaxis"]["tickvals"][spec["layout"]["yaxis"]["ticktext"].index("test:imaginary")]
-    assert all(pos not in t["y"] for t in spec["data"])
+    ticks = spec["layout"]["yaxis"]["ticktext"] + spec["layout"].get("yaxis2", {}).get("ticktext", [])
+    assert "<b>▶ imaginary</b>" in ticks
+    (note,) = [a for a in spec["layout"]["annotations"] if a.get("name") == "test:imaginary"]
+    assert note["text"] == "cannot run"
+    assert all("test:imaginary" not in (t.get("customdata") or []) for t in spec["data"])
+
+
+def _scroller(at: AppTest) -> dict[str, Any] | None:
+    found = [e for e in at.get("bidi_component") if e.proto.component_name == "dpcore_verdicts_scroll"]
+    return json.loads(found[0].proto.json) if found else None
+
+
+def test_the_opened_row_is_marked_in_the_figure_and_brought_into_view(shipped: dict[str, Any]) -> None:
+    row = _first(shipped, "violates")
+    at = _page(row=row["name"])
+    assert not at.exception, at.exception
+    spec = _chart(at)
+    (band,) = [s for s in spec["layout"]["shapes"] if s.get("name") == OPENED]
+    axis = spec["layout"]["yaxis" if band["yref"] == "y" else "yaxis2"]
+    line = axis["tickvals"][axis["ticktext"].index(f"<b>▶ {row_label(row)}</b>")]
+    assert band["y0"] < line < band["y1"]
+    (ring,) = [t for t in spec["data"] if t.get("name") == OPENED]
+    assert ring["customdata"] == [row["name"]] and ring["y"] == [line]
+    assert ring["x"][0] == pytest.approx(view.certified_excess(normalised(row)))
+    assert _table_data(at)["opened"] == row["name"]
+    # the evidence is scrolled into view once per opening: not again when the page reruns
+    first = _scroller(at)
+    assert first is not None and first["target"] == ".st-key-verdicts-evidence"
+    at.run()
+    assert _scroller(at) == first
+    other = _first(shipped, "not-detected")
+    at.selectbox(key="row").set_value(other["name"]).run()
+    assert _scroller(at)["nonce"] != first["nonce"] and other["name"] in _scroller(at)["nonce"]
+    at.selectbox(key="row").set_value("").run()
+    assert _scroller(at) is None and not [
+        s for s in _chart(at)["layout"].get("shapes", []) if s.get("name") == OPENED
+    ]
 
 
 def test_a_row_hidden_by_the_filters_stays_open(shipped: dict[str, Any]) -> None:
@@ -264,7 +322,7 @@ def test_an_unknown_row_falls_back_to_none_with_one_caption() -> None:
         "URL parameter `row` ignored: must name a row of this table. The page shows its default instead."
     ]
     assert at.query_params["row"] == ""
-    assert any("Select a row in the table" in i.value for i in at.info)
+    assert any("Click a row in the table" in i.value for i in at.info)
 
 
 @pytest.mark.parametrize(
@@ -353,3 +411,30 @@ def test_infinities_in_the_file_are_numbers_again_but_words_stay_words() -> None
     out = normalised(doc)
     assert out["excess"] == float("inf") and out["x"] == "nan" and out["words"] == ["inf", "("]
     assert out["p"][0] == float("-inf") and out["p"][1] != out["p"][1] and out["word"] == "inf"
+
+
+# ---- the first screen (issue 50) ----------------------------------------------------------------
+def _opening(at: AppTest) -> list[tuple[str, str]]:
+    """(type, text or chart key) of the main column's elements up to its first chart."""
+    out: list[tuple[str, str]] = []
+    for node in at.main.children.values():
+        if node.type == "plotly_chart":
+            out.append(("plotly_chart", node.proto.id.split("-", 2)[-1]))
+            break
+        value = getattr(node, "value", "")
+        out.append((node.type, value if isinstance(value, str) else ""))
+    return out
+
+
+@pytest.mark.parametrize("talk", [False, True], ids=["plain", "talk"])
+def test_the_page_opens_with_its_answer_then_the_figure(shipped: dict[str, Any], talk: bool) -> None:
+    """Title, the answer in one sentence with its numbers, the notation one click away, the figure;
+    the table comes after (collapsed in talk mode)."""
+    at = _page(**({"talk": "1"} if talk else {}))
+    assert not at.exception, at.exception
+    (title, head, notation, chart) = _opening(at)
+    assert title == ("title", "Do public sanitizers keep their claims?")
+    assert head == ("markdown", escape_markdown(headline_sentence([normalised(r) for r in shipped["rows"]])))
+    assert notation[0] == "expander" and chart == ("plotly_chart", "verdicts-figure")
+    labels = [e.label for e in at.expander]
+    assert ("The table: every row, its claim, its verdict and its run" in labels) is talk

@@ -78,6 +78,11 @@ def _texts(spec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         return where, {"size": font.get("size", size), "color": font.get("color", col)}
 
     out = [eff(base, "layout.font"), eff(layout.get("legend", {}).get("font"), "legend")]
+    title = layout.get("title", {})
+    if isinstance(title, dict) and title.get("text"):
+        out.append(eff(title.get("font"), "title"))
+        if (title.get("subtitle") or {}).get("text"):
+            out.append(eff(title["subtitle"].get("font"), "subtitle"))
     for name, axis in layout.items():
         if name.startswith(("xaxis", "yaxis")) and axis.get("visible", True) is not False:
             out.append(eff(axis.get("tickfont"), f"{name}.tickfont"))

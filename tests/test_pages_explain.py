@@ -198,3 +198,26 @@ def test_accounting_bad_query_params_warn(params: dict, bad_key: str) -> None:
     assert not at.exception
     assert any(f"`{bad_key}` ignored" in w.value for w in at.warning)
     assert len(at.get("plotly_chart")) == 3
+
+
+def test_accounting_tabs_open_with_one_plain_sentence_and_keep_equations_one_click_away() -> None:
+    # issue 50: "the Accounting binary tab opens with equations"; each tab now opens with one
+    # sentence carrying its main number, and every formula sits in an expander under the figure
+    at = _run(ACCOUNTING, LIGHT_SAMPLERS)
+    assert not at.exception
+    dpnr, binary, sampler = at.tabs
+    firsts = [tab.markdown[0].value for tab in (dpnr, binary, sampler)]
+    assert firsts[0].startswith("DPNR claims **ε = 0.05** per word but spends **38.4**"), firsts[0]
+    assert "761× the claim" in firsts[0]
+    assert "spends exactly the claimed 1: the count holds" in firsts[1], firsts[1]
+    assert "never negative" in firsts[2] and "infinite" in firsts[2], firsts[2]
+    assert not any("$" in f or "eq." in f for f in firsts), firsts
+    formulas = [m.value for m in at.markdown if "$" in m.value]
+    in_expanders = [m.value for e in at.expander for m in e.markdown if "$" in m.value]
+    assert len(formulas) == 2 and sorted(in_expanders) == sorted(formulas)
+
+
+def test_accounting_dpnr_headline_within_the_claim_at_full_dropout() -> None:
+    at = _run(ACCOUNTING, {**LIGHT_SAMPLERS, "mu": "1"})
+    assert not at.exception
+    assert "within the claim" in at.tabs[0].markdown[0].value

@@ -62,12 +62,19 @@ def test_shipped_bert_frequencies_are_wordfreqs() -> None:
 def test_vocabularies_agree_across_the_table_boundary(full_glove) -> None:
     words, _, _, order = full_glove
     # 50,001 words come from the packages; their first 50,000 are the table's, in order
-    big = build_vocabulary("glove", size=GLOVE_TABLE_SIZE + 1)
+    big = build_vocabulary("glove", size=GLOVE_TABLE_SIZE + 1, full=True)
     assert list(big.words[:GLOVE_TABLE_SIZE]) == load_glove_table().words
     assert big.words[-1] == words[order[GLOVE_TABLE_SIZE]]
-    small = build_vocabulary("glove", size=GLOVE_TABLE_SIZE)
+    small = build_vocabulary("glove", size=GLOVE_TABLE_SIZE, full=True)
     assert np.array_equal(big.vectors[:GLOVE_TABLE_SIZE], small.vectors)
     assert np.array_equal(big.frequency[:GLOVE_TABLE_SIZE], small.frequency)
+    # without the offensive words: inside the table from the table, beyond it from the packages,
+    # the same words in the same order either way
+    inside_table = build_vocabulary("glove", size=40_000)
+    filtered = build_vocabulary("glove", size=GLOVE_TABLE_SIZE)  # needs words beyond the table
+    assert len(filtered) == GLOVE_TABLE_SIZE and filtered.offensive_removed > 0
+    assert list(filtered.words[:40_000]) == list(inside_table.words)
+    assert np.array_equal(filtered.vectors[:40_000], inside_table.vectors)
     # an explicit list inside the table and one reaching beyond it
     inside = ["privacy", "the", "hospital", "zebra"]
     beyond = [*inside, words[order[GLOVE_TABLE_SIZE + 10]]]
@@ -119,7 +126,7 @@ def test_runtime_needs_neither_wordfreq_nor_the_glove_wheel() -> None:
     got = json.loads(run.stdout.strip().splitlines()[-1])
     assert got["loaded"] == []
     assert got["glove"][:2] == [15000, "the"] and got["glove"][2] > 0.01
-    assert got["bert"][0] == 22_748  # whole words (bert-wordpiece: 29,523)
+    assert got["bert"][0] == 22_748 - 32  # whole words less 32 offensive ones (bert-wordpiece: 29,523)
     assert got["sanitized"] == 1
     size_err, all_err, words_err = got["errors"]
     assert "60,000 GloVe words" in size_err and "dpcore[glove-full]" in size_err

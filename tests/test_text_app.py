@@ -38,9 +38,34 @@ def test_default_page_renders_everything() -> None:
     assert "<mark" in _sanitized_html(at) or "dp-sanitized" in _sanitized_html(at)
     assert len(at.dataframe) >= 2  # draws and metrics
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
-    names = {t["name"] for t in spec["data"]}
-    assert any(n.startswith("N_x") for n in names) and any(n.startswith("S_x") for n in names)
+    # top panel: each plotted word's chance to be kept; bottom panel (y2): the words it becomes
+    kept = [t for t in spec["data"] if t.get("yaxis", "y") == "y"]
+    becomes = [t for t in spec["data"] if t.get("yaxis") == "y2"]
+    assert 2 <= len(kept) <= 4 and [t["name"] for t in kept] == [
+        t["name"].removesuffix(" (S_x)") for t in becomes
+    ]
+    assert all(0.0 <= y <= 1.0 for t in kept for y in t["y"])
+    assert all(y >= 1 for t in becomes for y in t["y"])
     assert at.query_params["mech"] == "santext+"
+    # the headline names the mechanism, ε and how many words were replaced
+    assert any(m.value.startswith("**SanText+ at ε = 3 replaced ") for m in at.markdown)
+    # the per-word table speaks plain words; the notation is in each column's help
+    columns = [list(df.value.columns) for df in at.dataframe]
+    plain = next(c for c in columns if "Chance kept" in c)
+    assert not [c for c in plain if "N_x" in c or "S_y" in c or "S_x" in c], plain
+
+
+def test_the_plotted_words_draw_different_lines() -> None:
+    # SanText+ keeps every word outside its sensitive set with the same chance 1 − p: the figure
+    # must not draw four such words on top of each other (issue 50: "four N_x lines overlap at 0.7")
+    at = _app(vsize="2000", mech="santext+", eps="3").run()
+    assert not at.exception
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    kept = [t for t in spec["data"] if t.get("yaxis", "y") == "y"]
+    curves = {tuple(round(y, 3) for y in t["y"]) for t in kept}
+    assert len(curves) == len(kept) >= 2, [t["y"] for t in kept]
+    styles = {(t["line"]["color"], t["line"]["dash"], t["marker"]["symbol"]) for t in kept}
+    assert len(styles) == len(kept)  # and each in its own colour, dash and marker
 
 
 def test_pasted_text_and_epsilon_change_the_output() -> None:

@@ -76,9 +76,12 @@ def test_explicit_vocabulary_keeps_order_and_rejects_unknown_words() -> None:
 
 def test_bert_vocabulary_excludes_reserved_tokens() -> None:
     for name, size in (("bert", 22_748), ("bert-wordpiece", 30_522 - 999)):
-        v = build_vocabulary(name)
-        assert len(v) == size
-        assert "[PAD]" not in set(v.words) and "[unused0]" not in set(v.words)
+        full = build_vocabulary(name, full=True)
+        assert len(full) == size and full.offensive_removed == 0
+        v = build_vocabulary(name)  # the default leaves the offensive words out
+        assert 0 < v.offensive_removed < 100 and len(v) == size - v.offensive_removed
+        for vocab in (full, v):
+            assert "[PAD]" not in set(vocab.words) and "[unused0]" not in set(vocab.words)
 
 
 def test_tokenizers() -> None:

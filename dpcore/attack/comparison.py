@@ -90,6 +90,7 @@ def compare_mechanisms(
     seed: int = 0,
     mlm: Any = None,
     progress: Progress = None,
+    full_vocabulary: bool = False,
 ) -> dict[str, Any]:
     """Defense rates and accuracy of every mechanism at every ε (module docstring).
 
@@ -115,6 +116,9 @@ def compare_mechanisms(
         asked for).
     progress
         ``progress(done, total)`` over (mechanism, ε) cells.
+    full_vocabulary
+        Keep the slurs and insults the default vocabularies leave out (research;
+        :mod:`dpcore.text.offensive`); ``parameters["vocabulary"]`` says which V was used.
 
     Returns
     -------
@@ -159,7 +163,7 @@ def compare_mechanisms(
     data = load_labelled_dataset(dataset)
     sents = sample_attack_sentences(data, sentences, seed=seed)
     split = split_dataset(data, n_train=n_train, n_test=n_test, split_seed=seed)
-    vocabs = {"glove": build_vocabulary("glove", size=vocab_size)}
+    vocabs = {"glove": build_vocabulary("glove", size=vocab_size, full=full_vocabulary)}
     if "mlm" in attacks and mlm is None:
         from dpcore.attack.mlm import load_mlm
 
@@ -173,7 +177,7 @@ def compare_mechanisms(
     for name in names:
         emb = required_embedding(name) or "glove"
         if emb not in vocabs:
-            vocabs[emb] = build_vocabulary(emb)
+            vocabs[emb] = build_vocabulary(emb, full=full_vocabulary)
         vocab = vocabs[emb]
 
         def make(e: float, name: str = name, vocab: Any = vocab) -> Any:
@@ -204,6 +208,7 @@ def compare_mechanisms(
                     "mechanism": name,
                     "embedding": emb,
                     "vocab_size": len(vocab),
+                    "vocabulary": vocab.label,
                     "epsilon": e,
                     "notion": priv.notion if priv else "metric DP",
                     "epsilon_scale": epsilon_scale(probe)
@@ -242,6 +247,7 @@ def compare_mechanisms(
         "split_seed": seed,
         "embedding": "glove unless a mechanism needs another (each row names its own)",
         "vocab_size": len(vocabs["glove"]),
+        "vocabulary": vocabs["glove"].label,
         "attacks": list(attacks),
         "mlm": None if mlm is None else f"{getattr(mlm, 'backend', '?')}: {_model_label(mlm)}",
         "classifier": "tfidf",

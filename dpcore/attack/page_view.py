@@ -14,15 +14,25 @@ attack has a channel for it, whether utility runs on a server). The page wraps e
 Streamlit cache; ``python -m dpcore precompute-attack-page`` runs the same units for the page's
 default view (:func:`default_view`) and writes them, with the view, the seed, the dpcore version
 and the SHA-256 of the shipped attacker's ONNX graph, to ``dpcore/data/attack_page_default.json``.
-The page uses that file only while the attacker on disk has that SHA-256 (:func:`load_shipped`),
-and only for units whose every parameter equals the shipped view's (:class:`ShippedView`'s
-``attack_unit``, ``utility_unit``, ``baselines_unit``): at the default view every unit, one
-widget change away (an ε removed, another mechanism added) every unit the change does not touch;
-everything else is computed as before. A unit is a deterministic function of its parameters
+It writes the view after the "Paper's Fig. 4 setting" button (:func:`paper_view`) the same way,
+to ``dpcore/data/attack_page_paper_fig4.json`` (:data:`SHIPPED_VIEWS`, :func:`shipped_path`), so
+that setting, whose utility over the BERT vocabulary alone takes a minute, opens at once too.
+The page uses those files only while the attacker on disk has the SHA-256 they record
+(:func:`load_shipped`) and the vocabulary it builds has the label they record (which public
+vocabulary, with or without the offensive words: :class:`ShippedSet`), and only for units whose
+every parameter equals the shipped view's (:class:`ShippedView`'s ``attack_unit``,
+``utility_unit``, ``baselines_unit``): at a shipped view every unit, one widget change away (an ε
+removed, another mechanism added) every unit the change does not touch; everything else is
+computed as before. A unit is a deterministic function of its parameters
 (``tests/test_app_attack_units.py``), so a shipped unit equals the one the page would compute.
 
-The attacker's own description (:func:`attacker_caption`) is read from its
-``training_record.json``: what it was trained on, and what a high defense rate against it means.
+The words the page shows come from here too, so that they can be tested without Streamlit: the
+headline above the trade-off chart (:func:`headline`, one plain sentence with the main numbers),
+the chart's two-sentence caption (:func:`tradeoff_caption`, which names only lines the chart
+draws, and the masked-LM attacker's strength as the chart's ε = ∞ marker shows it), and the
+attacker's own description (:func:`attacker_caption`, from its ``training_record.json``: what it
+was trained on, stages on the same data told once, and why its held-out top-1 differs from the
+marker's).
 """
 
 from __future__ import annotations
@@ -39,11 +49,14 @@ from typing import Any
 __all__ = [
     "ATTACKER_GRAPH",
     "COMPARISON_DEFAULTS",
+    "MAX_MLM_SENTENCE_RUNS",
     "MLM_ATTACKS",
     "SHIPPED_PATH",
+    "SHIPPED_VIEWS",
     "TRAINING_RECORD",
     "UNSANITIZED",
     "Resources",
+    "ShippedSet",
     "ShippedView",
     "View",
     "attack_unit",
@@ -59,22 +72,36 @@ __all__ = [
     "default_parameters",
     "default_view",
     "embedding_of",
+    "headline",
     "load_shipped",
+    "load_shipped_set",
+    "paper_view",
     "plan_view",
     "reference_unit",
     "sentences_unit",
     "shipped_for",
+    "shipped_path",
+    "shipped_view",
     "split_unit",
+    "tradeoff_caption",
     "utility_unit",
     "view_document",
+    "vocabulary_labels",
     "with_comparison_ceiling",
     "with_comparison_claims",
 ]
 
 #: Attacks that need the masked LM (one group: they share forward passes).
 MLM_ATTACKS = ("mlm", "bayes-mlm")
-#: The shipped results of the page's default view (package data).
+#: The shipped results of the page's default view (package data); the other shipped views lie
+#: beside it (:func:`shipped_path`).
 SHIPPED_PATH = Path(__file__).resolve().parents[1] / "data" / "attack_page_default.json"
+#: The views that ship precomputed, by name: the page's defaults and its "Paper's Fig. 4
+#: setting" button (:func:`shipped_view`).
+SHIPPED_VIEWS = ("default", "paper-fig4")
+#: Sentences × (ε values + 1) × mechanisms a masked-LM attack may run per page request: about
+#: 0.05 s each on 2 cores (one forward pass per word), so ≈ 35 s plus the utility part at most.
+MAX_MLM_SENTENCE_RUNS = 480
 #: The shipped attacker's graph: the shipped results are used only while its SHA-256 matches.
 ATTACKER_GRAPH = Path(__file__).resolve().parent / "models" / "minilm-mlm" / "model.onnx"
 #: The attacker's training record (read only).
@@ -177,6 +204,58 @@ def default_view() -> View:
         seed=DEFAULT_SEED,
         embedding=DEFAULT_EMBEDDING,
     )
+
+
+def paper_view(base: View | None = None) -> View:
+    """The view after the page's "Paper's Fig. 4 setting" button (:mod:`dpcore.attack.paper_setting`).
+
+    SanText and SanText+ (the paper's p, w) over the BERT embedding at the paper's ε, with the
+    masked-LM attacker, on ``base``'s data, split, seed and sentences (fewer if
+    :data:`MAX_MLM_SENTENCE_RUNS` requires); ``base`` defaults to :func:`default_view`, which
+    gives the shipped Fig. 4 view.
+    """
+    from dpcore.attack import paper_setting as paper
+
+    base = base or default_view()
+    runs = len(paper.PAPER_MECHANISMS) * (len(paper.PAPER_EPSILONS) + 1)
+    parameters = []
+    for m in paper.PAPER_MECHANISMS:
+        prm = dict(default_parameters(m))
+        if m == "santext+":
+            prm.update(paper.PAPER_SANTEXT_PLUS)
+        parameters.append((m, tuple(sorted(prm.items()))))
+    return View(
+        mechanisms=tuple(paper.PAPER_MECHANISMS),
+        epsilons=tuple(sorted(float(e) for e in paper.PAPER_EPSILONS)),
+        parameters=tuple(parameters),
+        dataset=base.dataset,
+        sentences=min(int(base.sentences), MAX_MLM_SENTENCE_RUNS // runs),
+        attacks=("mlm",),
+        vocab_size=base.vocab_size,
+        n_train=base.n_train,
+        n_test=base.n_test,
+        seed=base.seed,
+        embedding=paper.PAPER_EMBEDDING,
+    )
+
+
+def shipped_view(name: str) -> View:
+    """The view shipped under ``name`` (one of :data:`SHIPPED_VIEWS`)."""
+    if name == "default":
+        return default_view()
+    if name == "paper-fig4":
+        return paper_view()
+    raise ValueError(f"no shipped view {name!r}; choose one of {', '.join(SHIPPED_VIEWS)}")
+
+
+def shipped_path(name: str = "default", base: Path | None = None) -> Path:
+    """Where the view ``name`` ships: ``base`` (default :data:`SHIPPED_PATH`, read when called)
+    for the default view, and beside it, ``…_paper_fig4.json``, for the others."""
+    base = Path(base) if base is not None else SHIPPED_PATH
+    if name == "default":
+        return base
+    shipped_view(name)  # an unknown name is refused
+    return base.with_name(f"{base.stem.removesuffix('_default')}_{name.replace('-', '_')}{base.suffix}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -361,7 +440,10 @@ def compute_view(view: View, res: Resources | None = None, progress: Progress = 
     -------
     dict
         ``baselines``, ``attack_units`` (``mechanism``, ``epsilon``, ``attacks``, ``result``),
-        ``utility_units`` (``mechanism``, ``epsilon``, ``row``) and ``mechanism_parameters``.
+        ``utility_units`` (``mechanism``, ``epsilon``, ``row``), ``mechanism_parameters``,
+        ``vocabulary`` (:func:`vocabulary_labels`: which public vocabulary the rows used) and,
+        for the default view only, ``comparison_ceiling`` (the ε = ∞ end of the shipped
+        mechanism comparison, which older comparison files lack).
     """
     res = res or Resources()
     plan, _ = plan_view(res, view)
@@ -401,10 +483,19 @@ def compute_view(view: View, res: Resources | None = None, progress: Progress = 
     out["attack_units"] = attack_units
     out["utility_units"] = utility_units
     out["mechanism_parameters"] = {m: pl["mechanism_parameters"] for m, pl in plan.items()}
-    # the ε = ∞ end of the shipped mechanism comparison (older comparison files lack it)
-    out["comparison_ceiling"] = comparison_ceiling(res)
+    out["vocabulary"] = vocabulary_labels(res, view)
+    if view == default_view():  # the ε = ∞ end of the shipped mechanism comparison
+        out["comparison_ceiling"] = comparison_ceiling(res)
     tick()
     return _jsonable(out)
+
+
+def vocabulary_labels(res: Resources, view: View) -> dict[str, str | None]:
+    """Embedding → the label of the public vocabulary its mechanisms drew from in ``view`` (which
+    words, and whether the offensive ones were left out: ``Vocabulary.label``; None where the
+    vocabulary has no label)."""
+    embs = dict.fromkeys(embedding_of(m, view.embedding) for m in view.mechanisms)
+    return {e: getattr(res.get_vocab(view.vocab_size, e), "label", None) for e in embs}
 
 
 # --------------------------------------------------------------------------------------------
@@ -436,13 +527,25 @@ def attacker_sha256(path: Path = ATTACKER_GRAPH) -> str | None:
     return _SHA_CACHE[key]
 
 
+#: What each shipped view is, in words (the file's ``what``; the page's caption names it).
+_VIEW_WORDS = {"default": "default view", "paper-fig4": '"Paper\'s Fig. 4 setting" view'}
+
+
+def _view_name(view: View) -> str | None:
+    return next((n for n in SHIPPED_VIEWS if shipped_view(n) == view), None)
+
+
 def view_document(view: View, results: dict[str, Any]) -> dict[str, Any]:
-    """The shipped file's content: the view, its seed, versions, the attacker's hash, results."""
+    """The shipped file's content: the view (and its name in :data:`SHIPPED_VIEWS`), its seed,
+    versions, the attacker's hash, results."""
     from dpcore import __version__
 
+    name = _view_name(view)
     return {
         "format": FORMAT,
-        "what": "the Attack & utility page's default view: python -m dpcore precompute-attack-page",
+        "what": f"the Attack & utility page's {_VIEW_WORDS.get(name or '', 'view')}: "
+        "python -m dpcore precompute-attack-page",
+        "name": name,
         "dpcore_version": __version__,
         "attacker": {
             "graph": "dpcore/attack/models/minilm-mlm/model.onnx",
@@ -462,16 +565,29 @@ class ShippedView:
     document: dict[str, Any]
 
     @property
+    def name(self) -> str:
+        """The view's name in :data:`SHIPPED_VIEWS` (older files name none: the default)."""
+        return str(self.document.get("name") or "default")
+
+    @property
     def baselines(self) -> dict:
         return self.document["results"]["baselines"]
 
+    @property
+    def vocabulary(self) -> dict[str, str | None]:
+        """Embedding → the vocabulary label the results were computed with (empty in older files)."""
+        return dict(self.document["results"].get("vocabulary") or {})
+
     def _same(self, mech: str, params: Params, data: str, vsize: int, seed: int, emb: str) -> bool:
         v = self.view
+        used = embedding_of(mech, emb)
         return (
             mech in v.mechanisms
             and tuple(sorted(params)) == dict(v.parameters)[mech]
-            and (data, int(vsize), int(seed)) == (v.dataset, v.vocab_size, v.seed)
-            and embedding_of(mech, emb) == embedding_of(mech, v.embedding)
+            and (data, int(seed)) == (v.dataset, v.seed)
+            and used == embedding_of(mech, v.embedding)
+            # the vocabulary size is GloVe's only (BERT's vocabulary is whole)
+            and (used != "glove" or int(vsize) == v.vocab_size)
         )
 
     def attack_unit(
@@ -516,14 +632,15 @@ class ShippedView:
     ) -> dict | None:
         """The shipped baselines for exactly this split, V and seed, or None."""
         v = self.view
-        if (data, int(vsize), int(ntrain), int(ntest), int(seed), emb) != (
+        if (data, int(ntrain), int(ntest), int(seed), emb) != (
             v.dataset,
-            v.vocab_size,
             v.n_train,
             v.n_test,
             v.seed,
             v.embedding,
         ):
+            return None
+        if emb == "glove" and int(vsize) != v.vocab_size:
             return None
         return self.baselines
 
@@ -559,6 +676,65 @@ def load_shipped(path: Path = SHIPPED_PATH, *, check_attacker: bool = True) -> S
     if check_attacker and doc.get("attacker", {}).get("sha256") != attacker_sha256():
         return None
     return ShippedView(view=view, document=doc)
+
+
+@dataclass
+class ShippedSet:
+    """Every shipped view (:data:`SHIPPED_VIEWS`), asked for a unit as one.
+
+    ``vocabulary_label(vsize, embedding)`` gives the label of the vocabulary the page would build
+    now; a shipped view is used only while the labels it records are those (checked once per
+    view, when a unit is first looked up in it), so results computed over another vocabulary
+    (the full one, an older list of offensive words) are never shown as today's.
+    """
+
+    views: tuple[ShippedView, ...]
+    vocabulary_label: Callable[[int, str], str | None] | None = None
+    _usable: dict[str, bool] = field(default_factory=dict)
+
+    def usable(self, shipped: ShippedView) -> bool:
+        """Whether ``shipped`` was computed over the vocabularies the page builds now."""
+        if self.vocabulary_label is None:
+            return True
+        if shipped.name not in self._usable:
+            v = shipped.view
+            embs = dict.fromkeys(embedding_of(m, v.embedding) for m in v.mechanisms)
+            recorded = shipped.vocabulary
+            self._usable[shipped.name] = all(
+                recorded.get(e) == self.vocabulary_label(v.vocab_size, e) for e in embs
+            )
+        return self._usable[shipped.name]
+
+    def _first(self, ask: Callable[[ShippedView], dict | None]) -> tuple[dict | None, ShippedView | None]:
+        for shipped in self.views:
+            found = ask(shipped)
+            if found is not None and self.usable(shipped):
+                return found, shipped
+        return None, None
+
+    def attack_unit(self, *args: Any, **kwargs: Any) -> dict | None:
+        """:meth:`ShippedView.attack_unit` of the first shipped view that holds it, or None."""
+        return self._first(lambda s: s.attack_unit(*args, **kwargs))[0]
+
+    def utility_unit(self, *args: Any, **kwargs: Any) -> dict | None:
+        """:meth:`ShippedView.utility_unit` of the first shipped view that holds it, or None."""
+        return self._first(lambda s: s.utility_unit(*args, **kwargs))[0]
+
+    def baselines_unit(self, *args: Any, **kwargs: Any) -> dict | None:
+        """:meth:`ShippedView.baselines_unit` of the first shipped view that holds it, or None."""
+        return self._first(lambda s: s.baselines_unit(*args, **kwargs))[0]
+
+    def named(self, view: View) -> ShippedView | None:
+        """The shipped view that is exactly ``view`` (and usable), or None."""
+        return next((s for s in self.views if s.view == view and self.usable(s)), None)
+
+
+def load_shipped_set(
+    base: Path | None = None, vocabulary_label: Callable[[int, str], str | None] | None = None
+) -> ShippedSet:
+    """Every shipped view that loads (:func:`load_shipped` of each :func:`shipped_path`)."""
+    views = [load_shipped(shipped_path(n, base)) for n in SHIPPED_VIEWS]
+    return ShippedSet(tuple(v for v in views if v is not None), vocabulary_label)
 
 
 def shipped_for(view: View, path: Path = SHIPPED_PATH) -> ShippedView | None:
@@ -615,24 +791,70 @@ _SOURCE_WORDS = {
 }
 
 
-def _stage_words(rec: dict[str, Any]) -> str:
-    """One training stage in words: how long, where, on what."""
-    corpus, cfg = rec["corpus"], rec["config"]
-    items = sorted(corpus["sources"].items(), key=lambda kv: -kv[1])
+_NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    """``n`` things in words: "one CPU thread", "4 CPU threads"."""
+    return f"{_NUMBER_WORDS.get(n, f'{n:,}')} {one if n == 1 else (many or one + 's')}"
+
+
+def _stage_groups(stages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Consecutive training stages on the same sources and the same kind of device, as one
+    (their epochs, minutes and runs added up): two GPU runs on the same tweets are told once."""
+    groups: list[dict[str, Any]] = []
+    for rec in stages:
+        corpus, cfg = rec["corpus"], rec["config"]
+        gpu = str(rec.get("device", "cpu")).startswith("cuda")
+        key = (tuple(sorted(corpus["sources"].items())), gpu)
+        minutes = float(rec.get("train_seconds", 60 * cfg.get("minutes", 0))) / 60
+        epochs = float(cfg["epochs"]) if cfg.get("epochs") else None
+        if groups and groups[-1]["key"] == key:
+            g = groups[-1]
+            g["runs"] += 1
+            g["minutes"] += minutes
+            g["epochs"] = None if g["epochs"] is None or epochs is None else g["epochs"] + epochs
+            g["threads"] = max(g["threads"], int(cfg.get("threads", 1)))
+        else:
+            groups.append(
+                {
+                    "key": key,
+                    "sources": corpus["sources"],
+                    "gpu": gpu,
+                    "runs": 1,
+                    "minutes": minutes,
+                    "epochs": epochs,
+                    "threads": int(cfg.get("threads", 1)),
+                }
+            )
+    return groups
+
+
+def _group_words(g: dict[str, Any]) -> str:
+    """One group of training stages in words: how long, where, on what."""
+    items = sorted(g["sources"].items(), key=lambda kv: -kv[1])
     sources = ", ".join(f"{v:,} {_SOURCE_WORDS.get(k, k)}" for k, v in items)
-    minutes = float(rec.get("train_seconds", 60 * cfg.get("minutes", 0))) / 60
-    device = str(rec.get("device", "cpu"))
-    where = "on a GPU" if device.startswith("cuda") else f"on {cfg.get('threads', 1)} CPU thread(s)"
-    epochs = f"{float(cfg['epochs']):g} epochs, " if cfg.get("epochs") else ""
-    return f"{epochs}{max(minutes, 1):.0f} min {where} on {sources}"
+    where = "on a GPU" if g["gpu"] else f"on {_count(g['threads'], 'CPU thread')}"
+    minutes = f"{max(g['minutes'], 1):.0f} min"
+    runs = f"{_count(g['runs'], 'run')}, " if g["runs"] > 1 else ""
+    how_long = (
+        f"{g['epochs']:g} epochs ({runs}{minutes})"
+        if g["epochs"]
+        else f"{minutes}" + (f" ({runs.rstrip(', ')})" if runs else "")
+    )
+    return f"for {how_long} {where} on {sources}"
 
 
-def attacker_caption(record_path: Path = TRAINING_RECORD) -> str:
+def attacker_caption(
+    record_path: Path = TRAINING_RECORD, *, top1_here: float | None = None, sentences: int | None = None
+) -> str:
     """What the shipped masked-LM attacker is, from its training record (Markdown, one paragraph).
 
-    Says what it was trained on (each stage: sources, sentences, epochs, time, device), how much
-    of held-out text it names (top-1 and top-5), and what it is not: a small model with no world
-    knowledge, so a high defense rate says this attacker failed, not that no attacker could succeed.
+    Says what it was trained on (sources, epochs, time, device; stages on the same data told
+    once), how much of held-out text it names (top-1 and top-5), why that differs from its top-1
+    on the chart (``top1_here``: its top-1 on the attacked ``sentences``, unsanitized, which the
+    chart's ε = ∞ marker shows), and what it is not: a small model with no world knowledge, so a
+    high defense rate says this attacker failed, not that no attacker could succeed.
     """
     try:
         rec = json.loads(Path(record_path).read_text(encoding="utf-8"))
@@ -642,19 +864,31 @@ def attacker_caption(record_path: Path = TRAINING_RECORD) -> str:
         base = str(stages[0].get("base_model", "a small sentence encoder"))
         if "(" in base:  # "gt-… (sentence-transformers/all-MiniLM-L6-v2), …": the public name
             base = base.split("(", 1)[1].split(")", 1)[0].split("/")[-1]
-        steps = "; then ".join(_stage_words(x) for x in stages)
+        groups = _stage_groups(stages)
+        trained = ("fine-tuned first " if len(groups) > 1 else "fine-tuned ") + _group_words(groups[0])
+        if len(groups) > 1:
+            trained += ", then " + ", then ".join(_group_words(g) for g in groups[1:])
         on_pool = "tweets" in rec["corpus"]["sources"]
+        n_held = int(rec.get("heldout_eval_words", 0))
         held = (
-            "of the tweets the attack evaluates on (none of which it trained on)"
+            f"{n_held:,} tweets the attack draws from (none of which it trained on)"
             if on_pool
-            else "of held-out sentences of its training sources"
+            else f"{n_held:,} held-out sentences of its training sources"
         )
+        top1 = float(rec["heldout_top1"])
         what = (
-            f"**The masked-LM attacker** is {base}, a small model (6 layers) fine-tuned in "
-            f"{len(stages)} stage(s): {steps}. At its first guess it names "
-            f"{100 * float(rec['heldout_top1']):.0f}% of masked words {held}; "
-            f"{100 * float(rec['heldout_top5']):.0f}% within five guesses. "
+            f"**The masked-LM attacker** is {base}, a small model (6 layers) {trained}. "
+            f"Masking one word in each of {held}, it names {100 * top1:.0f}% at its first guess "
+            f"and {100 * float(rec['heldout_top5']):.0f}% within five guesses. "
         )
+        if top1_here is not None:
+            what += (
+                f"On the chart it names {100 * top1_here:.0f}% of the original words (its ε = ∞ "
+                f"marker), because there it is scored on every vocabulary word of the "
+                f"{sentences or 'attacked'} attacked sentences, and a word it cannot spell as one "
+                "piece of its own vocabulary counts as missed, where its training test masked only "
+                "such one-piece words. "
+            )
         seen = "" if on_pool else " and never saw tweets"
     except (OSError, ValueError, KeyError, TypeError):
         what, seen = "**The masked-LM attacker**'s training record is not installed. ", ""
@@ -664,6 +898,145 @@ def attacker_caption(record_path: Path = TRAINING_RECORD) -> str:
         "**A high defense rate says this attacker failed, not that no attacker could succeed**; "
         "the Bayesian attacker, which knows the sanitizer, is the stronger reference."
     )
+
+
+# --------------------------------------------------------------------------------------------
+# The page's words: a headline above the trade-off chart and a two-sentence caption under it
+# --------------------------------------------------------------------------------------------
+#: Each attacker in a sentence.
+_ATTACKER_WORDS = {
+    "bayes-unigram": "the Bayesian attacker",
+    "bayes-mlm": "the Bayesian attacker with a masked-LM prior",
+    "mlm": "the masked-LM attacker",
+}
+
+
+def _pct(x: float) -> str:
+    """A share as a percentage for a sentence: whole percents, never a rounded 0% or 100%."""
+    v = 100.0 * float(x)
+    if 0.0 < v < 0.5:
+        return "under 1%"
+    if 99.5 <= v < 100.0:
+        return "over 99%"
+    return f"{v:.0f}%"
+
+
+def _attacker(a: str) -> str:
+    return _ATTACKER_WORDS.get(a, a)
+
+
+def _shown(attack_rows: Sequence[dict[str, Any]], utility_rows: Sequence[dict[str, Any]]) -> list[dict]:
+    """The attack rows the trade-off chart draws: those whose (mechanism, ε) has an accuracy."""
+    acc = {(u["mechanism"], float(u["epsilon"])): float(u["accuracy"]) for u in utility_rows}
+    return [
+        {**r, "accuracy": acc[(r["mechanism"], float(r["epsilon"]))]}
+        for r in attack_rows
+        if (r["mechanism"], float(r["epsilon"])) in acc
+    ]
+
+
+def headline(
+    attack_rows: Sequence[dict[str, Any]], utility_rows: Sequence[dict[str, Any]], baselines: dict[str, Any]
+) -> str:
+    """The page's story in one plain sentence, with its main numbers.
+
+    For the first mechanism with results: from its smallest to its largest ε, the accuracy of a
+    classifier trained on its sanitized text (and on the original text), and the share of the
+    original words the strongest attacker at the largest ε names (1 − defense rate). Empty when
+    there is nothing to say.
+
+    Parameters
+    ----------
+    attack_rows
+        Attack rows (``mechanism``, ``attack``, ``epsilon``, ``defense_rate``).
+    utility_rows
+        Utility rows (``mechanism``, ``epsilon``, ``accuracy``).
+    baselines
+        ``accuracy_unsanitized``.
+    """
+    mechs = list(
+        dict.fromkeys([r["mechanism"] for r in utility_rows] + [r["mechanism"] for r in attack_rows])
+    )
+    if not mechs:
+        return ""
+    m = mechs[0]
+    acc = {float(u["epsilon"]): float(u["accuracy"]) for u in utility_rows if u["mechanism"] == m}
+    mine = [r for r in attack_rows if r["mechanism"] == m]
+    eps = sorted(set(acc) | {float(r["epsilon"]) for r in mine})
+    lo, hi = eps[0], eps[-1]
+    span = f"from ε = {lo:g} to {hi:g}" if hi > lo else f"at ε = {lo:g}"
+
+    def both(values: dict[float, float]) -> str:
+        return (
+            f"{_pct(values[lo])} → {_pct(values[hi])}"
+            if hi > lo and lo in values and hi in values
+            else _pct(values[max(values)])
+        )
+
+    parts: list[str] = []
+    if acc:
+        unsan = baselines.get("accuracy_unsanitized")
+        orig = "" if unsan is None else f" ({_pct(unsan)} on the original text)"
+        parts.append(f"{m}'s sanitized text trains a classifier to {both(acc)} accuracy{orig}")
+    if mine:
+        at_hi = [r for r in mine if float(r["epsilon"]) == max(float(x["epsilon"]) for x in mine)]
+        best = min(at_hi, key=lambda r: float(r["defense_rate"]))["attack"]
+        named = {float(r["epsilon"]): 1.0 - float(r["defense_rate"]) for r in mine if r["attack"] == best}
+        parts.append(f"{_attacker(best)} names {both(named)} of the original words")
+    text = " and ".join(parts) if len(parts) < 2 else f"{parts[0]}, while {parts[1]}"
+    return f"{span[0].upper()}{span[1:]}, {text}."
+
+
+def tradeoff_caption(attack_rows: Sequence[dict[str, Any]], utility_rows: Sequence[dict[str, Any]]) -> str:
+    """The trade-off chart's caption: two plain sentences that name only what the chart draws.
+
+    The first says how to read a point and the hollow ε = ∞ markers, with each attacker's top-1
+    on the original text (the number its marker shows). The second is about the claims' floors
+    where the chart draws them (rows with ``claim_defense_floor`` and an accuracy: where they lie,
+    and that a floor at 0 lets an attacker name every word), and otherwise says why there is none.
+    """
+    shown = _shown(attack_rows, utility_rows)
+    tops: dict[str, float] = {}
+    for r in shown:
+        if r.get("attacker_top1_unsanitized") is not None:
+            tops.setdefault(r["attack"], float(r["attacker_top1_unsanitized"]))
+    first = "Each point is one ε (right: a classifier learns more; up: the attacker misses more words)"
+    if len(tops) == 1:
+        ((a, t),) = tops.items()
+        first += (
+            f"; the hollow circle is {_attacker(a)} on the original text (ε = ∞), where it names {_pct(t)}"
+        )
+    elif tops:
+        names = " and ".join(
+            f"{_attacker(a)} names {_pct(t)}" if i == 0 else f"{_attacker(a)} {_pct(t)}"
+            for i, (a, t) in enumerate(tops.items())
+        )
+        first += f"; the hollow circles are the attackers on the original text (ε = ∞), where {names}"
+    first += "."
+    floors = [r for r in shown if r.get("claim_defense_floor") is not None]
+    if floors:
+        second = (
+            "The black dashed lines are the claims' floors, which no attacker that sees only the "
+            "sanitized word goes below if the claim holds"
+        )
+        at = sorted({float(r["epsilon"]) for r in floors})
+        nonzero = [float(r["epsilon"]) for r in floors if float(r["claim_defense_floor"]) > 1e-12]
+        tail = [e for e in at if not nonzero or e > max(nonzero)]  # ε from which every floor is 0
+        if tail and tail[0] == at[0]:
+            second += "; here they lie at 0: the claims allow naming every word"
+        elif tail:
+            second += f"; from ε = {tail[0]:g} on they lie at 0: the claims then allow naming every word"
+        elif len(nonzero) < len(floors):
+            second += "; where one lies at 0, its claim allows naming every word"
+        second += "."
+    elif shown and "bayes-unigram" not in {r["attack"] for r in shown}:
+        second = (
+            "No claim's floor is drawn: a claim bounds only an attacker that sees the sanitized "
+            "word alone, and the attackers shown also read the sentence around it."
+        )
+    else:
+        second = "Error bars are 95% intervals." if shown else ""
+    return f"{first} {second}".strip()
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from dpcore.commands.common import emit_json, stderr_progress
+from dpcore.commands.common import emit_json, stderr_progress, vocabulary_line
 from dpcore.validation import DPCoreError, check_epsilon, check_int, check_probability
 
 #: At most this many ε values per sweep.
@@ -42,6 +42,9 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
         help="keep the N most frequent words of the embedding (glove default 15000; bert: all; "
         "a mechanism that needs its own embedding uses all of it)",
     )
+    from dpcore.commands.common import add_full_vocabulary_argument
+
+    add_full_vocabulary_argument(p)
     d = p.add_mutually_exclusive_group()
     d.add_argument(
         "--dataset",
@@ -114,7 +117,7 @@ def mechanism_factory(args: argparse.Namespace) -> MechanismFactory:
         size = check_int(args.vocab_size, name="--vocab-size", min_value=2, max_value=400_000)
     args.embedding = embedding  # recorded in the output
     return MechanismFactory(
-        lambda: build_vocabulary(embedding, size=size),
+        lambda: build_vocabulary(embedding, size=size, full=bool(getattr(args, "full_vocabulary", False))),
         lambda vocab, eps: create_text_mechanism(args.mechanism, vocab=vocab, epsilon=eps, **params),
     )
 
@@ -280,6 +283,7 @@ def run(args: argparse.Namespace) -> int:
         f"{res['parameters']['sentences']} sentences, {out[0]['tokens']:,} in-vocabulary positions; "
         f"seed {seed}"
     )
+    print(vocabulary_line(make.vocab))
     for attack in dict.fromkeys(o["attack"] for o in out):
         top1 = next(o["attacker_top1_unsanitized"] for o in out if o["attack"] == attack)
         print(

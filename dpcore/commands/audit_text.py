@@ -6,7 +6,13 @@ import argparse
 import sys
 from typing import Any
 
-from dpcore.commands.common import emit_json, stderr_progress, stdout_reserved
+from dpcore.commands.common import (
+    add_full_vocabulary_argument,
+    emit_json,
+    stderr_progress,
+    stdout_reserved,
+    vocabulary_line,
+)
 from dpcore.validation import DPCoreError
 
 
@@ -54,6 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--vocab-size", default=None, help="the N most frequent words (glove default 15000; bert: all)"
     )
+    add_full_vocabulary_argument(p)
     p.add_argument("--words", default=None, help="comma-separated words to audit (with their neighbours)")
     p.add_argument(
         "--pairs",
@@ -238,7 +245,7 @@ def _audit(args: argparse.Namespace) -> Any:
     from dpcore.textaudit import audit_text
     from dpcore.textaudit.loaders import load_sanitizer
 
-    vocab = build_vocabulary(embedding, size=size)
+    vocab = build_vocabulary(embedding, size=size, full=args.full_vocabulary)
     try:
         sanitizer = load_sanitizer(
             args.mechanism, epsilon=epsilon, vocab=vocab, params=params, allow_user_code=True
@@ -273,6 +280,8 @@ def _print_text(result: Any) -> None:
         f"{result.mechanism}: ε = {result.epsilon:g} ({result.guarantee}), {result.embedding} |V| = "
         f"{result.vocab_size:,}, seed {result.seed}"
     )
+    if getattr(result, "vocabulary", ""):
+        print(vocabulary_line(result))
     print(f"{'x':<16} {'x′':<16} {'d(x,x′)':>8} {'claimed':>8} {'ε̂':>8} {'lower':>8} {'detect':>8}  verdict")
     for r in sorted(result.pairs, key=lambda r: -r.ratio if r.error is None else 1e300):
         if r.error is not None:

@@ -11,7 +11,19 @@ from typing import Any
 
 from dpcore.jsonutil import dumps
 
-__all__ = ["add_param_argument", "emit_json", "mechanism_params", "stderr_progress", "stdout_reserved"]
+__all__ = [
+    "FULL_VOCABULARY_HELP",
+    "add_full_vocabulary_argument",
+    "add_param_argument",
+    "emit_json",
+    "mechanism_params",
+    "stderr_progress",
+    "stdout_reserved",
+    "vocabulary_line",
+]
+
+#: The help of ``--full-vocabulary`` on every command that builds a public vocabulary.
+FULL_VOCABULARY_HELP = "research: include the slurs and insults the default vocabulary leaves out"
 
 
 def emit_json(obj: Any) -> None:
@@ -103,6 +115,22 @@ def add_param_argument(p: Any) -> None:
         help="a mechanism parameter, e.g. lam=0.3 (mahalanobis), t=0.7 (vickrey-*), beta=0.01 (tem); "
         "repeatable; `list` shows each mechanism's parameters",
     )
+
+
+def add_full_vocabulary_argument(p: Any) -> None:
+    """``--full-vocabulary``: keep the offensive words the default vocabulary leaves out
+    (:mod:`dpcore.text.offensive`)."""
+    p.add_argument("--full-vocabulary", action="store_true", help=FULL_VOCABULARY_HELP)
+
+
+def vocabulary_line(vocab: Any) -> str:
+    """The one line a human summary gives about the vocabulary: ``vocabulary: <its label>``.
+
+    ``vocab`` is a :class:`~dpcore.text.vocab.Vocabulary` (its ``label``) or a result recording
+    one (its ``vocabulary``).
+    """
+    label = getattr(vocab, "label", None) or getattr(vocab, "vocabulary", None)
+    return f"vocabulary: {label or 'not recorded'}"
 
 
 def mechanism_params(mechanism: str, args: Any) -> dict[str, float]:

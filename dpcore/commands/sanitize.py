@@ -6,7 +6,13 @@ import argparse
 import sys
 from typing import Any
 
-from dpcore.commands.common import add_param_argument, emit_json, mechanism_params
+from dpcore.commands.common import (
+    add_full_vocabulary_argument,
+    add_param_argument,
+    emit_json,
+    mechanism_params,
+    vocabulary_line,
+)
 from dpcore.validation import check_epsilon, check_int, check_probability
 
 #: Default vocabulary sizes of the CLI and the dashboard's Sanitize page: GloVe is cut to the 15,000
@@ -35,6 +41,7 @@ def add_mechanism_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="keep the N most frequent embedding words (glove default 15000; bert, bert-wordpiece: all)",
     )
+    add_full_vocabulary_argument(p)
 
 
 def build_mechanism(args: argparse.Namespace) -> Any:
@@ -62,7 +69,7 @@ def build_mechanism(args: argparse.Namespace) -> Any:
         size = check_int(args.vocab_size, name="--vocab-size", min_value=2, max_value=10_000_000)
     return lambda: create_text_mechanism(
         args.mechanism,
-        vocab=build_vocabulary(embedding, size=size, words=words),
+        vocab=build_vocabulary(embedding, size=size, words=words, full=args.full_vocabulary),
         epsilon=args.epsilon,
         **params,
     )
@@ -75,7 +82,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Replace every token of every line with a sampled word (Yue et al. 2021). One line "
             "in, one line out; the output file is written atomically. Out-of-vocabulary tokens "
-            "become [UNK] (--oov mask, default) or are kept (--oov keep, not private)."
+            "become [UNK] (--oov mask, default) or are kept (--oov keep, not private). The "
+            "vocabulary leaves out slurs and insults (--full-vocabulary keeps them); the "
+            "guarantee holds over that filtered vocabulary."
         ),
     )
     add_mechanism_arguments(p)
@@ -149,4 +158,5 @@ def run(args: argparse.Namespace) -> int:
             f"seed {seed} → {args.output}",
             file=sys.stderr,
         )
+        print(f"dpcore: {vocabulary_line(mech.vocab)}", file=sys.stderr)
     return 0

@@ -101,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         vocab_size=size,
         vocab_words=words,
         oov=args.oov,
+        full_vocabulary=args.full_vocabulary,
     ).validate()
     manifest = sanitize_files(
         args.input,
@@ -129,4 +130,5 @@ def run(args: argparse.Namespace) -> int:
             f"→ {args.output} (manifest _dpcore_manifest.json)",
             file=sys.stderr,
         )
+        print(f"dpcore: vocabulary: {manifest['vocabulary']['label']}", file=sys.stderr)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dpcore.commands.common import emit_json
+from dpcore.commands.common import emit_json, vocabulary_line
 from dpcore.commands.sanitize import add_mechanism_arguments, build_mechanism
 from dpcore.validation import DPCoreError
 
@@ -50,14 +50,13 @@ def run(args: argparse.Namespace) -> int:
         emit_json(out)
         return 0
     print(f"{mech.name} ε={mech.epsilon:g} |V|={len(mech.vocab):,} ({mech.privacy.describe()})")
+    print(vocabulary_line(mech.vocab))
     print(f"{'word':<16} {'N_x':>9} {'S_x':>7} {'S_x_mc':>7} {'S_y*_mc':>8}  method")
     for r in rows:
         sy = "" if r["S_y_star_mc"] is None else r["S_y_star_mc"]
         print(f"{r['word']:<16} {r['N_x']:>9.4g} {r['S_x']:>7} {r['S_x_mc']:>7} {sy!s:>8}  {r['method']}")
     if check is not None:
-        verdict = (
-            "no violation on these triples" if check["passed"] else "VIOLATED on at least one triple"
-        )
+        verdict = "no violation on these triples" if check["passed"] else "VIOLATED on at least one triple"
         print(
             f"exact bound check on {check['triples']:,} sampled triples (x, x', y): {verdict} "
             f"(max excess {check['max_excess']:.3g}); triples not sampled are not checked"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from dpcore.commands.attack import add_common_arguments, load_data, mechanism_factory, parse_epsilons
-from dpcore.commands.common import emit_json, stderr_progress
+from dpcore.commands.common import emit_json, stderr_progress, vocabulary_line
 from dpcore.validation import check_int
 
 
@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         f"{params['dataset']}: {params['n_train']:,} train / {params['n_test']:,} test sentences, "
         f"{args.classifier}; seed {seed}, split seed {split_seed}"
     )
+    print(vocabulary_line(make.vocab))
     print(
         f"unsanitized {b['accuracy_unsanitized']:.4f}  random replacement {b['accuracy_random']:.4f}  "
         f"majority class {b['majority']:.4f}"

@@ -14,7 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dpcore.commands.common import emit_json, stderr_progress, stdout_reserved
+from dpcore.commands.common import (
+    add_full_vocabulary_argument,
+    emit_json,
+    stderr_progress,
+    stdout_reserved,
+)
 from dpcore.validation import DPCoreError
 
 
@@ -36,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "of the shipped table (or --output) and exits 1 when a verdict or a library version "
             "differs. --markdown prints the table as Markdown, running nothing. 'No violation found' "
             "is not 'private': each row names its test, size and confidence, and what a flaw would have "
-            "had to be to be caught."
+            "had to be to be caught. Rows audit dpcore's default vocabularies, which leave out slurs and "
+            "insults; --full-vocabulary audits the full ones (the shipped table's setting)."
         ),
     )
     p.add_argument("--minutes", default="10", help="time per fitted row, in minutes (default 10; 0.05..600)")
@@ -55,6 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--workers", default=None, help="processes (or Ray CPUs) per row (default: this machine's cores)"
     )
     p.add_argument("--seed", default="0", help="the audits' seed (default 0)")
+    add_full_vocabulary_argument(p)
     p.add_argument("--output", default=None, help="write the table here (JSON), saved after every row")
     p.add_argument(
         "--resume", action="store_true", help="keep the rows --output already holds for these settings"
@@ -128,6 +135,8 @@ def _argv_tail(args: argparse.Namespace) -> list[str]:
         out += ["--workers", str(args.workers)]
     if args.output is not None:
         out += ["--output", str(args.output)]
+    if getattr(args, "full_vocabulary", False):
+        out += ["--full-vocabulary"]
     return out
 
 
@@ -146,7 +155,7 @@ def _run(args: argparse.Namespace) -> int:
     out_path = Path(args.output) if args.output else None
     if args.resume and out_path is not None and out_path.is_file():
         old = load(out_path, rows_only=True)
-        kept = resumable(old, minutes=minutes, seed=seed)
+        kept = resumable(old, minutes=minutes, seed=seed, full_vocabulary=args.full_vocabulary)
         earlier = old.get("header") if kept and isinstance(old.get("header"), dict) else {}
     todo = [s for s in specs if s.name not in kept]
     rows: dict[str, dict[str, Any]] = {s.name: kept[s.name] for s in specs if s.name in kept}
@@ -224,6 +233,7 @@ def _run(args: argparse.Namespace) -> int:
             on_row=on_row,
             on_stage=on_stage,
             progress=bars,
+            full_vocabulary=args.full_vocabulary,
         )
     doc = document(final=True)
     save(final=True)

@@ -157,6 +157,7 @@ def build_manifest(
         "tokenizer": sanitizer.tokenizer.name,
         "vocabulary": {
             "size": len(vocab),
+            "label": vocab.label,
             "digest": vocabulary_digest(vocab),
             "frequency_source": vocab.frequency_source,
         },

@@ -70,6 +70,9 @@ class MechanismSpec:
         An explicit vocabulary (overrides ``vocab_size``).
     oov:
         ``"mask"`` (default) or ``"keep"`` (not private; see :mod:`dpcore.text.sanitize`).
+    full_vocabulary:
+        Keep the slurs and insults the default vocabulary leaves out (research;
+        :mod:`dpcore.text.offensive`).
     """
 
     mechanism: str
@@ -81,6 +84,7 @@ class MechanismSpec:
     vocab_words: tuple[str, ...] | None = field(default=None, repr=False)
     oov: str = "mask"
     params: tuple[tuple[str, float], ...] = ()
+    full_vocabulary: bool = False
 
     def validate(self) -> MechanismSpec:
         """Cheap checks before any loading (one clear :class:`DPCoreError`)."""
@@ -120,7 +124,10 @@ def _build_cached(spec: MechanismSpec) -> Any:
     spec.validate()
     size = spec.vocab_size if spec.vocab_size is not None else DEFAULT_VOCAB_SIZE[spec.embedding]
     vocab = build_vocabulary(
-        spec.embedding, size=size, words=None if spec.vocab_words is None else list(spec.vocab_words)
+        spec.embedding,
+        size=size,
+        words=None if spec.vocab_words is None else list(spec.vocab_words),
+        full=spec.full_vocabulary,
     )
     return create_text_mechanism(
         spec.mechanism, vocab=vocab, epsilon=spec.epsilon, p=spec.p, w=spec.w, **dict(spec.params)

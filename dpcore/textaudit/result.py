@@ -139,6 +139,8 @@ class TextAuditResult:
     #: to the implementation beyond the pairs the claim still covers.
     premise: dict[str, Any] | None = None
     dpcore_version: str = __version__
+    #: Which vocabulary the audit ran over (:attr:`dpcore.text.vocab.Vocabulary.label`).
+    vocabulary: str = ""
     test: str = (
         "pooled Chernoff tests over pairings of the vocabulary; per pair, output events chosen on half "
         "the samples (or fixed by the screen or a checked declaration) with their loss bounded by "
@@ -211,6 +213,7 @@ class TextAuditResult:
             guarantee=str(sanitizer.guarantee),
             embedding=str(vocab.embedding),
             vocab_size=len(vocab),
+            vocabulary=str(getattr(vocab, "label", "") or ""),
             samples=samples,
             pilot_samples=pilot_samples,
             candidates=candidates,

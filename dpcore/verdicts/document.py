@@ -290,15 +290,20 @@ def check_sample(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in doc["rows"] if r["name"] in names]
 
 
-def resumable(old: dict[str, Any], *, minutes: float, seed: int) -> dict[str, dict[str, Any]]:
+def resumable(
+    old: dict[str, Any], *, minutes: float, seed: int, full_vocabulary: bool = False
+) -> dict[str, dict[str, Any]]:
     """Rows of an earlier (partial) file that a resumed run keeps: rows that ran, at the same
-    minutes and seed, with the library at the same version as now (a row that could not run is
-    run again: it fails fast, or its library was installed since)."""
-    from dpcore.verdicts.rows import library_version
+    minutes and seed, over the same vocabulary (full or without offensive words), with the library
+    at the same version as now (a row that could not run is run again: it fails fast, or its
+    library was installed since)."""
+    from dpcore.verdicts.rows import library_version, plan_full_vocabulary
 
     keep: dict[str, dict[str, Any]] = {}
     for row in old.get("rows", []):
         if row.get("status") != "ran" or row.get("minutes") != minutes or row.get("seed") != seed:
+            continue
+        if plan_full_vocabulary(row.get("plan")) != bool(full_vocabulary):
             continue
         if row.get("library_version") is None or row["library_version"] != library_version(row["library"]):
             continue

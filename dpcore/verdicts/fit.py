@@ -44,6 +44,8 @@ class RowPlan:
     reaches_class: bool  # False: no size passes both; the smallest is run
     estimate_seconds: float
     minutes: float
+    #: Audit over the full vocabulary, offensive words included (``--full-vocabulary``).
+    full_vocabulary: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -124,9 +126,16 @@ def reaches(cls: str, value: float) -> bool:
 
 
 def plan_row(
-    name: str, *, minutes: float, workers: int, epsilon: float = 1.0, embedding: str = "glove"
+    name: str,
+    *,
+    minutes: float,
+    workers: int,
+    epsilon: float = 1.0,
+    embedding: str = "glove",
+    full_vocabulary: bool = False,
 ) -> RowPlan:
-    """Probe ``name``'s speed, run the pilot, and choose the row's |V| and budget.
+    """Probe ``name``'s speed, run the pilot, and choose the row's |V| and budget (over the
+    vocabulary without offensive words, or the full one with ``full_vocabulary``).
 
     The speed is probed at |V| = 300 first. A sanitizer's cost per draw may grow with |V| (a
     nearest-word search over V), so a size that fits at that speed is probed again at its own
@@ -138,7 +147,7 @@ def plan_row(
     from dpcore.textaudit.loaders import load_sanitizer
 
     lo = min(CANDIDATE_SIZES)
-    small = build_vocabulary(embedding, size=lo)
+    small = build_vocabulary(embedding, size=lo, full=full_vocabulary)
     s0 = load_sanitizer(name, epsilon=epsilon, vocab=small)
     speed0 = _probe(s0, small)
     pplan = fit_size(speed0, lo, PILOT_MINUTES, workers)
@@ -165,13 +174,13 @@ def plan_row(
     for size in sorted(CANDIDATE_SIZES, reverse=True):
         found = fitted(speed0, size)
         if found is not None and size != lo:  # the speed at this |V|, then the plan again
-            vocab = build_vocabulary(embedding, size=size)
+            vocab = build_vocabulary(embedding, size=size, full=full_vocabulary)
             found = fitted(_probe(load_sanitizer(name, epsilon=epsilon, vocab=vocab), vocab), size)
         if found is not None:
-            return _row_plan(size, *found, True, minutes)
+            return _row_plan(size, *found, True, minutes, full_vocabulary)
     plan = fit_size(speed0, lo, minutes, workers)  # nothing passes both: the smallest, and it says so
     cls, pred = predict(pilot, lo, plan.draws_per_word, plan.samples)
-    return _row_plan(lo, plan, cls, pred, False, minutes)
+    return _row_plan(lo, plan, cls, pred, False, minutes, full_vocabulary)
 
 
 #: Words whose speed a probe may try, three at a time, spread over V (a sanitizer may fail on many).
@@ -198,7 +207,9 @@ def _probe(sanitizer: Any, vocab: Any) -> Any:
     raise DPCoreError("no word to probe")
 
 
-def _row_plan(size: int, plan: Any, cls: str, pred: float, ok: bool, minutes: float) -> RowPlan:
+def _row_plan(
+    size: int, plan: Any, cls: str, pred: float, ok: bool, minutes: float, full_vocabulary: bool = False
+) -> RowPlan:
     return RowPlan(
         vocab_size=int(size),
         screen_budget=int(plan.budget),
@@ -210,4 +221,5 @@ def _row_plan(size: int, plan: Any, cls: str, pred: float, ok: bool, minutes: fl
         reaches_class=bool(ok),
         estimate_seconds=float(plan.estimate_seconds),
         minutes=float(minutes),
+        full_vocabulary=bool(full_vocabulary),
     )

@@ -23,7 +23,14 @@ import pandas as pd
 
 from dpcore.verdicts.document import verdict_of
 from dpcore.verdicts.rows import GROUPS
-from dpcore.verdicts.wording import headline, largest_violation, nats, power_summary, short_claim
+from dpcore.verdicts.wording import (
+    headline,
+    largest_violation,
+    nats,
+    power_summary,
+    short_claim,
+    vocabulary_words,
+)
 from dpcore.viz.audit_words import (
     CALL_STATUS_WORDS,
     DECLARATION_STATUS_WORDS,
@@ -391,7 +398,7 @@ def plan_sentence(row: dict[str, Any]) -> str:
     plan = row.get("plan")
     if not plan:
         return "no plan: the row did not run"
-    parts = [f"|V| = {_int(plan.get('vocab_size'))}"]
+    parts = [f"|V| = {_int(plan.get('vocab_size'))} ({vocabulary_words(plan)})"]
     if plan.get("words"):
         parts.append(f"the named words {', '.join(map(str, plan['words']))}")
     if plan.get("screen_budget"):
@@ -426,7 +433,7 @@ def check_sentence(row: dict[str, Any]) -> str:
     if not c:
         return "no check recorded"
     p = c.get("plan") or {}
-    size = f"|V| = {_int(p.get('vocab_size'))}"
+    size = f"|V| = {_int(p.get('vocab_size'))} ({vocabulary_words(p)})"
     if p.get("screen_budget"):
         size += f", screen budget {_int(p['screen_budget'])}"
     size += f", T = {_int(p.get('samples'))}"
@@ -460,6 +467,11 @@ def header_sentence(header: dict[str, Any]) -> str:
         bits.append(f"confidence {100 * _num(conf):g}% family-wise per row")
     bits.append(f"dpcore {header.get('dpcore_version', '?')}")
     text = ", ".join(bits) + "."
+    if "--full-vocabulary" in str(header.get("command", "")):
+        text += (
+            " Every row audited the full top-|V| vocabulary, offensive words included (--full-vocabulary); "
+            "dpcore's default vocabularies leave slurs and insults out."
+        )
     if header.get("complete") is False:
         text += " The run did not finish: rows it did not reach are missing."
     return text

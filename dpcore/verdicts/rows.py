@@ -29,7 +29,12 @@ GROUPS: tuple[str, ...] = ("control", "dpcore", "pyPANTERA", "mldp-text")
 
 @dataclass(frozen=True)
 class FixedPlan:
-    """A control's setting: |V|, budget and T, or named words with their neighbours."""
+    """A control's setting: |V|, budget and T, or named words with their neighbours.
+
+    ``full_vocabulary``: audit over the embedding's top-|V| words with the offensive ones kept
+    (``audit-text --full-vocabulary``); False leaves them out, as every dpcore vocabulary does by
+    default (:mod:`dpcore.text.offensive`).
+    """
 
     vocab_size: int
     screen_budget: int | None = None
@@ -38,9 +43,19 @@ class FixedPlan:
     neighbors: int = 2
     pairs: int = 50
     why: str = ""
+    full_vocabulary: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def plan_full_vocabulary(plan: dict[str, Any] | None) -> bool:
+    """Whether a recorded plan audited the full vocabulary (offensive words included).
+
+    A plan without the key was written before dpcore left offensive words out of its
+    vocabularies, so it audited the full one (the shipped table's rows, for instance).
+    """
+    return bool((plan or {}).get("full_vocabulary", True))
 
 
 @dataclass(frozen=True)

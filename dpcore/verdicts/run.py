@@ -16,6 +16,7 @@ import platform
 import shlex
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -82,6 +83,8 @@ def command_line(spec: RowSpec, plan: FixedPlan | Any, seed: int) -> str:
     if spec.embedding != "glove":
         cmd += ["--embedding", spec.embedding]
     cmd += ["--vocab-size", str(plan.vocab_size)]
+    if getattr(plan, "full_vocabulary", False):
+        cmd += ["--full-vocabulary"]
     if "words" in a:
         cmd += ["--words", ",".join(a["words"])]
     cmd += ["--pairs", str(a["pairs"]), "--neighbors", str(a["neighbors"])]
@@ -102,7 +105,9 @@ def _audit(
     from dpcore.textaudit import audit_text
     from dpcore.textaudit.loaders import load_sanitizer
 
-    vocab = build_vocabulary(spec.embedding, size=int(plan.vocab_size))
+    vocab = build_vocabulary(
+        spec.embedding, size=int(plan.vocab_size), full=bool(getattr(plan, "full_vocabulary", False))
+    )
     sanitizer = load_sanitizer(spec.name, epsilon=spec.epsilon, vocab=vocab, params=dict(spec.params))
     result = audit_text(
         sanitizer, vocab=vocab, workers=workers, progress=progress, **audit_arguments(spec, plan, seed)
@@ -193,11 +198,20 @@ def _one_line(exc: BaseException) -> str:
     return text
 
 
-def run_check(spec: RowSpec, seed: int, workers: int, *, plan: FixedPlan | None = None) -> dict[str, Any]:
-    """The row's check: ``plan`` (default: a control's own fixed setting, else :data:`CHECK_PLAN`);
-    deterministic in its seed, so ``verdicts --check`` reruns it and compares verdicts."""
+def run_check(
+    spec: RowSpec,
+    seed: int,
+    workers: int,
+    *,
+    plan: FixedPlan | None = None,
+    full_vocabulary: bool = False,
+) -> dict[str, Any]:
+    """The row's check: ``plan`` (default: a control's own fixed setting, else :data:`CHECK_PLAN`,
+    over the full vocabulary with ``full_vocabulary``); deterministic in its seed, so ``verdicts
+    --check`` reruns it and compares verdicts."""
     if plan is None:
         plan = spec.fixed if spec.fixed is not None else CHECK_PLAN
+        plan = replace(plan, full_vocabulary=bool(full_vocabulary))
     t0 = time.perf_counter()
     try:
         _, r = _audit(spec, plan, seed, workers)
@@ -221,6 +235,7 @@ def run_row(
     check: bool = True,
     on_stage: Callable[[str], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    full_vocabulary: bool = False,
 ) -> dict[str, Any]:
     """Plan, audit and record one row; never raises for the sanitizer's own failures.
 
@@ -240,6 +255,9 @@ def run_row(
         Called with one line as the row moves on (plan, audit, check).
     progress:
         ``progress(done, total)`` of the row's audit (draws).
+    full_vocabulary:
+        Audit over the embedding's top-|V| words with the offensive ones kept (the shipped
+        table's setting); False leaves them out (:mod:`dpcore.text.offensive`). The plan records it.
     """
     say = on_stage or (lambda _line: None)
     t0 = time.perf_counter()
@@ -272,12 +290,17 @@ def run_row(
         return row
     try:
         if spec.fixed is not None:
-            plan: Any = spec.fixed
-            row["plan"] = {"kind": "fixed"} | spec.fixed.to_dict()
+            plan: Any = replace(spec.fixed, full_vocabulary=bool(full_vocabulary))
+            row["plan"] = {"kind": "fixed"} | plan.to_dict()
         else:
             say("probing its speed and running the pilot")
             plan = plan_row(
-                spec.name, minutes=minutes, workers=workers, epsilon=spec.epsilon, embedding=spec.embedding
+                spec.name,
+                minutes=minutes,
+                workers=workers,
+                epsilon=spec.epsilon,
+                embedding=spec.embedding,
+                full_vocabulary=full_vocabulary,
             )
             row["plan"] = {"kind": "fitted"} | plan.to_dict()
         say(
@@ -301,7 +324,7 @@ def run_row(
     row["guarantee"] = result.guarantee
     if spec.fixed is not None:  # a fixed row is its own check: the same deterministic audit
         row["check"] = {
-            "plan": spec.fixed.to_dict(),
+            "plan": plan.to_dict(),
             "command": row["command"],
             "verdict": result.verdict,
             "max_lower_bound_ratio": result.max_lower_bound_ratio,
@@ -309,7 +332,7 @@ def run_row(
         }
     elif check:
         say("running its check")
-        row["check"] = run_check(spec, seed, workers)
+        row["check"] = run_check(spec, seed, workers, full_vocabulary=full_vocabulary)
     row["seconds"] = round(time.perf_counter() - t0, 1)
     return row
 
@@ -325,8 +348,10 @@ def run_rows(
     on_row: Callable[[dict[str, Any]], None] | None = None,
     on_stage: Callable[[str, str], None] | None = None,
     progress: Callable[[str], Callable[[int, int], None] | None] | None = None,
+    full_vocabulary: bool = False,
 ) -> list[dict[str, Any]]:
-    """Run ``specs`` and return their rows in order.
+    """Run ``specs`` and return their rows in order (each audited over the full vocabulary with
+    ``full_vocabulary``, as :func:`run_row`).
 
     ``engine="local"``: one after another in this process, each audit drawing with ``workers``
     processes. ``engine="ray"``: every row is a Ray task asking for ``workers`` CPUs, run in
@@ -335,12 +360,28 @@ def run_rows(
     ``progress(name)`` gives a local row's audit its ``progress(done, total)`` callback.
     """
     if engine == "ray":
-        return _run_ray(specs, minutes=minutes, seed=seed, workers=workers, address=address, on_row=on_row)
+        return _run_ray(
+            specs,
+            minutes=minutes,
+            seed=seed,
+            workers=workers,
+            address=address,
+            on_row=on_row,
+            full_vocabulary=full_vocabulary,
+        )
     rows = []
     for spec in specs:
         stage = None if on_stage is None else (lambda line, n=spec.name: on_stage(n, line))
         bar = None if progress is None else progress(spec.name)
-        row = run_row(spec, minutes=minutes, seed=seed, workers=workers, on_stage=stage, progress=bar)
+        row = run_row(
+            spec,
+            minutes=minutes,
+            seed=seed,
+            workers=workers,
+            on_stage=stage,
+            progress=bar,
+            full_vocabulary=full_vocabulary,
+        )
         rows.append(row)
         if on_row is not None:
             on_row(row)
@@ -355,6 +396,7 @@ def _run_ray(
     workers: int,
     address: str | None,
     on_row: Callable[[dict[str, Any]], None] | None,
+    full_vocabulary: bool = False,
 ) -> list[dict[str, Any]]:
     from dpcore.corpus.engines import start_ray
 
@@ -363,7 +405,7 @@ def _run_ray(
         import ray
 
         task = ray.remote(num_cpus=workers, max_retries=0)(_ray_row)
-        refs = {task.remote(spec, minutes, seed, workers): i for i, spec in enumerate(specs)}
+        refs = {task.remote(spec, minutes, seed, workers, full_vocabulary): i for i, spec in enumerate(specs)}
         out: list[dict[str, Any] | None] = [None] * len(specs)
         pending = list(refs)
         while pending:
@@ -378,5 +420,7 @@ def _run_ray(
     return [r for r in out if r is not None]
 
 
-def _ray_row(spec: RowSpec, minutes: float, seed: int, workers: int) -> dict[str, Any]:
-    return run_row(spec, minutes=minutes, seed=seed, workers=workers)
+def _ray_row(
+    spec: RowSpec, minutes: float, seed: int, workers: int, full_vocabulary: bool = False
+) -> dict[str, Any]:
+    return run_row(spec, minutes=minutes, seed=seed, workers=workers, full_vocabulary=full_vocabulary)

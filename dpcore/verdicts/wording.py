@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dpcore.verdicts.document import verdict_of
+from dpcore.verdicts.rows import plan_full_vocabulary
 
 #: The partner a pooled pairing gives each word (:mod:`dpcore.textaudit.pooled`), in words.
 PARTNER_WORDS: dict[str, str] = {
@@ -362,3 +363,30 @@ def short_claim(row: dict[str, Any]) -> str:
     if kind and cited:
         return f"{kind} ({cited})"
     return kind or cited or "—"
+
+
+def vocabulary_words(plan: dict[str, Any] | None) -> str:
+    """Which vocabulary a recorded plan audited, in a few words."""
+    if plan_full_vocabulary(plan):
+        return "full vocabulary, offensive words included"
+    return "offensive words left out"
+
+
+def vocabulary_note(rows: list[dict[str, Any]]) -> str:
+    """One sentence on the vocabularies a table's rows audited ("" when no row has a plan)."""
+    plans = [r["plan"] for r in rows if r.get("plan")]
+    if not plans:
+        return ""
+    full = [plan_full_vocabulary(p) for p in plans]
+    if all(full):
+        return (
+            "Every row audited the full top-|V| vocabulary, offensive words included "
+            "(--full-vocabulary in its command): the table was run before dpcore's default "
+            "vocabularies left slurs and insults out."
+        )
+    if not any(full):
+        return "Every row audited dpcore's default vocabulary, slurs and insults left out."
+    return (
+        "Rows whose command says --full-vocabulary audited the full vocabulary, offensive words "
+        "included; the others, dpcore's default one, slurs and insults left out."
+    )

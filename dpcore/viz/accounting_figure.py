@@ -1,29 +1,55 @@
 """Figures for the accounting page: DPNR's ε′ against the dropout rate μ (Lai et al. 2022, eq. 11)
-and the per-bit budgets of binary-encoding randomized response (eqs. 16–19)."""
+and the per-bit budgets of binary-encoding randomized response (eqs. 16–19).
+
+Both are drawn for a projector: no title (the page's headline says what the figure shows), the
+legend inside the plot where the data leave room, colours from :mod:`dpcore.viz.palette` (the
+true cost in :data:`~dpcore.viz.palette.BAD`, the claim in :data:`~dpcore.viz.palette.CLAIM`).
+"""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import plotly.graph_objects as go
 
 from dpcore.accounting import BinaryEncodingReport
 from dpcore.viz.axes import log_axis
+from dpcore.viz.palette import BAD, CLAIM, OK
 
 __all__ = ["binary_bits_figure", "dpnr_dropout_figure"]
+
+#: A legend drawn over the plot: a white box so that grid lines do not cross its text.
+_INSIDE = {"bgcolor": "rgba(255,255,255,0.9)", "bordercolor": "#dedede", "borderwidth": 1}
 
 
 def dpnr_dropout_figure(
     mu: np.ndarray, eps_prime: np.ndarray, *, k: int, epsilon: float, selected_mu: float, selected: float
 ) -> go.Figure:
-    """ε′ = ln((1 − μ)·exp(kε) + μ) against μ, with the claim ε and the no-dropout kε."""
+    """ε′ = ln((1 − μ)·exp(kε) + μ) against μ, with the claim ε and the no-dropout kε.
+
+    Parameters
+    ----------
+    mu, eps_prime
+        The curve: dropout rates and the true ε′ at each (:func:`dpcore.accounting.dpnr_dropout_curve`).
+    k, epsilon
+        Embedding dimension and the claimed per-coordinate ε.
+    selected_mu, selected
+        The chosen dropout rate and its ε′ (a marker on the curve).
+
+    Returns
+    -------
+    go.Figure
+        The curve, kε (dotted) and the claim (dashed); the legend sits in the empty lower left.
+    """
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
             x=np.asarray(mu).tolist(),
             y=np.asarray(eps_prime).tolist(),
             mode="lines",
-            line={"color": "#c0504d", "width": 2.5},
-            name="true ε′ with dropout (corrected Thm 2)",
+            line={"color": BAD, "width": 3},
+            name="true ε′ with word dropout",
             hovertemplate="μ=%{x:.3f}<br>ε′=%{y:.4g}<extra></extra>",
         )
     )
@@ -32,8 +58,8 @@ def dpnr_dropout_figure(
             x=[0.0, 1.0],
             y=[k * epsilon, k * epsilon],
             mode="lines",
-            line={"color": "#8064a2", "dash": "dot"},
-            name=f"kε = {k * epsilon:.4g} (corrected Thm 1, μ = 0)",
+            line={"color": BAD, "dash": "dot", "width": 1.5},
+            name=f"kε = {k * epsilon:.4g}: true ε without dropout",
             hoverinfo="skip",
         )
     )
@@ -42,7 +68,7 @@ def dpnr_dropout_figure(
             x=[0.0, 1.0],
             y=[epsilon, epsilon],
             mode="lines",
-            line={"color": "#222", "dash": "dash"},
+            line={"color": CLAIM, "dash": "dash", "width": 2},
             name=f"claimed ε = {epsilon:g}",
             hoverinfo="skip",
         )
@@ -52,51 +78,60 @@ def dpnr_dropout_figure(
             x=[selected_mu],
             y=[selected],
             mode="markers",
-            marker={"color": "#c0504d", "size": 12, "symbol": "diamond"},
+            marker={"color": BAD, "size": 13, "symbol": "diamond", "line": {"color": "white", "width": 1}},
             name=f"μ = {selected_mu:g}: ε′ = {selected:.4g}",
         )
     )
     fig.update_layout(
-        title=f"DPNR with word dropout: k = {k}, ε = {epsilon:g}",
-        xaxis={"title": "dropout rate μ", "range": [0, 1]},
-        yaxis={"title": "ε"},
+        xaxis={"title": "dropout rate μ (share of words dropped)", "range": [0, 1]},
+        yaxis={"title": "privacy loss ε", "rangemode": "tozero"},
         template="plotly_white",
-        legend={"orientation": "h", "y": -0.2},
-        height=440,
-        margin={"t": 60, "l": 60, "r": 20, "b": 40},
+        legend={"x": 0.02, "y": 0.35, "xanchor": "left", "yanchor": "middle", **_INSIDE},
+        height=380,
+        margin={"t": 16, "l": 70, "r": 20, "b": 56},
     )
     return fig
+
+
+def _bit_label(row: dict) -> str:
+    if row["kind"] == "sign":
+        return "sign"
+    return f"{'int' if row['kind'] == 'integer' else 'frac'} {row['index']}"
 
 
 def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
     """Claimed ε_i against the place-value figure of Lai et al. (2022), per bit (log y).
 
-    The exact LDP loss of a pair differing in bit i is ε_i (the grey bar); the title gives the
-    feature's exact worst-case LDP loss, Σ ε_i.
+    The exact LDP loss of a pair differing in bit i is ε_i (the grey bar); the page's headline
+    gives the feature's totals.
+
+    Parameters
+    ----------
+    report
+        The per-bit costs (:func:`dpcore.accounting.binary_encoding_costs`).
+
+    Returns
+    -------
+    go.Figure
+        Grouped bars per bit: the claim (grey) beside the place-value figure, red where it is above
+        the claim (under-charged), green where it is at or below it (over-charged).
     """
     rows = report.rows()
-    labels = [
-        "sign" if r["kind"] == "sign" else f"{'int' if r['kind'] == 'integer' else 'frac'} {r['index']}"
-        for r in rows
-    ]
+    labels = [_bit_label(r) for r in rows]
     fig = go.Figure()
     fig.add_trace(
         go.Bar(
             x=labels,
             y=[r["claimed_epsilon"] for r in rows],
-            name="claimed ε_i = exact LDP loss of bit i (eqs. 13–14)",
-            marker_color="#9aa5b1",
+            name="claimed ε_i = exact LDP loss of the bit",
+            marker_color="#8a8a8a",
             offsetgroup="claimed",
         )
     )
     # One trace per colour, so the legend explains both (they share one bar slot per bit).
     for above, color, name in (
-        (True, "#c0504d", "place-value figure (Lai et al. 2022, eqs. 17–19) above the claim: under-charged"),
-        (
-            False,
-            "#4e9a59",
-            "place-value figure (Lai et al. 2022, eqs. 17–19) at or below the claim: over-charged",
-        ),
+        (True, BAD, "place-value figure above the claim: under-charged"),
+        (False, OK, "place-value figure at or below the claim: over-charged"),
     ):
         sel = [r for r in rows if (r["place_value_epsilon"] > r["claimed_epsilon"]) == above]
         fig.add_trace(
@@ -114,19 +149,18 @@ def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
             )
         )
 
+    values = [v for r in rows for v in (r["claimed_epsilon"], r["place_value_epsilon"]) if v > 0]
+    # Room above the tallest bar for the legend (a decade and a half on the log axis).
+    y_range = [math.log10(min(values)) - 0.15, math.log10(max(values)) + 1.5] if values else None
     fig.update_layout(
-        title=(
-            f"One feature: claimed {report.claimed_per_feature:.4g}, exact LDP loss "
-            f"{report.exact_ldp_per_feature:.4g}, place-value figure {report.place_value_per_feature:.4g}"
-        ),
         barmode="group",
-        xaxis={"title": "bit"},
-        yaxis=log_axis("ε (log scale)"),
+        xaxis={"title": "bit of the encoded feature"},
+        yaxis=log_axis("ε per bit (log scale)", values or None, range=y_range),
         template="plotly_white",
-        legend={"orientation": "h", "y": -0.25},
+        legend={"x": 0.99, "y": 0.99, "xanchor": "right", "yanchor": "top", **_INSIDE},
         xaxis_categoryorder="array",
         xaxis_categoryarray=labels,
-        height=440,
-        margin={"t": 60, "l": 60, "r": 20, "b": 40},
+        height=400,
+        margin={"t": 16, "l": 70, "r": 20, "b": 56},
     )
     return fig

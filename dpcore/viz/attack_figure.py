@@ -17,10 +17,16 @@ unsanitized text (a weak attacker), not that the sanitizer hides much.
 
 Both figures also draw **the claim's floor** where it is given (:mod:`dpcore.attack.ceiling`):
 1 − the most any attacker who sees only the sanitized word can win if the mechanism's privacy
-claim holds, one dashed line per mechanism. The ε figure draws it over a dense ε grid
-(``claim_curves``); the trade-off figure joins its values at the measured ε (rows'
-``claim_defense_floor``), where the accuracy is known. A Bayesian defense rate below it says the
-claim does not hold.
+claim holds, one black dashed line per mechanism (black is a claim's colour on every chart,
+:data:`dpcore.viz.palette.CLAIM`; the legend and the hover name the mechanism).
+The ε figure draws it over a dense ε grid (``claim_curves``); the trade-off figure joins its
+values at the measured ε (rows' ``claim_defense_floor``), where the accuracy is known, with a tick
+at each. A Bayesian defense rate below it says the claim does not hold. The defense-rate axes
+start below 0 and draw no zero line, so a floor at 0 (a claim that lets an attacker name every
+word) is a visible line above the bottom of the plot, not hidden in the axis.
+
+Colours come from :func:`dpcore.viz.palette.colour` by the attacker's name (the Bayesian attacker
+has one colour on every chart of every page); the line's dash tells the mechanisms apart.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpcore.viz.axes import log_axis
+from dpcore.viz.palette import CLAIM, SOFT_INK, colour
 
 __all__ = ["ATTACK_LABELS", "CLAIM_FLOOR", "UNSANITIZED", "epsilon_figure", "tradeoff_figure"]
 
@@ -45,11 +52,10 @@ ATTACK_LABELS = {
 _LABEL_DX, _LABEL_DY = 0.07, 0.07
 #: The name of the attacker's ceiling: its defense rate on unsanitized text (ε = ∞).
 UNSANITIZED = "unsanitized (ε = ∞)"
-_PALETTE = ("#3b6ea5", "#c0504d", "#4e9a59", "#8064a2", "#d68a1a", "#2f9fa8")
 #: The name of the claim's floor: 1 − the claim's ceiling on any word-only attacker's success.
 CLAIM_FLOOR = "the claim's floor"
-#: One colour per mechanism for the claim's floor (dashed), apart from the attackers' colours.
-_FLOOR_COLORS = ("#222222", "#8c6d31", "#7b4173", "#637939", "#843c39", "#5254a3")
+#: The lowest defense rate the axes show: room under 0, so a line at 0 is not in the axis.
+_Y_LOW = -0.09
 _DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 #: The paper's mechanisms keep their styles; every other mechanism gets the next free one.
 _DASH_FIXED = {"santext": "solid", "santext+": "dash", "random": "dot", "feyisetan": "dashdot"}
@@ -71,24 +77,30 @@ class _DashMap(dict):
 _DASH = _DashMap()
 
 
-def _color(i: int) -> str:
-    return _PALETTE[i % len(_PALETTE)]
-
-
-def _floor_trace(mech: str, i: int, x: Any, y: Any, eps: Any, *, showlegend: bool = True) -> go.Scatter:
-    """The claim's floor of one mechanism: dashed, with ε in the hover."""
+def _floor_trace(mech: str, x: Any, y: Any, eps: Any, *, ticks: bool = False) -> go.Scatter:
+    """The claim's floor of one mechanism: black (a claim's colour) and dashed, with the mechanism
+    and ε in the hover; ``ticks`` marks each point (the trade-off figure's measured ε) so a floor
+    stays visible where it runs along another line."""
     name = f"{CLAIM_FLOOR}, {mech}"
     return go.Scatter(
-        x=list(x), y=list(y), mode="lines", name=name, legendgroup=name, showlegend=showlegend,
-        line={"color": _FLOOR_COLORS[i % len(_FLOOR_COLORS)], "dash": "dash", "width": 2},
+        x=list(x), y=list(y), mode="lines+markers" if ticks else "lines", name=name, legendgroup=name,
+        line={"color": CLAIM, "dash": "dash", "width": 2.5},
+        marker={"symbol": "line-ew-open", "size": 18, "color": CLAIM, "line": {"width": 3, "color": CLAIM}},
         customdata=[[float(e)] for e in eps],
         hovertemplate=(f"{name}<br>ε = %{{customdata[0]:.3g}}<br>no attacker seeing only the "
                        "sanitized word goes below %{y:.3f} if the claim holds<extra></extra>"),
     )  # fmt: skip
 
 
-def tradeoff_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[str, Any]) -> go.Figure:
+def tradeoff_figure(
+    attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict[str, Any], *, height: int = 440
+) -> go.Figure:
     """Defense rate (y) against accuracy (x), points labelled by ε (Fig. 4 of the paper).
+
+    Colour: the attacker (:func:`dpcore.viz.palette.colour` of its name); dash: the mechanism;
+    black: the claim's floor. Each attacker's ε = ∞ end (a hollow circle labelled ε=∞) keeps its
+    name but no legend entry of its own (its colour is its attacker's), so the legend lists the
+    curves and the floors only.
 
     Parameters
     ----------
@@ -96,6 +108,8 @@ def tradeoff_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict
         Tidy rows (module docstring).
     baselines
         ``accuracy_unsanitized`` (for the ε = ∞ points) and ``accuracy_random``.
+    height
+        The figure's height in px (the page fits it on a 1280×720 first screen).
     """
     fig = go.Figure()
     merged = attack.merge(
@@ -105,6 +119,8 @@ def tradeoff_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict
     attacks = list(dict.fromkeys(merged["attack"]))
     acc_inf = baselines.get("accuracy_unsanitized")
     xs = list(merged["accuracy"]) + ([acc_inf] if acc_inf is not None else [])
+    if baselines.get("accuracy_random") is not None:
+        xs.append(float(baselines["accuracy_random"]))
     x_span = (max(xs) - min(xs)) if xs else 1.0
     x_span = x_span or 1.0
     y_span = 1.18
@@ -117,9 +133,18 @@ def tradeoff_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict
         placed.append((x, y))
         return True
 
+    # the claim's floor at the measured ε (rows of the word-only Bayesian attacker carry it),
+    # drawn first: the measured points lie over it where they meet
+    if "claim_defense_floor" in merged and len(merged):
+        fl = merged.dropna(subset=["claim_defense_floor"])
+        for mech in dict.fromkeys(fl["mechanism"]):
+            g = fl[fl["mechanism"] == mech].drop_duplicates("epsilon").sort_values("epsilon")
+            fig.add_trace(
+                _floor_trace(str(mech), g["accuracy"], g["claim_defense_floor"], g["epsilon"], ticks=True)
+            )
     for mech, atk in keys:
         g = merged[(merged["mechanism"] == mech) & (merged["attack"] == atk)].sort_values("epsilon")
-        color = _color(attacks.index(atk))
+        color = colour(str(atk))
         name = f"{mech}, {ATTACK_LABELS.get(atk, atk)}"
         # ε labels only where they do not collide with another (hover shows every ε).
         labels = [
@@ -129,51 +154,70 @@ def tradeoff_figure(attack: pd.DataFrame, utility: pd.DataFrame, baselines: dict
         fig.add_trace(
             go.Scatter(
                 x=g["accuracy"], y=g["defense_rate"], mode="lines+markers+text", name=name,
-                text=labels, textposition="top right", cliponaxis=False,
+                text=labels, textposition="top right", cliponaxis=False, textfont={"color": color},
                 hovertext=[f"{name}<br>ε={e:g}" for e in g["epsilon"]], hoverinfo="text+x+y",
-                line={"color": color, "dash": _DASH.get(mech, "solid")}, legendgroup=name,
+                line={"color": color, "dash": _DASH.get(mech, "solid"), "width": 2.5},
+                marker={"color": color, "size": 8}, legendgroup=name,
                 error_y={"type": "data", "symmetric": False,
                          "array": g["ci_high"] - g["defense_rate"],
-                         "arrayminus": g["defense_rate"] - g["ci_low"], "thickness": 1},
+                         "arrayminus": g["defense_rate"] - g["ci_low"], "thickness": 1.5},
             )
         )  # fmt: skip
-    # the claim's floor at the measured ε (rows of the word-only Bayesian attacker carry it)
-    if "claim_defense_floor" in merged and len(merged):
-        fl = merged.dropna(subset=["claim_defense_floor"])
-        for i, mech in enumerate(dict.fromkeys(fl["mechanism"])):
-            g = fl[fl["mechanism"] == mech].drop_duplicates("epsilon").sort_values("epsilon")
-            fig.add_trace(_floor_trace(str(mech), i, g["accuracy"], g["claim_defense_floor"], g["epsilon"]))
-    # ε = ∞ (unsanitized text) does not depend on the mechanism: one marker per attacker, in
-    # the legend, drawn last and unclipped so no curve hides it.
+    # ε = ∞ (unsanitized text) does not depend on the mechanism: one marker per attacker, in its
+    # attacker's colour, drawn last and unclipped so no curve hides it.
     if acc_inf is not None and "attacker_top1_unsanitized" in merged and len(merged):
         for atk in attacks:
             g = merged[merged["attack"] == atk]
             top1 = float(g["attacker_top1_unsanitized"].iloc[0])
             y_inf = 1.0 - top1
+            color = colour(str(atk))
+            name = f"{UNSANITIZED}, {ATTACK_LABELS.get(atk, atk)}"
             fig.add_trace(
                 go.Scatter(
-                    x=[acc_inf], y=[y_inf], mode="markers+text",
+                    x=[acc_inf], y=[y_inf], mode="markers+text", showlegend=False,
                     text=["ε=∞" if free(float(acc_inf), y_inf) else ""], textposition="bottom left",
-                    marker={"color": _color(attacks.index(atk)), "symbol": "circle-open", "size": 14,
-                            "line": {"width": 3}},
-                    cliponaxis=False, name=f"{UNSANITIZED}, {ATTACK_LABELS.get(atk, atk)}",
+                    textfont={"color": color},
+                    marker={"color": color, "symbol": "circle-open", "size": 16, "line": {"width": 3}},
+                    cliponaxis=False, name=name,
+                    hovertemplate=(f"{name}<br>accuracy %{{x:.3f}}<br>defense rate %{{y:.3f}}: the attacker "
+                                   f"names {100 * top1:.0f}% of the original words<extra></extra>"),
                 )
             )  # fmt: skip
     if baselines.get("accuracy_random") is not None:
-        fig.add_vline(
-            x=baselines["accuracy_random"],
-            line={"color": "#999", "dash": "dot"},
-            annotation_text="random replacement",
-            annotation_position="bottom right",
-        )
+        # the line's label sits above the plot, at the line: clear of every point and ε label
+        fig.add_vline(x=baselines["accuracy_random"], line={"color": SOFT_INK, "dash": "dot"})
+        fig.add_annotation(
+            x=baselines["accuracy_random"], y=1.0, xref="x", yref="paper", xanchor="left", yanchor="bottom",
+            text="random replacement", showarrow=False, font={"color": SOFT_INK},
+        )  # fmt: skip
     fig.update_layout(
-        xaxis={"title": "accuracy on sanitized test text"},
-        yaxis={"title": "defense rate (1 − attacker top-1)", "range": [-0.1, 1.08]},
-        legend={"orientation": "h", "y": -0.22},
-        margin={"t": 30},
-        height=500,
+        xaxis={
+            "title": "accuracy on sanitized test text (right: more useful)",
+            # room right of ε = ∞ for its marker
+            **({"range": [min(xs) - 0.04 * x_span, max(xs) + 0.05 * x_span]} if xs else {}),
+        },
+        yaxis={
+            "title": "defense rate (up: more private)",
+            "range": [_Y_LOW, 1.1],
+            "zeroline": False,
+            "tickvals": [0, 0.25, 0.5, 0.75, 1],
+        },
+        legend={"orientation": "h", "y": -0.2, "yanchor": "top", "x": 0, "xanchor": "left"},
+        margin={"t": 32, "b": 10, "l": 70, "r": 30},
+        height=height,
     )
     return fig
+
+
+def _eps_axis(title: str, values: Sequence[float], measured: Sequence[float]) -> dict[str, Any]:
+    """A log ε axis labelled at the decades, or at the measured ε when fewer than two decades
+    fall inside the data (the paper's ε = 12, 14, 16 would otherwise get no label at all)."""
+    axis = log_axis(title, values)
+    vals = [float(v) for v in values if v is not None and float(v) > 0]
+    inside = [t for t in axis.get("tickvals", []) if vals and min(vals) <= t <= max(vals)]
+    if len(inside) < 2 and measured:
+        axis.update(tickvals=list(measured), ticktext=[f"{e:g}" for e in measured])
+    return axis
 
 
 def epsilon_figure(
@@ -186,7 +230,9 @@ def epsilon_figure(
 
     The unsanitized and random-replacement accuracies are horizontal lines. ``claim_curves``
     (:func:`dpcore.attack.ceiling.claim_ceiling_curve`, one per mechanism, over a dense ε grid)
-    are drawn as the claim's floor, dashed, in the top panel.
+    are drawn as the claim's floor, black and dashed, in the top panel. Colours are the
+    attackers' (:func:`dpcore.viz.palette.colour`), as in :func:`tradeoff_figure`; each attacker's
+    ε = ∞ line is labelled "ε = ∞" at the right edge in its colour instead of a legend entry.
     """
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     attacks = list(dict.fromkeys(attack["attack"])) if len(attack) else []
@@ -197,10 +243,10 @@ def epsilon_figure(
             go.Scatter(
                 x=g["epsilon"], y=g["defense_rate"], mode="lines+markers",
                 name=f"defense rate, {mech}, {ATTACK_LABELS.get(atk, atk)}",
-                line={"color": _color(attacks.index(atk)), "dash": _DASH.get(mech, "solid")},
+                line={"color": colour(str(atk)), "dash": _DASH.get(mech, "solid")},
                 error_y={"type": "data", "symmetric": False,
                          "array": g["ci_high"] - g["defense_rate"],
-                         "arrayminus": g["defense_rate"] - g["ci_low"], "thickness": 1},
+                         "arrayminus": g["defense_rate"] - g["ci_low"], "thickness": 1.5},
             ),
             row=1, col=1,
         )  # fmt: skip
@@ -217,8 +263,8 @@ def epsilon_figure(
             label = f"{UNSANITIZED}, {ATTACK_LABELS.get(atk, atk)}"
             fig.add_trace(
                 go.Scatter(
-                    x=[e_lo, e_hi], y=[y_inf, y_inf], mode="lines", name=label,
-                    line={"color": _color(attacks.index(atk)), "dash": "dot", "width": 2},
+                    x=[e_lo, e_hi], y=[y_inf, y_inf], mode="lines", name=label, showlegend=False,
+                    line={"color": colour(str(atk)), "dash": "dot", "width": 2},
                     hovertemplate=f"{label}<br>defense rate {y_inf:.3f}<extra></extra>",
                 ),
                 row=1, col=1,
@@ -227,13 +273,11 @@ def epsilon_figure(
                 ceilings.append(y_inf)
                 fig.add_annotation(
                     x=1.0, xref="paper", xanchor="left", y=y_inf, yref="y", showarrow=False,
-                    text="ε = ∞", font={"color": _color(attacks.index(atk)), "size": 13},
+                    text="ε = ∞", font={"color": colour(str(atk)), "size": 14},
                 )  # fmt: skip
-    for i, curve in enumerate(claim_curves):
+    for curve in claim_curves:
         fig.add_trace(
-            _floor_trace(
-                str(curve["mechanism"]), i, curve["epsilon"], curve["defense_floor"], curve["epsilon"]
-            ),
+            _floor_trace(str(curve["mechanism"]), curve["epsilon"], curve["defense_floor"], curve["epsilon"]),
             row=1,
             col=1,
         )
@@ -243,7 +287,7 @@ def epsilon_figure(
         fig.add_trace(
             go.Scatter(
                 x=g["epsilon"], y=g["accuracy"], mode="lines+markers", name=f"accuracy, {mech}",
-                line={"color": "#333", "dash": _DASH.get(str(mech), "solid")},
+                line={"color": SOFT_INK, "dash": _DASH.get(str(mech), "solid")},
                 marker={"symbol": "square"}, legendgroup=f"acc{i}",
                 error_y={"type": "data", "symmetric": False, "array": g["ci_high"] - g["accuracy"],
                          "arrayminus": g["accuracy"] - g["ci_low"], "thickness": 1},
@@ -257,19 +301,23 @@ def epsilon_figure(
         if baselines.get(key) is not None:
             fig.add_hline(
                 y=baselines[key],
-                line={"color": "#999", "dash": dash},
+                line={"color": SOFT_INK, "dash": dash, "width": 1},
                 annotation_text=label,
-                annotation_position="top left",
+                annotation_position="top right",
+                annotation_font={"color": SOFT_INK},
                 row=2,
                 col=1,
             )
     eps_values = (list(utility["epsilon"]) if len(utility) else []) + (
         list(attack["epsilon"]) if len(attack) else []
     )
+    measured = sorted({float(e) for e in eps_values})
     eps_values += [e for c in claim_curves for e in (c["epsilon"][0], c["epsilon"][-1]) if c["epsilon"]]
-    fig.update_xaxes(**log_axis("ε", eps_values), row=2, col=1)
-    fig.update_xaxes(**log_axis("", eps_values), row=1, col=1)
-    fig.update_yaxes(title_text="defense rate", range=[-0.02, 1.05], row=1, col=1)
+    for row, title in ((2, "ε"), (1, "")):
+        fig.update_xaxes(**_eps_axis(title, eps_values, measured), row=row, col=1)
+    fig.update_yaxes(title_text="defense rate", range=[_Y_LOW, 1.06], zeroline=False, row=1, col=1)
     fig.update_yaxes(title_text="accuracy", row=2, col=1)
-    fig.update_layout(legend={"orientation": "h", "y": -0.15}, margin={"t": 30, "r": 60}, height=640)
+    fig.update_layout(
+        legend={"orientation": "h", "y": -0.12, "yanchor": "top"}, margin={"t": 30, "r": 60}, height=640
+    )
     return fig

@@ -3,14 +3,16 @@
 
 One panel per mechanism (its title names its ε scale), the same axes in every panel, and in each
 panel one series per attacker: the Bayesian attacker (filled circles) and the masked-LM attacker
-(open diamonds), each in its own colour across all panels. ε-LDP mechanisms are drawn with dashed
-lines and metric mechanisms (ε per unit of distance) with solid ones: equal ε does not mean equal
-privacy across the two groups. Points carry ε labels only where they do not collide with another
-label of the panel (hover shows every ε). Where the rows carry it, the attacker's ceiling (its
-top-1 on unsanitized text, at the unsanitized accuracy) is the hollow point "unsanitized (ε = ∞)".
-Where the rows carry ``claim_defense_floor`` (:mod:`dpcore.attack.ceiling`), each panel also
-draws the claim's floor, dashed, through its values at the measured ε (the accuracy is known only
-there): 1 − the most any attacker who sees only the sanitized word can win if the claim holds.
+(open diamonds), each in its own colour across all panels and every chart
+(:func:`dpcore.viz.palette.colour` of the attacker's name, as on the page's other charts). ε-LDP
+mechanisms are drawn with dashed lines and metric mechanisms (ε per unit of distance) with solid
+ones: equal ε does not mean equal privacy across the two groups. Points carry ε labels only where
+they do not collide with another label of the panel (hover shows every ε). Where the rows carry
+it, the attacker's ceiling (its top-1 on unsanitized text, at the unsanitized accuracy) is the
+hollow point "unsanitized (ε = ∞)". Where the rows carry ``claim_defense_floor``
+(:mod:`dpcore.attack.ceiling`), each panel also draws the claim's floor, black and dashed, through
+its values at the measured ε (the accuracy is known only there): 1 − the most any attacker who
+sees only the sanitized word can win if the claim holds.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dpcore.viz.palette import CLAIM, MIN_FONT_PX, colour
+
 __all__ = ["DEFAULT_SHOWN", "comparison_figure", "comparison_table"]
 
 #: Mechanisms shown by default (three panels, two series each: at most 6 series).
@@ -29,13 +33,20 @@ DEFAULT_SHOWN = ("santext", "santext+", "random")
 #: Panels per row.
 _COLS = 3
 _UNSANITIZED = "unsanitized (ε = ∞)"
-#: (row key, ceiling key, label, marker, colour): one colour per attacker in every panel.
+#: (row key, ceiling key, label, marker, colour): one colour per attacker in every panel, by its
+#: name (the comparison's Bayesian attacker is the word-frequency one, ``bayes-unigram``).
 _ATTACKS = (
-    ("defense_bayes", "attacker_top1_unsanitized_bayes", "Bayesian attacker", "circle", "#c0504d"),
-    ("defense_mlm", "attacker_top1_unsanitized_mlm", "masked-LM attacker", "diamond-open", "#3b6ea5"),
+    (
+        "defense_bayes",
+        "attacker_top1_unsanitized_bayes",
+        "Bayesian attacker",
+        "circle",
+        colour("bayes-unigram"),
+    ),
+    ("defense_mlm", "attacker_top1_unsanitized_mlm", "masked-LM attacker", "diamond-open", colour("mlm")),
 )
-#: The claim's floor: its name and colour (dashed in every panel).
-_FLOOR, _FLOOR_COLOR = "the claim's floor", "#222222"
+#: The claim's floor: its name and colour (a claim's colour; dashed in every panel).
+_FLOOR, _FLOOR_COLOR = "the claim's floor", CLAIM
 #: Share of a panel's axis ranges within which a second ε label would collide with a first.
 _LABEL_DX, _LABEL_DY = 0.12, 0.09
 
@@ -117,7 +128,7 @@ def comparison_figure(rows: Sequence[dict[str, Any]], mechanisms: Sequence[str] 
                 go.Scatter(
                     x=[r["accuracy"] for r in pts], y=[r[key] for r in pts], mode="lines+markers+text",
                     text=[_eps_text(r["epsilon"]) if free(r["accuracy"], r[key]) else "" for r in pts],
-                    textposition="top center", textfont={"size": 12, "color": color},
+                    textposition="top center", textfont={"size": MIN_FONT_PX, "color": color},
                     marker={"symbol": symbol, "size": 10, "color": color,
                             "line": {"width": 2, "color": color}},
                     line={"color": color, "dash": "dash" if ldp else "solid", "width": 1.5},
@@ -153,7 +164,7 @@ def comparison_figure(rows: Sequence[dict[str, Any]], mechanisms: Sequence[str] 
                 go.Scatter(
                     x=[acc_inf], y=[y_inf], mode="markers+text",
                     text=["ε=∞" if free(float(acc_inf), y_inf) else ""], textposition="bottom left",
-                    textfont={"size": 12, "color": color}, cliponaxis=False,
+                    textfont={"size": MIN_FONT_PX, "color": color}, cliponaxis=False,
                     marker={"symbol": "circle-open", "size": 14, "color": color, "line": {"width": 3}},
                     name=name, legendgroup=name, showlegend=name not in in_legend,
                     hovertemplate=(f"<b>{mech}</b> · {name}<br>accuracy %{{x:.3f}}"
@@ -171,14 +182,19 @@ def comparison_figure(rows: Sequence[dict[str, Any]], mechanisms: Sequence[str] 
             "xanchor": "left",
         },
         font={"size": 14},
-        legend={"font": {"size": 13}, "orientation": "h", "yanchor": "top", "y": -0.05 - 0.1 / n_rows},
+        legend={
+            "font": {"size": MIN_FONT_PX + 1},
+            "orientation": "h",
+            "yanchor": "top",
+            "y": -0.05 - 0.1 / n_rows,
+        },
         height=200 + 340 * n_rows,
         margin={"t": 110, "l": 70, "r": 30, "b": 90},
     )
     if accs:  # room for the ε = ∞ marker and its label at the right edge of each panel
         lo, hi = min(accs), max(accs)
         fig.update_xaxes(range=[lo - 0.06 * x_span, hi + 0.06 * x_span])
-    fig.update_yaxes(range=[-0.08, 1.1])
+    fig.update_yaxes(range=[-0.08, 1.1], zeroline=False)  # a floor at 0 is a line, not the axis
     fig.update_yaxes(title_text="defense rate", col=1)
     fig.update_xaxes(title_text="accuracy", row=n_rows)
     return fig

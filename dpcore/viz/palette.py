@@ -68,6 +68,13 @@ NAMED: dict[str, str] = {
     "adept": "#b2182b",
     "dptext": "#a6266e",
     "gaussian": "#00777a",
+    "copy": "#8c510a",
+    "adept-corrected": "#2e7d32",
+    "dpnr": "#7b3294",
+    "dptext-resample": "#b35806",
+    # input distributions (sensitivity)
+    "uniform": "#1f5fa0",
+    "normal": "#b35806",
     # text mechanisms (sanitize, attack, verdicts)
     "santext": "#1f5fa0",
     "santext+": "#b35806",
@@ -227,6 +234,8 @@ def style_figure(fig: go.Figure, *, talk: bool = False, max_legend: int = MAX_LE
     )
     if fig.layout.title is not None and fig.layout.title.text:
         fig.layout.title.font = _legible(fig.layout.title.font, size + 2)
+        if fig.layout.title.subtitle is not None and fig.layout.title.subtitle.text:
+            fig.layout.title.subtitle.font = _legible(fig.layout.title.subtitle.font, small)
     for name in _axes(fig):
         axis = fig.layout[name]
         axis.tickfont = _legible(axis.tickfont, small)

@@ -1,5 +1,10 @@
 """The sampler inspector figure (Habernal 2022, Fig. 3): one histogram per sampler with the
-true Laplace density overlaid."""
+true Laplace density overlaid.
+
+Correct samplers are drawn in Laplace's colour and DPText's flawed ones in DPText's
+(:func:`dpcore.viz.palette.colour`), as on the audit page; there is no title (the page's headline
+says what the figure shows).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpcore.samplers_inspect import SamplerInspection
+from dpcore.viz.palette import INK, SOFT_INK, colour
 
 __all__ = ["sampler_histogram_figure"]
 
@@ -19,24 +25,37 @@ def sampler_histogram_figure(ins: SamplerInspection) -> go.Figure:
 
     The y axis is capped at 1.3/b so that the atom of DPText's NaN → 0 variant (mass ½ at 0)
     does not flatten everything else; it is labelled instead.
+
+    Parameters
+    ----------
+    ins
+        The draws' summaries (:func:`dpcore.samplers_inspect.inspect_samplers`).
+
+    Returns
+    -------
+    go.Figure
+        One panel per sampler, two per row (the flawed ones first), with its share of negative
+        draws in the panel.
     """
-    k = len(ins.summaries)
+    # The flawed samplers first: the top row, on the first screen, tells the story.
+    summaries = sorted(ins.summaries, key=lambda s: not s.flawed)
+    k = len(summaries)
     cols = 2 if k > 1 else 1
     rows = math.ceil(k / cols)
     fig = make_subplots(
         rows=rows,
         cols=cols,
-        subplot_titles=[s.label for s in ins.summaries],
+        subplot_titles=[s.label for s in summaries],
         shared_xaxes=True,
-        vertical_spacing=0.12,
+        vertical_spacing=0.16,
     )
     edges = np.asarray(ins.edges)
     centres = (0.5 * (edges[:-1] + edges[1:])).tolist()
     width = float(edges[1] - edges[0])
     top = 1.3 / ins.scale
-    for i, s in enumerate(ins.summaries):
+    for i, s in enumerate(summaries):
         r, c = i // cols + 1, i % cols + 1
-        color = "#c0504d" if s.flawed else "#3b6ea5"
+        color = colour("dptext") if s.flawed else colour("laplace")
         fig.add_trace(
             go.Bar(
                 x=centres,
@@ -56,7 +75,7 @@ def sampler_histogram_figure(ins: SamplerInspection) -> go.Figure:
                 x=ins.grid,
                 y=ins.laplace_density,
                 mode="lines",
-                line={"color": "#222", "width": 1.5},
+                line={"color": INK, "width": 2},
                 name=f"Lap(0, {ins.scale:g}) density",
                 showlegend=i == 0,
                 hoverinfo="skip",
@@ -80,19 +99,16 @@ def sampler_histogram_figure(ins: SamplerInspection) -> go.Figure:
             align="left",
             xanchor="left",
             yanchor="top",
-            font={"size": 11},
+            font={"size": 14, "color": SOFT_INK},
+            bgcolor="rgba(255,255,255,0.85)",
         )
         fig.update_yaxes(range=[0, top], row=r, col=c)
     fig.update_layout(
-        title=(
-            f"Laplace samplers vs DPText's sampler: b = {ins.scale:g}, "
-            f"{ins.size:,} draws each, seed {ins.seed}"
-        ),
         template="plotly_white",
         bargap=0,
-        height=320 * rows + 80,
-        legend={"orientation": "h", "y": -0.08},
-        margin={"t": 80, "l": 50, "r": 20, "b": 40},
+        height=210 * rows + 110,
+        legend={"orientation": "h", "x": 0, "y": 0, "yref": "container", "yanchor": "bottom"},
+        margin={"t": 40, "l": 60, "r": 20, "b": 100},
     )
     fig.update_xaxes(title_text="noise value", row=rows)
     return fig

@@ -1,67 +1,148 @@
 """Privacy metrics of token sanitization against ε (the live version of Yue et al. 2021, Fig. 5).
 
-Left axis: N_x = Pr[M(x) = x] (solid). Right axis, logarithmic: the effective support S_x
-(dashed), the smallest number of outputs holding the threshold probability mass.
+Two panels over a shared logarithmic ε axis, one line per word of the text:
+
+- top: the chance the word comes through unchanged, N_x = Pr[M(x) = x];
+- bottom (logarithmic): how many different words it becomes, S_x, the smallest number of outputs
+  holding the threshold probability mass.
+
+Each word has its own colour, dash and marker, so lines that run together stay apart, and
+:func:`plot_words` picks the words whose chances differ (SanText+ keeps every word outside its
+sensitive set with the same chance 1 − p: four such words would draw one line).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from dpcore.viz.axes import log_axis
+from dpcore.viz.palette import SOFT_INK
 
-__all__ = ["sanitize_figure"]
+__all__ = ["WORD_STYLES", "plot_words", "sanitize_figure"]
 
-_PALETTE = ("#3b6ea5", "#c0504d", "#4e9a59", "#8064a2", "#d68a1a", "#2f9fa8", "#7f7f7f", "#b5536b")
+#: (colour, dash, marker) of the i-th word. Words are not names the palette knows (a mechanism, an
+#: attacker, a verdict) and appear on this chart only, so they take distinct styles in order;
+#: every colour has at least 4.5 : 1 contrast on white, and dash and marker tell them apart in grey.
+WORD_STYLES: tuple[tuple[str, str, str], ...] = (
+    ("#1f5fa0", "solid", "circle"),
+    ("#b35806", "dash", "diamond"),
+    ("#2e7d32", "dot", "square"),
+    ("#7b3294", "dashdot", "triangle-up"),
+    ("#00777a", "longdash", "x"),
+    ("#a6266e", "longdashdot", "star"),
+)
 
 
-def sanitize_figure(df: pd.DataFrame, *, epsilon: float | None = None, threshold: float = 0.95) -> go.Figure:
-    """N_x and S_x against ε, one colour per word.
+def plot_words(metrics: Iterable[Mapping[str, Any]], n: int = 4) -> list[str]:
+    """Up to ``n`` words of the text whose chances of being kept differ, spread over their range.
+
+    Words with the same N_x (rounded to 3 decimals) would draw the same line: one of each, the
+    longest, stands for them. Words made of letters come before numbers and punctuation when there
+    are enough of them.
 
     Parameters
     ----------
-    df:
-        Rows with columns ``epsilon``, ``word``, ``N_x``, ``S_x`` (from
-        :func:`dpcore.text.metrics.metrics_over_epsilons`).
-    epsilon:
-        The currently selected ε, drawn as a vertical line.
-    threshold:
-        Probability mass of the effective support (for the axis title).
+    metrics
+        Rows with ``word`` and ``N_x`` (:func:`dpcore.text.metrics.token_metrics` at the page's ε),
+        in the text's order.
+    n
+        The most words returned.
+
+    Returns
+    -------
+    list of str
+        Words ordered from the least to the most likely to be kept; the lowest and the highest
+        chance are always among them.
     """
-    fig = go.Figure()
+    rows = [(str(r["word"]), float(r["N_x"])) for r in metrics]
+    letters = [r for r in rows if r[0].isalpha()]
+    groups: dict[float, str] = {}
+    for pool in (letters, rows):  # letters first; numbers and punctuation only to fill up
+        for word, nx in pool:
+            key = round(nx, 3) if math.isfinite(nx) else math.inf
+            if key not in groups or (pool is letters and len(word) > len(groups[key])):
+                groups[key] = word
+        if len(groups) >= n:
+            break
+    ordered = [groups[k] for k in sorted(groups)]
+    if len(ordered) <= n:
+        return ordered
+    picks = sorted({round(i * (len(ordered) - 1) / (n - 1)) for i in range(n)}) if n > 1 else [0]
+    return [ordered[i] for i in picks]
+
+
+def sanitize_figure(df: pd.DataFrame, *, epsilon: float | None = None, threshold: float = 0.95) -> go.Figure:
+    """N_x (top) and S_x (bottom) against ε, one style per word.
+
+    Parameters
+    ----------
+    df
+        Rows with columns ``epsilon``, ``word``, ``N_x``, ``S_x`` (from
+        :func:`dpcore.text.metrics.metrics_over_epsilons`); words keep their order of appearance.
+    epsilon
+        The currently selected ε, drawn as a vertical line through both panels.
+    threshold
+        Probability mass of the effective support S_x (for the axis title).
+
+    Returns
+    -------
+    go.Figure
+        N_x traces on the y axis, S_x traces on y2 (logarithmic, decade ticks), one legend entry
+        per word (a click hides both of its lines).
+    """
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.55, 0.45], vertical_spacing=0.07)
     for i, (word, g) in enumerate(df.groupby("word", sort=False)):
         g = g.sort_values("epsilon")
-        color = _PALETTE[i % len(_PALETTE)]
+        color, dash, symbol = WORD_STYLES[i % len(WORD_STYLES)]
+        style = {
+            "line": {"color": color, "dash": dash, "width": 2.5},
+            "marker": {"symbol": symbol, "size": 8},
+        }
         fig.add_trace(
             go.Scatter(
-                x=g["epsilon"], y=g["N_x"], name=f"N_x · {word}", mode="lines+markers",
-                line={"color": color}, legendgroup=str(word),
-            )
+                x=g["epsilon"].tolist(), y=g["N_x"].tolist(), name=str(word), mode="lines+markers",
+                legendgroup=str(word),
+                hovertemplate=f"{word}<br>ε = %{{x:g}}<br>kept with chance %{{y:.3g}}<extra></extra>",
+                **style,
+            ),
+            row=1, col=1,
         )  # fmt: skip
         fig.add_trace(
             go.Scatter(
-                x=g["epsilon"], y=g["S_x"], name=f"S_x · {word}", mode="lines+markers",
-                line={"color": color, "dash": "dash"}, yaxis="y2", legendgroup=str(word),
-                marker={"symbol": "diamond"},
-            )
+                x=g["epsilon"].tolist(), y=g["S_x"].tolist(), name=f"{word} (S_x)", mode="lines+markers",
+                legendgroup=str(word), showlegend=False,
+                hovertemplate=f"{word}<br>ε = %{{x:g}}<br>becomes one of %{{y:,}} words<extra></extra>",
+                **style,
+            ),
+            row=2, col=1,
         )  # fmt: skip
     if epsilon is not None:
-        fig.add_vline(x=epsilon, line={"color": "#999", "dash": "dot"})
+        for row in (1, 2):
+            fig.add_vline(x=epsilon, line={"color": SOFT_INK, "dash": "dot", "width": 1.5}, row=row, col=1)
+        fig.add_annotation(
+            x=math.log10(epsilon), y=1.0, xref="x", yref="paper", yanchor="bottom", showarrow=False,
+            text=f"your ε = {epsilon:g}", font={"color": SOFT_INK},
+        )  # fmt: skip
+    eps_axis = log_axis("ε", df["epsilon"])
+    # Explicit decade ticks from the data: Plotly's own log ticks came out duplicated and
+    # decreasing ("5, 4, 3, 2, 2, 1") over S_x ≈ 1 … 12,900.
+    support_axis = log_axis(f"words it becomes<br>({threshold:.0%} of draws)", df["S_x"])
+    if len(support_axis["tickvals"]) > 4:  # every other decade: the panel is short
+        support_axis["tickvals"] = support_axis["tickvals"][::2]
+        support_axis["ticktext"] = support_axis["ticktext"][::2]
     fig.update_layout(
-        xaxis=log_axis("ε", df["epsilon"]),
-        yaxis={"title": "N_x = Pr[M(x) = x]", "range": [0, 1.02]},
-        # Explicit decade ticks from the data: Plotly's own right-axis log ticks came out
-        # duplicated and decreasing ("5, 4, 3, 2, 2, 1") over S_x ≈ 1 … 12,900.
-        yaxis2=log_axis(
-            f"S_x (support holding {threshold:g} of the mass)",
-            df["S_x"],
-            overlaying="y",
-            side="right",
-            showgrid=False,
-        ),
-        legend={"orientation": "h", "y": -0.2},
-        margin={"t": 30, "r": 60},
+        xaxis={k: v for k, v in eps_axis.items() if k != "title"},  # the top panel: ticks only
+        xaxis2=eps_axis,
+        yaxis={"title": "chance it is kept", "range": [-0.03, 1.05], "tickformat": ".0%"},
+        yaxis2=support_axis,
+        legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.08, "yanchor": "bottom"},
+        margin={"t": 70, "l": 80, "r": 16, "b": 50},
         height=460,
     )
     return fig

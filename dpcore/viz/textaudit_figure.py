@@ -4,6 +4,12 @@ A point above the diagonal is a pair whose privacy loss is, at the stated confid
 than the mechanism claims (a violation). The axes fit the pairs. The largest loss the sample size
 can show at all (claims above it cannot be refuted by this run, whatever the mechanism does) is a
 dotted line when it lies near the pairs, and a note above the chart when it lies far above them.
+The figure is sized for the first screen of a 1280×720 projector under the page's one-sentence
+verdict (:func:`headline`), its legend beside the plot; colours are the palette's
+(:mod:`dpcore.viz.palette`): red for a violation, green for a pair within its claim.
+
+:func:`pairs_in_words` is the pairs table as the page shows it: an infinite value says in words
+what it means (the event never came out of the other word, the claim does not cover the pair).
 """
 
 from __future__ import annotations
@@ -22,9 +28,13 @@ from dpcore.viz.audit_words import (
     RNG_STATUS_WORDS,
     SENTENCE_STATUS_WORDS,
 )
+from dpcore.viz.palette import BAD, CLAIM, INK, SOFT_INK, colour
 
 __all__ = [
+    "FIGURE_HEIGHT",
     "checks_table",
+    "headline",
+    "pairs_in_words",
     "pairs_table",
     "pooled_pairs_table",
     "pooled_table",
@@ -34,9 +44,11 @@ __all__ = [
     "worst_words_table",
 ]
 
-_OK = "#3b6ea5"
-_BAD = "#c0504d"
+_OK = colour("within-claim")
+_BAD = colour("violates")
 _FONT = 16
+#: The main figure's height (px): under the page's title, sentence and verdict on a 720-px screen.
+FIGURE_HEIGHT = 380
 
 
 def pairs_table(result: TextAuditResult) -> pd.DataFrame:
@@ -62,6 +74,95 @@ def pairs_table(result: TextAuditResult) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def _num_words(v: float | None, infinite: str) -> str:
+    """A number as the pairs table shows it: 4 significant digits, ``infinite`` for +∞, blank for
+    none."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return infinite if math.isinf(v) and v > 0 else ("−∞" if math.isinf(v) else f"{v:.4g}")
+
+
+def pairs_in_words(result: TextAuditResult) -> pd.DataFrame:
+    """The pairs as the page shows them: the numbers that decide the verdict first (claimed bound,
+    lower bound, violates), then the point estimate and the exact loss, and every infinity in words.
+
+    - A point estimate ε̂ of ∞: the pair's event never came out of the other word in its draws, so
+      the ratio of the observed frequencies is infinite; with finitely many draws the lower bound
+      stays finite, and it alone decides the verdict ("∞ (never from x′)").
+    - A claimed bound of ∞: the claim does not cover the pair ("∞ (not covered by the claim)").
+    - An exact loss of ∞: one word gives an output the other never gives ("∞ (an output only one
+      word gives)").
+
+    The downloads keep the numbers (:func:`pairs_table`).
+    """
+    conf = f"lower bound ({100 * result.confidence:g}%)"
+    rows = []
+    for p in result.pairs:
+        never = "x′" if p.direction == "x>x'" else "x"
+        rows.append(
+            {
+                "word x": p.x,
+                "word x′": p.x_prime,
+                "distance d(x, x′)": _num_words(p.distance, "∞"),
+                "claimed bound": _num_words(p.claimed_bound, "∞ (not covered by the claim)"),
+                conf: _num_words(p.lower_bound, "∞"),
+                "violates": "not tested" if p.error else ("yes" if p.violates else "no"),
+                "point estimate ε̂": _num_words(p.empirical_epsilon, f"∞ (never from {never})"),
+                "exact loss": _num_words(p.exact_epsilon, "∞ (an output only one word gives)"),
+                "note": p.error or "",
+            }
+        )
+    cols = ["word x", "word x′", "distance d(x, x′)", "claimed bound", conf, "violates", "point estimate ε̂"]
+    return pd.DataFrame(rows, columns=[*cols, "exact loss", "note"])
+
+
+def headline(result: TextAuditResult) -> str:
+    """The verdict in one plain sentence with its number, for the top of the page.
+
+    "Violates its claim: 3 of 6 pairs lose more privacy than claimed; for (house, car) the loss is
+    at least 2.9 nats where 1 is claimed (95% confidence)."; "No violation detected by this test:
+    none of the 14 pairs is certified above its claim (the closest, (cancer, breast), loses at
+    least 1.17 nats where 3.46 is claimed); this does not show the mechanism is private."; an
+    untested run is said to be one. The full verdict (power, what is not covered, the run's notes)
+    is :attr:`TextAuditResult.verdict_text`.
+    """
+    tested = [p for p in result.pairs if p.error is None]
+    conf = f"{100 * result.confidence:g}%"
+    if result.verdict == "violates":
+        viol = [p for p in tested if p.violates]
+        if viol:
+            w = max(viol, key=lambda p: (p.ratio, p.lower_bound))
+            many = f"{len(viol)} of {len(tested)} pairs lose more privacy than claimed; for "
+            return (
+                f"Violates its claim: {many if len(tested) > 1 else 'for '}({w.x}, {w.x_prime}) the loss "
+                f"is at least {w.lower_bound:.3g} nats where {w.claimed_bound:.3g} is claimed ({conf} "
+                "confidence)."
+            )
+        rejected = [t for t in result.pooled if t.get("rejects")]
+        t = max(rejected, key=lambda t: t.get("excess_lower_bound", 0.0), default={})
+        return (
+            f"Violates its claim: a pooled test over {int(t.get('terms', 0)):,} pairs of the vocabulary "
+            f"shows some pair at least {float(t.get('excess_lower_bound', 0.0)):.3g} nats above its "
+            f"claim ({conf} confidence)."
+        )
+    if result.verdict == "untested":
+        return "Nothing could be tested, so this run shows neither a violation nor its absence."
+    if tested:
+        w = max(tested, key=lambda p: (p.ratio, p.lower_bound))
+        bound = f"loses at least {w.lower_bound:.3g} nats where {w.claimed_bound:.3g} is claimed"
+        which = (
+            f"none of the {len(tested)} pairs is certified above its claim (the closest, ({w.x}, "
+            f"{w.x_prime}), {bound})"
+            if len(tested) > 1
+            else f"the pair ({w.x}, {w.x_prime}) is not certified above its claim (it {bound})"
+        )
+        return f"No violation detected by this test: {which}; this does not show the mechanism is private."
+    return (
+        "No violation detected by this test: no pooled test over the vocabulary found a loss above "
+        "the claim; this does not show the mechanism is private."
+    )
 
 
 #: Where a pair's reported event came from, in words (the module-private name other code reads).
@@ -235,9 +336,8 @@ def textaudit_figure(result: TextAuditResult) -> go.Figure:
     tested = [p for p in result.pairs if p.error is None]
     fig = go.Figure()
     finite = [p.claimed_bound for p in tested] + [p.lower_bound for p in tested]
-    finite += [
-        p.exact_epsilon for p in tested if p.exact_epsilon is not None and math.isfinite(p.exact_epsilon)
-    ]
+    finite += [p.exact_epsilon for p in tested if p.exact_epsilon is not None]
+    finite = [v for v in finite if math.isfinite(v)]
     # The axes fit the data; the largest loss T samples can show is a line only when it is near
     # them (within 1.3× the data), else a note above the plot (it once squeezed every pair into
     # the bottom fifth of the chart).
@@ -250,7 +350,7 @@ def textaudit_figure(result: TextAuditResult) -> go.Figure:
             x=[0, top],
             y=[0, top],
             mode="lines",
-            line={"color": "#555", "dash": "dash"},
+            line={"color": CLAIM, "dash": "dash"},
             name="claimed bound (y = x)",
             hoverinfo="skip",
         )
@@ -259,14 +359,14 @@ def textaudit_figure(result: TextAuditResult) -> go.Figure:
     if limit_in_range:
         fig.add_trace(
             go.Scatter(
-                x=[0, top], y=[t_limit] * 2, mode="lines", line={"color": "#999", "dash": "dot"},
+                x=[0, top], y=[t_limit] * 2, mode="lines", line={"color": SOFT_INK, "dash": "dot"},
                 name=limit_name, hoverinfo="skip",
             )
         )  # fmt: skip
     else:
         fig.add_annotation(
             x=0, xref="paper", xanchor="left", y=1, yref="paper", yanchor="bottom", showarrow=False,
-            text=f"{limit_name}: {t_limit:.3g} (above this range)", font={"size": 13, "color": "#666"},
+            text=f"{limit_name}: {t_limit:.3g} (above this range)", font={"color": SOFT_INK},
         )  # fmt: skip
     det = result.detectable_violation or {}
     excess = det.get("excess", math.inf)
@@ -278,13 +378,16 @@ def textaudit_figure(result: TextAuditResult) -> go.Figure:
                 y=[0, top, min(top + e, top * 2), e, 0],
                 mode="lines",
                 fill="toself",
-                fillcolor="rgba(192, 80, 77, 0.10)",
-                line={"width": 0},
-                name=(
-                    f"could be missed: excess < {excess:.2g} (events of probability ≥ "
-                    f"{det.get('event_probability', 0):.2g}; flagged w.p. ≥ {det.get('power', 0.9):g} above)"
+                fillcolor="rgba(178, 24, 43, 0.10)",
+                line={"width": 0, "color": BAD},
+                name=f"could be missed: excess < {excess:.2g}",
+                hovertext=(
+                    f"could be missed: a loss less than {excess:.2g} nats above the claim, on events of "
+                    f"probability ≥ {det.get('event_probability', 0):.2g}; a larger one is flagged with "
+                    f"probability ≥ {det.get('power', 0.9):g}"
                 ),
-                hoverinfo="skip",
+                hoverinfo="text",
+                hoveron="fills",
             )
         )
     for violates, color, name in (
@@ -317,7 +420,7 @@ def textaudit_figure(result: TextAuditResult) -> go.Figure:
                 x=[p.claimed_bound for p in exact],
                 y=[min(p.exact_epsilon, top) for p in exact],
                 mode="markers",
-                marker={"size": 9, "color": "rgba(0,0,0,0)", "line": {"color": "#4e9a59", "width": 2}},
+                marker={"size": 10, "color": "rgba(0,0,0,0)", "line": {"color": INK, "width": 2}},
                 name="exact loss (closed form)",
                 text=[f"{p.x} / {p.x_prime}: exact {_fmt(p.exact_epsilon)}" for p in exact],
                 hovertemplate="%{text}<extra></extra>",
@@ -325,11 +428,12 @@ def textaudit_figure(result: TextAuditResult) -> go.Figure:
         )
     fig.update_layout(
         font={"size": _FONT},
-        xaxis={"title": "claimed bound for the pair (ε, or ε·d(x, x′) + ε₀)", "range": [0, top]},
-        yaxis={"title": f"privacy loss, lower bound at {100 * result.confidence:g}%", "range": [0, top]},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.2},
-        margin={"l": 70, "r": 20, "t": 40, "b": 40},
-        height=520,
+        xaxis={"title": "claimed bound for the pair (nats)", "range": [0, top]},
+        yaxis={"title": f"loss, lower bound at {100 * result.confidence:g}%", "range": [0, top]},
+        # the legend beside the plot, so that the figure fits under the page's verdict
+        legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"},
+        margin={"l": 70, "r": 20, "t": 36, "b": 40},
+        height=FIGURE_HEIGHT,
     )
     return fig
 
@@ -367,7 +471,7 @@ def screen_figure(result: TextAuditResult) -> go.Figure:
             x=ids[ok] + 1,
             y=shown,
             mode="markers",
-            marker={"size": 4, "color": _OK, "opacity": 0.6},
+            marker={"size": 4, "color": SOFT_INK, "opacity": 0.5},
             name=f"screened word ({int(ok.sum()):,})",
             hovertemplate="rank %{x}: %{y:.3g}<extra></extra>",
         )
@@ -379,7 +483,7 @@ def screen_figure(result: TextAuditResult) -> go.Figure:
                 x=[1, int(ids.max()) + 1],
                 y=[kth, kth],
                 mode="lines",
-                line={"color": "#999", "dash": "dot"},
+                line={"color": SOFT_INK, "dash": "dot"},
                 name="proposed for confirmation above this",
                 hoverinfo="skip",
             )
@@ -400,7 +504,7 @@ def screen_figure(result: TextAuditResult) -> go.Figure:
                     hovertemplate="%{text}: %{y:.3g}<extra></extra>",
                 )
             )
-    fig.add_hline(y=0, line={"color": "#555", "dash": "dash"})
+    fig.add_hline(y=0, line={"color": CLAIM, "dash": "dash"})
     fig.update_layout(
         font={"size": _FONT},
         xaxis={"title": "word, by frequency rank", "type": "log"},

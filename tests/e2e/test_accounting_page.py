@@ -1,9 +1,12 @@
 """The "Accounting & samplers" page in a real browser: the selected tab is in the URL, formulas
-render as math, and the binary-RR legend explains both bar colours (one page load)."""
+render as math in expanders under the figures, and the binary-RR legend explains both bar colours
+(one page load)."""
 
 from __future__ import annotations
 
 import pytest
+
+from dpcore.viz.palette import BAD, OK
 
 pytestmark = pytest.mark.e2e
 
@@ -33,13 +36,15 @@ def test_accounting_tab_deep_link_math_and_legend(app_url: str, page) -> None:  
     )
     legend = page.evaluate(LEGEND)
     colors = {e["color"] for e in legend if "place-value" in e["name"]}
-    assert colors == {"#c0504d", "#4e9a59"}, legend
+    assert colors == {BAD, OK}, legend  # the palette's "broken claim" red and "kept" green
     names = " | ".join(e["name"] for e in legend)
     assert "under-charged" in names and "over-charged" in names, names
     # Formulas are typeset (KaTeX), not raw "e^{kε}" or "2^{i−1}".
     body = page.locator("body").inner_text()
     assert "^{" not in body
     assert page.locator(".katex").count() >= 3
+    # ... and one click away: every formula sits in an expander under the figure (issue 50)
+    assert page.locator('[data-testid="stExpander"] .katex').count() == page.locator(".katex").count()
     # Choosing another tab writes it into the URL.
     page.get_by_role("tab", name="Sampler inspector").click()
     page.wait_for_function("() => location.search.includes('tab=sampler')", timeout=30_000)

@@ -23,7 +23,9 @@ RENDERED = """() => {
   const inf = gd.data.map((d, i) => [d, i]).filter(([d]) => d.name.startsWith('unsanitized (ε = ∞)'))
                 .map(([d, i]) => ({name: d.name, visible: d.visible !== false,
                                    points: [...traces[i].querySelectorAll('path.point')].map(box)}));
-  return {labels, inf, area: box(gd.querySelector('.nsewdrag')),
+  const floors = gd.data.map((d, i) => [d, i]).filter(([d]) => d.name.startsWith("the claim's floor"))
+                .map(([d, i]) => ({name: d.name, line: box(traces[i].querySelector('path.js-line'))}));
+  return {labels, inf, floors, area: box(gd.querySelector('.nsewdrag')),
           names: gd.data.filter((d) => d.showlegend !== false).map((d) => d.name)};
 }"""
 
@@ -46,7 +48,9 @@ def test_attack_page_deep_link_draws_readable_figures(app_url: str, page, artifa
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 2", timeout=120_000)
     page.wait_for_function(IDLE, timeout=120_000)
     body = page.locator("body").inner_text()
-    assert "Privacy–utility trade-off" in body
+    # the headline: one plain sentence with the main numbers, above the chart
+    assert "From ε = 1 to 10, santext's sanitized text trains a classifier to" in body
+    assert "the Bayesian attacker names" in body
     page.screenshot(path=str(artifacts / "attack.png"), full_page=True)
 
     r = page.evaluate(RENDERED)
@@ -71,6 +75,13 @@ def test_attack_page_deep_link_draws_readable_figures(app_url: str, page, artifa
         p = m["points"][0]
         cx, cy = (p["x0"] + p["x1"]) / 2, (p["y0"] + p["y1"]) / 2
         assert area["x0"] - 1 <= cx <= area["x1"] + 1 and area["y0"] - 1 <= cy <= area["y1"] + 1, (m, area)
+    # The claim's floors the caption points to are drawn inside the plot, clear of its bottom edge
+    # (issue 50: at 0 they lay in the axis), and the caption names them.
+    assert {f["name"] for f in r["floors"]} == {"the claim's floor, santext", "the claim's floor, santext+"}
+    for f in r["floors"]:
+        line = f["line"]
+        assert area["y0"] <= line["y0"] and line["y1"] <= area["y1"] - 8, (f, area)
+    assert "black dashed lines are the claims' floors" in body
     # Tables: human column names, and every column visible at 1400 px (no horizontal scrolling).
     # a data grid draws its scroller after the page is idle (late under load): wait for it
     page.wait_for_function(
@@ -86,3 +97,53 @@ def test_attack_page_deep_link_draws_readable_figures(app_url: str, page, artifa
     # The ε axis of the second figure labels decades only.
     ticks = [t for t in page.evaluate(EPS_TICKS) if t]
     assert ticks and set(ticks) <= {"0.1", "1", "10", "100"}, ticks
+
+
+FIG4_DRAWN = """() => [...document.querySelectorAll("[data-testid='stMain'] .js-plotly-plot")].some((gd) => {
+    const c = gd.closest('[data-stale]');
+    return (!c || c.getAttribute('data-stale') !== 'true')
+        && (gd.data || []).some((t) => Array.isArray(t.text) && t.text.includes('ε=12'));
+})"""
+
+#: What is drawn at the centre of the page's heading and of the sidebar's "Mechanism" header.
+UNCOVERED = """() => ['h1', '[data-testid="stSidebar"] h2'].map((sel) => {
+  const el = document.querySelector(sel); const r = el.getBoundingClientRect();
+  const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  return {sel, covered: !(top && (el === top || el.contains(top)))};
+})"""
+
+
+def test_the_papers_fig4_setting_opens_on_its_story_with_nothing_over_the_heading(  # type: ignore[no-untyped-def]
+    app_url: str, browser, artifacts: Path
+) -> None:
+    """Issue 50: the button's first figure came after 22 s and its tooltip stayed over the heading.
+    At 1280×720 the speaker clicks it on the default page: the setting's trade-off chart (shipped
+    precomputed) replaces the default one, with its headline and caption; no tooltip stays."""
+    from tests.e2e.idle import wait_idle
+
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    try:
+        page.goto(f"{app_url}/attack")
+        page.wait_for_selector('[class*="st-key-tradeoff-figure"] .js-plotly-plot', timeout=180_000)
+        wait_idle(page, timeout=180_000)
+        button = page.get_by_role("button", name="Paper's Fig. 4 setting")
+        button.hover()
+        button.click()
+        page.wait_for_function(FIG4_DRAWN, timeout=180_000, polling=100)
+        wait_idle(page, timeout=180_000)
+        page.wait_for_function("() => location.search.includes('emb=bert')", timeout=60_000)
+        # the pointer still rests on the button, as a speaker's would
+        assert [c for c in page.evaluate(UNCOVERED) if c["covered"]] == []
+        assert page.locator('[data-testid="stTooltipContent"]').count() == 0
+        page.evaluate("() => window.scrollTo(0, 0)")
+        page.screenshot(path=str(artifacts / "attack-fig4.png"))
+        body = page.locator("body").inner_text()
+        assert "From ε = 12 to 16, santext's sanitized text trains a classifier to" in body
+        assert "No claim's floor is drawn" in body and "shipped results of the paper's Fig. 4 setting" in body
+        # the chart is on the first screen, whole
+        box = page.locator('[class*="st-key-tradeoff-figure"] .stPlotlyChart').first.bounding_box()
+        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 720, box
+    finally:
+        context.close()

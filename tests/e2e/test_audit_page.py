@@ -19,20 +19,23 @@ def _wait_for_plot(page) -> None:  # type: ignore[no-untyped-def]
     )
 
 
-# Every trace's drawn y values with its hover labels, the CI bands, fonts and the y range.
+# Every data trace's drawn y values with its hover labels (the legend-only entries, one per
+# mechanism, carry no data), the CI bands, fonts, the legend and the y range.
 AUDIT_FIGURE = """() => {
-  const gd = document.querySelector('.js-plotly-plot');
+  const gd = document.querySelector('.st-key-audit-figure .js-plotly-plot');
   const fl = gd._fullLayout;
   const traces = gd._fullData.map((d, i) => ({
-      name: d.name, fill: d.fill,
+      name: d.name, fill: d.fill, data: Boolean(d.customdata) || d.fill === 'toself',
+      legend: d.showlegend !== false,
       y: gd.calcdata[i].map((c) => c.y),
       labels: gd.calcdata[i].map((c, j) => {
         const cd = d.customdata ? d.customdata[j] : null;
         return Array.isArray(cd) ? String(cd[0]) : String(cd);
-      })}));
+      })})).filter((t) => t.data || t.legend);
   return {font: fl.font.size, xtick: fl.xaxis.tickfont.size, ytick: fl.yaxis.tickfont.size,
           yrange: fl.yaxis.range, bands: traces.filter((t) => t.fill === 'toself').map((t) => t.name),
-          traces: traces.filter((t) => t.fill !== 'toself')};
+          legend: traces.filter((t) => t.legend).map((t) => t.name),
+          traces: traces.filter((t) => t.data && t.fill !== 'toself')};
 }"""
 
 
@@ -44,8 +47,9 @@ def test_audit_page_plots_and_screenshot(app_url: str, page, artifacts: Path) ->
     assert any(t.startswith("dptext") for t in legend), legend
     page.screenshot(path=str(artifacts / "audit.png"), full_page=True)
     f = page.evaluate(AUDIT_FIGURE)
-    # Readable on a projector: base and tick fonts ≥ 14 px.
+    # Readable on a projector: base and tick fonts ≥ 14 px; one legend entry per mechanism.
     assert f["font"] >= 14 and f["xtick"] >= 14 and f["ytick"] >= 14, f
+    assert f["legend"] == ["copy", "random", "laplace", "adept", "dptext"], f["legend"]
     # ∞ has its own band, above every finite value drawn, and copy and dptext both show there,
     # on different rows.
     inf = {t["name"]: t for t in f["traces"] if "∞" in t["labels"]}

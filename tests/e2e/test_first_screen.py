@@ -19,7 +19,7 @@ WIDTH, HEIGHT = 1280, 720
 
 #: (page path with the query a first visitor meets, the main figure's key)
 PAGES = [
-    ("home", "glance-figure"),
+    ("", "glance-figure"),  # Home is the default page, at the root (/home?talk=1 is not a page)
     ("audit", "audit-figure"),
     ("audit_text", "textaudit-figure"),
     ("verdicts", "verdicts-figure"),
@@ -36,7 +36,8 @@ GEOMETRY = """(key) => {
   const head = document.querySelector('[data-testid="stMarkdownContainer"] p');
   const box = (e) => { if (!e) return null; const r = e.getBoundingClientRect();
                        return {top: r.top, bottom: r.bottom, height: r.height}; };
-  return {figure: box(el), title: box(h), scrollY: window.scrollY};
+  return {figure: box(el), title: box(h), header: box(document.querySelector('[data-testid="stHeader"]')),
+          scrollY: window.scrollY};
 }"""
 
 
@@ -55,6 +56,10 @@ def _check(geo: dict, path: str) -> None:
     fig = geo["figure"]
     assert fig is not None, f"{path}: the main figure is not on the page"
     assert geo["title"] is not None and geo["title"]["top"] >= 0, f"{path}: no title on the first screen"
+    if geo["header"] is not None:  # Streamlit's top bar lies over the page: the title starts below it
+        assert geo["title"]["top"] >= geo["header"]["bottom"] - 8, (
+            f"{path}: the title is under the top bar: {geo}"
+        )
     assert 0 <= fig["top"] < HEIGHT, (
         f"{path}: the main figure starts at {fig['top']:.0f} px, below the first screen"
     )
@@ -76,10 +81,10 @@ def projector(browser):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("talk", [False, True], ids=["plain", "talk"])
-@pytest.mark.parametrize(("path", "key"), PAGES, ids=[p for p, _ in PAGES])
+@pytest.mark.parametrize(("path", "key"), PAGES, ids=[p or "home" for p, _ in PAGES])
 def test_the_main_figure_is_on_the_first_screen(  # type: ignore[no-untyped-def]
     app_url: str, projector, artifacts, path: str, key: str, talk: bool
 ) -> None:
     url = f"{path}?talk=1" if talk else path
-    geo = _first_screen(projector, app_url, url, key, f"{path}{'-talk' if talk else ''}", artifacts)
+    geo = _first_screen(projector, app_url, url, key, f"{path or 'home'}{'-talk' if talk else ''}", artifacts)
     _check(geo, url)

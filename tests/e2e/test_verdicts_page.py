@@ -1,6 +1,9 @@
 """The verdict page in a real browser: a deep link opens one violating row with its evidence and
-command, the figure's red markers are the file's certified excesses, a row picked in the table opens
+command, the figure's red markers are the file's certified excesses, a row clicked in the table opens
 and goes into the URL, and the opened row's download is the file's row.
+
+The table's fit at 1280 px, and that opening a row brings its evidence into view and marks it in the
+figure, are ``tests/e2e/test_verdict_table_fit.py``'s.
 
 Everything waits for a state (a heading, the figure, the URL, an idle script); nothing here times
 the page (its speed against the Plotly floor is ``bench/page_timing.py``'s).
@@ -62,13 +65,13 @@ def test_a_deep_link_opens_one_violating_row(app_url: str, page, artifacts: Path
     drawn = page.evaluate(
         """(sel) => {
             const gd = document.querySelector(sel);
-            const t = gd.data.find(t => (t.name || '').startsWith('certified excess'));
-            return t ? t.x : [];
+            return gd.data.filter(t => (t.name || '').startsWith('certified excess'))
+                          .flatMap(t => t.customdata.map((n, i) => [n, t.x[i]]));
         }""",
         FIGURE,
     )
-    want = [view.certified_excess(r) for r in doc["rows"] if verdict_of(r) == "violates"]
-    assert drawn == pytest.approx(want), (drawn, want)
+    want = {r["name"]: view.certified_excess(r) for r in doc["rows"] if verdict_of(r) == "violates"}
+    assert dict(drawn) == pytest.approx(want), (drawn, want)
     # the opened row's download is the file's row
     with page.expect_download() as dl:
         page.get_by_role("button", name="Download this row (JSON)").click()
@@ -81,7 +84,7 @@ def test_a_deep_link_opens_one_violating_row(app_url: str, page, artifacts: Path
     page.screenshot(path=str(artifacts / "verdicts-row.png"), full_page=True)
 
 
-def test_a_row_picked_in_the_table_opens_and_goes_into_the_url(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_row_clicked_in_the_table_opens_and_goes_into_the_url(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]
     doc = load_shipped()
     rows = doc["rows"]
     i = (
@@ -90,17 +93,15 @@ def test_a_row_picked_in_the_table_opens_and_goes_into_the_url(app_url: str, pag
         else 0
     )
     page.goto(f"{app_url}/verdicts")
-    grid = page.locator('[data-testid="stDataFrame"]').first
-    grid.wait_for(timeout=120_000)
+    table = page.locator(".st-key-verdicts-table table")
+    table.wait_for(timeout=120_000)
     page.locator(f"{FIGURE} .main-svg").first.wait_for(timeout=120_000)
     _idle(page)
     assert _query(page).get("row") == ""
-    # the grid draws on a canvas: click its i-th row's selection box (the column left of the data)
-    grid.scroll_into_view_if_needed()
-    box = grid.bounding_box()
-    assert box is not None
-    header, line = 35, 35  # Streamlit's grid: header and row heights (px)
-    page.mouse.click(box["x"] + 18, box["y"] + header + line * i + line / 2)
+    # the table is HTML: its i-th line is a row of cells, in the file's order
+    line = table.locator("tbody tr").nth(i)
+    assert line.locator("td").nth(1).inner_text() == rows[i]["name"]
+    line.click()
     name = rows[i]["name"]
     page.wait_for_function(
         "(n) => new URLSearchParams(location.search).get('row') === n", arg=name, timeout=60_000

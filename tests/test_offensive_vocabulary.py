@@ -1,0 +1,344 @@
+"""Nothing offensive comes out of a sanitizer unasked (issue 50, "What to build" 1).
+
+dpcore's public vocabularies leave out the slurs and insults of better-profanity 0.7.0's list,
+minus an allow-list of ordinary words (:mod:`dpcore.text.offensive`); ``full=True`` and
+``--full-vocabulary`` keep them, for research. These tests check both sides of the list, the
+size and label of the vocabularies, every mechanism's output on 1,000 public tweets at
+ε ∈ {0.5, 1, 3}, the issue's own sentence (API and CLI), and the flag on every command.
+
+No offensive word is written in this file: the words the tests need come from the installed list
+by position or from the vocabularies themselves, and are compared with :func:`offensive_mask`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dpcore
+from dpcore.cli import build_parser, main
+from dpcore.commands.common import FULL_VOCABULARY_HELP
+from dpcore.text import TEXT_MECHANISMS
+from dpcore.text.corpora import sample_sentences
+from dpcore.text.offensive import (
+    ALLOWED,
+    allowed_words,
+    is_offensive,
+    offensive_mask,
+    offensive_words,
+    wordlist_entries,
+    wordlist_path,
+)
+from dpcore.text.sanitize import OOV_TOKEN, SanitizedText, sanitize_lines
+from dpcore.text.vocab import build_vocabulary
+from dpcore.validation import DPCoreError
+
+#: The issue's sentence: under SanText+, ε = 1, seed 0 it drew a racial slur from GloVe's 15,000
+#: most frequent words.
+ISSUE_SENTENCE = "My neighbour Anna was diagnosed with diabetes in Berlin last May."
+EPSILONS = (0.5, 1.0, 3.0)
+SENTENCES = 1_000
+
+#: Ordinary words a plain list flags and dpcore keeps: health, identity, religion, violence,
+#: drugs, history, and everyday adjectives (each must be in the list, else this proves nothing).
+KEPT = (
+    "hiv herpes penis vagina breasts sperm urine vomit fat stroke organ "
+    "gay gays lesbians queer sex sexual virgin transsexual "
+    "god hell "
+    "kill murder rape raped rapist sniper "
+    "drunk heroin vodka weed pot "
+    "hitler nazi slave reich "
+    "stupid ugly dummy suck screw strip slope wang dong"
+).split()
+
+
+def _slurs() -> list[str]:
+    """Racial and homophobic slurs of the installed list (found by their stems, never spelled out
+    here), and the swear words and insults the issue names."""
+    entries = wordlist_entries()
+    stems = ("n" + "igg", "ch" + "ink", "sp" + "ic", "k" + "ike", "wet" + "back", "c" + "oon", "g" + "ook")
+    slurs = [w for w in entries if any(w.startswith(s) for s in stems)]
+    insults = [
+        w for w in entries if w in {"f" + "uck", "b" + "itch", "c" + "unt", "wh" + "ore", "fag" + "got"}
+    ]
+    assert len(slurs) >= 10 and len(insults) == 5
+    return slurs + insults
+
+
+@pytest.fixture(scope="module")
+def tweets() -> list[str]:
+    return sample_sentences("tweets", SENTENCES, seed=0)
+
+
+# --- the list and the allow-list: both sides -----------------------------------------------
+
+
+def test_slurs_and_insults_are_left_out_and_ordinary_words_kept() -> None:
+    slurs = _slurs()
+    assert offensive_mask(slurs).all(), [w for w in slurs if not is_offensive(w)][:3]
+    assert not offensive_mask(KEPT).any(), [w for w in KEPT if is_offensive(w)]
+    assert set(KEPT) <= set(wordlist_entries())  # the list flags them: the allow-list decides
+    # in the vocabulary itself: the full one holds both kinds, the default only the ordinary ones
+    full = set(build_vocabulary("glove", size=15_000, full=True).words)
+    default = set(build_vocabulary("glove", size=15_000).words)
+    slurs_in_v = [w for w in slurs if w in full]
+    assert len(slurs_in_v) >= 5 and not default & set(slurs_in_v)
+    kept_in_v = [w for w in KEPT if w in full]
+    assert len(kept_in_v) >= 30 and set(kept_in_v) <= default
+
+
+def test_the_allow_list_is_documented_and_only_holds_words_of_the_list() -> None:
+    entries = set(wordlist_entries())
+    for group, (reason, words) in ALLOWED.items():
+        assert len(reason.split()) >= 3, group
+        assert words and words <= entries, sorted(words - entries)
+    assert allowed_words().isdisjoint(offensive_words())
+    # every single-token entry is either allowed or left out
+    single = {w for w in entries if " " not in w}
+    assert offensive_words() | (allowed_words() & single) == single
+
+
+def test_whole_tokens_only_and_wordpiece_continuations() -> None:
+    assert offensive_words() and not any(" " in w for w in offensive_words())  # "blow job" ignored
+    # case-insensitive, whole tokens: no substring matching ("class", "scunthorpe", "classic")
+    word = next(iter(sorted(offensive_words())))
+    assert is_offensive(word.upper()) and is_offensive("##" + word)
+    assert not offensive_mask(["class", "scunthorpe", "assistant", "cocktail", "##s", "the"]).any()
+    # the WordPiece vocabulary leaves out a continuation whose stem is on the list
+    full = build_vocabulary("bert-wordpiece", full=True)
+    words = np.asarray(full.words, dtype=object)
+    pieces = list(words[offensive_mask(words) & np.char.startswith(words.astype(str), "##")])
+    assert pieces and not set(pieces) & set(build_vocabulary("bert-wordpiece").words)
+
+
+def test_the_list_is_read_from_the_installed_package_without_importing_it() -> None:
+    spec = importlib.util.find_spec("better_profanity")
+    assert spec is not None and wordlist_path().parent == Path(spec.submodule_search_locations[0])
+    assert len(wordlist_entries()) > 800
+    code = (
+        "import sys; from dpcore.text.vocab import build_vocabulary; "
+        "v = build_vocabulary('glove', size=2000); "
+        "print(v.offensive_removed, 'better_profanity' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    removed, imported = run.stdout.split()
+    assert int(removed) > 0 and imported == "False"
+
+
+# --- the vocabulary: size, label, OOV ------------------------------------------------------
+
+
+def test_a_sized_vocabulary_keeps_its_size_and_says_which_it_is() -> None:
+    full = build_vocabulary("glove", size=2_100, full=True)
+    v = build_vocabulary("glove", size=2_000)
+    bad = offensive_mask(full.words)
+    # the next most frequent words fill in: V is the full ranking with the offensive words skipped
+    assert len(v) == 2_000 and list(v.words) == list(full.words[~bad][:2_000])
+    assert v.offensive_removed == int(bad[: np.flatnonzero(~bad)[1_999] + 1].sum()) > 0
+    assert v.offensive_filtered and not full.offensive_filtered and full.offensive_removed == 0
+    assert v.label == (
+        f"GloVe 6B, top 2,000 words by frequency, {v.offensive_removed} offensive words left out "
+        "(better-profanity 0.7.0 list, dpcore's allow-list)"
+    )
+    assert full.label == "GloVe 6B, top 2,100 words by frequency, full vocabulary (offensive words included)"
+    assert not offensive_mask(v.words).any() and offensive_mask(full.words).any()
+    # a given list loses its offensive words too, unless full
+    given = [*v.words[:5], *full.words[bad][:2]]
+    assert list(build_vocabulary("glove", words=given).words) == given[:5]
+    assert list(build_vocabulary("glove", words=given, full=True).words) == given
+    with pytest.raises(DPCoreError, match="offensive"):
+        build_vocabulary("glove", words=[given[0], *given[5:]])
+
+
+def test_an_offensive_input_word_is_out_of_vocabulary() -> None:
+    word = next(w for w in build_vocabulary("glove", size=2_000, full=True).words if is_offensive(w))
+    line = f"the {word} hospital"
+    out = dpcore.sanitize(line, mechanism="santext", epsilon=1000.0, seed=0)
+    assert out.sanitized_tokens[0] == ["the", OOV_TOKEN, "hospital"] and out.n_oov == 1
+    kept = dpcore.sanitize(line, mechanism="santext", epsilon=1000.0, seed=0, full_vocabulary=True)
+    assert kept.sanitized_tokens[0] == ["the", word, "hospital"] and kept.n_oov == 0
+
+
+# --- every mechanism, 1,000 public sentences, ε ∈ {0.5, 1, 3} -----------------------------
+
+
+class _AdversarialLM:
+    """A stand-in for DP-MLM's masked LM that prefers offensive WordPieces at every position
+    (their logits at the clip's top, the rest spread below), with the shipped tokenizer: the
+    worst LM for this property, and fast enough for 1,000 sentences. The real LM runs below on
+    the issue's sentence."""
+
+    def __init__(self) -> None:
+        from dpcore.attack.mlm import DEFAULT_MLM_DIR
+        from dpcore.attack.wordpiece import WordPieceTokenizer
+
+        self.tokenizer = WordPieceTokenizer(str(DEFAULT_MLM_DIR))
+        words = self.tokenizer.convert_ids_to_tokens(list(range(len(self.tokenizer))))
+        self.vocab_size = len(words)
+        self.bad = np.flatnonzero(offensive_mask(words))
+        self.rng = np.random.default_rng(0)
+
+    def masked_logits(
+        self, input_ids: np.ndarray, attention_mask: np.ndarray, positions: np.ndarray
+    ) -> np.ndarray:
+        z = self.rng.uniform(-16.0, -4.0, size=(len(positions), self.vocab_size)).astype(np.float32)
+        z[:, self.bad] = 10.0
+        return z
+
+
+@pytest.fixture(scope="module")
+def adversarial_lm() -> _AdversarialLM:
+    return _AdversarialLM()
+
+
+def _mechanism(name: str, eps: float, lm: _AdversarialLM, *, full: bool = False) -> Any:
+    """The mechanism over the default vocabulary of the CLI and the Sanitize page (GloVe's 15,000
+    most frequent words; dp-mlm: the bert-wordpiece vocabulary)."""
+    if name == "dp-mlm":
+        from dpcore.text.dpmlm import DPMLM
+
+        return DPMLM(vocab=build_vocabulary("bert-wordpiece", full=full), epsilon=eps, mlm=lm)
+    return dpcore.text_mechanism(name, epsilon=eps, full_vocabulary=full)
+
+
+def _offensive_outputs(result: SanitizedText) -> list[str]:
+    tokens = np.asarray([t for line in result.sanitized_tokens for t in line], dtype=object)
+    return sorted(set(tokens[offensive_mask(tokens)]))
+
+
+@pytest.mark.parametrize("name", TEXT_MECHANISMS.names())
+def test_no_mechanism_outputs_an_offensive_word_on_1000_tweets(
+    name: str, tweets: list[str], adversarial_lm: _AdversarialLM
+) -> None:
+    epsilons: tuple[float, ...] = EPSILONS
+    if name == "truncated-gumbel":
+        # calibrated only far above these ε: it refuses them, and is checked at its own floor
+        with pytest.raises(DPCoreError, match="calibrated only for ε >"):
+            _mechanism(name, EPSILONS[0], adversarial_lm)
+        floor = TEXT_MECHANISMS.get(name).factory.minimum_epsilon(build_vocabulary("glove", size=15_000))
+        epsilons = (1.05 * floor,)
+    inputs = 0
+    for seed, eps in enumerate(epsilons):
+        mech = _mechanism(name, eps, adversarial_lm)
+        assert mech.vocab.offensive_filtered and "offensive words left out" in mech.params()["vocabulary"]
+        res = sanitize_lines(tweets, mech, seed=seed)
+        assert len(res.lines) == SENTENCES and res.n_tokens > 10_000
+        assert _offensive_outputs(res) == [], (name, eps)
+        inputs = sum(int(offensive_mask(t).sum()) for t in res.original_tokens)
+    assert inputs > 0  # the tweets do hold offensive words: they became [UNK], not outputs
+
+
+@pytest.mark.parametrize("name", ["random", "dp-mlm"])
+def test_the_full_vocabulary_does_output_offensive_words(
+    name: str, tweets: list[str], adversarial_lm: _AdversarialLM
+) -> None:
+    """The control: the same check fails on the full vocabulary (research mode)."""
+    mech = _mechanism(name, 1.0, adversarial_lm, full=True)
+    assert "full vocabulary (offensive words included)" in mech.params()["vocabulary"]
+    assert len(_offensive_outputs(sanitize_lines(tweets, mech, seed=0))) >= 3
+
+
+def test_dp_mlm_with_its_real_lm_on_the_issue_sentence() -> None:
+    from dpcore.text.dpmlm import DPMLM
+
+    vocab = build_vocabulary("bert-wordpiece")
+    for eps in EPSILONS:
+        res = sanitize_lines([ISSUE_SENTENCE] * 3, DPMLM(vocab=vocab, epsilon=eps), seed=0)
+        assert res.n_tokens > 30 and _offensive_outputs(res) == []
+
+
+# --- the issue's sentence: SanText+, ε = 1, seed 0 -----------------------------------------
+
+
+def test_the_issue_sentence_api() -> None:
+    out = dpcore.sanitize(ISSUE_SENTENCE, mechanism="santext+", epsilon=1.0, seed=0)
+    assert _offensive_outputs(out) == []
+    assert out.parameters["vocabulary"].startswith("GloVe 6B, top 15,000 words by frequency, 46 offensive")
+    # what the issue saw: the full vocabulary draws an offensive word for this sentence and seed
+    full = dpcore.sanitize(ISSUE_SENTENCE, mechanism="santext+", epsilon=1.0, seed=0, full_vocabulary=True)
+    assert len(_offensive_outputs(full)) == 1
+
+
+def _sanitize_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[str, str, str]:
+    src, dst = tmp_path / "in.txt", tmp_path / f"out{len(list(tmp_path.iterdir()))}.txt"
+    src.write_text(ISSUE_SENTENCE + "\n", encoding="utf-8")
+    args = ["sanitize", "--mechanism", "santext+", "--epsilon", "1", "--seed", "0"]
+    code = main([*args, *extra, "--input", str(src), "--output", str(dst)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return dst.read_text(encoding="utf-8"), out, err
+
+
+def test_the_issue_sentence_cli_in_every_output_mode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, _, err = _sanitize_cli(tmp_path, capsys)
+    assert not offensive_mask(text.split()).any()
+    assert "dpcore: vocabulary: GloVe 6B, top 15,000 words by frequency, 46 offensive words left out" in err
+    _, out, _ = _sanitize_cli(tmp_path, capsys, "--json")
+    assert "46 offensive words left out" in json.loads(out)["parameters"]["vocabulary"]
+    lines, _, err = _sanitize_cli(tmp_path, capsys, "--format", "jsonl")
+    assert not offensive_mask(json.loads(lines)["sanitized"]).any() and "offensive words left out" in err
+    # --full-vocabulary: the issue's line, and every mode says so
+    text, _, err = _sanitize_cli(tmp_path, capsys, "--full-vocabulary")
+    assert offensive_mask(text.split()).sum() == 1
+    assert "vocabulary: GloVe 6B, top 15,000 words by frequency, full vocabulary" in err
+    _, out, _ = _sanitize_cli(tmp_path, capsys, "--full-vocabulary", "--json")
+    assert "full vocabulary (offensive words included)" in json.loads(out)["parameters"]["vocabulary"]
+
+
+# --- the flag and the vocabulary line on every command that builds a vocabulary ------------
+
+COMMANDS = ("sanitize", "metrics", "sanitize-corpus", "attack", "utility", "audit-text", "verdicts")
+
+
+def test_every_vocabulary_command_has_the_flag() -> None:
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    for name in COMMANDS:
+        opts = {o: a for a in sub.choices[name]._actions for o in a.option_strings}
+        assert "--full-vocabulary" in opts, name
+        assert opts["--full-vocabulary"].help == FULL_VOCABULARY_HELP, name
+
+
+def test_metrics_and_audit_text_say_the_vocabulary(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["metrics", "--mechanism", "santext", "--epsilon", "1", "--words", "hospital", "--trials", "100"]
+    base += ["--vocab-size", "2000"]
+    assert main(base) == 0
+    assert "vocabulary: GloVe 6B, top 2,000 words by frequency, 6 offensive" in capsys.readouterr().out
+    assert main([*base, "--full-vocabulary", "--json"]) == 0
+    params = json.loads(capsys.readouterr().out)["parameters"]
+    assert params["vocabulary"].endswith("full vocabulary (offensive words included)")
+    audit = ["audit-text", "--mechanism", "random", "--epsilon", "1", "--vocab-size", "2000"]
+    audit += ["--words", "hospital", "--neighbors", "1", "--pairs", "1", "--samples", "200", "--seed", "0"]
+    assert main([*audit, "--json"]) == 0
+    assert "6 offensive words left out" in json.loads(capsys.readouterr().out)["vocabulary"]
+    assert main([*audit, "--full-vocabulary"]) == 0
+    assert "vocabulary: GloVe 6B, top 2,000 words by frequency, full vocabulary" in capsys.readouterr().out
+
+
+def test_attack_and_utility_record_the_vocabulary(capsys: pytest.CaptureFixture[str]) -> None:
+    attack = [
+        "attack",
+        "--mechanism",
+        "santext",
+        "--epsilon",
+        "3",
+        "--sentences",
+        "5",
+        "--vocab-size",
+        "2000",
+    ]
+    assert main(attack) == 0
+    assert "vocabulary: GloVe 6B, top 2,000 words by frequency, 6 offensive" in capsys.readouterr().out
+    assert main([*attack, "--full-vocabulary", "--json"]) == 0
+    assert "full vocabulary" in json.loads(capsys.readouterr().out)["vocabulary"]
+    util = ["utility", "--mechanism", "random", "--epsilon", "1", "--n-train", "200", "--n-test", "50"]
+    assert main([*util, "--vocab-size", "2000", "--json"]) == 0
+    assert "6 offensive words left out" in json.loads(capsys.readouterr().out)["vocabulary"]
