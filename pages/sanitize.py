@@ -3,6 +3,12 @@
 Widgets → dpcore.text (mechanisms, sanitize, metrics) → dpcore.viz.sanitize_figure. Embeddings
 and vocabularies are cached per process (st.cache_resource), results per input (st.cache_data).
 The URL carries every setting except the text itself.
+
+The first screen tells the story (issue 50): one headline sentence (the mechanism, ε, how many
+words it replaced), the sanitized text with the vocabulary it drew from, and beside it the figure
+of each word's chance to be kept. Comparisons, draws, downloads and the per-word table come after
+it (collapsed in talk mode). The vocabulary leaves out slurs and insults unless the sidebar's
+"Full vocabulary" box (``fullvocab``) is ticked.
 """
 
 from __future__ import annotations
@@ -28,11 +34,12 @@ from dpcore.text.sanitize import (
     sanitize_lines,
     split_lines,
 )
-from dpcore.text.vocab import build_vocabulary
+from dpcore.text.vocab import Vocabulary, build_vocabulary
 from dpcore.viz.sanitize_figure import plot_words, sanitize_figure
 from pages._shared import (
     apply_query_params,
     bar_updater,
+    bool_param,
     choice_param,
     download_buttons,
     ensure_navigation,
@@ -85,13 +92,14 @@ SPECS = {
     "source": choice_param("sample", SOURCES),
     "corpus": choice_param("tweets", list(CORPORA)),
     "oov": choice_param("mask", ["mask", "keep"]),
+    "fullvocab": bool_param(False),
 }
 
 
 #: The first screen: the sanitized text (and the input above it) beside the figure.
 STORY_COLUMNS = [5, 6]
 #: The figure's height in talk mode (px): its larger text leaves less of a 720-px screen to it.
-TALK_HEIGHT = 420
+TALK_HEIGHT = 390
 
 #: The per-word table in plain words: machine column → (shown name, its definition on hover,
 #: number format). The notation is in "How to read this" and in each column's help.
@@ -161,16 +169,22 @@ def mechanism_title(name: str) -> str:
     return title if title.lower().replace(" ", "-") == name else name
 
 
+#: Which vocabulary of an embedding: (GloVe's size, whether offensive words are kept).
+VocabKey = tuple[int, bool]
+
+
 @st.cache_resource(max_entries=5, show_spinner="Loading the embedding…")
-def get_vocab(emb: str, vsize: int):
-    return build_vocabulary(emb, size=vsize if emb == "glove" else None)
+def get_vocab(emb: str, vkey: VocabKey) -> Vocabulary:
+    """The embedding's vocabulary: GloVe cut to its size, offensive words left out unless full."""
+    vsize, full = vkey
+    return build_vocabulary(emb, size=vsize if emb == "glove" else None, full=full)
 
 
 Params = tuple[tuple[str, float | int], ...]
 
 
-def _mechanism(mech: str, emb: str, eps: float, params: Params, vsize: int):
-    return create_text_mechanism(mech, vocab=get_vocab(emb, vsize), epsilon=eps, **dict(params))
+def _mechanism(mech: str, emb: str, eps: float, params: Params, vkey: VocabKey):
+    return create_text_mechanism(mech, vocab=get_vocab(emb, vkey), epsilon=eps, **dict(params))
 
 
 @st.cache_data(max_entries=64, max_size="16MB", show_spinner=False)
@@ -180,13 +194,13 @@ def run_sanitize(
     emb: str,
     eps: float,
     params: Params,
-    vsize: int,
+    vkey: VocabKey,
     seed: int,
     draws: int,
     oov: str,
     _progress=None,
 ) -> dict:
-    m = _mechanism(mech, emb, eps, params, vsize)
+    m = _mechanism(mech, emb, eps, params, vkey)
     lines = split_lines(text)
     results = []
     for k in range(draws):
@@ -210,21 +224,21 @@ def run_sanitize(
 
 @st.cache_data(max_entries=64, max_size="16MB", show_spinner="Computing privacy metrics…")
 def run_metrics(
-    words: tuple[str, ...], mech: str, emb: str, eps: float, params: Params, vsize: int, seed: int
+    words: tuple[str, ...], mech: str, emb: str, eps: float, params: Params, vkey: VocabKey, seed: int
 ) -> list[dict]:
-    m = _mechanism(mech, emb, eps, params, vsize)
+    m = _mechanism(mech, emb, eps, params, vkey)
     return token_metrics(m, list(words), seed=seed, population=POPULATION)
 
 
 @st.cache_data(max_entries=32, max_size="16MB", show_spinner="Computing N_x and S_x across ε…")
 def run_curves(
-    words: tuple[str, ...], mech: str, emb: str, params: Params, vsize: int, seed: int
+    words: tuple[str, ...], mech: str, emb: str, params: Params, vkey: VocabKey, seed: int
 ) -> list[dict]:
     # ε at or below a mechanism's own floor (truncated-gumbel's calibration) is left out
-    floor = TEXT_MECHANISMS.get(mech).factory.minimum_epsilon(get_vocab(emb, vsize))
+    floor = TEXT_MECHANISMS.get(mech).factory.minimum_epsilon(get_vocab(emb, vkey))
     grid = [e for e in EPS_GRID[emb] if e > floor] or [round(floor * f, 1) for f in (1.1, 2, 5, 10)]
     return metrics_over_epsilons(
-        lambda e: _mechanism(mech, emb, e, params, vsize), list(words), grid, seed=seed, trials=200
+        lambda e: _mechanism(mech, emb, e, params, vkey), list(words), grid, seed=seed, trials=200
     )
 
 
@@ -308,7 +322,14 @@ with st.sidebar:
     vocab_size_widget(
         VOCAB_SIZES,
         "The most frequent GloVe words by public frequency (wordfreq). BERT uses every token "
-        "it allows: 22,748 whole words (bert), or the paper's 29,523 WordPieces (bert-wordpiece).",
+        "it allows: its whole words (bert), or the paper's WordPieces (bert-wordpiece).",
+    )
+    st.checkbox(
+        "Full vocabulary (research: may output slurs and insults)",
+        key="fullvocab",
+        help="By default the vocabulary leaves out slurs and insults (a maintained public word "
+        "list), so no mechanism can output them, and the guarantee holds over that vocabulary. "
+        "Tick to sample from every word of the embedding, as the papers did.",
     )
     st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="seed")
     st.number_input("Draws (repeat the sampling)", min_value=1, max_value=10, step=1, key="draws")
@@ -339,6 +360,8 @@ if "refuted" in TEXT_MECHANISMS.get(mech).tags:
         icon=":material/dangerous:",
     )
 vsize, seed = int(st.session_state["vsize"]), int(st.session_state["seed"])
+full_vocab = bool(st.session_state["fullvocab"])
+vkey: VocabKey = (vsize, full_vocab)
 draws, oov = int(st.session_state["draws"]), st.session_state["oov"]
 
 # ---- the first screen: headline; the sanitized text beside the figure --------------------------
@@ -387,7 +410,7 @@ with text_col, show_errors():
     bar = st.progress(0.0, text="Sanitizing…")
     tick = bar_updater(bar, lambda d, t: f"Sanitized {d} of {t} draws")
     try:
-        res = run_sanitize(text, mech, emb, eps, mparams, vsize, seed, draws, oov, _progress=tick)
+        res = run_sanitize(text, mech, emb, eps, mparams, vkey, seed, draws, oov, _progress=tick)
     finally:
         bar.empty()
 
@@ -432,7 +455,9 @@ with text_col:
         "Highlighted: replaced. Outlined in red: a sensitive word that came through (hover for its "
         "chance). Grey: not in the vocabulary."
     )
-    st.caption(f"Guarantee: {params['privacy']}. |V| = {params['vocab_size']:,}.")
+    vocab_line = f"Vocabulary: {get_vocab(emb, vkey).label}."
+    st.caption(f":material/warning: {vocab_line}" if full_vocab else vocab_line)
+    st.caption(f"Guarantee: {params['privacy']}, over this vocabulary.")
     st.markdown("**Original**")
     orig_html = "<br>".join(highlight(o, [False] * len(o), u) for o, u in zip(orig, res["oov"], strict=True))
     st.markdown(f'<div class="dp-orig">{orig_html}</div>', unsafe_allow_html=True)
@@ -446,9 +471,9 @@ if not words:
     fig_col.info("No token of this text is in the vocabulary.")
     st.stop()
 with show_errors():
-    metrics = run_metrics(words, mech, emb, eps, mparams, vsize, seed)
+    metrics = run_metrics(words, mech, emb, eps, mparams, vkey, seed)
     plot_set = tuple(plot_words(metrics, MAX_PLOT_WORDS))
-    curves = run_curves(plot_set, mech, emb, mparams, vsize, seed)
+    curves = run_curves(plot_set, mech, emb, mparams, vkey, seed)
 fig = sanitize_figure(pd.DataFrame(curves), epsilon=eps)
 plot(
     fig.update_layout(height=TALK_HEIGHT) if talk_mode() else fig, key="sanitize-figure", slot=fig_col.empty()
@@ -483,7 +508,7 @@ with more("Side by side and every draw", icon=":material/compare:"):
                 other = (
                     res
                     if (pm, pe) == (mech, eps)
-                    else run_sanitize(text, pm, emb, pe, params_key(mech_params[pm]), vsize, seed, 1, oov)
+                    else run_sanitize(text, pm, emb, pe, params_key(mech_params[pm]), vkey, seed, 1, oov)
                 )
                 toks = other["draws"][0]["tokens"]
                 ch = [[a != b for a, b in zip(o, t_, strict=True)] for o, t_ in zip(orig, toks, strict=True)]
@@ -537,6 +562,8 @@ with more("Downloads and the command that reproduces this", icon=":material/term
     with st.container(border=True):
         st.markdown("**Reproduce this** with the CLI (draw 1 = the seed itself; `--draw K` gives draw K)")
         cmd = sanitize_command(mech, eps, embedding=emb, params=mparams, vocab_size=vsize, seed=seed, oov=oov)
+        if full_vocab:  # the CLI's switch for the same vocabulary
+            cmd.append("--full-vocabulary")
         st.code(shell_command(cmd), language="bash")
         st.caption(
             "Save the original text as `input.txt` first (one sentence per line). The library call "

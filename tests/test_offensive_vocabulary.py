@@ -26,7 +26,7 @@ import dpcore
 from dpcore.cli import build_parser, main
 from dpcore.commands.common import FULL_VOCABULARY_HELP
 from dpcore.text import TEXT_MECHANISMS
-from dpcore.text.corpora import sample_sentences
+from dpcore.text.corpora import load_corpus, sample_sentences
 from dpcore.text.offensive import (
     ALLOWED,
     allowed_words,
@@ -75,6 +75,15 @@ def _slurs() -> list[str]:
 @pytest.fixture(scope="module")
 def tweets() -> list[str]:
     return sample_sentences("tweets", SENTENCES, seed=0)
+
+
+@pytest.fixture(scope="module")
+def short_tweets() -> list[str]:
+    """The 1,000 shortest distinct tweets of at least five words. DP-MLM pays a softmax over its
+    29,481 WordPieces for every token (25,000 tokens of the random sample take 50 s per ε), so it
+    sanitizes these (about 7,000 tokens; many hold the insults at issue)."""
+    lines = [t for t in dict.fromkeys(load_corpus("tweets")) if len(t.split()) >= 5]
+    return sorted(lines, key=len)[:SENTENCES]
 
 
 # --- the list and the allow-list: both sides -----------------------------------------------
@@ -182,15 +191,13 @@ class _AdversarialLM:
         self.tokenizer = WordPieceTokenizer(str(DEFAULT_MLM_DIR))
         words = self.tokenizer.convert_ids_to_tokens(list(range(len(self.tokenizer))))
         self.vocab_size = len(words)
-        self.bad = np.flatnonzero(offensive_mask(words))
-        self.rng = np.random.default_rng(0)
+        self.row = np.random.default_rng(0).uniform(-16.0, -4.0, size=self.vocab_size).astype(np.float32)
+        self.row[offensive_mask(words)] = 10.0
 
     def masked_logits(
         self, input_ids: np.ndarray, attention_mask: np.ndarray, positions: np.ndarray
     ) -> np.ndarray:
-        z = self.rng.uniform(-16.0, -4.0, size=(len(positions), self.vocab_size)).astype(np.float32)
-        z[:, self.bad] = 10.0
-        return z
+        return np.broadcast_to(self.row, (len(positions), self.vocab_size))
 
 
 @pytest.fixture(scope="module")
@@ -215,34 +222,38 @@ def _offensive_outputs(result: SanitizedText) -> list[str]:
 
 @pytest.mark.parametrize("name", TEXT_MECHANISMS.names())
 def test_no_mechanism_outputs_an_offensive_word_on_1000_tweets(
-    name: str, tweets: list[str], adversarial_lm: _AdversarialLM
+    name: str, tweets: list[str], short_tweets: list[str], adversarial_lm: _AdversarialLM
 ) -> None:
     epsilons: tuple[float, ...] = EPSILONS
+    if name == "dp-mlm":
+        tweets = short_tweets
     if name == "truncated-gumbel":
         # calibrated only far above these ε: it refuses them, and is checked at its own floor
         with pytest.raises(DPCoreError, match="calibrated only for ε >"):
             _mechanism(name, EPSILONS[0], adversarial_lm)
         floor = TEXT_MECHANISMS.get(name).factory.minimum_epsilon(build_vocabulary("glove", size=15_000))
         epsilons = (1.05 * floor,)
-    inputs = 0
     for seed, eps in enumerate(epsilons):
         mech = _mechanism(name, eps, adversarial_lm)
         assert mech.vocab.offensive_filtered and "offensive words left out" in mech.params()["vocabulary"]
         res = sanitize_lines(tweets, mech, seed=seed)
-        assert len(res.lines) == SENTENCES and res.n_tokens > 10_000
+        assert len(res.lines) == SENTENCES and res.n_tokens > 5_000
         assert _offensive_outputs(res) == [], (name, eps)
-        inputs = sum(int(offensive_mask(t).sum()) for t in res.original_tokens)
-    assert inputs > 0  # the tweets do hold offensive words: they became [UNK], not outputs
+    # the tweets do hold offensive words: they became [UNK], not outputs
+    original = np.asarray([t for line in res.original_tokens for t in line], dtype=object)
+    assert offensive_mask(original).sum() > 20
 
 
 @pytest.mark.parametrize("name", ["random", "dp-mlm"])
 def test_the_full_vocabulary_does_output_offensive_words(
-    name: str, tweets: list[str], adversarial_lm: _AdversarialLM
+    name: str, tweets: list[str], short_tweets: list[str], adversarial_lm: _AdversarialLM
 ) -> None:
     """The control: the same check fails on the full vocabulary (research mode)."""
-    mech = _mechanism(name, 1.0, adversarial_lm, full=True)
+    mech = _mechanism(name, 3.0, adversarial_lm, full=True)
     assert "full vocabulary (offensive words included)" in mech.params()["vocabulary"]
-    assert len(_offensive_outputs(sanitize_lines(tweets, mech, seed=0))) >= 3
+    # dp-mlm: 300 short tweets, about 2,000 draws of which ~0.4% fall on the 42 offensive pieces
+    lines = short_tweets[:300] if name == "dp-mlm" else tweets
+    assert len(_offensive_outputs(sanitize_lines(lines, mech, seed=0))) >= 2
 
 
 def test_dp_mlm_with_its_real_lm_on_the_issue_sentence() -> None:
@@ -342,3 +353,19 @@ def test_attack_and_utility_record_the_vocabulary(capsys: pytest.CaptureFixture[
     util = ["utility", "--mechanism", "random", "--epsilon", "1", "--n-train", "200", "--n-test", "50"]
     assert main([*util, "--vocab-size", "2000", "--json"]) == 0
     assert "6 offensive words left out" in json.loads(capsys.readouterr().out)["vocabulary"]
+
+
+def test_sanitize_corpus_records_the_vocabulary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "a.jsonl"
+    src.write_text(json.dumps({"text": ISSUE_SENTENCE}) + "\n", encoding="utf-8")
+    args = ["sanitize-corpus", "--mechanism", "santext+", "--epsilon", "1", "--input", str(src)]
+    args += ["--text-column", "text", "--seed", "0", "--no-progress"]
+    assert main([*args, "--output", str(tmp_path / "out")]) == 0
+    assert (
+        "dpcore: vocabulary: GloVe 6B, top 15,000 words by frequency, 46 offensive" in capsys.readouterr().err
+    )
+    manifest = json.loads((tmp_path / "out" / "_dpcore_manifest.json").read_text(encoding="utf-8"))
+    assert manifest["vocabulary"]["label"] == manifest["parameters"]["vocabulary"]
+    assert "46 offensive words left out" in manifest["vocabulary"]["label"]
+    assert main([*args, "--output", str(tmp_path / "full"), "--full-vocabulary", "--json"]) == 0
+    assert "full vocabulary" in json.loads(capsys.readouterr().out)["vocabulary"]["label"]

