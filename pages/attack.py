@@ -12,8 +12,8 @@ attacks, (mechanism, ε, split, seed) for utility, the ε = ∞ reference and th
 so adding or removing one ε or mechanism reuses every other unit. The Bayesian attack and
 utility are computed first and drawn (seconds); the masked-LM attack then fills the same figures
 in unit by unit. The units of the default view and of the "Paper's Fig. 4 setting" view ship
-precomputed (dpcore/data/attack_page_default.json and attack_page_paper_fig4.json, ``python -m
-dpcore precompute-attack-page``) and are used while the attacker on disk and the vocabulary the
+precomputed (dpcore/data/attack_page_default.json and attack_page_paper_fig4.json, written by
+``python -m dpcore precompute-attack-page``) and are used while the attacker on disk and the vocabulary the
 page builds are the ones they name, for units with exactly their parameters
 (dpcore.attack.page_view): both views draw at once, and a change computes only what it changes.
 Each attacker's top-1 on unsanitized text is shown as "unsanitized (ε = ∞)", and each row the

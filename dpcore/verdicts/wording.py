@@ -180,7 +180,7 @@ def _violates(row: dict[str, Any]) -> str:
 
 
 def call_size_dependence(row: dict[str, Any]) -> str:
-    """"its output depends on the call's size (…), so this covers only the call sizes it drew"
+    """ "its output depends on the call's size (…), so this covers only the call sizes it drew"
     when the row's audit found its draws differ between call sizes, else ""."""
     calls = (row.get("audit") or {}).get("calls") or {}
     found = [
@@ -215,7 +215,7 @@ def _not_detected(row: dict[str, Any]) -> str:
 
 
 def failed_share(row: dict[str, Any]) -> str:
-    """"12,491 of 15,000 words (83%) fail to sample (first 'the': …)" when more than 5% of the
+    """ "12,491 of 15,000 words (83%) fail to sample (first 'the': …)" when more than 5% of the
     row's words failed, else ""."""
     a = row.get("audit") or {}
     failed = int(a.get("failed_words") or 0)
