@@ -84,7 +84,7 @@ def test_default_shows_the_paper_mechanisms() -> None:
     assert at.main.markdown[0].value == (
         "##### In this test, adept and dptext break the promise of ε = 1: adept's privacy loss "
         "reaches 13.7 at n = 128 and dptext's privacy loss is infinite; random and laplace stay "
-        "within it."
+        "within it; copy claims no privacy."
     )
     assert at.query_params["eps"] == "1"
     # the table's verdicts are words, not codes (downloads keep the codes)
