@@ -205,7 +205,7 @@ export default function (component) {
 """
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(max_entries=1, show_spinner=False)
 def _components() -> tuple[Any, Any]:
     """The table and the scroller (registered once per server)."""
     table = st.components.v2.component(
