@@ -144,3 +144,15 @@ def page(browser: object) -> Iterator[object]:
         yield pg
     finally:
         context.close()
+
+
+@pytest.fixture()
+def projector(browser: object) -> Iterator[object]:
+    """A fresh page at a projector's 1280×720 (issue 50: the first screen tells the story)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})  # type: ignore[attr-defined]
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)
+    try:
+        yield pg
+    finally:
+        context.close()

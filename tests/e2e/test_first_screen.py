@@ -69,17 +69,6 @@ def _check(geo: dict, path: str) -> None:
     )
 
 
-@pytest.fixture()
-def projector(browser):  # type: ignore[no-untyped-def]
-    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-    pg = context.new_page()
-    pg.set_default_timeout(60_000)
-    try:
-        yield pg
-    finally:
-        context.close()
-
-
 @pytest.mark.parametrize("talk", [False, True], ids=["plain", "talk"])
 @pytest.mark.parametrize(("path", "key"), PAGES, ids=[p or "home" for p, _ in PAGES])
 def test_the_main_figure_is_on_the_first_screen(  # type: ignore[no-untyped-def]

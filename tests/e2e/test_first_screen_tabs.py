@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.idle import wait_idle
-from tests.e2e.test_first_screen import GEOMETRY, HEIGHT, WIDTH, _check
+from tests.e2e.test_first_screen import GEOMETRY, _check
 
 pytestmark = pytest.mark.e2e
 
@@ -30,17 +30,6 @@ HEADLINE_ABOVE = """([key, phrase]) => {
   return p ? {top: p.getBoundingClientRect().top, bottom: p.getBoundingClientRect().bottom,
               figure: fig.top} : null;
 }"""
-
-
-@pytest.fixture()
-def projector(browser):  # type: ignore[no-untyped-def]
-    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-    pg = context.new_page()
-    pg.set_default_timeout(60_000)
-    try:
-        yield pg
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("talk", [False, True], ids=["plain", "talk"])

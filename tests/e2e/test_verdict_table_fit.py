@@ -10,7 +10,6 @@ none, at 1280×720 with the sidebar open and in talk mode, and after sorting.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,17 +53,6 @@ OPENED = """([name, label]) => {
   return {heading: r && {top: r.top, bottom: r.bottom}, height: window.innerHeight,
           band: band ? {y0: band.y0, y1: band.y1} : null, line: tick ? tick[1] : null};
 }"""
-
-
-@pytest.fixture()
-def projector(browser) -> Iterator[Any]:  # type: ignore[no-untyped-def]
-    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-    pg = context.new_page()
-    pg.set_default_timeout(60_000)
-    try:
-        yield pg
-    finally:
-        context.close()
 
 
 def _open(page, url: str) -> None:  # type: ignore[no-untyped-def]
