@@ -149,6 +149,7 @@ def sanitize_command(
     seed: int,
     draw: int = 1,
     oov: str = "mask",
+    full_vocabulary: bool = False,
     input_path: str = "input.txt",
     output_path: str = "sanitized.txt",
 ) -> list[str]:
@@ -169,6 +170,9 @@ def sanitize_command(
         (:func:`dpcore.text.sanitize.draw_rng`), as on the page.
     oov
         ``mask`` or ``keep``.
+    full_vocabulary
+        Keep the offensive words in the vocabulary (``--full-vocabulary``); by default they are
+        left out (:func:`dpcore.text.vocab.build_vocabulary`).
     input_path, output_path
         The text file to sanitize (one sentence per line) and where the result goes.
 
@@ -184,4 +188,6 @@ def sanitize_command(
     if embedding == "glove" and vocab_size is not None:
         cmd += ["--vocab-size", number(int(vocab_size))]
     cmd += ["--seed", number(int(seed)), "--draw", number(int(draw)), "--oov", oov]
+    if full_vocabulary:
+        cmd.append("--full-vocabulary")
     return [*cmd, "--input", input_path, "--output", output_path]

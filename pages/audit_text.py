@@ -333,7 +333,7 @@ if flawed:
     )
 
 with more(
-    "The verdict in full, the checks and what this run could have caught", icon=":material/fact_check:"
+    "The verdict in full, the checks and what this run could have caught", icon=":material/rule:"
 ):
     if res.verdict != "untested":
         st.markdown(

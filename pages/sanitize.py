@@ -561,9 +561,10 @@ with more("Downloads and the command that reproduces this", icon=":material/term
     )
     with st.container(border=True):
         st.markdown("**Reproduce this** with the CLI (draw 1 = the seed itself; `--draw K` gives draw K)")
-        cmd = sanitize_command(mech, eps, embedding=emb, params=mparams, vocab_size=vsize, seed=seed, oov=oov)
-        if full_vocab:  # the CLI's switch for the same vocabulary
-            cmd.append("--full-vocabulary")
+        cmd = sanitize_command(
+            mech, eps, embedding=emb, params=mparams, vocab_size=vsize, seed=seed, oov=oov,
+            full_vocabulary=full_vocab,
+        )  # fmt: skip
         st.code(shell_command(cmd), language="bash")
         st.caption(
             "Save the original text as `input.txt` first (one sentence per line). The library call "

@@ -37,7 +37,9 @@ from dpcore.reproduce import (
     sanitize_command,
     shell_command,
 )
+from dpcore.textaudit.result import lower_bound_ratio
 from dpcore.validation import DPCoreError
+from pages._shared import escape_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The pages that show a ``python -m dpcore`` command reproducing their result.
@@ -72,6 +74,16 @@ def _cli_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
     out, err = capsys.readouterr()
     assert code == 0, err
     return json.loads(out)
+
+
+def _as_shown(shown: str, value: float) -> bool:
+    """Whether the page's text ``shown`` is ``value`` as its tables write numbers: 4 significant
+    digits, +∞ as "∞" with its reason in words, no number as blank."""
+    if math.isnan(value):
+        return shown == ""
+    if math.isinf(value):
+        return shown.startswith("∞" if value > 0 else "−∞")
+    return shown == f"{value:.4g}"
 
 
 def _num(v: Any) -> float:
@@ -117,15 +129,27 @@ def test_audit_text_page_command_gives_the_page_numbers(
     argv = _shown_command(at, "audit-text")
     cli = _cli_json(argv, capsys)
 
-    # the verdict, as the page states it
-    alerts = [a.value for a in [*at.error, *at.info, *at.warning] if a.value.endswith(".")]
+    # the verdict in full, as the page states it (Markdown-escaped, as shown)
     text = cli["verdict_text"]
-    assert f"{text[:1].upper()}{text[1:]}." in alerts, (alerts, text)
-    # every pair: its words, ε̂, lower bound and verdict
+    full = escape_markdown(f"{text[:1].upper()}{text[1:]}.")
+    shown_text = [m.value for m in at.markdown] + [a.value for a in [*at.error, *at.info, *at.warning]]
+    assert any(full in v for v in shown_text), (shown_text, full)
+    # the headline's worst pair and its lower bound are the CLI's
+    alerts = [a.value for a in [*at.error, *at.info, *at.warning] if a.value.endswith(".")]
+    tested = [p for p in cli["pairs"] if not p["error"]]
+
+    def rank(p: dict[str, Any]) -> tuple[float, float]:
+        lower, claimed = _num(p["lower_bound"]), _num(p["claimed_bound"])
+        return (lower_bound_ratio(lower, claimed), lower)
+
+    worst = max(tested, key=rank)
+    said = f"{_num(worst['lower_bound']):.3g} nats where {_num(worst['claimed_bound']):.3g} is claimed"
+    assert any(escape_markdown(said) in a for a in alerts), (alerts, said)
+    # every pair: its words, ε̂, lower bound and verdict (the page shows 4 significant digits)
     table = next(d.value for d in at.dataframe if "word x" in d.value.columns)
     lower = next(c for c in table.columns if c.startswith("lower bound"))
     shown = [
-        (r["word x"], r["word x′"], _num(r["empirical ε̂"]), _num(r[lower]), r["violates"])
+        (r["word x"], r["word x′"], r["point estimate ε̂"], r[lower], r["violates"])
         for r in table.to_dict(orient="records")
     ]
     ran = [
@@ -141,7 +165,8 @@ def test_audit_text_page_command_gives_the_page_numbers(
     assert len(shown) == len(ran) > 0
     assert any(r[3] > 0 for r in ran)  # bounds above zero: the comparison is not of zeros
     for s, r in zip(shown, ran, strict=True):
-        assert s[:2] == r[:2] and s[4] == r[4] and _same(s[2], r[2]) and _same(s[3], r[3]), (s, r)
+        assert s[:2] == r[:2] and s[4] == r[4], (s, r)
+        assert _as_shown(s[2], r[2]) and _as_shown(s[3], r[3]), (s, r)
     if case == "words":
         assert cli["verdict"] == "violates"
     if case == "screen":
@@ -211,8 +236,9 @@ def _lines_of(block: str) -> list[str]:
     [
         dict(mech="santext+", eps="3", seed="7", vsize="2000"),
         dict(mech="custext", eps="0.7", seed="3", vsize="2000", k="7", oov="keep"),
+        dict(mech="santext", eps="2", seed="5", vsize="2000", fullvocab="1"),
     ],
-    ids=["santext+", "custext-keep"],
+    ids=["santext+", "custext-keep", "santext-full-vocabulary"],
 )
 def test_sanitize_page_command_gives_the_page_draw(
     query: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -221,6 +247,7 @@ def test_sanitize_page_command_gives_the_page_draw(
     at.text_area(key="text").set_value(TEXT).run()
     assert not at.exception, at.exception
     argv = _shown_command(at, "sanitize")
+    assert ("--full-vocabulary" in argv) == ("fullvocab" in query)
     # the command reads input.txt and writes sanitized.txt in the working directory
     monkeypatch.chdir(tmp_path)
     (tmp_path / "input.txt").write_text(TEXT + "\n", encoding="utf-8")
