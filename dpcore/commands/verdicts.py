@@ -182,6 +182,8 @@ def _run(args: argparse.Namespace) -> int:
         h = dict(header)
         h["seconds"] = round(float(earlier.get("seconds") or 0.0) + time.monotonic() - t0, 1)
         h["check_rows"] = choose_check_rows(ordered)
+        # rows kept from an earlier part may have run elsewhere: the header names every machine
+        h["machine"] = "; ".join(dict.fromkeys(str(r.get("machine") or h["machine"]) for r in ordered))
         if final:
             h["finished"] = now_iso()
             h["complete"] = only is None and len(ordered) == len(specs)

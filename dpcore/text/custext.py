@@ -46,6 +46,7 @@ from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import DEFAULT_MAX_ELEMENTS, iter_chunks
 from dpcore.text.vocab import Vocabulary
+from dpcore.topk import smallest_k
 from dpcore.validation import DPCoreError, check_int
 
 __all__ = ["CusText", "CusTextPlus", "custext_groups", "stopword_mask"]
@@ -97,7 +98,7 @@ def custext_groups(
             d2 = sq - 2.0 * (vec @ vec[seed])  # ‖y − seed‖² − ‖seed‖², one mat-vec, no gather
             d2[~free] = np.inf
             d2[seed] = -np.inf  # the seed itself is always in its group
-            grp = np.argpartition(d2, k - 1)[:k]
+            grp = smallest_k(d2, k)  # ties by position: the same on every processor
         groups.append(grp)
         free[grp] = False
         left -= grp.size

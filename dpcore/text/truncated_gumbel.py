@@ -67,6 +67,7 @@ from dpcore.text.mechanisms import NOISY_NN_MAX_ELEMENTS, TextMechanism, TextPri
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import distances, iter_chunks
 from dpcore.text.vocab import Vocabulary
+from dpcore.topk import smallest_k
 from dpcore.validation import DPCoreError
 
 __all__ = [
@@ -289,10 +290,7 @@ class TruncatedGumbel(TextMechanism):
             d = distances(vec[x], sq[x], vec, sq, x)
             d[r, x] = -1.0  # w sorts first, even next to a word with the same embedding
             k = min(int(depth[sl].max()), n_v)
-            if k < n_v:
-                cand = np.argpartition(d, k - 1, axis=1)[:, :k]
-            else:
-                cand = np.tile(np.arange(n_v), (x.size, 1))
+            cand = smallest_k(d, k)  # ties by position: the same on every processor
             dk = np.take_along_axis(d, cand, axis=1)
             order = np.lexsort((cand, dk), axis=1)  # by distance, then id: the max(k,1) nearest
             near[sl, :k] = np.take_along_axis(cand, order, axis=1)

@@ -43,6 +43,7 @@ from dpcore.textaudit.plan import AuditPlan
 from dpcore.textaudit.power import DEFAULT_POWER, detectable_excess
 from dpcore.textaudit.result import PairResult
 from dpcore.textaudit.sampling import OutputCodebook, eligible_outputs
+from dpcore.topk import largest_k
 
 __all__ = [
     "ConfirmOutcome",
@@ -209,7 +210,7 @@ def planned_event(
         return cand
     ratio = la[cand] - lb[cand]  # +inf where x′ cannot produce y
     if cand.size > MAX_EVENT_CANDIDATES:
-        top = np.argpartition(-ratio, MAX_EVENT_CANDIDATES - 1)[:MAX_EVENT_CANDIDATES]
+        top = largest_k(ratio, MAX_EVENT_CANDIDATES)
         cand, ratio = cand[top], ratio[top]
     order = np.argsort(-ratio, kind="stable")
     cand = cand[order]

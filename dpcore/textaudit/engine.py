@@ -47,6 +47,7 @@ import numpy as np
 
 from dpcore.rng import cell_seed_sequence
 from dpcore.textaudit.sampling import OutputCodebook, SanitizerRaised, draw_counts
+from dpcore.topk import largest_k
 from dpcore.validation import DPCoreError
 
 __all__ = [
@@ -171,7 +172,7 @@ def summarize(
     vals = np.concatenate([counts[nz], ext]).astype(np.int64)
     distinct = int(vals.size)
     if vals.size > top:
-        keep = np.argpartition(-vals, top - 1)[:top]
+        keep = largest_k(vals, top)  # ties by position: the same on every processor
         codes, vals = codes[keep], vals[keep]
         residual = int(vals.min())
     else:

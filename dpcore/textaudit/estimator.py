@@ -39,6 +39,7 @@ from dpcore.stats import (
     log_cp_upper,
     wilson_log_ratio_lower,
 )
+from dpcore.topk import largest_k
 
 __all__ = [
     "MAX_EVENT_CANDIDATES",
@@ -72,7 +73,7 @@ def best_prefix(a: np.ndarray, b: np.ndarray, n: int, alpha: float) -> int:
     if m > EXACT_PREFIXES + 16:
         approx = wilson_log_ratio_lower(a, b, n, alpha)
         approx = np.where(np.isnan(approx), -np.inf, approx)
-        top = np.argpartition(-approx, EXACT_PREFIXES - 1)[:EXACT_PREFIXES]
+        top = largest_k(approx, EXACT_PREFIXES)
         grid = np.unique(np.geomspace(1, m, 48).astype(np.int64) - 1)
         idx = np.union1d(np.union1d(top, np.arange(16)), grid)
     else:
@@ -117,7 +118,7 @@ def best_prefix_event(
     # against 5; both are estimates of the same Neyman–Pearson order.
     key = _per_output_key(sel_x[cand], sel_xp[cand], n_sel)
     if cand.size > MAX_EVENT_CANDIDATES:
-        top = np.argpartition(-key, MAX_EVENT_CANDIDATES - 1)[:MAX_EVENT_CANDIDATES]
+        top = largest_k(key, MAX_EVENT_CANDIDATES)
         cand, key = cand[top], key[top]
     order = np.argsort(-key, kind="stable")
     cand = cand[order]

@@ -16,6 +16,7 @@ import numpy as np
 
 from dpcore.text.sampling import iter_chunks
 from dpcore.text.vocab import Vocabulary
+from dpcore.topk import smallest_k
 
 __all__ = ["STRATEGIES", "candidate_pairs", "nearest_neighbors", "random_pairs", "unique_pairs"]
 
@@ -66,7 +67,7 @@ def nearest_neighbors(
         own = pos_in_pool[rows]
         has = np.flatnonzero(own >= 0)
         d[has, own[has]] = np.inf  # never pair a word with itself
-        part = np.argpartition(d, kk - 1, axis=1)[:, :kk] if kk < len(pool) else np.argsort(d, axis=1)
+        part = smallest_k(d, kk)  # ties by position: the same on every processor
         del d
         diff = vec[rows][:, None, :] - pv[part]
         exact = np.einsum("ijk,ijk->ij", diff, diff)

@@ -1,0 +1,91 @@
+"""The k smallest or largest entries of an array, with ties broken by position, on every machine.
+
+``np.argpartition`` and ``np.argsort`` (its default, unstable kind) leave the order of equal
+values to the sorting kernel, and numpy picks the kernel from the processor's instructions: on a
+processor with AVX-512 the same call returns other indices among ties than on one with AVX2 only.
+Counts of draws tie all the time, so an audit that keeps "the top 64 outputs" that way picks
+other outputs, other pairs and other numbers on another processor, for the same seed. These
+functions choose among equal values by position (the lowest index first), so the selection is a
+function of the values alone: the same on every machine, at ``np.partition``'s cost (linear, not
+a full sort).
+
+Both return the chosen indices in increasing order of position, not sorted by value: callers
+that need them ranked sort the few chosen with ``np.lexsort`` or a stable ``np.argsort``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["largest_k", "smallest_k"]
+
+
+def smallest_k(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` smallest entries of ``values`` along its last axis, ties by position.
+
+    Parameters
+    ----------
+    values
+        A 1-D array, or a 2-D array whose rows are each searched. NaN is not allowed (it has no
+        place in an order).
+    k
+        How many to keep per row, ``0 ≤ k``; all of them when ``k`` is the row's length or more.
+
+    Returns
+    -------
+    numpy.ndarray
+        Integer indices, shape ``(k,)`` or ``(rows, k)``, increasing along the last axis: every
+        entry below the k-th smallest value, then the lowest-placed entries equal to it.
+
+    Examples
+    --------
+    >>> smallest_k(np.array([3, 1, 2, 1, 1]), 2)
+    array([1, 3])
+    >>> smallest_k(np.array([[5.0, 4.0, 4.0], [0.0, 9.0, 0.0]]), 2)
+    array([[1, 2],
+           [0, 2]])
+    """
+    v = np.asarray(values)
+    if v.ndim not in (1, 2):
+        raise ValueError(f"values must be 1-D or 2-D, not {v.ndim}-D")
+    k = int(k)
+    if k < 0:
+        raise ValueError(f"k must be at least 0, not {k}")
+    n = v.shape[-1]
+    if k >= n:
+        return np.broadcast_to(np.arange(n), v.shape).copy()
+    if v.dtype.kind == "f" and np.isnan(v).any():
+        raise ValueError("values must not contain NaN")
+    if k == 0:
+        return np.empty((*v.shape[:-1], 0), dtype=np.intp)
+    rows = v.reshape(-1, n)
+    kth = np.partition(rows, k - 1, axis=1)[:, k - 1 : k]  # the k-th smallest value: unique
+    below = rows < kth
+    equal = rows == kth
+    keep = below | equal
+    room = k - below.sum(axis=1)  # how many of the equal ones fit, ≥ 1
+    over = np.flatnonzero(equal.sum(axis=1) > room)  # rows tied across the k-th place
+    if over.size:
+        first = np.cumsum(equal[over], axis=1) <= room[over, None]
+        keep[over] = below[over] | (equal[over] & first)
+    idx = np.nonzero(keep)[1]  # row-major: each row's k, in increasing position
+    return idx.reshape(*v.shape[:-1], k)
+
+
+def largest_k(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest entries of ``values`` along its last axis, ties by position.
+
+    As :func:`smallest_k` with the order reversed; among equal values the lowest-placed come
+    first. Infinities are values like any other.
+
+    Examples
+    --------
+    >>> largest_k(np.array([1, 7, 7, 3, 7]), 2)
+    array([1, 2])
+    """
+    v = np.asarray(values)
+    if v.dtype.kind == "u":  # negation would wrap around; this reverses the order exactly
+        return smallest_k(np.iinfo(v.dtype).max - v, k)
+    if v.dtype.kind == "b":
+        v = v.astype(np.int8)
+    return smallest_k(-v, k)
