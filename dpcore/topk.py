@@ -26,8 +26,8 @@ def smallest_k(values: np.ndarray, k: int) -> np.ndarray:
     Parameters
     ----------
     values
-        A 1-D array, or a 2-D array whose rows are each searched. NaN is not allowed (it has no
-        place in an order).
+        A 1-D array, or a 2-D array whose rows are each searched. NaN counts as larger than every
+        number (as in ``np.sort``); a selection that would have to take a NaN is refused.
     k
         How many to keep per row, ``0 ≤ k``; all of them when ``k`` is the row's length or more.
 
@@ -37,6 +37,11 @@ def smallest_k(values: np.ndarray, k: int) -> np.ndarray:
         Integer indices, shape ``(k,)`` or ``(rows, k)``, increasing along the last axis: every
         entry below the k-th smallest value, then the lowest-placed entries equal to it.
 
+    Raises
+    ------
+    ValueError
+        ``values`` is not 1-D or 2-D, ``k`` is negative, or a NaN would be among the chosen.
+
     Examples
     --------
     >>> smallest_k(np.array([3, 1, 2, 1, 1]), 2)
@@ -45,6 +50,25 @@ def smallest_k(values: np.ndarray, k: int) -> np.ndarray:
     array([[1, 2],
            [0, 2]])
     """
+    return _select(values, k, largest=False)
+
+
+def largest_k(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest entries of ``values`` along its last axis, ties by position.
+
+    As :func:`smallest_k` with the order reversed; among equal values the lowest-placed come
+    first. Infinities are values like any other; a NaN (larger than every number, as in
+    ``np.sort``) would always be chosen, and is refused.
+
+    Examples
+    --------
+    >>> largest_k(np.array([1, 7, 7, 3, 7]), 2)
+    array([1, 2])
+    """
+    return _select(values, k, largest=True)
+
+
+def _select(values: np.ndarray, k: int, *, largest: bool) -> np.ndarray:
     v = np.asarray(values)
     if v.ndim not in (1, 2):
         raise ValueError(f"values must be 1-D or 2-D, not {v.ndim}-D")
@@ -53,39 +77,28 @@ def smallest_k(values: np.ndarray, k: int) -> np.ndarray:
         raise ValueError(f"k must be at least 0, not {k}")
     n = v.shape[-1]
     if k >= n:
+        if v.dtype.kind in "fc" and np.isnan(v).any():
+            raise ValueError("values must not contain NaN where it would be chosen")
         return np.broadcast_to(np.arange(n), v.shape).copy()
-    if v.dtype.kind == "f" and np.isnan(v).any():
-        raise ValueError("values must not contain NaN")
     if k == 0:
         return np.empty((*v.shape[:-1], 0), dtype=np.intp)
-    rows = v.reshape(-1, n)
-    kth = np.partition(rows, k - 1, axis=1)[:, k - 1 : k]  # the k-th smallest value: unique
-    below = rows < kth
-    equal = rows == kth
-    keep = below | equal
-    room = k - below.sum(axis=1)  # how many of the equal ones fit, ≥ 1
-    over = np.flatnonzero(equal.sum(axis=1) > room)  # rows tied across the k-th place
-    if over.size:
-        first = np.cumsum(equal[over], axis=1) <= room[over, None]
-        keep[over] = below[over] | (equal[over] & first)
-    idx = np.nonzero(keep)[1]  # row-major: each row's k, in increasing position
+    at = n - k if largest else k - 1  # the k-th value's place in ascending order
+    if v.ndim == 1:  # the common case, kept lean: one partition, two comparisons
+        kth = np.partition(v, at)[at]
+        beyond = np.flatnonzero(v > kth if largest else v < kth)
+        tied = np.flatnonzero(v == kth)[: k - beyond.size]
+        idx = np.sort(np.concatenate([beyond, tied]))
+    else:
+        kth = np.partition(v, at, axis=1)[:, at : at + 1]
+        beyond = v > kth if largest else v < kth
+        equal = v == kth
+        keep = beyond | equal
+        room = k - beyond.sum(axis=1)  # how many of the equal ones fit, ≥ 1
+        over = np.flatnonzero(equal.sum(axis=1) > room)  # rows tied across the k-th place
+        if over.size:
+            first = np.cumsum(equal[over], axis=1) <= room[over, None]
+            keep[over] = beyond[over] | (equal[over] & first)
+        idx = np.nonzero(keep)[1]  # row-major: each row's k, in increasing position
+    if idx.size != k * (v.size // n):  # a NaN at the k-th place equals nothing
+        raise ValueError("values must not contain NaN where it would be chosen")
     return idx.reshape(*v.shape[:-1], k)
-
-
-def largest_k(values: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` largest entries of ``values`` along its last axis, ties by position.
-
-    As :func:`smallest_k` with the order reversed; among equal values the lowest-placed come
-    first. Infinities are values like any other.
-
-    Examples
-    --------
-    >>> largest_k(np.array([1, 7, 7, 3, 7]), 2)
-    array([1, 2])
-    """
-    v = np.asarray(values)
-    if v.dtype.kind == "u":  # negation would wrap around; this reverses the order exactly
-        return smallest_k(np.iinfo(v.dtype).max - v, k)
-    if v.dtype.kind == "b":
-        v = v.astype(np.int8)
-    return smallest_k(-v, k)
