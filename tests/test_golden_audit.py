@@ -102,3 +102,16 @@ def test_results_are_the_same_without_the_processors_simd_kernels() -> None:
         want = golden_audit.load(case, 1)
         for key in want:
             assert same(got[case][key], want[key]), f"{case} without {simd}: {key} moved"
+
+
+def test_error_messages_are_the_kept_ones(vocab):
+    assert golden_audit.run_bad(vocab) == golden_audit.load_errors()
+
+
+def test_golden_cases_cover_every_verdict_and_a_failing_sanitizer():
+    """The kept results are not all alike: both verdicts, failures and a fitted plan are among them."""
+    kept = [golden_audit.load(c, 1) for c in golden_audit.cases()]
+    assert {k["verdict"] for k in kept} >= {"violates", "not-detected"}
+    assert any(k["failures"] for k in kept)
+    assert any(k["on_plan"] for k in kept)
+    assert all(k["pairs"] for k in kept)

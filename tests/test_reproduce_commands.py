@@ -6,7 +6,7 @@ the page shows (its ``st.code`` element), runs that exact command in this proces
 CLI's numbers with the page's:
 
 - ``audit_text`` (words, the screen, random pairs): the verdict, and per pair the words, the
-  empirical ε̂, the lower bound and whether it violates its claim;
+  point estimate ε̂, the lower bound and whether it violates its claim (as shown: 4 digits);
 - ``sanitize``: draw 1's sanitized lines and its counts (tokens, replaced, out of vocabulary);
 - ``verdicts``: an opened row's recorded command gives the row's verdict, largest lower bound ÷
   claim, violating pairs and draws.
@@ -89,10 +89,6 @@ def _as_shown(shown: str, value: float) -> bool:
 def _num(v: Any) -> float:
     """A number of the page's table or of the CLI's JSON (∞ is ``"inf"`` there; None is NaN)."""
     return math.nan if v is None else float(v)
-
-
-def _same(a: float, b: float) -> bool:
-    return (math.isnan(a) and math.isnan(b)) or a == b
 
 
 # ---------------------------------------------------------------------------------------------
