@@ -1,0 +1,342 @@
+"""Distinguishers: choose an event on the selection half of the rewrites, count it on the other.
+
+For a pair of inputs (x, x′) the audit holds N rewrites of each, split into a *selection* half
+(m each) and an *evaluation* half (n each). A distinguisher turns the selection half into one
+event S per direction (a set of possible outputs, fixed before the evaluation half is looked at);
+the evaluation half then gives a = #{M(x) ∈ S} and b = #{M(x′) ∈ S} among n, and the lower
+bound ln CP⁻(a; α/2) − ln CP⁺(b; α/2) on ln Pr[M(x) ∈ S] − ln Pr[M(x′) ∈ S] (Clopper and
+Pearson 1934, :func:`dpcore.stats.cp_log_ratio_lower`) holds with probability ≥ 1 − α whatever
+the selection did, because the evaluation rewrites are independent of it.
+
+The events, each scored on the selection half by the same lower bound (which keeps an output
+seen once from winning), the best of all of them taken per direction:
+
+``exact``
+    A set of whole outputs: a prefix of the outputs ordered by their likelihood ratio (the
+    Neyman–Pearson shape, as the word-level audit's :func:`dpcore.textaudit.estimator.best_prefix`),
+    the order taken on one half of the selection rewrites and the prefix on the other, since a
+    rewriter's outputs may never repeat. Catches a rewriter that copies its input.
+``words`` / ``chars``
+    Word 1–2-grams or character 3–4-grams (lower-cased), as two families: one n-gram's
+    presence or absence (catches a rewriter whose only leak is one word), and a threshold on a
+    Bernoulli naive-Bayes score fitted on one half of the selection rewrites and thresholded on
+    the other (cross-fitted, so the rewrites' own rare n-grams do not inflate the scores the
+    threshold is chosen on).
+``minilm``
+    A threshold on the projection of the shipped all-MiniLM-L6-v2 sentence embedding
+    (:func:`dpcore.minilm.encode_sentences`) onto the difference of the two inputs' mean
+    embeddings, cross-fitted in the same way: what a paraphrase keeps of the meaning.
+
+Everything is vectorised over rewrites and n-grams; nothing loops over rewrites.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpcore.stats import cp_log_ratio_lower, log_cp_lower, log_cp_upper
+from dpcore.textaudit.estimator import SORT_ALPHA, best_prefix
+from dpcore.validation import DPCoreError
+
+__all__ = ["DISTINGUISHERS", "Choice", "choose_events", "parse_distinguishers"]
+
+#: Every distinguisher, in the order they are tried.
+DISTINGUISHERS = ("exact", "words", "chars", "minilm")
+#: What each is called in reports.
+TITLES = {
+    "exact": "whole output",
+    "words": "word n-grams",
+    "chars": "character n-grams",
+    "minilm": "MiniLM sentence embedding",
+}
+#: Directions, as the word-level audit writes them.
+FORWARD, BACKWARD = "x>x'", "x'>x"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The event chosen for one direction, and its counts on the evaluation half.
+
+    Attributes
+    ----------
+    direction:
+        ``"x>x'"`` (S is likelier under x) or ``"x'>x"``.
+    distinguisher:
+        Which distinguisher made S (:data:`DISTINGUISHERS`).
+    description:
+        S in words (``output contains "anna"``).
+    selection_bound:
+        Its lower bound on the selection half (what chose it; no verdict is drawn from it).
+    count_x, count_x_prime:
+        #{M(x) ∈ S} and #{M(x′) ∈ S} among the ``samples`` evaluation rewrites of each.
+    samples:
+        Evaluation rewrites per input.
+    """
+
+    direction: str
+    distinguisher: str
+    description: str
+    selection_bound: float
+    count_x: int
+    count_x_prime: int
+    samples: int
+
+    @property
+    def hits(self) -> tuple[int, int]:
+        """(#S among the favoured input's rewrites, #S among the other's)."""
+        if self.direction == FORWARD:
+            return self.count_x, self.count_x_prime
+        return self.count_x_prime, self.count_x
+
+
+def parse_distinguishers(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    """``None`` → all; a comma-separated string or a list of names → those, validated."""
+    if value is None:
+        return DISTINGUISHERS
+    names = [v.strip() for v in (value.split(",") if isinstance(value, str) else value)]
+    names = [n for n in names if n]
+    bad = [n for n in names if n not in DISTINGUISHERS]
+    if bad or not names:
+        raise DPCoreError(
+            f"unknown distinguisher(s) {', '.join(map(repr, bad)) or '(none given)'}; "
+            f"choose from {', '.join(DISTINGUISHERS)}"
+        )
+    return tuple(dict.fromkeys(names))
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    distinguisher: str
+    description: str
+    bound: float
+    eval_x: np.ndarray  # bool: evaluation rewrites of x in S
+    eval_xp: np.ndarray
+
+
+def _bound(a: np.ndarray | int, b: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    out = np.asarray(cp_log_ratio_lower(a, b, n, alpha), dtype=np.float64)
+    return np.where(np.asarray(a) > 0, np.nan_to_num(out, nan=-np.inf), -np.inf)
+
+
+def _best_threshold(sa: np.ndarray, sb: np.ndarray, alpha: float) -> tuple[float, float]:
+    """The t maximising the lower bound of {score ≥ t} with ``sa`` favoured (same sizes)."""
+    n = sa.size
+    thresholds = np.unique(sa)[::-1]  # only values of the favoured side can open an event
+    a = n - np.searchsorted(np.sort(sa), thresholds, side="left")
+    b = n - np.searchsorted(np.sort(sb), thresholds, side="left")
+    k = best_prefix(a.astype(np.float64), b.astype(np.float64), n, alpha)
+    return float(thresholds[k]), float(_bound(int(a[k]), int(b[k]), n, alpha))
+
+
+def _score_candidates(
+    name: str,
+    what: str,
+    fit: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    features: Callable[[np.ndarray], np.ndarray],
+    m: int,
+    n_eval: int,
+    alpha: float,
+) -> dict[str, _Candidate]:
+    """Cross-fitted threshold events: a direction fitted on the first half of the selection
+    rewrites, its threshold chosen on the second half, counted on the evaluation half.
+
+    ``features(rows)`` gives the representation of rewrites by row index (0..m−1 selection of
+    x, m..2m−1 of x′, 2m..2m+n−1 evaluation of x, then of x′); ``fit(fx, fxp)`` a weight vector.
+    """
+    h = m // 2
+    if h < 1 or m - h < 1:
+        return {}
+    fold_a_x, fold_a_xp = np.arange(h), m + np.arange(h)
+    fold_b_x, fold_b_xp = np.arange(h, m), m + np.arange(h, m)
+    w = fit(features(fold_a_x), features(fold_a_xp))
+    if not np.any(w):
+        return {}
+    sb_x, sb_xp = features(fold_b_x) @ w, features(fold_b_xp) @ w
+    ev_x = features(2 * m + np.arange(n_eval)) @ w
+    ev_xp = features(2 * m + n_eval + np.arange(n_eval)) @ w
+    out = {}
+    for direction, sign in ((FORWARD, 1.0), (BACKWARD, -1.0)):
+        fav, other = (sb_x, sb_xp) if sign > 0 else (sb_xp, sb_x)
+        if fav.size != other.size:  # odd m: compare equal sizes
+            k = min(fav.size, other.size)
+            fav, other = fav[:k], other[:k]
+        t, bound = _best_threshold(sign * fav, sign * other, alpha)
+        rel = "≥" if sign > 0 else "≤"
+        out[direction] = _Candidate(
+            name,
+            f"{what} {rel} {sign * t:.4g} (fitted on {h} selection rewrites per input)",
+            bound,
+            sign * ev_x >= t,
+            sign * ev_xp >= t,
+        )
+    return out
+
+
+def _exact_candidates(texts: list[str], m: int, n_eval: int, alpha: float) -> dict[str, _Candidate]:
+    """Sets of whole outputs, cross-fitted: outputs ranked on the first half of the selection
+    rewrites, the prefix length chosen on the second half (an output seen once would otherwise
+    make every rewriter whose outputs never repeat look perfectly distinguishable)."""
+    _, codes = np.unique(np.asarray(texts, dtype=object).astype(str), return_inverse=True)
+    codes = codes.ravel()
+    k = int(codes.max()) + 1 if codes.size else 0
+    h = m // 2
+    if h < 1:
+        return {}
+    fold_a = (np.bincount(codes[:h], minlength=k), np.bincount(codes[m : m + h], minlength=k))
+    fold_b = (np.bincount(codes[h:m], minlength=k), np.bincount(codes[m + h : 2 * m], minlength=k))
+    ev_x_codes, ev_xp_codes = codes[2 * m : 2 * m + n_eval], codes[2 * m + n_eval :]
+    out = {}
+    for direction, side in ((FORWARD, 0), (BACKWARD, 1)):
+        a_fav, a_other = fold_a[side], fold_a[1 - side]
+        b_fav, b_other = fold_b[side], fold_b[1 - side]
+        cand = np.flatnonzero(a_fav > 0)
+        if cand.size == 0:
+            continue
+        key = log_cp_lower(a_fav[cand], h, SORT_ALPHA) - log_cp_upper(a_other[cand], h, SORT_ALPHA)
+        cand = cand[np.argsort(-key, kind="stable")]
+        nb = min(m - h, h)
+        pa, pb = np.cumsum(b_fav[cand]), np.cumsum(b_other[cand])
+        j = best_prefix(pa.astype(np.float64), pb.astype(np.float64), nb, alpha)
+        bound = float(_bound(int(pa[j]), int(pb[j]), nb, alpha))
+        event = cand[: j + 1]
+        member = np.zeros(k, dtype=bool)
+        member[event] = True
+        shown = texts[int(np.flatnonzero(codes == event[0])[0])]
+        shown = shown if len(shown) <= 60 else shown[:57] + "…"
+        desc = f"output is {shown!r}" + (
+            f" or one of {event.size - 1} other outputs" if event.size > 1 else ""
+        )
+        out[direction] = _Candidate("exact", desc, bound, member[ev_x_codes], member[ev_xp_codes])
+    return out
+
+
+def _ngram_matrix(texts: list[str], kind: str):
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    if kind == "words":
+        vec = CountVectorizer(binary=True, lowercase=True, ngram_range=(1, 2), token_pattern=r"(?u)\b\w+\b")
+    else:
+        vec = CountVectorizer(binary=True, lowercase=True, analyzer="char_wb", ngram_range=(3, 4))
+    try:
+        x = vec.fit_transform(texts).tocsr()
+    except ValueError:  # every text empty of n-grams
+        return None, np.array([], dtype=object)
+    return x, vec.get_feature_names_out()
+
+
+def _ngram_candidates(
+    kind: str, texts: list[str], m: int, n_eval: int, alpha: float
+) -> dict[str, _Candidate]:
+    x, names = _ngram_matrix(texts, kind)
+    if x is None or x.shape[1] == 0:
+        return {}
+    unit = "word n-gram" if kind == "words" else "character n-gram"
+    sel_x = np.asarray(x[:m].sum(axis=0)).ravel()
+    sel_xp = np.asarray(x[m : 2 * m].sum(axis=0)).ravel()
+    ev = x[2 * m :]
+    out: dict[str, _Candidate] = {}
+    for direction, (sa, sb) in ((FORWARD, (sel_x, sel_xp)), (BACKWARD, (sel_xp, sel_x))):
+        present = _bound(sa, sb, m, alpha)
+        absent = _bound(m - sa, m - sb, m, alpha)
+        f_p, f_a = int(np.argmax(present)), int(np.argmax(absent))
+        if max(present[f_p], absent[f_a]) == -np.inf:
+            continue
+        if present[f_p] >= absent[f_a]:
+            col = np.asarray(ev[:, f_p].todense()).ravel() > 0
+            desc, bound = f"output contains the {unit} {str(names[f_p])!r}", float(present[f_p])
+        else:
+            col = np.asarray(ev[:, f_a].todense()).ravel() == 0
+            desc, bound = f"output lacks the {unit} {str(names[f_a])!r}", float(absent[f_a])
+        out[direction] = _Candidate(kind, desc, bound, col[:n_eval], col[n_eval:])
+
+    def fit(fx, fxp) -> np.ndarray:
+        h = fx.shape[0]
+        ax = np.asarray(fx.sum(axis=0)).ravel()
+        axp = np.asarray(fxp.sum(axis=0)).ravel()
+        w1 = np.log((ax + 0.5) / (axp + 0.5))
+        w0 = np.log((h - ax + 0.5) / (h - axp + 0.5))
+        return w1 - w0  # Bernoulli naive Bayes: the constant Σ w0 does not move a threshold
+
+    scored = _score_candidates(
+        kind, f"naive-Bayes score over {unit}s", fit, lambda rows: x[rows], m, n_eval, alpha
+    )
+    for direction, cand in scored.items():
+        if direction not in out or cand.bound > out[direction].bound:
+            out[direction] = cand
+    return out
+
+
+def _minilm_candidates(texts: list[str], m: int, n_eval: int, alpha: float) -> dict[str, _Candidate]:
+    from dpcore.minilm import encode_sentences
+
+    emb = encode_sentences(texts)
+
+    def fit(fx: np.ndarray, fxp: np.ndarray) -> np.ndarray:
+        return fx.mean(axis=0) - fxp.mean(axis=0)
+
+    return _score_candidates(
+        "minilm", "MiniLM projection on the mean difference", fit, lambda rows: emb[rows], m, n_eval, alpha
+    )
+
+
+def choose_events(
+    sel_x: Sequence[str],
+    sel_x_prime: Sequence[str],
+    eval_x: Sequence[str],
+    eval_x_prime: Sequence[str],
+    *,
+    alpha: float,
+    distinguishers: Sequence[str] = DISTINGUISHERS,
+) -> list[Choice]:
+    """One event per direction, the best of every distinguisher on the selection half.
+
+    Parameters
+    ----------
+    sel_x, sel_x_prime:
+        The selection rewrites of x and x′ (the same number of each).
+    eval_x, eval_x_prime:
+        The evaluation rewrites (the same number of each), counted once S is fixed.
+    alpha:
+        The level of the evaluation test, also used to score events on the selection half.
+    distinguishers:
+        Which to use (:data:`DISTINGUISHERS`).
+
+    Returns
+    -------
+    list of Choice
+        Up to two (a direction none of whose events was ever seen from the favoured input has
+        no choice).
+    """
+    m, n = len(sel_x), len(eval_x)
+    if len(sel_x_prime) != m or len(eval_x_prime) != n or m < 1 or n < 1:
+        raise DPCoreError("each input needs the same number (≥ 1) of selection and of evaluation rewrites")
+    texts = [*map(str, sel_x), *map(str, sel_x_prime), *map(str, eval_x), *map(str, eval_x_prime)]
+    best: dict[str, _Candidate] = {}
+    for name in distinguishers:
+        if name == "exact":
+            cands = _exact_candidates(texts, m, n, alpha)
+        elif name in ("words", "chars"):
+            cands = _ngram_candidates(name, texts, m, n, alpha)
+        elif name == "minilm":
+            cands = _minilm_candidates(texts, m, n, alpha)
+        else:
+            raise DPCoreError(f"unknown distinguisher {name!r}")
+        for direction, c in cands.items():
+            if math.isfinite(c.bound) and (direction not in best or c.bound > best[direction].bound):
+                best[direction] = c
+    return [
+        Choice(
+            direction=d,
+            distinguisher=c.distinguisher,
+            description=c.description,
+            selection_bound=c.bound,
+            count_x=int(np.count_nonzero(c.eval_x)),
+            count_x_prime=int(np.count_nonzero(c.eval_xp)),
+            samples=n,
+        )
+        for d, c in sorted(best.items())
+    ]

@@ -1,0 +1,148 @@
+"""What a text rewriter needs to be audited: ``rewrite(texts, rng)`` and the claim it makes.
+
+A *rewriter* releases a whole text (a sentence or a document) instead of one word: DP-MLM
+(Meisenbacher et al. 2024) rewrites a line token by token, DP-Prompt (Utpala et al. 2023) has a
+language model paraphrase it. Any object with these members can be audited
+(:class:`TextRewriter`):
+
+``name``
+    A label for reports.
+``claim``
+    A :class:`RewriterClaim`: ε per document, or ε per token with the composition the paper
+    states (sequential: a text of n tokens spends n·ε), and its premise.
+``rewrite(texts, rng) -> list[str]``
+    One independent rewrite per input text, drawn with the ``numpy.random.Generator`` it is
+    handed (the only randomness it may use; :mod:`dpcore.rewriter.contract` checks that).
+
+For a claim per token, the rewriter also says how many tokens a text has:
+``count_tokens(text) -> int`` (its own tokenizer: the claim is about its tokens).
+
+Nothing here runs user code: :mod:`dpcore.rewriter.registry` resolves names, and only the CLI
+loads code from a path the user names.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from dpcore.validation import DPCoreError
+
+__all__ = ["UNITS", "RewriterClaim", "TextRewriter", "check_rewriter"]
+
+#: What the claim's ε is per: a whole released text, or one released token.
+UNITS = ("document", "token")
+
+
+@dataclass(frozen=True)
+class RewriterClaim:
+    """A rewriter's privacy claim, as its paper states it.
+
+    Attributes
+    ----------
+    epsilon:
+        ε per :attr:`unit`.
+    unit:
+        ``"document"``: the whole rewrite is ε-DP for any two inputs (of the premise);
+        ``"token"``: each released token is ε-DP, and a text of n tokens spends n·ε
+        (sequential composition, Dwork and Roth 2014, Thm 3.16).
+    same_length:
+        The premise that the two inputs have the same number of tokens (the length is public:
+        the output of a token-by-token rewriter has the input's length). Pairs that break it
+        are outside the claim and are not tested.
+    citation:
+        Where the claim is made (paper and section).
+    """
+
+    epsilon: float
+    unit: str = "document"
+    same_length: bool = False
+    citation: str = ""
+
+    def __post_init__(self) -> None:
+        eps = self.epsilon
+        if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating, np.integer)):
+            raise DPCoreError(f"the claim's epsilon must be a number, got {type(eps).__name__}")
+        if not (math.isfinite(float(eps)) and float(eps) > 0):
+            raise DPCoreError(f"the claim's epsilon must be finite and > 0, got {eps!r}")
+        if self.unit not in UNITS:
+            raise DPCoreError(f"the claim's unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
+
+    def bound(self, tokens_x: int | None, tokens_x_prime: int | None) -> float:
+        """The claimed bound on the privacy loss between two inputs of these token counts.
+
+        ``document``: ε. ``token``: ε·max(n, n′) (sequential composition over the longer
+        text's tokens; with :attr:`same_length`, n = n′ for every pair in the premise).
+        """
+        if self.unit == "document":
+            return float(self.epsilon)
+        if tokens_x is None or tokens_x_prime is None:
+            raise DPCoreError("a per-token claim needs the rewriter's count_tokens(text)")
+        return float(self.epsilon) * max(int(tokens_x), int(tokens_x_prime))
+
+    def describe(self) -> str:
+        """One line: what is claimed, per what, composed how."""
+        if self.unit == "document":
+            text = f"ε = {self.epsilon:g} per document"
+        else:
+            text = f"ε = {self.epsilon:g} per token, a text of n tokens (n·ε)-DP by sequential composition"
+        if self.same_length:
+            text += "; premise: both texts have the same number of tokens"
+        return text + (f" ({self.citation})" if self.citation else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"text": self.describe()}
+
+
+@runtime_checkable
+class TextRewriter(Protocol):
+    """A sentence- or document-level rewriter as the audit sees it (a black box)."""
+
+    name: str
+    claim: RewriterClaim
+
+    def rewrite(self, texts: Sequence[str], rng: np.random.Generator) -> list[str]:
+        """One independent rewrite per input text."""
+        ...
+
+
+def check_rewriter(obj: object) -> TextRewriter:
+    """Validate that ``obj`` has the rewriter interface; raise one clear :class:`DPCoreError`."""
+    missing = [a for a in ("name", "claim", "rewrite") if not hasattr(obj, a)]
+    if missing:
+        raise DPCoreError(
+            f"the rewriter ({type(obj).__name__}) lacks {', '.join(missing)}; it needs name, claim "
+            "(a dpcore.rewriter.RewriterClaim) and rewrite(texts, rng) -> list of str"
+        )
+    if not callable(obj.rewrite):
+        raise DPCoreError("the rewriter's rewrite must be callable: rewrite(texts, rng) -> list of str")
+    if not isinstance(obj.claim, RewriterClaim):
+        raise DPCoreError(
+            f"the rewriter's claim must be a dpcore.rewriter.RewriterClaim, got {type(obj.claim).__name__}"
+        )
+    if obj.claim.unit == "token" and not callable(getattr(obj, "count_tokens", None)):
+        raise DPCoreError("a rewriter with a per-token claim needs count_tokens(text) -> int")
+    return obj  # type: ignore[return-value]
+
+
+def call_rewrite(rewriter: TextRewriter, texts: Sequence[str], rng: np.random.Generator) -> list[str]:
+    """``rewriter.rewrite(texts, rng)``, checked: a list of as many strings as inputs."""
+    try:
+        out = rewriter.rewrite(list(texts), rng)
+    except DPCoreError:
+        raise
+    except Exception as exc:
+        raise DPCoreError(f"{rewriter.name}: rewrite raised {type(exc).__name__}: {exc}") from None
+    if isinstance(out, str) or not isinstance(out, Sequence | np.ndarray):
+        raise DPCoreError(f"{rewriter.name}: rewrite must return a list of strings, got {type(out).__name__}")
+    out = list(out)
+    if len(out) != len(texts):
+        raise DPCoreError(f"{rewriter.name}: rewrite returned {len(out)} texts for {len(texts)} inputs")
+    bad = next((o for o in out if not isinstance(o, str)), None)
+    if bad is not None:
+        raise DPCoreError(f"{rewriter.name}: rewrite returned a {type(bad).__name__}, not a string")
+    return out

@@ -1,0 +1,83 @@
+"""What a rewriter audit can show: its reach (the largest certifiable bound) and its power.
+
+**Reach.** A pair's test counts an event among n evaluation rewrites of each input, so its lower
+bound is at most ln CP⁻(n; n, α/2) − ln CP⁺(0; n, α/2) (:func:`dpcore.stats.cp_max_log_ratio`),
+about ln(n / ln(2/α)): a little below ln N for N rewrites per input. A claimed bound at or above
+it cannot be shown broken by any rewriter, however leaky; the audit then says so
+(:func:`rewrites_needed` says how many rewrites would reach it) instead of "no violation found".
+
+**Power.** Suppose some *marker* (one whole output, or one word or character n-gram) appears in
+x's rewrites with probability p and its privacy loss is the claim c plus Δ:
+Pr[M(x′) shows it] = p·e^{−(c + Δ)}. If the selection half picks that marker's event (the
+distinguishers try every whole output and every n-gram), the evaluation test flags the pair with
+the exact probability of :func:`dpcore.textaudit.power.flag_probability`. :func:`statements`
+gives, for a few p, the smallest loss c + Δ flagged with probability ≥ 90%. The statement is for
+the pipeline, selection included: ``tests/test_rewriter_power.py`` and
+``bench/rewriter_power.py`` run the whole audit on planted rewriters of known loss and check that
+the caught rate is at least the stated one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from dpcore.stats import cp_max_log_ratio
+from dpcore.textaudit.power import DEFAULT_POWER, detectable_excess, flag_probability
+
+__all__ = ["MARKER_PROBABILITIES", "reach", "rewrites_needed", "stated_power", "statements"]
+
+#: Marker probabilities the statement is given for.
+MARKER_PROBABILITIES = (0.1, 0.3, 1.0)
+
+
+def reach(n_eval: int, alpha: float) -> float:
+    """The largest lower bound ``n_eval`` evaluation rewrites per input can certify at level α."""
+    return float(cp_max_log_ratio(int(n_eval), float(alpha)))
+
+
+def rewrites_needed(claim: float, alpha: float, *, limit: int = 1 << 40) -> int | None:
+    """The fewest rewrites per input (both halves) whose reach exceeds ``claim`` (None: beyond ``limit``)."""
+    if not math.isfinite(claim):
+        return None
+    lo, hi = 1, 2
+    while reach(hi, alpha) <= claim:
+        lo, hi = hi, hi * 2
+        if hi > limit:
+            return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if reach(mid, alpha) > claim:
+            hi = mid
+        else:
+            lo = mid
+    return 2 * hi
+
+
+def stated_power(n_eval: int, alpha: float, claim: float, p: float, loss: float) -> float:
+    """The chance the pair is flagged when a marker of probability p has privacy loss ``loss``."""
+    return flag_probability(int(n_eval), float(alpha), float(claim), float(p), float(loss) - float(claim))
+
+
+def statements(
+    n_eval: int, alpha: float, claim: float, *, power: float = DEFAULT_POWER
+) -> list[dict[str, Any]]:
+    """For each p of :data:`MARKER_PROBABILITIES`: the smallest loss flagged with probability ≥ ``power``."""
+    out = []
+    for p in MARKER_PROBABILITIES:
+        d = detectable_excess(int(n_eval), float(alpha), float(claim), float(p), power=power)
+        out.append(
+            {
+                "marker_probability": p,
+                "detectable_loss": d.loss,
+                "power": power,
+                "text": (
+                    f"a marker in {100 * p:g}% of x's rewrites with privacy loss ≥ {d.loss:.3g} is flagged "
+                    f"with probability ≥ {100 * power:g}%"
+                    if math.isfinite(d.loss)
+                    else f"no marker in {100 * p:g}% of x's rewrites can be flagged with probability "
+                    f"≥ {100 * power:g}% at this size"
+                ),
+            }
+        )
+    return out

@@ -1,0 +1,142 @@
+"""Names to rewriters for ``audit-rewriter`` (the CLI and the dashboard read this table).
+
+================================  ==================================================================
+name                              what is built
+================================  ==================================================================
+``dp-mlm``                        dpcore's DP-MLM on whole lines (:mod:`dpcore.rewriter.dpmlm`)
+``flawed:dp-mlm-stopwords``       FLAWED: DP-MLM keeping stopwords verbatim (:mod:`dpcore.flawed.rewriters`)
+``flawed:dp-mlm-line-epsilon``    FLAWED: DP-MLM reporting its per-token ε as the line's
+``planted:copy``                  test instrument: copies its input with probability ``q``
+``planted:leak-word``             test instrument: leaks the input's last word with probability ``q``
+``path/file.py:factory``          the user's own code (CLI only, ``allow_user_code=True``)
+``package.module:factory``        likewise, from an installed module
+================================  ==================================================================
+
+User factories are called as ``factory(epsilon=E)`` and must return an object with the
+:class:`~dpcore.rewriter.interface.TextRewriter` interface. The dashboard never passes
+``allow_user_code``: it cannot load or run code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dpcore.rewriter.interface import TextRewriter, check_rewriter
+from dpcore.validation import DPCoreError, check_epsilon
+
+__all__ = ["RewriterChoice", "available_rewriters", "load_rewriter"]
+
+#: Planted rewriters' public pool: this many corpus sentences
+#: (:func:`dpcore.rewriter.pairs.corpus_sentences`).
+PLANTED_POOL = 20
+#: The leak-word rewriter's public word list: this many ordinary words.
+PLANTED_WORDS = 100
+
+
+@dataclass(frozen=True)
+class RewriterChoice:
+    """One selectable rewriter (for dropdowns and ``list``)."""
+
+    name: str
+    summary: str
+    kind: str  # "dpcore", "flawed", "planted"
+    flawed: bool = False
+
+    @property
+    def label(self) -> str:
+        prefix = "FLAWED reproduction: " if self.flawed else ""
+        return f"{self.name} — {prefix}{self.summary}"
+
+
+def available_rewriters() -> list[RewriterChoice]:
+    """Every rewriter the dashboard and the CLI can audit by name (no user code)."""
+    from dpcore.flawed.rewriters import FLAWED_REWRITERS
+
+    out = [RewriterChoice("dp-mlm", "DP-MLM on whole lines (ε per token, a line of n tokens n·ε)", "dpcore")]
+    out += [RewriterChoice(n, s, "flawed", True) for n, (_, s) in FLAWED_REWRITERS.items()]
+    out += [
+        RewriterChoice("planted:copy", "test instrument: copies its input with probability q", "planted"),
+        RewriterChoice(
+            "planted:leak-word", "test instrument: leaks the input's last word with probability q", "planted"
+        ),
+    ]
+    return out
+
+
+def _user_factory(name: str) -> Any:
+    from dpcore.textaudit.loaders import _load_factory
+
+    return _load_factory(name)
+
+
+def load_rewriter(
+    name: str, *, epsilon: float, allow_user_code: bool = False, **options: Any
+) -> TextRewriter:
+    """Build the rewriter called ``name`` with ``epsilon``.
+
+    Parameters
+    ----------
+    name:
+        A name of :func:`available_rewriters`, or (with ``allow_user_code``) ``file.py:factory``
+        or ``package.module:factory``.
+    epsilon:
+        The ε it is built with (for DP-MLM, ε per token).
+    options:
+        ``full_vocabulary`` (DP-MLM), ``q`` (planted rewriters).
+
+    Raises
+    ------
+    DPCoreError
+        Unknown name, user code without ``allow_user_code``, an unknown option, a factory that
+        fails or returns an object without the interface.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise DPCoreError("give a rewriter name")
+    name = name.strip()
+    epsilon = check_epsilon(epsilon)
+    options = {k: v for k, v in options.items() if v is not None}
+
+    def take(*allowed: str) -> dict[str, Any]:
+        extra = sorted(set(options) - set(allowed))
+        if extra:
+            raise DPCoreError(f"{name} takes no option {', '.join(extra)}")
+        return options
+
+    if name == "dp-mlm":
+        from dpcore.rewriter.dpmlm import DPMLMRewriter
+
+        return DPMLMRewriter(epsilon=epsilon, **take("full_vocabulary"))
+    if name.startswith("flawed:"):
+        from dpcore.flawed.rewriters import FLAWED_REWRITERS
+
+        if name not in FLAWED_REWRITERS:
+            raise DPCoreError(
+                f"unknown flawed rewriter {name!r}; choose one of: {', '.join(FLAWED_REWRITERS)}"
+            )
+        return FLAWED_REWRITERS[name][0](epsilon=epsilon, **take("full_vocabulary"))
+    if name in ("planted:copy", "planted:leak-word"):
+        from dpcore.rewriter.pairs import _replacement_words, corpus_sentences
+        from dpcore.rewriter.planted import CopyRewriter, LeakWordRewriter
+
+        opts = take("q")
+        q = opts.get("q", 0.5)
+        pool = corpus_sentences()[:PLANTED_POOL]
+        if name == "planted:copy":
+            return CopyRewriter(epsilon=epsilon, q=q, pool=pool)
+        return LeakWordRewriter(epsilon=epsilon, q=q, pool=pool, words=_replacement_words()[:PLANTED_WORDS])
+    if ":" in name and not name.startswith(("flawed:", "planted:")):
+        if not allow_user_code:
+            raise DPCoreError(
+                "user code (file.py:factory or module:factory) can be audited from the CLI only"
+            )
+        factory = _user_factory(name)
+        try:
+            obj = factory(epsilon=epsilon, **options)
+        except DPCoreError:
+            raise
+        except Exception as exc:
+            raise DPCoreError(f"{name} raised {type(exc).__name__}: {exc}") from None
+        return check_rewriter(obj)
+    valid = ", ".join(c.name for c in available_rewriters())
+    raise DPCoreError(f"unknown rewriter {name!r}; choose one of: {valid}, or path/to/file.py:factory")
