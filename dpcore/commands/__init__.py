@@ -9,6 +9,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "listing",
     "audit",
     "audit_text",
+    "audit_rewriter",
     "adapters",
     "sensitivity",
     "adept_sim",

@@ -1,0 +1,84 @@
+"""Rewriter plugins for ``audit-rewriter`` tests (loaded as tests/plugins/rewriters.py:FACTORY)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from dpcore.rewriter import RewriterClaim
+
+
+class _Base:
+    name = "plugin"
+
+    def __init__(self, epsilon: float) -> None:
+        self.claim = RewriterClaim(float(epsilon), unit="document", citation="test plugin")
+
+
+class Shuffle(_Base):
+    """Shuffles the words of its input: a leak of every word, caught by word n-grams."""
+
+    name = "plugin:shuffle"
+
+    def rewrite(self, texts: list[str], rng: np.random.Generator) -> list[str]:
+        return [" ".join(rng.permutation(t.split()).tolist()) for t in texts]
+
+
+class GlobalRandom(_Base):
+    """Draws from NumPy's global state (breaks the contract)."""
+
+    name = "plugin:global-random"
+
+    def rewrite(self, texts: list[str], rng: np.random.Generator) -> list[str]:
+        return [f"{t} {np.random.randint(1000)}" for t in texts]  # noqa: NPY002 (the flaw tested)
+
+
+class PythonRandom(_Base):
+    """Draws from Python's global state (breaks the contract)."""
+
+    name = "plugin:python-random"
+
+    def rewrite(self, texts: list[str], rng: np.random.Generator) -> list[str]:
+        return [f"{t} {random.randint(0, 1000)}" for t in texts]
+
+
+class OnePerCall(_Base):
+    """One draw per call, repeated for every copy (its copies are not independent)."""
+
+    name = "plugin:one-per-call"
+
+    def rewrite(self, texts: list[str], rng: np.random.Generator) -> list[str]:
+        k = int(rng.integers(1_000_000))
+        return [f"{t} {k}" for t in texts]
+
+
+class WrongLength(_Base):
+    name = "plugin:wrong-length"
+
+    def rewrite(self, texts: list[str], rng: np.random.Generator) -> list[str]:
+        return ["x"]
+
+
+def shuffle(epsilon: float) -> Shuffle:
+    return Shuffle(epsilon)
+
+
+def global_random(epsilon: float) -> GlobalRandom:
+    return GlobalRandom(epsilon)
+
+
+def python_random(epsilon: float) -> PythonRandom:
+    return PythonRandom(epsilon)
+
+
+def one_per_call(epsilon: float) -> OnePerCall:
+    return OnePerCall(epsilon)
+
+
+def wrong_length(epsilon: float) -> WrongLength:
+    return WrongLength(epsilon)
+
+
+def not_a_rewriter(epsilon: float) -> object:
+    return object()
