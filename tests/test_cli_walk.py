@@ -55,6 +55,7 @@ VALUES: dict[str, str | dict[str, str]] = {
     "--output": {"sanitize-corpus": "corpus-{mode}", "*": "sanitized-{mode}.txt"},
     "--text-column": "text",
     "--words": "house,car",
+    "--rewriter": "planted:copy",
 }
 #: Added for every option of this list the sub-command has (and that is not exclusive with an option
 #: already given): small sizes, a seed, and the data set of the commands that need one.
@@ -73,6 +74,7 @@ SMALL: dict[str, str] = {
     "--workers": "1",
     "--minutes": "0.05",  # verdicts: a row's minutes, and two of its rows
     "--only": "flawed:krr-overclaimed,krr",
+    "--rewrites": "40",  # audit-rewriter: rewrites per input
 }
 #: Sub-commands checked on their refusal path, with the optional packages made to look absent.
 REFUSED: dict[str, tuple[str, ...]] = {
