@@ -79,6 +79,19 @@ def rows() -> list[dict[str, object]]:
 
     for row in mldp_choice_rows():  # listed even when not installed, with available: false
         out.append({"family": "text-audit", "flawed": False, "citation": "", **row})
+    from dpcore.rewriter.registry import available_rewriters
+
+    for c in available_rewriters():  # audit-rewriter --rewriter NAME
+        out.append(
+            {
+                "name": c.name,
+                "family": "rewriter",
+                "flawed": c.flawed,
+                "summary": c.summary,
+                "citation": "",
+                "available": True,
+            }
+        )
     return out
 
 
