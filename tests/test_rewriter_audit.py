@@ -205,6 +205,22 @@ def test_a_deterministic_rewriter_is_reported_not_refused() -> None:
     assert res.verdict == "violates" and res.contract.deterministic
 
 
+def test_a_rewriter_that_touches_global_state_only_when_it_loads_passes_the_contract() -> None:
+    class LazyModel:
+        name = "lazy"
+        claim = RewriterClaim(1.0)
+        loaded = False
+
+        def rewrite(self, texts: list[str], rng: np.random.Generator) -> list[str]:
+            if not self.loaded:  # a library that seeds NumPy's global state on import
+                np.random.seed(1234)  # noqa: NPY002 (what is tested)
+                self.loaded = True
+            return [f"{t} {int(rng.integers(100))}" for t in texts]
+
+    report = check_contract(LazyModel(), "some text", seed=0)
+    assert report.reproducible and not report.deterministic
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
