@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 
 from dpcore.validation import DPCoreError
 
-__all__ = ["audit_text_command", "number", "sanitize_command", "shell_command"]
+__all__ = ["audit_rewriter_command", "audit_text_command", "number", "sanitize_command", "shell_command"]
 
 #: The start of every command.
 PREFIX = ("python", "-m", "dpcore")
@@ -137,6 +137,57 @@ def audit_text_command(
             cmd += ["--screen-budget", number(int(screen_budget))]
     cmd += ["--samples", number(int(samples)), "--confidence", number(float(confidence))]
     return [*cmd, "--seed", number(int(seed))]
+
+
+def _option(name: str, value: str) -> list[str]:
+    """``[name, value]``, or ``[name=value]`` when ``value`` starts with ``-`` (argparse would
+    read a separate ``-…`` as an option)."""
+    return [f"{name}={value}"] if value.startswith("-") else [name, value]
+
+
+def audit_rewriter_command(
+    rewriter: str,
+    epsilon: float,
+    *,
+    x: str,
+    x_prime: str,
+    rewrites: int,
+    seed: int,
+    distinguishers: Sequence[str],
+    confidence: float,
+) -> list[str]:
+    """``python -m dpcore audit-rewriter …`` giving the result of
+    :func:`dpcore.rewriter.audit_rewriter` on the one pair (``x``, ``x_prime``) with these
+    parameters (a registered rewriter, run with its default options).
+
+    Parameters
+    ----------
+    rewriter
+        The rewriter's registered name (``dp-mlm``, ``flawed:…``, ``planted:…``).
+    epsilon
+        ε given to the rewriter (DP-MLM: per token).
+    x, x_prime
+        The two inputs.
+    rewrites, seed, distinguishers, confidence
+        As :func:`~dpcore.rewriter.audit_rewriter`.
+
+    Returns
+    -------
+    list of str
+        The argument list, starting ``python -m dpcore audit-rewriter``.
+
+    Examples
+    --------
+    >>> audit_rewriter_command("planted:copy", 1.0, x="a cat", x_prime="a dog", rewrites=100, seed=0,
+    ...                        distinguishers=["exact", "words"], confidence=0.95)[3:]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['audit-rewriter', '--rewriter', 'planted:copy', '--epsilon', '1', '--x', 'a cat', '--x-prime', 'a dog',
+     '--rewrites', '100', '--seed', '0', '--distinguishers', 'exact,words', '--confidence', '0.95']
+    """
+    cmd = [*PREFIX, "audit-rewriter", "--rewriter", rewriter, "--epsilon", number(float(epsilon))]
+    cmd += [*_option("--x", x), *_option("--x-prime", x_prime)]
+    cmd += ["--rewrites", number(int(rewrites)), "--seed", number(int(seed))]
+    return [*cmd, "--distinguishers", ",".join(distinguishers), "--confidence", number(float(confidence))]
 
 
 def sanitize_command(

@@ -59,6 +59,16 @@ PAGES: list[PageInfo] = [
         "bounds, against the claimed ε or ε·d(x, x′) + ε₀.",
     ),
     PageInfo(
+        "pages/audit_rewriter.py",
+        "Audit a text rewriter",
+        ":material/find_replace:",
+        "audit_rewriter",
+        "Any sentence rewriter as a black box (DP-MLM, its flawed stopword-keeping default, or your "
+        "own code from the CLI): two sentences rewritten hundreds of times each, a Clopper–Pearson lower "
+        "bound on the privacy loss of the event that tells them apart, against ε per token times the "
+        "sentence's tokens.",
+    ),
+    PageInfo(
         "pages/verdicts.py",
         "Do public sanitizers keep their claims?",
         ":material/balance:",
