@@ -65,6 +65,7 @@ CI_CAPS: dict[str, float] = {
     "--workers": 1,  # no forked pools inside the test process
     "--max-steps": 1,  # train-attacker
     "--eval-words": 10,
+    "--rewrites": 200,  # audit-rewriter: rewrites per input
 }
 #: A command that screens the whole vocabulary (its sub-command has --screen-budget and it gives no
 #: --words) gets a smaller vocabulary: the screen needs 200 draws of every word.
@@ -137,7 +138,7 @@ def shell_commands(body: str) -> list[str]:
     for raw in joined.splitlines():
         line = raw.strip()
         if COMMAND.match(line):
-            out.append(" ".join(shlex.split(line, comments=True)))
+            out.append(shlex.join(shlex.split(line, comments=True)))
     return out
 
 
