@@ -59,7 +59,7 @@ CHOICES = {c.name: c for c in available_rewriters()}  # registered only: no user
 NAMES = list(CHOICES)
 DEFAULT = VIEWS["stopwords"]
 #: The shipped views the sidebar opens in one click: (key, button label).
-QUICK = [("stopwords", "Flawed DP-MLM (keeps stopwords)"), ("dp-mlm", "dpcore's DP-MLM")]
+QUICK = [("stopwords", "Flawed DP-MLM: keeps stopwords"), ("dp-mlm", "dpcore's DP-MLM")]
 
 #: Characters a sentence may hold: letters, digits, spaces and ordinary punctuation. Anything
 #: else (markup, control characters, bidirectional overrides) is refused before it is shown.
@@ -178,10 +178,9 @@ with st.sidebar:
         help="The ε the rewriter is built with. DP-MLM and its variants: ε per token, so a sentence of "
         "n tokens claims n·ε. Planted rewriters: ε per document.",
     )
-    st.caption("Shipped views (open at once):")
-    q1, q2 = st.columns(2)
-    for col, (view_key, label) in zip((q1, q2), QUICK, strict=True):
-        col.button(label, key=f"view-{view_key}", on_click=_open_view, args=(view_key,), width="stretch")
+    st.caption("Shipped views, shown at once:")
+    for view_key, label in QUICK:
+        st.button(label, key=f"view-{view_key}", on_click=_open_view, args=(view_key,), width="stretch")
     st.header("Sentences")
     st.text_input("x: the first sentence", key="x", max_chars=MAX_CHARS)
     st.text_input(

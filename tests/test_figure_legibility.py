@@ -36,6 +36,7 @@ VIEWS = [
     ("home.py", {}),
     ("audit.py", {}),
     ("audit_text.py", {}),
+    ("audit_rewriter.py", {}),
     ("verdicts.py", {}),
     ("sensitivity.py", {}),
     ("accounting.py", {}),

@@ -338,6 +338,7 @@ def test_api_rtl_and_emoji_lines_are_sanitized() -> None:
 PAGE_KEYS = {
     "audit": ("pages/audit.py", ["eps", "nmin", "mechs", "seed"]),
     "audit_text": ("pages/audit_text.py", ["eps", "mech", "samples", "words"]),
+    "audit_rewriter": ("pages/audit_rewriter.py", ["eps", "rw", "rewrites", "x", "dist"]),
     "sensitivity": ("pages/sensitivity.py", ["clip", "n", "dists"]),
     "accounting": ("pages/accounting.py", ["k", "eps", "mu"]),
     "sanitize": ("pages/sanitize.py", ["eps", "mech", "seed", "source"]),

@@ -10,6 +10,9 @@ CLI's numbers with the page's:
 - ``sanitize``: draw 1's sanitized lines and its counts (tokens, replaced, out of vocabulary);
 - ``verdicts``: an opened row's recorded command gives the row's verdict, largest lower bound ÷
   claim, violating pairs and draws.
+- ``audit_rewriter`` (a live run): the pair, the verdict, the lower bound and the largest
+  certifiable bound (as shown: 3 digits), each test's event and counts; a shipped view shows the
+  command recorded with it.
 
 The pages that show a command are listed in :data:`PAGES_WITH_A_COMMAND`; a page that starts
 showing one must join it (the last test checks the list against the pages' sources).
@@ -43,7 +46,7 @@ from pages._shared import escape_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The pages that show a ``python -m dpcore`` command reproducing their result.
-PAGES_WITH_A_COMMAND = {"audit_text.py", "sanitize.py", "verdicts.py"}
+PAGES_WITH_A_COMMAND = {"audit_rewriter.py", "audit_text.py", "sanitize.py", "verdicts.py"}
 
 
 @pytest.fixture(autouse=True)
@@ -262,6 +265,48 @@ def test_sanitize_page_command_gives_the_page_draw(
         for cap in at.caption
     )
     assert cli["parameters"]["seed"] == int(query["seed"])
+
+
+# ---------------------------------------------------------------------------------------------
+# audit_rewriter
+# ---------------------------------------------------------------------------------------------
+#: A live run (a button press): the planted copy rewriter, an x the shell and argparse must keep
+#: whole (it starts with "-", so the command writes --x=…), another confidence and seed.
+REWRITER_CASE = dict(
+    rw="planted:copy", eps="0.5", x="- the cat sat on the mat", xp="- the dog sat on the mat",
+    rewrites="200", dist="exact,words,chars", conf="0.9", seed="5",
+)  # fmt: skip
+
+
+def test_audit_rewriter_page_command_gives_the_page_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    at = _page("audit_rewriter.py", 120, **REWRITER_CASE).run()
+    at.button(key="run").click().run()
+    assert not at.exception, at.exception
+    argv = _shown_command(at, "audit-rewriter")
+    cli = _cli_json(argv, capsys)
+    (pair,) = cli["pairs"]
+    assert (pair["x"], pair["x_prime"]) == (REWRITER_CASE["x"], REWRITER_CASE["xp"])
+    assert cli["verdict"] == "violates" and cli["seed"] == 5 and cli["confidence"] == 0.9
+    text = cli["verdict_text"]
+    shown = [m.value for m in at.markdown]
+    assert any(escape_markdown(f"{text[:1].upper()}{text[1:]}.") in v for v in shown), shown
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Lower bound on the loss"] == f"{_num(pair['lower_bound']):.3g}"
+    assert metrics["Largest certifiable bound"] == f"{_num(cli['largest_certifiable_bound']):.3g}"
+    table = next(d.value for d in at.dataframe if "event" in d.value.columns)
+    assert list(table["event"]) == [t["event"] for t in pair["tests"]]
+    assert list(table["rewrites of x in it"]) == [t["count_x"] for t in pair["tests"]]
+    assert list(table["rewrites of x′ in it"]) == [t["count_x_prime"] for t in pair["tests"]]
+
+
+def test_audit_rewriter_shipped_views_show_the_command_that_computed_them() -> None:
+    from dpcore.rewriter.views import SHIPPED_PATH, VIEWS
+
+    shipped = json.loads(SHIPPED_PATH.read_text(encoding="utf-8"))["views"]
+    for key, view in VIEWS.items():
+        at = _page("audit_rewriter.py", 60, rw=view["rewriter"]).run()
+        assert not at.exception, at.exception
+        assert _shown_command(at, "audit-rewriter") == shipped[key]["command"], key
 
 
 # ---------------------------------------------------------------------------------------------

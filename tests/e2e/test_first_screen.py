@@ -22,6 +22,7 @@ PAGES = [
     ("", "glance-figure"),  # Home is the default page, at the root (/home?talk=1 is not a page)
     ("audit", "audit-figure"),
     ("audit_text", "textaudit-figure"),
+    ("audit_rewriter", "rewriter-tradeoff"),
     ("verdicts", "verdicts-figure"),
     ("sensitivity", "curve"),
     ("accounting", "dpnr"),

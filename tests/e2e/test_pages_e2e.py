@@ -26,6 +26,7 @@ HOME_TITLE = "dpcore: an open laboratory for differential privacy in NLP"
 PAGE_TITLES = {
     "Privacy-loss audit": ("audit", "Privacy-loss audit"),
     "Audit a text sanitizer": ("audit_text", "Audit a text sanitizer"),
+    "Audit a text rewriter": ("audit_rewriter", "Audit a text rewriter"),
     "Do public sanitizers keep their claims?": ("verdicts", "Do public sanitizers keep their claims?"),
     "Sensitivity": ("sensitivity", "Sensitivity: the geometry ADePT got wrong"),
     "Accounting & samplers": ("accounting", "Accounting & samplers"),

@@ -26,6 +26,7 @@ def _idle(page) -> None:  # type: ignore[no-untyped-def]
 PAGES = [
     ("audit", None),
     ("audit_text?samples=2000&pairs=5", None),
+    ("audit_rewriter", None),
     ("verdicts?row=flawed:krr-overclaimed", None),
     ("sensitivity?pairs=1000&nmax=64", "Table"),
     ("accounting?tab=binary", None),
