@@ -390,10 +390,23 @@ with more("Every test: both directions, their events and bounds", icon=":materia
         shown = table.copy()
         for c in ("lower bound", "point estimate ε̂", "claimed bound"):
             shown[c] = shown[c].map(fmt)
-        show_table(shown, {c: c for c in shown.columns})
+        show_table(
+            shown,
+            {
+                "chosen for": "chosen for",
+                "found by": "found by",
+                "event": "event",
+                "rewrites of x in it": "from x",
+                "rewrites of x′ in it": "from x′",
+                "lower bound": "lower bound",
+                "point estimate ε̂": "ε̂",
+            },
+        )
         st.caption(
-            "One event per direction, chosen on the selection half and counted on the evaluation half; the "
-            "pair violates its claim when the larger lower bound exceeds the claimed bound."
+            "One event per direction, chosen on the selection half and counted on the "
+            f"{int(res['evaluation_rewrites']):,} evaluation rewrites of each sentence (from x, from x′: how "
+            "many fell in it); ε̂ is the point estimate. The pair violates its claim when the larger lower "
+            f"bound exceeds the claimed bound, {fmt(pair['claimed_bound'])}. The downloads have every column."
         )
     else:
         st.caption("No test was made (the pair is outside the claim's premise, or no event was ever seen).")

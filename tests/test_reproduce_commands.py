@@ -295,8 +295,8 @@ def test_audit_rewriter_page_command_gives_the_page_numbers(capsys: pytest.Captu
     assert metrics["Largest certifiable bound"] == f"{_num(cli['largest_certifiable_bound']):.3g}"
     table = next(d.value for d in at.dataframe if "event" in d.value.columns)
     assert list(table["event"]) == [t["event"] for t in pair["tests"]]
-    assert list(table["rewrites of x in it"]) == [t["count_x"] for t in pair["tests"]]
-    assert list(table["rewrites of x′ in it"]) == [t["count_x_prime"] for t in pair["tests"]]
+    assert list(table["from x"]) == [t["count_x"] for t in pair["tests"]]
+    assert list(table["from x′"]) == [t["count_x_prime"] for t in pair["tests"]]
 
 
 def test_audit_rewriter_shipped_views_show_the_command_that_computed_them() -> None:
