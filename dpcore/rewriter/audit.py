@@ -491,7 +491,7 @@ def audit_rewriter(
         distinguishers=tuple(distinguishers),
         seed=seed,
         reach=top,
-        power=statements(n_eval, alpha, claims[0]),
+        power=statements(n_eval, alpha, claims[0]),  # for the smallest claimed bound tested
         contract=contract,
         verdict=verdict,
         verdict_text=text,

@@ -71,9 +71,10 @@ def statements(
                 "marker_probability": p,
                 "detectable_loss": d.loss,
                 "power": power,
+                "claim": float(claim),
                 "text": (
                     f"a marker in {100 * p:g}% of x's rewrites with privacy loss ≥ {d.loss:.3g} is flagged "
-                    f"with probability ≥ {100 * power:g}%"
+                    f"with probability ≥ {100 * power:g}% (claim {claim:.3g})"
                     if math.isfinite(d.loss)
                     else f"no marker in {100 * p:g}% of x's rewrites can be flagged with probability "
                     f"≥ {100 * power:g}% at this size"
