@@ -14,6 +14,9 @@ mechanisms by name imports it (:mod:`dpcore.audit`, ``python -m dpcore list``,
   (Habernal 2022, eqs. 8–9).
 - :mod:`dpcore.flawed.mechanisms` — ADePT as re-implemented in Habernal (2022) Fig. 2, DPText,
   and DPNR (Lyu et al. 2020a).
+- :mod:`dpcore.flawed.rewriters` — DP-MLM (Meisenbacher et al. 2024) keeping stopwords verbatim
+  as its authors' code does by default, and DP-MLM reporting its per-token ε as the line's
+  (``audit-rewriter``; not imported here, :mod:`dpcore.rewriter.registry` imports it).
 """
 
 from dpcore.flawed.mechanisms import DPNR, ADePTFig2, DPText, DPTextResample
