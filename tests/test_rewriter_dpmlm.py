@@ -72,3 +72,22 @@ def test_every_rewrite_has_the_input_length_and_differs_by_seed(dpmlm) -> None:
     assert all(len(o.split()) == 7 for o in out)
     assert out == dpmlm.rewrite([X] * 5, np.random.default_rng(0))
     assert out != dpmlm.rewrite([X] * 5, np.random.default_rng(1))
+
+
+def test_each_position_of_a_rewrite_follows_dpmlms_exact_distribution() -> None:
+    from scipy.stats import binomtest
+
+    rw = load_rewriter("dp-mlm", epsilon=60.0)  # concentrated enough for a sharp test
+    mech = rw.mechanism
+    tokens = rw.tokenizer.tokenize(X)
+    ids = mech.vocab.ids(np.asarray(tokens, dtype=object))
+    (rows,) = mech.log_prob_lines([ids])
+    n = 400
+    out = np.asarray([o.split() for o in rw.rewrite([X] * n, np.random.default_rng(7))], dtype=object)
+    for i in range(len(tokens)):
+        top = int(np.argmax(rows[i]))
+        p = float(np.exp(rows[i][top]))
+        k = int(np.count_nonzero(out[:, i] == mech.vocab.words[top]))
+        # two-sided exact binomial test per position, Bonferroni over the 7 positions at 0.001
+        assert binomtest(k, n, p).pvalue > 0.001 / len(tokens), (i, k, n * p)
+        assert 0.02 < p < 0.98, "the test needs a position whose top token is neither rare nor certain"
