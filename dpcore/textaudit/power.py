@@ -106,6 +106,28 @@ def _range(n: int, p: float) -> tuple[int, int]:
     return max(0, math.floor(n * p - _SPAN * sd)), min(n, math.ceil(n * p + _SPAN * sd))
 
 
+#: ln CP⁺(b; n, α/2) for b = 0, 1, … per (n, α), grown on demand: every test of an audit starts its
+#: b at 0 with the same (n, α), and these bounds are most of the statements' cost.
+_UPPER_PREFIXES: dict[tuple[int, float], np.ndarray] = {}
+
+
+def _log_upper_prefix(n: int, alpha: float, size: int) -> np.ndarray:
+    """``cp_log_ratio_den(np.arange(size), n, alpha)``, element by element the same values (each
+    bound is computed on its own), read from a per-(n, α) array that is only ever extended."""
+    key = (int(n), float(alpha))
+    have = _UPPER_PREFIXES.get(key)
+    if have is None or have.size < size:
+        old = 0 if have is None else have.size
+        grow = min(n + 1, max(size, 2 * old))
+        more = np.asarray(cp_log_ratio_den(np.arange(old, grow), n, alpha), dtype=np.float64)
+        have = more if have is None else np.concatenate([have, more])
+        have.flags.writeable = False
+        if len(_UPPER_PREFIXES) >= 64:
+            _UPPER_PREFIXES.clear()
+        _UPPER_PREFIXES[key] = have
+    return have[:size]
+
+
 class _Test:
     """One direction's flag rule at (n, α, c), tabulated over the counts that matter."""
 
@@ -115,7 +137,7 @@ class _Test:
         # b never exceeds its Δ = 0 range (q ≤ p·e^{−c}), and only b < a can flag
         q0 = p * math.exp(-claim) if math.isfinite(claim) else 0.0
         self.b = np.arange(0, min(_range(n, q0)[1], a_hi) + 1)
-        log_hi = cp_log_ratio_den(self.b, n, alpha)
+        log_hi = _log_upper_prefix(n, alpha, self.b.size)
         need = log_hi + claim * (1 + _TOL) + _TOL  # flag iff ln CP⁻(a) > need[b]
         # a*(b): the first a in [a_lo, a_hi] that flags (a_hi + 1: none); ln CP⁻ grows with a
         if 12 * self.b.size < a_hi - a_lo + 1:  # few b: bisect each (≈ 11 bounds per b)
@@ -136,6 +158,9 @@ class _Test:
         # Pr[a ≥ a*(b)] under Bin(n, p); below the range counts as the range's start (< 1e-8 lost)
         self.pa = np.where(a_star > a_hi, 0.0, bdtrc(a_star - 1, n, p))
         self._log_binom = gammaln(n + 1.0) - gammaln(self.b + 1.0) - gammaln(n - self.b + 1.0)
+        # b and n − b as floats once (power() is called ~20 times per test; the same products)
+        self._bf = self.b.astype(np.float64)
+        self._nbf = (n - self.b).astype(np.float64)
 
     def power(self, excess: float) -> float:
         q = self.p * math.exp(-(self.claim + excess)) if math.isfinite(excess) else 0.0
@@ -145,7 +170,10 @@ class _Test:
             hit = np.flatnonzero(self.b == self.n)
             return float(self.pa[hit[0]]) if hit.size else 0.0
         with np.errstate(divide="ignore", under="ignore"):
-            pb = np.exp(self._log_binom + self.b * math.log(q) + (self.n - self.b) * math.log1p(-q))
+            pb = self._bf * math.log(q)
+            pb += self._log_binom  # the same sum as log_binom + b·ln q + (n − b)·ln(1 − q)
+            pb += self._nbf * math.log1p(-q)
+            np.exp(pb, out=pb)
         return float(np.clip(np.dot(pb, self.pa), 0.0, 1.0))
 
 
