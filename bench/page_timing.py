@@ -68,6 +68,13 @@ def _fill(label: str, value: str) -> Callable:  # type: ignore[type-arg]
     return act
 
 
+def _click(label: str) -> Callable:  # type: ignore[type-arg]
+    def act(page) -> None:  # type: ignore[no-untyped-def]
+        page.get_by_role("button", name=label).first.click()
+
+    return act
+
+
 def _remove_last_tag(label: str) -> Callable:  # type: ignore[type-arg]
     def act(page) -> None:  # type: ignore[no-untyped-def]
         box = page.locator('[data-testid="stMultiSelect"]', has_text=label).first
@@ -82,6 +89,12 @@ def _remove_last_tag(label: str) -> Callable:  # type: ignore[type-arg]
 CASES = [
     ("Privacy-loss audit", "audit", "claimed ε 1 → 2", _fill("Claimed ε", "2")),
     ("Audit a text sanitizer", "audit_text", "claimed ε 1 → 2", _fill("Claimed ε", "2")),
+    (
+        "Audit a text rewriter",
+        "audit_rewriter",
+        "the other shipped view (dpcore's DP-MLM)",
+        _click("dpcore's DP-MLM"),
+    ),
     (
         "Do public sanitizers keep their claims? (one row opened)",
         "verdicts",
