@@ -47,6 +47,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -60,11 +61,49 @@ __all__ = [
     "Vocabulary",
     "build_vocabulary",
     "embedding_title",
+    "index_positions",
     "parse_vocab_text",
     "public_frequencies",
     "sensitive_count",
     "vocabulary_label",
 ]
+
+#: Word → position dicts of the indexes :func:`index_positions` has looked up in (by identity; the
+#: index is kept with its dict, so an id is never reused while cached).
+_POSITIONS: dict[int, tuple[pd.Index, dict[Any, int] | None]] = {}
+
+
+def index_positions(index: pd.Index, values: Sequence[Any] | np.ndarray) -> np.ndarray:
+    """``index.get_indexer(values)`` as int64 (−1 where a value is not in the index), by a dict.
+
+    The same positions as pandas' (the index's values must be unique, as ``get_indexer`` requires;
+    an equal, equally hashed value finds its word, anything else −1), without pandas' cost of
+    turning ``values`` into an index first: with pandas 3's string indexes that was 3–15x slower
+    (100 to 200,000 values) and half the time of a default audit over 15,000 words. A value that
+    cannot be hashed, or an index with repeated values, goes to pandas itself.
+
+    Examples
+    --------
+    >>> index_positions(pd.Index(["cat", "dog"]), ["dog", "fish", "cat"]).tolist()
+    [1, -1, 0]
+    """
+    hit = _POSITIONS.get(id(index))
+    if hit is None or hit[0] is not index:
+        pos: dict[Any, int] | None = {w: i for i, w in enumerate(index.tolist())}
+        if len(pos) != len(index):  # repeated values: pandas' own answer (it refuses them)
+            pos = None
+        if len(_POSITIONS) >= 32:
+            _POSITIONS.clear()
+        hit = _POSITIONS[id(index)] = (index, pos)
+    arr = values if isinstance(values, np.ndarray) else np.asarray(values, dtype=object)
+    if hit[1] is not None and arr.ndim == 1:
+        try:
+            found = map(hit[1].get, arr.tolist(), itertools.repeat(-1, arr.size))
+            return np.fromiter(found, dtype=np.int64, count=arr.size)
+        except TypeError:  # an unhashable value: pandas decides
+            pass
+    return np.asarray(index.get_indexer(arr), dtype=np.int64)
+
 
 #: Largest ``--vocab`` file accepted.
 MAX_VOCAB_FILE_BYTES = 20_000_000
@@ -178,7 +217,7 @@ class Vocabulary:
         """Token ids (int64); ``-1`` for out-of-vocabulary tokens. Vectorised hash lookup."""
         if len(tokens) == 0:
             return np.zeros(0, dtype=np.int64)
-        return self.index.get_indexer(np.asarray(tokens, dtype=object)).astype(np.int64)
+        return index_positions(self.index, np.asarray(tokens, dtype=object))
 
     def sensitive_mask(self, w: float) -> np.ndarray:
         """Boolean mask of V_S: the ⌊w·|V|⌋ least frequent words (ties: later id is rarer)."""

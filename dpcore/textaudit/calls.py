@@ -50,6 +50,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from dpcore.rng import cell_seed_sequence
+from dpcore.text.vocab import index_positions
 from dpcore.textaudit.budget import per_test
 from dpcore.textaudit.contract import fork_available, in_forks, stdout_to_stderr
 from dpcore.textaudit.sampling import BLACKBOX_CHUNK, FAST_CHUNK, output_keys
@@ -543,7 +544,7 @@ class SentenceCalls(SanitizerWrapper):
         """One output per input word, each from its own call of :data:`SENTENCE_WORDS` words."""
         vocab, size = self.__dict__["_words"], self.__dict__["_size"]
         arr = np.asarray(list(words), dtype=object)
-        ids = self.__dict__["_index"].get_indexer(arr).astype(np.int64)
+        ids = index_positions(self.__dict__["_index"], arr)
         rows, pos = sentences(self.__dict__["_fillers"], ids, size, rng)
         text = vocab[np.where(rows >= 0, rows, 0)]
         text[np.arange(arr.size), pos] = arr  # words outside the vocabulary keep their text

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpcore.text.vocab import index_positions
 from dpcore.validation import DPCoreError, check_epsilon
 
 __all__ = ["KaryRandomizedResponse"]
@@ -59,7 +60,7 @@ class KaryRandomizedResponse:
         return 1.0 / (1.0 + (self.k - 1) * math.exp(-self.sampling_epsilon))
 
     def _ids(self, words: Sequence[str]) -> np.ndarray:
-        ids = self._index.get_indexer(np.asarray(words, dtype=object))
+        ids = index_positions(self._index, np.asarray(words, dtype=object))
         if ids.size and ids.min() < 0:
             bad = [w for w, i in zip(words, ids, strict=True) if i < 0][:3]
             raise DPCoreError(f"not in the randomized-response word list: {bad}")

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpcore.text.vocab import index_positions
 from dpcore.validation import DPCoreError
 
 __all__ = [
@@ -127,7 +128,7 @@ def output_keys(labels: Sequence[str] | np.ndarray, base: pd.Index) -> np.ndarra
     """
     arr = np.asarray(labels, dtype=object).ravel()
     out = arr.copy()
-    miss = np.flatnonzero(base.get_indexer(arr) < 0) if arr.size else np.zeros(0, dtype=np.int64)
+    miss = np.flatnonzero(index_positions(base, arr) < 0) if arr.size else np.zeros(0, dtype=np.int64)
     if miss.size:
         uniq, inv = np.unique(arr[miss].astype(str), return_inverse=True)
         out[miss] = tag_classes(uniq.astype(object), base)[inv]
@@ -160,7 +161,7 @@ class OutputCodebook:
 
     def code(self, label: str) -> int:
         """The code of one output label (a new code for a key not seen before)."""
-        at = self.base.get_indexer([label])[0]
+        at = index_positions(self.base, np.asarray([label], dtype=object))[0]
         if at >= 0:
             return int(at)
         if label in self.extra:
@@ -180,7 +181,7 @@ class OutputCodebook:
             raise SanitizerRaised(
                 f"the sanitizer's sample() must return one output per input word: {expected} in, {got} out"
             )
-        codes = self.base.get_indexer(arr).astype(np.int64)
+        codes = index_positions(self.base, arr)
         miss = np.flatnonzero(codes < 0)
         if miss.size:
             keys = [o if isinstance(o, str) else repr(o) for o in arr[miss]]
