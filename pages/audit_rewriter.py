@@ -55,7 +55,8 @@ CONFIDENCES = [0.9, 0.95, 0.99]
 MAX_CHARS = 300  # per sentence
 REMEMBERED = 8  # settings this session has asked to compute, shown again without a press
 
-CHOICES = {c.name: c for c in available_rewriters()}  # registered only: no user code
+# registered only (no user code), and no torch model: DP-Prompt is shown on the calibration page
+CHOICES = {c.name: c for c in available_rewriters(torch=False)}
 NAMES = list(CHOICES)
 DEFAULT = VIEWS["stopwords"]
 #: The shipped views the sidebar opens in one click: (key, button label).

@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "or a threshold on a naive-Bayes or MiniLM score, the scores cross-fitted), and bound its "
             "privacy loss on the second half with Clopper–Pearson bounds, Bonferroni over both directions "
             "of every pair. A pair violates its claim when that lower bound exceeds the claimed bound: ε "
-            "per document, or ε per token times the text's tokens. NAME is dp-mlm, flawed:…, planted:… "
+            "per document, ε per token times the text's tokens, or ε·d summed over the words. NAME is "
+            "dp-mlm, dp-prompt, santext-words, flawed:…, planted:… "
             "(see `list`) or your own code as path/to/file.py:factory or package.module:factory, called "
             "as factory(epsilon=E) and returning an object with name, claim (a dpcore.rewriter."
             "RewriterClaim) and rewrite(texts, rng). Before any verdict its contract is checked: the rng "
@@ -35,8 +36,16 @@ def register(sub: argparse._SubParsersAction) -> None:
             "3 when no pair was within the claim's premise."
         ),
     )
-    p.add_argument("--rewriter", required=True, help="dp-mlm, flawed:…, planted:… or file.py:factory")
-    p.add_argument("--epsilon", required=True, help="ε > 0 given to the rewriter (DP-MLM: per token)")
+    p.add_argument(
+        "--rewriter",
+        required=True,
+        help="dp-mlm, dp-prompt, santext-words, flawed:…, planted:… or file.py:factory",
+    )
+    p.add_argument(
+        "--epsilon",
+        required=True,
+        help="ε > 0 given to the rewriter (DP-MLM, DP-Prompt: per token; santext-words: per unit distance)",
+    )
     p.add_argument("--x", default=None, help="the first input (default: sentences of the Lee corpus)")
     p.add_argument(
         "--x-prime", default=None, help="the second input (default: built, see --pair-kind)"
@@ -58,7 +67,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--q", default=None, help="planted rewriters: the leak probability (default 0.5)")
     p.add_argument(
-        "--full-vocabulary", action="store_true", help="DP-MLM: keep the offensive WordPieces in V"
+        "--full-vocabulary",
+        action="store_true",
+        help="DP-MLM, santext-words: keep the offensive words in V",
+    )
+    p.add_argument(
+        "--max-new-tokens",
+        default=None,
+        help="DP-Prompt: most tokens per paraphrase, n (the claim is n·ε per document; default 32)",
+    )
+    p.add_argument(
+        "--device", default=None, help="DP-Prompt: where the model runs: cpu (default), cuda, cuda:N or auto"
     )
     p.add_argument("--seed", default="0", help="seed of the pairs and of every rewrite (default 0)")
     p.add_argument("--workers", default="1", help="local worker processes (default 1)")
@@ -116,11 +135,26 @@ def _audit(args: argparse.Namespace) -> Any:
         options["q"] = check_probability(check_finite_float(args.q, name="--q"), name="--q", open_high=True)
     if args.full_vocabulary:
         options["full_vocabulary"] = True
+    if args.max_new_tokens is not None:
+        from dpcore.rewriter.dpprompt import MAX_NEW_TOKENS
+
+        options["max_new_tokens"] = check_int(
+            args.max_new_tokens, name="--max-new-tokens", min_value=1, max_value=MAX_NEW_TOKENS
+        )
+    if args.device is not None:
+        from dpcore.attack.training import check_device_name
+
+        options["device"] = check_device_name(args.device)
     try:
         rewriter = load_rewriter(args.rewriter, epsilon=epsilon, allow_user_code=True, **options)
     except SystemExit as exc:  # user code that calls sys.exit while it is imported or built
         code = "" if exc.code is None else repr(exc.code)
         raise DPCoreError(f"loading {args.rewriter} called sys.exit({code})") from None
+    if getattr(rewriter, "NEEDS_TORCH", False):
+        from dpcore.rewriter.causal_lm import MODEL_NAME
+
+        print(f"audit-rewriter: loading {MODEL_NAME} (about 20 s on 2 CPU cores)", file=sys.stderr)
+        rewriter.lm  # noqa: B018 (load now, so that the message is true)
     if x_prime is not None:
         pairs = [(x, x_prime)]
     else:

