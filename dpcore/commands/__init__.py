@@ -10,6 +10,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "audit",
     "audit_text",
     "audit_rewriter",
+    "calibrate_rewriters",
     "adapters",
     "sensitivity",
     "adept_sim",

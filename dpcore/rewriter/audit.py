@@ -33,7 +33,7 @@ from dpcore.rewriter.contract import ContractReport, check_contract
 from dpcore.rewriter.distinguish import DISTINGUISHERS, FORWARD, TITLES, Choice, choose_events
 from dpcore.rewriter.draws import RewriterSource, draw_rewrites, plan_tasks
 from dpcore.rewriter.interface import TextRewriter, check_rewriter
-from dpcore.rewriter.power import reach, rewrites_needed, statements
+from dpcore.rewriter.power import log10_rewrites_needed, reach, rewrites_needed, statements
 from dpcore.stats import cp_log_ratio_lower
 from dpcore.tradeoff import Box, TradeoffPair
 from dpcore.validation import DPCoreError, check_int, check_probability
@@ -170,6 +170,9 @@ class RewriterAuditResult:
     workers: int = 1
     seconds: float = 0.0
     described: dict[str, Any] = field(default_factory=dict)
+    #: Every rewrite, per tested pair: {(pair index among the tested, 0 for x / 1 for x′): texts}
+    #: (only with ``keep_rewrites=True``; not in :meth:`to_dict`).
+    drawn: dict[tuple[int, int], list[str]] | None = None
 
     @property
     def tested(self) -> list[PairOutcome]:
@@ -349,11 +352,14 @@ def _verdict(
     if len(beyond) == len(tested):
         lowest = min(p.claimed_bound for p in tested)
         need = rewrites_needed(lowest, alpha)
-        more = (
-            f" about {need:,} rewrites per input would reach {lowest:.3g}"
-            if need
-            else " no feasible number would"
-        )
+        if need:
+            more = f" about {need:,} rewrites per input would reach {lowest:.3g}"
+        else:
+            digits = log10_rewrites_needed(lowest, alpha)
+            more = (
+                f" reaching {lowest:.3g} would take about 10^{digits:.0f} rewrites per input (what an audit "
+                "can certify grows only with the logarithm of its rewrites), so no audit can tell"
+            )
         return "out-of-reach", (
             f"out of reach: the claimed bound{'s' if len(tested) > 1 else ''} (≥ {lowest:.3g}) "
             f"{'are' if len(tested) > 1 else 'is'} above {top:.3g}, the largest loss {rewrites:,} rewrites "
@@ -384,6 +390,7 @@ def audit_rewriter(
     source: RewriterSource | None = None,
     check: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    keep_rewrites: bool = False,
 ) -> RewriterAuditResult:
     """Audit ``rewriter`` on ``pairs`` (module docstring).
 
@@ -408,6 +415,8 @@ def audit_rewriter(
         Check the rewriter's contract first (:mod:`dpcore.rewriter.contract`).
     progress:
         ``progress(done, total)`` in rewrites.
+    keep_rewrites:
+        Keep every rewrite in :attr:`RewriterAuditResult.drawn` (for utility measures).
     """
     t0 = time.perf_counter()
     rewriter = check_rewriter(rewriter)
@@ -504,4 +513,5 @@ def audit_rewriter(
         workers=int(workers),
         seconds=time.perf_counter() - t0,
         described=dict(describe()) if callable(describe) else {},
+        drawn=dict(drawn) if keep_rewrites else None,
     )

@@ -25,7 +25,14 @@ from typing import Any
 from dpcore.stats import cp_max_log_ratio
 from dpcore.textaudit.power import DEFAULT_POWER, detectable_excess, flag_probability
 
-__all__ = ["MARKER_PROBABILITIES", "reach", "rewrites_needed", "stated_power", "statements"]
+__all__ = [
+    "MARKER_PROBABILITIES",
+    "log10_rewrites_needed",
+    "reach",
+    "rewrites_needed",
+    "stated_power",
+    "statements",
+]
 
 #: Marker probabilities the statement is given for.
 MARKER_PROBABILITIES = (0.1, 0.3, 1.0)
@@ -52,6 +59,30 @@ def rewrites_needed(claim: float, alpha: float, *, limit: int = 1 << 40) -> int 
         else:
             lo = mid
     return 2 * hi
+
+
+def log10_rewrites_needed(claim: float, alpha: float) -> float:
+    """log₁₀ of the rewrites per input (both halves) whose reach equals ``claim``, for any claim.
+
+    :func:`reach` has a closed form in the evaluation size n: with r = (α/2)^{1/n} it is
+    ln r − ln(1 − r), so reach(n) = c exactly when r = 1/(1 + e^{−c}), i.e.
+    n = ln(2/α) / ln(1 + e^{−c}) ≈ ln(2/α)·e^{c}: the reach grows with the logarithm of the
+    number of rewrites, so a claim of c nats needs about e^c of them.
+
+    Examples
+    --------
+    >>> round(10 ** log10_rewrites_needed(3.0, 0.025))  # as rewrites_needed(3.0, 0.025) = 182
+    180
+    >>> round(log10_rewrites_needed(1000.0, 0.025))
+    435
+    """
+    c = float(claim)
+    if not math.isfinite(c):
+        return math.inf
+    # ln ln(1 + e^{-c}), stable for large c (where it is -c + ln(1 - e^{-c}/2 + ...))
+    lnsp = math.log(math.log1p(math.exp(-c))) if c < 30 else -c - math.exp(-c) / 2
+    ln_n = math.log(math.log(2.0 / float(alpha))) - lnsp
+    return (ln_n + math.log(2.0)) / math.log(10.0)
 
 
 def stated_power(n_eval: int, alpha: float, claim: float, p: float, loss: float) -> float:
