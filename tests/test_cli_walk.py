@@ -75,6 +75,8 @@ SMALL: dict[str, str] = {
     "--minutes": "0.05",  # verdicts: a row's minutes, and two of its rows
     "--only": "flawed:krr-overclaimed,krr",
     "--rewrites": "40",  # audit-rewriter: rewrites per input
+    "--rewriters": "santext-words,planted:copy",  # calibrate-rewriters: no model to load
+    "--epsilons": "1,10",
 }
 #: Sub-commands checked on their refusal path, with the optional packages made to look absent.
 REFUSED: dict[str, tuple[str, ...]] = {
