@@ -17,6 +17,7 @@ from dpcore.rewriter.calibrate import (
     headline,
     load_shipped,
     render_text,
+    tpr_reach,
 )
 from dpcore.rewriter.registry import load_rewriter
 from dpcore.validation import DPCoreError
@@ -56,7 +57,10 @@ def test_each_cell_holds_the_audits_numbers(small) -> None:
 def test_the_headline_reports_lower_bounds_at_the_epsilon_where_rewriters_differ_most(small) -> None:
     d = small.to_dict()
     text = d["headline"]
-    assert text == headline(d["cells"], d["epsilons"], d["rewriters"])
+    assert text == headline(
+        d["cells"], d["epsilons"], d["rewriters"], tpr_cap=d["tpr_reach"], confidence=d["confidence"]
+    )
+    assert d["tpr_reach"] == pytest.approx(tpr_reach(100, 0.95))
     by = {(c["rewriter"], c["epsilon"]): c["tpr_at_fpr"]["lower"] for c in d["cells"]}
     spread = {e: abs(by[("santext-words", e)] - by[("planted:copy", e)]) for e in (1.0, 10.0)}
     best = max(spread, key=spread.get)
@@ -133,6 +137,18 @@ def test_the_shipped_view_is_what_its_command_makes() -> None:
     dp = [c for c in shipped["cells"] if c["rewriter"] == "dp-prompt"]
     assert all(c["parameters"]["model"] == "SmolLM2-135M-Instruct" for c in dp)
     assert all(math.isclose(c["claimed_bound"], c["epsilon"] * shipped["max_new_tokens"]) for c in dp)
+
+
+def test_tpr_reach_is_the_bound_of_a_perfect_event_and_grows_with_the_rewrites() -> None:
+    from dpcore.tradeoff import Box, tpr_at_fpr_entry
+
+    n = 200
+    box = Box.many_from_counts([0], n, [n], n, alpha=0.025, labels=["perfect"])
+    direct = tpr_at_fpr_entry(box, epsilon=1.0, alpha=FPR)["lower"]
+    assert tpr_reach(400, 0.95) == pytest.approx(direct)
+    assert 0.3 < tpr_reach(400, 0.95) < tpr_reach(2000, 0.95) < tpr_reach(20_000, 0.95) < 1.0
+    # a perfect test's point estimate is 100%: the cap is the size's, not the rewriter's
+    assert tpr_reach(20_000, 0.95) > 0.95
 
 
 def test_a_missing_shipped_file_says_which_command_makes_it(tmp_path) -> None:

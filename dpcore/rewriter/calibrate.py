@@ -85,6 +85,28 @@ def title(name: str) -> str:
     return TITLES.get(name, name)
 
 
+def tpr_reach(rewrites: int, confidence: float) -> float:
+    """The largest lower bound on the TPR at :data:`FPR` that an audit of ``rewrites`` per input
+    can give (one pair): an event seen in every held-out rewrite of x and in none of x′.
+
+    With n held-out rewrites per input, 0 false alarms still leave the false-positive rate's upper
+    bound at about ln(8/α)/n, above 1% unless n is several hundred, so the bound read at 1% FPR
+    is capped well below 100% even for a perfect test.
+
+    Examples
+    --------
+    >>> round(tpr_reach(400, 0.95), 2)
+    0.39
+    """
+    from dpcore.tradeoff import Box, TradeoffPair
+
+    n = int(rewrites) - int(rewrites) // 2
+    alpha = (1.0 - float(confidence)) / 2.0  # one pair, two directions (the audit's Bonferroni)
+    box = Box.many_from_counts([0], n, [n], n, alpha=alpha, labels=["perfect"])
+    pair = TradeoffPair(null="x′", alt="x", epsilon=1.0, boxes=tuple(box))
+    return float(pair.tpr_at_fpr([FPR], exact=False)[0]["lower"])
+
+
 @dataclass(frozen=True)
 class CalibrationCell:
     """One rewriter at one nominal ε (module docstring)."""
@@ -154,14 +176,18 @@ class CalibrationResult:
         from dpcore import __version__
 
         cells = [c.to_dict() for c in self.cells]
+        cap = tpr_reach(self.rewrites, self.confidence)
         return {
-            "headline": headline(cells, self.epsilons, self.rewriters),
+            "headline": headline(
+                cells, self.epsilons, self.rewriters, tpr_cap=cap, confidence=self.confidence
+            ),
             "pair": list(self.pair),
             "rewriters": list(self.rewriters),
             "epsilons": list(self.epsilons),
             "rewrites_per_input": self.rewrites,
             "confidence": self.confidence,
             "fpr": FPR,
+            "tpr_reach": cap,
             "seed": self.seed,
             "max_new_tokens": self.max_new_tokens,
             "cells": cells,
@@ -178,9 +204,17 @@ def _pct(p: float | None) -> str:
     return "—" if p is None else f"{100 * p:.0f}%"
 
 
-def headline(cells: Sequence[dict[str, Any]], epsilons: Sequence[float], rewriters: Sequence[str]) -> str:
+def headline(
+    cells: Sequence[dict[str, Any]],
+    epsilons: Sequence[float],
+    rewriters: Sequence[str],
+    *,
+    tpr_cap: float | None = None,
+    confidence: float | None = None,
+) -> str:
     """One sentence: at the nominal ε where the rewriters differ most (by the lower bound on the
-    TPR at 1% FPR), how often one rewrite gives the sentence away under each."""
+    TPR at 1% FPR), how often one rewrite gives the sentence away under each. ``tpr_cap``
+    (:func:`tpr_reach`) says when a lower bound is the most the audit's size can certify."""
     by = {(c["rewriter"], float(c["epsilon"])): c for c in cells}
     best_eps, spread = None, -1.0
     for e in epsilons:
@@ -195,12 +229,20 @@ def headline(cells: Sequence[dict[str, Any]], epsilons: Sequence[float], rewrite
         c = by.get((r, best_eps))
         if c is None or c["tpr_at_fpr"]["lower"] is None:
             continue
-        low = c["tpr_at_fpr"]["lower"]
-        how = f"at least {_pct(low)}" if low > FPR else "no better than chance could be shown"
-        parts.append(f"{title(r)}: {how}")
+        t = c["tpr_at_fpr"]
+        if t["lower"] <= FPR:
+            parts.append(f"{title(r)}: no better than chance could be shown")
+            continue
+        capped = tpr_cap is not None and t["lower"] >= tpr_cap - 1e-9
+        parts.append(
+            f"{title(r)}: the best held-out test named the right sentence {_pct(t['tpr'])} of the time "
+            f"(at least {_pct(t['lower'])} at "
+            + (f"{100 * confidence:g}% confidence" if confidence is not None else "the stated confidence")
+            + (", the most this many rewrites can certify)" if capped else ")")
+        )
     return (
-        f"At the same nominal ε = {best_eps:g}, how often one rewrite tells the two sentences apart "
-        f"(at {_pct(FPR)} false alarms) differs by rewriter — " + "; ".join(parts) + "."
+        f"At the same nominal ε = {best_eps:g}, one rewrite tells the two sentences apart at "
+        f"{_pct(FPR)} false alarms very differently by rewriter — " + "; ".join(parts) + "."
     )
 
 
