@@ -45,6 +45,7 @@ VISITS = [
     ("audit", "audit", PLOTS.format(1)),
     ("audit a text sanitizer", "audit_text", PLOTS.format(1)),
     ("audit a text rewriter", "audit_rewriter", PLOTS.format(1)),
+    ("rewriter calibration", "rewriter_calibration", PLOTS.format(1)),
     ("do public sanitizers keep their claims?", "verdicts", PLOTS.format(1)),
     ("sensitivity", "sensitivity", PLOTS.format(2)),
     ("accounting", "accounting", PLOTS.format(1)),

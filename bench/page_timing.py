@@ -75,6 +75,15 @@ def _click(label: str) -> Callable:  # type: ignore[type-arg]
     return act
 
 
+def _choose(label: str, option: str) -> Callable:  # type: ignore[type-arg]
+    def act(page) -> None:  # type: ignore[no-untyped-def]
+        box = page.locator('[data-testid="stSelectbox"]', has_text=label).first
+        box.click()
+        page.get_by_role("option", name=option, exact=True).first.click()
+
+    return act
+
+
 def _remove_last_tag(label: str) -> Callable:  # type: ignore[type-arg]
     def act(page) -> None:  # type: ignore[no-untyped-def]
         box = page.locator('[data-testid="stMultiSelect"]', has_text=label).first
@@ -94,6 +103,12 @@ CASES = [
         "audit_rewriter",
         "the other shipped view (dpcore's DP-MLM)",
         _click("dpcore's DP-MLM"),
+    ),
+    (
+        "Rewriter calibration",
+        "rewriter_calibration",
+        "sample rewrites of another rewriter (DP-MLM)",
+        _choose("Rewriter", "DP-MLM"),
     ),
     (
         "Do public sanitizers keep their claims? (one row opened)",

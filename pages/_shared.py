@@ -69,6 +69,15 @@ PAGES: list[PageInfo] = [
         "sentence's tokens.",
     ),
     PageInfo(
+        "pages/rewriter_calibration.py",
+        "Rewriter calibration",
+        ":material/tune:",
+        "rewriter_calibration",
+        "The same nominal ε, a different distinguishability: SanText on every word, DP-MLM and "
+        "DP-Prompt audited at ε = 1 … 100 on one pair of sentences, how often one rewrite gives the "
+        "sentence away (TPR at 1% FPR) beside how much meaning it keeps; each one's ε is per another unit.",
+    ),
+    PageInfo(
         "pages/verdicts.py",
         "Do public sanitizers keep their claims?",
         ":material/balance:",
@@ -452,15 +461,17 @@ def params_key(params: dict[str, float | int]) -> tuple[tuple[str, float | int],
     return tuple(sorted(params.items()))
 
 
-def show_table(df: pd.DataFrame, columns: dict[str, str], *, key: str | None = None) -> None:
+def show_table(
+    df: pd.DataFrame, columns: dict[str, str], *, key: str | None = None, height: int | str = "auto"
+) -> None:
     """Show the listed columns of ``df`` under human names with units, in the given order.
 
     Only columns present are shown (a missing one is skipped). The set is chosen to fit a
     1400-px window without horizontal scrolling; the downloads keep every column under its
-    machine name.
+    machine name. ``height="content"`` shows every row without a scroll bar (a short table).
     """
     keep = [c for c in columns if c in df.columns]
-    st.dataframe(df[keep].rename(columns=columns), hide_index=True, width="stretch", key=key)
+    st.dataframe(df[keep].rename(columns=columns), hide_index=True, width="stretch", height=height, key=key)
 
 
 # --------------------------------------------------------------------------------------------

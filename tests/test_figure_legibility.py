@@ -37,6 +37,7 @@ VIEWS = [
     ("audit.py", {}),
     ("audit_text.py", {}),
     ("audit_rewriter.py", {}),
+    ("rewriter_calibration.py", {}),
     ("verdicts.py", {}),
     ("sensitivity.py", {}),
     ("accounting.py", {}),

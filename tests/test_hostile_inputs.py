@@ -339,6 +339,7 @@ PAGE_KEYS = {
     "audit": ("pages/audit.py", ["eps", "nmin", "mechs", "seed"]),
     "audit_text": ("pages/audit_text.py", ["eps", "mech", "samples", "words"]),
     "audit_rewriter": ("pages/audit_rewriter.py", ["eps", "rw", "rewrites", "x", "dist"]),
+    "rewriter_calibration": ("pages/rewriter_calibration.py", ["rw", "eps"]),
     "sensitivity": ("pages/sensitivity.py", ["clip", "n", "dists"]),
     "accounting": ("pages/accounting.py", ["k", "eps", "mu"]),
     "sanitize": ("pages/sanitize.py", ["eps", "mech", "seed", "source"]),

@@ -13,6 +13,9 @@ CLI's numbers with the page's:
 - ``audit_rewriter`` (a live run): the pair, the verdict, the lower bound and the largest
   certifiable bound (as shown: 3 digits), each test's event and counts; a shipped view shows the
   command recorded with it.
+- ``rewriter_calibration`` (the shipped calibration): the command recorded in the file, which the
+  CLI parses into the file's settings (rewriters, ε, rewrites, confidence, seed); it is not run
+  here (20 to 25 minutes on 2 cores).
 
 The pages that show a command are listed in :data:`PAGES_WITH_A_COMMAND`; a page that starts
 showing one must join it (the last test checks the list against the pages' sources).
@@ -46,7 +49,13 @@ from pages._shared import escape_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The pages that show a ``python -m dpcore`` command reproducing their result.
-PAGES_WITH_A_COMMAND = {"audit_rewriter.py", "audit_text.py", "sanitize.py", "verdicts.py"}
+PAGES_WITH_A_COMMAND = {
+    "audit_rewriter.py",
+    "audit_text.py",
+    "rewriter_calibration.py",
+    "sanitize.py",
+    "verdicts.py",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -307,6 +316,28 @@ def test_audit_rewriter_shipped_views_show_the_command_that_computed_them() -> N
         at = _page("audit_rewriter.py", 60, rw=view["rewriter"]).run()
         assert not at.exception, at.exception
         assert _shown_command(at, "audit-rewriter") == shipped[key]["command"], key
+
+
+# ---------------------------------------------------------------------------------------------
+# rewriter_calibration
+# ---------------------------------------------------------------------------------------------
+def test_rewriter_calibration_page_shows_the_command_that_made_its_file() -> None:
+    """The page shows the file's recorded command; the CLI parses it into the file's settings (the
+    command is not run: the shipped calibration takes 20 to 25 minutes on 2 cores)."""
+    from dpcore.cli import build_parser
+    from dpcore.rewriter.calibrate import load_shipped
+
+    doc = load_shipped()
+    at = _page("rewriter_calibration.py", 60).run()
+    assert not at.exception, at.exception
+    argv = _shown_command(at, "calibrate-rewriters")
+    assert argv == doc["command"]
+    args = build_parser().parse_args(argv[3:])
+    assert args.rewriters.split(",") == doc["rewriters"]
+    assert [float(e) for e in args.epsilons.split(",")] == doc["epsilons"]
+    assert int(args.rewrites) == doc["rewrites_per_input"]
+    assert float(args.confidence) == doc["confidence"] and int(args.seed) == doc["seed"]
+    assert int(args.max_new_tokens) == doc["max_new_tokens"]
 
 
 # ---------------------------------------------------------------------------------------------

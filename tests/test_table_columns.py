@@ -18,6 +18,7 @@ MACHINE = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$")
         ("audit", {}),
         ("audit_text", {"samples": "2000", "pairs": "5"}),
         ("audit_rewriter", {}),  # the shipped view
+        ("rewriter_calibration", {}),  # the shipped calibration
         ("sensitivity", {"pairs": "1000", "nmax": "64"}),
         ("accounting", {"tab": "binary"}),
         ("accounting", {"tab": "sampler", "size": "10000"}),

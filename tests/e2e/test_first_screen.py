@@ -23,6 +23,7 @@ PAGES = [
     ("audit", "audit-figure"),
     ("audit_text", "textaudit-figure"),
     ("audit_rewriter", "rewriter-tradeoff"),
+    ("rewriter_calibration", "calibration-figure"),
     ("verdicts", "verdicts-figure"),
     ("sensitivity", "curve"),
     ("accounting", "dpnr"),

@@ -27,6 +27,7 @@ PAGE_TITLES = {
     "Privacy-loss audit": ("audit", "Privacy-loss audit"),
     "Audit a text sanitizer": ("audit_text", "Audit a text sanitizer"),
     "Audit a text rewriter": ("audit_rewriter", "Audit a text rewriter"),
+    "Rewriter calibration": ("rewriter_calibration", "Rewriter calibration"),
     "Do public sanitizers keep their claims?": ("verdicts", "Do public sanitizers keep their claims?"),
     "Sensitivity": ("sensitivity", "Sensitivity: the geometry ADePT got wrong"),
     "Accounting & samplers": ("accounting", "Accounting & samplers"),

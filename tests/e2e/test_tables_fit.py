@@ -27,6 +27,7 @@ PAGES = [
     ("audit", None),
     ("audit_text?samples=2000&pairs=5", None),
     ("audit_rewriter", None),
+    ("rewriter_calibration", None),
     ("verdicts?row=flawed:krr-overclaimed", None),
     ("sensitivity?pairs=1000&nmax=64", "Table"),
     ("accounting?tab=binary", None),
