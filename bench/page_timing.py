@@ -78,7 +78,8 @@ def _click(label: str) -> Callable:  # type: ignore[type-arg]
 def _choose(label: str, option: str) -> Callable:  # type: ignore[type-arg]
     def act(page) -> None:  # type: ignore[no-untyped-def]
         box = page.locator('[data-testid="stSelectbox"]', has_text=label).first
-        box.click()
+        box.scroll_into_view_if_needed()  # below the fold, the figures above may still move it
+        box.get_by_role("combobox").click()
         page.get_by_role("option", name=option, exact=True).first.click()
 
     return act

@@ -184,7 +184,7 @@ class DPPromptRewriter:
 
     @property
     def lm(self) -> Any:
-        """The causal LM (the shipped SmolLM2 is loaded on first use, about 20 s on 2 cores)."""
+        """The causal LM (the shipped SmolLM2, loaded on first use: :mod:`dpcore.rewriter.causal_lm`)."""
         if self._lm is None:
             from dpcore.rewriter.causal_lm import load_smollm2
 
