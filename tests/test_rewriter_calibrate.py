@@ -151,6 +151,14 @@ def test_tpr_reach_is_the_bound_of_a_perfect_event_and_grows_with_the_rewrites()
     assert tpr_reach(20_000, 0.95) > 0.95
 
 
+def test_the_cli_defaults_are_the_apis() -> None:
+    from dpcore.commands import calibrate_rewriters as cmd
+    from dpcore.rewriter.calibrate import DEFAULT_EPSILONS, DEFAULT_REWRITERS
+
+    assert cmd.DEFAULT_REWRITERS.split(",") == list(DEFAULT_REWRITERS)
+    assert [float(e) for e in cmd.DEFAULT_EPSILONS.split(",")] == list(DEFAULT_EPSILONS)
+
+
 def test_a_missing_shipped_file_says_which_command_makes_it(tmp_path) -> None:
     with pytest.raises(DPCoreError, match="calibrate-rewriters --save"):
         load_shipped(tmp_path / "absent.json")

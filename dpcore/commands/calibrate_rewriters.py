@@ -10,10 +10,13 @@ from typing import Any
 from dpcore.commands.common import emit_json, stdout_reserved
 from dpcore.validation import DPCoreError
 
+#: dpcore.rewriter.calibrate's defaults, written out so that ``--help`` imports nothing heavy
+#: (tests/test_rewriter_calibrate.py checks they agree).
+DEFAULT_REWRITERS = "santext-words,dp-mlm,dp-prompt"
+DEFAULT_EPSILONS = "1,10,30,100"
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from dpcore.rewriter.calibrate import DEFAULT_EPSILONS, DEFAULT_REWRITERS
-
     p = sub.add_parser(
         "calibrate-rewriters",
         help="same nominal ε, different distinguishability: rewriters side by side",
@@ -27,12 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "--save dpcore/data/rewriter_calibration.json regenerates the dashboard's view."
         ),
     )
-    p.add_argument(
-        "--rewriters", default=",".join(DEFAULT_REWRITERS), help="comma-separated registered names"
-    )
-    p.add_argument(
-        "--epsilons", default=",".join(f"{e:g}" for e in DEFAULT_EPSILONS), help="comma-separated nominal ε"
-    )
+    p.add_argument("--rewriters", default=DEFAULT_REWRITERS, help="comma-separated registered names")
+    p.add_argument("--epsilons", default=DEFAULT_EPSILONS, help="comma-separated nominal ε")
     p.add_argument("--x", default=None, help="the first sentence of the pair (default: a diagnosis)")
     p.add_argument("--x-prime", default=None, help="the second sentence (needs --x)")
     p.add_argument("--rewrites", default="400", help="rewrites per input and audit (default 400)")

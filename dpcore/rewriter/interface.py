@@ -108,7 +108,10 @@ class RewriterClaim:
         return text + (f" ({self.citation})" if self.citation else "")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self) | {"text": self.describe()}
+        out = asdict(self) | {"text": self.describe()}
+        if not self.metric:
+            del out["metric"]  # only metric claims have one
+        return out
 
 
 @runtime_checkable
