@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.rewriter.interface import RewriterClaim
+from dpcore.rewriter.interface import RewriterClaim, same_length_premise
 from dpcore.validation import check_epsilon
 
 __all__ = ["DPMLMRewriter"]
@@ -81,15 +81,9 @@ class DPMLMRewriter:
         return len(self.tokenizer.tokenize(str(text)))
 
     def premise(self, x: str, x_prime: str) -> str | None:
-        """Why the pair is outside the claim (None: inside it)."""
+        """Why the pair is outside the claim (None: inside it; :func:`.same_length_premise`)."""
         tx, txp = self.tokenizer.tokenize(str(x)), self.tokenizer.tokenize(str(x_prime))
-        if len(tx) != len(txp):
-            return f"the lines have {len(tx)} and {len(txp)} tokens (the claim is for lines of one length)"
-        ids = self.mechanism.vocab.ids(np.asarray([*tx, *txp], dtype=object))
-        if ids.size and ids.min() < 0:
-            bad = [t for t, i in zip([*tx, *txp], ids, strict=True) if i < 0][:3]
-            return f"tokens outside V ({', '.join(bad)}) are released as [UNK], outside the claim"
-        return None
+        return same_length_premise(tx, txp, self.mechanism.vocab, unit="tokens", texts="lines")
 
     def _draw_ids(
         self, texts: Sequence[str], rng: np.random.Generator

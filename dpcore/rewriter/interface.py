@@ -32,7 +32,7 @@ import numpy as np
 
 from dpcore.validation import DPCoreError
 
-__all__ = ["UNITS", "RewriterClaim", "TextRewriter", "check_rewriter"]
+__all__ = ["UNITS", "RewriterClaim", "TextRewriter", "check_rewriter", "same_length_premise"]
 
 #: What the claim's ε is per: a whole released text, or one released token.
 UNITS = ("document", "token")
@@ -164,3 +164,22 @@ def call_rewrite(rewriter: TextRewriter, texts: Sequence[str], rng: np.random.Ge
     if bad is not None:
         raise DPCoreError(f"{rewriter.name}: rewrite returned a {type(bad).__name__}, not a string")
     return out
+
+
+def same_length_premise(
+    tokens_x: Sequence[str], tokens_x_prime: Sequence[str], vocab: Any, *, unit: str, texts: str = "texts"
+) -> str | None:
+    """The premise of a token-by-token rewriter's claim (DP-MLM, SanText on every word): both
+    texts have the same number of tokens (the output's length is the input's) and every token is
+    in V (one outside V is released as ``[UNK]``). Returns why a pair is outside it, or None.
+
+    ``unit`` names the tokens in the message ("tokens", "words"), ``texts`` the texts ("lines").
+    """
+    tx, txp = list(tokens_x), list(tokens_x_prime)
+    if len(tx) != len(txp):
+        return f"the {texts} have {len(tx)} and {len(txp)} {unit} (the claim is for {texts} of one length)"
+    ids = vocab.ids(np.asarray([*tx, *txp], dtype=object))
+    if ids.size and ids.min() < 0:
+        bad = [t for t, i in zip([*tx, *txp], ids, strict=True) if i < 0][:3]
+        return f"{unit} outside V ({', '.join(bad)}) are released as [UNK], outside the claim"
+    return None

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.rewriter.interface import RewriterClaim
+from dpcore.rewriter.interface import RewriterClaim, same_length_premise
 from dpcore.validation import check_epsilon
 
 __all__ = ["WordSanitizerRewriter"]
@@ -85,15 +85,9 @@ class WordSanitizerRewriter:
         return len(self.tokenizer.tokenize(str(text)))
 
     def premise(self, x: str, x_prime: str) -> str | None:
-        """Why the pair is outside the claim (None: inside it)."""
+        """Why the pair is outside the claim (None: inside it; :func:`.same_length_premise`)."""
         tx, txp = self.tokenizer.tokenize(str(x)), self.tokenizer.tokenize(str(x_prime))
-        if len(tx) != len(txp):
-            return f"the texts have {len(tx)} and {len(txp)} words (the claim is for texts of one length)"
-        ids = self.mechanism.vocab.ids(np.asarray([*tx, *txp], dtype=object))
-        if ids.size and ids.min() < 0:
-            bad = [t for t, i in zip([*tx, *txp], ids, strict=True) if i < 0][:3]
-            return f"words outside V ({', '.join(bad)}) are released as [UNK], outside the claim"
-        return None
+        return same_length_premise(tx, txp, self.mechanism.vocab, unit="words")
 
     def claimed_bound(self, x: str, x_prime: str) -> float:
         """Σᵢ ε·d(φ(xᵢ), φ(x′ᵢ)) for two texts within the premise (module docstring)."""
