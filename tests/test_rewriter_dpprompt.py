@@ -238,7 +238,7 @@ def test_the_shipped_model_runs_offline_and_the_planted_leak_violates_from_the_c
         "--rewriter", "flawed:dp-prompt-keeps-last-word", "--epsilon", "0.05", "--max-new-tokens", "4",
         "--x", "my neighbour anna was diagnosed with diabetes",
         "--x-prime", "my neighbour anna was diagnosed with cancer",
-        "--rewrites", "100", "--distinguishers", "exact,words", "--json",
+        "--rewrites", "100", "--distinguishers", "exact,words", "--device", "cpu", "--json",
     )  # fmt: skip
     first = _cli(*args, cache=tmp_path)
     assert first.returncode == 0, first.stderr[-2000:]
