@@ -54,15 +54,9 @@ def _encoder() -> tuple[Any, Any]:
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    # No arena: activations go back to the allocator after each run, so a long-running server
-    # does not keep the largest batch's buffers (dpcore.memory trims them back to the OS).
-    opts.enable_cpu_mem_arena = False
-    # Idle intra-op threads block instead of spinning: on 2 shared cores a spinning thread burns
-    # the core the other process needs (fill-mask over 60 sentences under load: 35% less CPU,
-    # 12% less wall time; the same threads and the same results)
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    from dpcore.onnx_session import session_options
+
+    opts = session_options()
     session = ort.InferenceSession(
         str(minilm_file("encoder.onnx")), sess_options=opts, providers=["CPUExecutionProvider"]
     )

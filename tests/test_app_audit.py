@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dpcore.viz.palette import BAD, colour
@@ -17,9 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 AUDIT = str(ROOT / "pages" / "audit.py")
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> None:
-    st.cache_data.clear()
+pytestmark = pytest.mark.usefixtures("clear_page_caches")
 
 
 def _chart(at: AppTest, key: str) -> dict | None:

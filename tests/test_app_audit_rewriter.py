@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dpcore.reproduce import shell_command
@@ -30,9 +29,7 @@ LIVE = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> None:
-    st.cache_data.clear()
+pytestmark = pytest.mark.usefixtures("clear_page_caches")
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import dpcore.rewriter.calibrate as calibrate
@@ -43,9 +42,7 @@ RW, NOMINAL, CLAIM, BOUND, TPR, ESTIMATE, SIMILARITY, VERDICT = SHOWN_COLUMNS
 HOSTILE = "[click](https://evil.example) <script>alert(1)</script> **bold** $x$ :red[red]"
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> None:
-    st.cache_data.clear()
+pytestmark = pytest.mark.usefixtures("clear_page_caches")
 
 
 @pytest.fixture(scope="module")

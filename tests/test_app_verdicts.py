@@ -16,7 +16,6 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import dpcore.verdicts.document as verdict_file
@@ -34,9 +33,7 @@ VERDICT = "verdict (nats above the claim)"
 CANNOT_RUN_WHY = "the library is not installed here: pip install imaginary==0.1"
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> None:
-    st.cache_data.clear()
+pytestmark = pytest.mark.usefixtures("clear_page_caches")
 
 
 @pytest.fixture(scope="module")

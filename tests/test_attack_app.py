@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dpcore.attack.mlm import default_mlm_available
@@ -22,9 +21,7 @@ PAGE = str(ROOT / "pages" / "attack.py")
 SMALL = {"vsize": "2000", "n": "10", "ntrain": "500", "ntest": "200", "attacks": "bayes-unigram"}
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> None:
-    st.cache_data.clear()
+pytestmark = pytest.mark.usefixtures("clear_page_caches")
 
 
 def sweep_tables(at) -> list:  # type: ignore[no-untyped-def]

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dpcore.viz.palette import (
@@ -48,9 +47,7 @@ VIEWS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> None:
-    st.cache_data.clear()
+pytestmark = pytest.mark.usefixtures("clear_page_caches")
 
 
 def _charts(page: str, query: dict[str, str], talk: bool = False) -> list[tuple[str, str, dict[str, Any]]]:

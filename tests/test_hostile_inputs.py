@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dpcore.cli import main
@@ -32,9 +31,7 @@ BAD_EPSILONS = [("0", "must be > 0"), ("-1", "must be > 0"), ("nan", "got NaN"),
 RTL_EMOJI = "مرحبا بالعالم the cat\nשלום עולם\n😀 the 🎉 party 👍🏽\n"
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> None:
-    st.cache_data.clear()
+pytestmark = pytest.mark.usefixtures("clear_page_caches")
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:

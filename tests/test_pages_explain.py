@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dpcore.accounting import dpnr_dropout_epsilon
@@ -20,9 +19,7 @@ LIGHT_SIM = {"pairs": "1000", "nmax": "48"}
 LIGHT_SAMPLERS = {"size": "10000"}
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> None:
-    st.cache_data.clear()
+pytestmark = pytest.mark.usefixtures("clear_page_caches")
 
 
 def _run(path: str, params: dict[str, str] | None = None) -> AppTest:

@@ -33,7 +33,6 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dpcore.cli import main
@@ -58,9 +57,7 @@ PAGES_WITH_A_COMMAND = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> None:
-    st.cache_data.clear()
+pytestmark = pytest.mark.usefixtures("clear_page_caches")
 
 
 def _page(name: str, timeout: float, **query: str) -> AppTest:

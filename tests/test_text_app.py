@@ -8,16 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "sanitize.py")
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> None:
-    st.cache_data.clear()
+pytestmark = pytest.mark.usefixtures("clear_page_caches")
 
 
 def _app(**query: str) -> AppTest:

@@ -213,16 +213,9 @@ def _load_onnx(folder: str, fuse_decoder: bool = False) -> MaskedLM:
 
     from dpcore.attack.wordpiece import WordPieceTokenizer
     from dpcore.memory import release_free_memory
+    from dpcore.onnx_session import session_options
 
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    # No arena: activations go back to the allocator after each run, so a long-running server
-    # does not keep the largest batch's buffers (dpcore.memory trims them back to the OS).
-    opts.enable_cpu_mem_arena = False
-    # Idle intra-op threads block instead of spinning: on 2 shared cores a spinning thread burns
-    # the core the other process needs (fill-mask over 60 sentences under load: 35% less CPU,
-    # 12% less wall time; the same threads and the same results)
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    opts = session_options()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     session = ort.InferenceSession(
         os.path.join(folder, "model.onnx"),
