@@ -76,8 +76,12 @@ class CliRun(NamedTuple):
     err: str
 
 
+#: The ``cli`` fixture's type, for a test's signature: ``def test_x(cli: Cli) -> None``.
+Cli = Callable[..., CliRun]
+
+
 @pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliRun]:
+def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
     """``cli("audit", "--mechanism", "krr", ...)`` or ``cli([...])``: ``dpcore.cli.main`` in this
     process, its captured stdout and stderr (what was printed before the call is dropped)."""
     from dpcore.cli import main

@@ -8,18 +8,12 @@ import sys
 
 import pytest
 
-from dpcore.cli import main
 from tests.cli_errors import json_error
+from tests.conftest import Cli
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_list_prints_registry(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "list", "--json")
+def test_list_prints_registry(cli: Cli) -> None:
+    code, out, _ = cli("list", "--json")
     assert code == 0
     names = {r["name"]: r for r in json.loads(out)}
     for required in (
@@ -35,12 +29,12 @@ def test_list_prints_registry(capsys: pytest.CaptureFixture[str]) -> None:
     ):
         assert required in names
     assert names["dptext"]["flawed"] and not names["laplace"]["flawed"]
-    code, out, _ = run(capsys, "list")
+    code, out, _ = cli("list")
     assert code == 0 and "FLAWED" in out
 
 
-def test_audit_json_object(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "audit", "--mechanism", "adept", "--dim", "128", "--epsilon", "1", "--json")
+def test_audit_json_object(cli: Cli) -> None:
+    code, out, err = cli("audit", "--mechanism", "adept", "--dim", "128", "--epsilon", "1", "--json")
     assert code == 0, err
     d = json.loads(out)
     for key in (
@@ -60,9 +54,8 @@ def test_audit_json_object(capsys: pytest.CaptureFixture[str]) -> None:
     assert d["verdict"] == "violates"
 
 
-def test_audit_mc_json_with_inf_as_string(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(
-        capsys,
+def test_audit_mc_json_with_inf_as_string(cli: Cli) -> None:
+    code, out, _ = cli(
         "audit",
         "--mechanism",
         "dptext",
@@ -86,18 +79,16 @@ def test_audit_mc_json_with_inf_as_string(capsys: pytest.CaptureFixture[str]) ->
     assert d["verdict"] == "violates"
 
 
-def test_audit_dims_prints_list(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(
-        capsys, "audit", "--mechanism", "laplace", "--dims", "1,2,8,32", "--epsilon", "0.5", "--json"
-    )
+def test_audit_dims_prints_list(cli: Cli) -> None:
+    code, out, _ = cli("audit", "--mechanism", "laplace", "--dims", "1,2,8,32", "--epsilon", "0.5", "--json")
     assert code == 0
     rows = json.loads(out)
     assert [r["dim"] for r in rows] == [1, 2, 8, 32]
     assert all(r["empirical_epsilon"] <= 0.5 for r in rows)
 
 
-def test_audit_human_output(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "audit", "--mechanism", "laplace", "--dim", "8", "--epsilon", "1")
+def test_audit_human_output(cli: Cli) -> None:
+    code, out, _ = cli("audit", "--mechanism", "laplace", "--dim", "8", "--epsilon", "1")
     assert code == 0 and "no violation detected by this test (n = 8, ε = 1, exact values)" in out
     assert "within its claimed" not in out
 
@@ -137,10 +128,8 @@ def test_audit_human_output(capsys: pytest.CaptureFixture[str]) -> None:
         (["frobnicate"], "invalid choice"),
     ],
 )
-def test_bad_arguments_exit_2_with_one_line(
-    capsys: pytest.CaptureFixture[str], argv: list[str], needle: str
-) -> None:
-    code, out, err = run(capsys, *argv)
+def test_bad_arguments_exit_2_with_one_line(cli: Cli, argv: list[str], needle: str) -> None:
+    code, out, err = cli(*argv)
     assert code == 2
     assert out == ""
     lines = err.strip().splitlines()
@@ -148,19 +137,19 @@ def test_bad_arguments_exit_2_with_one_line(
     assert needle.lower() in lines[0].lower()
 
 
-def test_audit_workers_flag_does_not_change_the_result(capsys: pytest.CaptureFixture[str]) -> None:
+def test_audit_workers_flag_does_not_change_the_result(cli: Cli) -> None:
     argv = ["audit", "--mechanism", "dptext", "--dim", "16", "--epsilon", "1", "--method", "mc",
             "--trials", "2e5", "--seed", "11", "--json"]  # fmt: skip
     runs = []
     for workers in ("1", "2"):
-        code, out, err = run(capsys, *argv, "--workers", workers)
+        code, out, err = cli(*argv, "--workers", workers)
         assert code == 0, err
         runs.append(json.loads(out))
     assert [r["workers"] for r in runs] == [1, 2] and runs[0]["streams"] == 4
     for r in runs:
         r.pop("workers"), r.pop("elapsed_s")
     assert runs[0] == runs[1]
-    code, out, err = run(capsys, *argv, "--workers", "0")
+    code, out, err = cli(*argv, "--workers", "0")
     assert code == 2 and out == ""
     assert json_error(err) == {
         "error": "workers must be between 1 and 64, got 0",
