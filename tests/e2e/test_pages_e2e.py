@@ -94,6 +94,20 @@ def test_home_links_reach_every_page(app_url: str, page, artifacts: Path) -> Non
     _idle(page)
     main = page.locator('[data-testid="stMain"]')
     links = main.locator('[data-testid="stPageLink"]')
+    # a state, not a moment: the links arrive with the end of the script run (a loaded machine
+    # may report idle between the title and the rest), so wait until all of them are drawn
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    want = 1 + len(PAGE_TITLES)  # the figure's link and one per page
+    try:
+        page.wait_for_function(
+            "(n) => document.querySelectorAll('[data-testid=\"stMain\"] [data-testid=\"stPageLink\"]')"
+            ".length >= n",
+            arg=want,
+            timeout=90_000,
+        )
+    except PlaywrightTimeout:
+        pass  # the assertions below say what was drawn instead
     texts = [t.strip().splitlines()[-1] for t in links.all_inner_texts()]  # drop the icon's name
     glance = [t for t in texts if t.startswith("Open this on the audit page")]
     assert len(glance) == 1, texts  # the "At a glance" figure's link
