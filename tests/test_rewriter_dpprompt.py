@@ -235,11 +235,12 @@ def test_the_shipped_model_runs_offline_and_the_planted_leak_violates_from_the_c
     (4 tokens: a claim of 0.2) is caught on the word it keeps. The first run de-quantizes the GGUF
     file and keeps the weights in the cache folder; the second reads them and gives the same
     result."""
+    # 30 rewrites an input give a bound of 1.08 against the claim of 0.2; the model load dominates
     args = (
         "--rewriter", "flawed:dp-prompt-keeps-last-word", "--epsilon", "0.05", "--max-new-tokens", "4",
         "--x", "my neighbour anna was diagnosed with diabetes",
         "--x-prime", "my neighbour anna was diagnosed with cancer",
-        "--rewrites", "100", "--distinguishers", "exact,words", "--device", "cpu", "--json",
+        "--rewrites", "30", "--distinguishers", "exact,words", "--device", "cpu", "--json",
     )  # fmt: skip
     first = _cli(*args, cache=tmp_path)
     assert first.returncode == 0, first.stderr[-2000:]

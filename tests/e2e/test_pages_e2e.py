@@ -101,7 +101,7 @@ def test_home_links_reach_every_page(app_url: str, page, artifacts: Path) -> Non
     want = 1 + len(PAGE_TITLES)  # the figure's link and one per page
     try:
         page.wait_for_function(
-            "(n) => document.querySelectorAll('[data-testid=\"stMain\"] [data-testid=\"stPageLink\"]')"
+            '(n) => document.querySelectorAll(\'[data-testid="stMain"] [data-testid="stPageLink"]\')'
             ".length >= n",
             arg=want,
             timeout=90_000,
