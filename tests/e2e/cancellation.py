@@ -44,6 +44,16 @@ class LongRun:
     finished: bool
     last_progress: str
     mark: int = 0
+    computed_all: bool = False
+
+    @property
+    def exercised(self) -> bool:
+        """Whether the change reached the server while the long run still had work to compute.
+
+        False when the run ended normally, or when its last progress text said every unit was
+        computed (the change then stopped only the drawing, and every unit is cached).
+        """
+        return not (self.finished or self.computed_all)
 
 
 class LongRunWatch:
@@ -55,7 +65,9 @@ class LongRunWatch:
     count again.
     """
 
-    def __init__(self, page) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, page, done: str | None = None) -> None:  # type: ignore[no-untyped-def]
+        # ``done``: a regex that the progress text saying "every unit is computed" matches in full
+        self._done = re.compile(done) if done is not None else None
         self._armed = True
         self._changed = False
         self._finished = False
@@ -111,21 +123,29 @@ class LongRunWatch:
         """Stop following and say whether the long run ran to its end before the change."""
         self._armed = False
         finished = self._outcome if self._outcome is not None else self._finished
-        return LongRun(finished=finished, last_progress=self._last_progress, mark=len(self.sent))
+        computed_all = self._done is not None and self._done.fullmatch(self._last_progress) is not None
+        return LongRun(
+            finished=finished,
+            last_progress=self._last_progress,
+            mark=len(self.sent),
+            computed_all=computed_all,
+        )
 
 
 def expect_recompute(page, watch: LongRunWatch, regex: str, what: str, seen: LongRun) -> None:  # type: ignore[no-untyped-def]
     """Wait for the server to send a progress text matching ``regex`` (Python syntax) after
     asking for the cancelled run again: its result is not cached, so it must compute.
 
-    Skips, saying why, when ``seen`` shows the long run had ended normally before the widget
-    change reached the server (cancellation was not exercised). Fails otherwise.
+    Skips, saying why, when ``seen`` shows the long run had ended normally, or computed every
+    unit, before the widget change reached the server (cancellation was not exercised; callers
+    first try again with a fresh, uncached request). Fails otherwise.
     """
     if not watch.wait_sent(page, regex, RECOMPUTE_TIMEOUT_MS, since=seen.mark):
-        if seen.finished:
+        if not seen.exercised:
+            why = "its run finished" if seen.finished else "every unit was computed"
             pytest.skip(
                 f"the {what} ran to its end before the widget change reached the server "
-                f"(the server said its run finished), so cancellation was not exercised "
+                f"(the server said {why}), so cancellation was not exercised "
                 f"(last progress sent: {seen.last_progress!r})"
             )
         raise AssertionError(
