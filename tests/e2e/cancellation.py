@@ -3,10 +3,12 @@
 The proof never rests on a clock. Each page caches a finished unit of work, so had the long
 run gone on to the end after the widget change, asking for it again would show its result at
 once; the tests ask again and require a fresh computation (a progress text). That proof needs
-the long run to have been running when the change reached the server. On a loaded machine the
-browser may send the change only after the run has finished; then cancellation was not
-exercised, and the test skips, saying so, instead of passing or failing on something it did not
-observe.
+the long run to have been computing when the change reached the server. On a loaded machine the
+browser may send the change only after the run has finished, or after it has computed every unit
+(it is then stopped while drawing, with every unit cached: CI saw "Audited 7/7 cells" so). Then
+cancellation was not exercised: a test first asks again with a fresh, uncached request (the audit
+test tries three seeds), and otherwise skips, saying so, instead of passing or failing on
+something it did not observe.
 
 Whether the run finished is read from what the server sent, not from what the browser drew (a
 starved browser coalesces its renders, and Streamlit itself drops a queued progress update that a
