@@ -17,9 +17,9 @@ import pytest
 from scipy import stats
 
 from dpcore.audit import audit, audit_grid
-from dpcore.cli import main
 from dpcore.mechanisms import VECTOR_MECHANISMS
 from dpcore.tradeoff import FPR_LEVELS, concave_hull, tpr_ceiling
+from tests.conftest import Cli, CliRun
 
 
 def _laplace_p(dim: int, eps: float) -> tuple[float, float]:
@@ -183,13 +183,14 @@ def test_grid_cells_each_carry_their_tradeoff() -> None:
         assert d["tradeoff"]["delta"] == r.delta
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    assert main(list(argv)) == 0
-    return capsys.readouterr().out
+def _ok(run: CliRun) -> str:
+    """The stdout of a ``cli(...)`` run that exited 0."""
+    assert run.code == 0
+    return run.out
 
 
-def test_cli_json_has_tpr_at_fpr_and_tradeoff_in_every_cell(capsys: pytest.CaptureFixture[str]) -> None:
-    d = json.loads(_cli(capsys, "audit", "--mechanism", "adept", "--dim", "128", "--epsilon", "1", "--json"))
+def test_cli_json_has_tpr_at_fpr_and_tradeoff_in_every_cell(cli: Cli) -> None:
+    d = json.loads(_ok(cli("audit", "--mechanism", "adept", "--dim", "128", "--epsilon", "1", "--json")))
     for e in d["tpr_at_fpr"]:
         assert set(e) >= {"fpr", "tpr", "lower", "upper", "claim_ceiling", "meaning", "exact_tpr"}
         assert e["tpr"] > e["claim_ceiling"]
@@ -197,13 +198,13 @@ def test_cli_json_has_tpr_at_fpr_and_tradeoff_in_every_cell(capsys: pytest.Captu
     assert set(t) >= {"claim_curve", "boxes", "exact_curve", "outside", "exact_outside", "definitions"}
     assert t["exact_outside"] is True
     argv = ["audit", "--mechanism", "laplace", "--dims", "1,8", "--epsilon", "1", "--method", "mc"]
-    rows = json.loads(_cli(capsys, *argv, "--trials", "1000", "--seed", "0", "--json"))
+    rows = json.loads(_ok(cli(*argv, "--trials", "1000", "--seed", "0", "--json")))
     assert [len(r["tpr_at_fpr"]) for r in rows] == [2, 2]
     assert all(r["tradeoff"]["boxes"] for r in rows)
 
 
-def test_cli_text_prints_one_observer_line_per_cell(capsys: pytest.CaptureFixture[str]) -> None:
-    out = _cli(capsys, "audit", "--mechanism", "adept", "--dims", "1,128", "--epsilon", "1")
+def test_cli_text_prints_one_observer_line_per_cell(cli: Cli) -> None:
+    out = _ok(cli("audit", "--mechanism", "adept", "--dims", "1,128", "--epsilon", "1"))
     lines = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("observer")]
     assert len(lines) == 2
     assert lines[1] == (
@@ -212,6 +213,6 @@ def test_cli_text_prints_one_observer_line_per_cell(capsys: pytest.CaptureFixtur
     )
     assert "exceeded" not in lines[0]
     argv = ["audit", "--mechanism", "laplace", "--dim", "8", "--epsilon", "1", "--method", "mc"]
-    out = _cli(capsys, *argv, "--trials", "10000", "--seed", "0")
+    out = _ok(cli(*argv, "--trials", "10000", "--seed", "0"))
     (line,) = [ln for ln in out.splitlines() if "observer" in ln]
     assert "with confidence 0.95" in line and "exceeded" not in line

@@ -30,8 +30,9 @@ from pathlib import Path
 
 import pytest
 
-from dpcore.cli import build_parser, main
+from dpcore.cli import build_parser
 from tests.cli_errors import error_lines, json_error
+from tests.conftest import Cli, CliRun
 
 SAMPLE = "the hospital kept my records private.\nshe was diagnosed with cancer in march\n"
 FILES = {
@@ -188,20 +189,19 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    capsys.readouterr()
+def _run(cli: Cli, argv: list[str]) -> CliRun:
+    """``cli(argv)``, failing the test if it raised instead of exiting or printed a traceback."""
     try:
-        status = main(argv)
+        run = cli(argv)
     except BaseException:
         pytest.fail(f"`dpcore {' '.join(argv)}` raised instead of exiting:\n{traceback.format_exc()}")
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err, f"`dpcore {' '.join(argv)}` printed a traceback:\n{err[-3000:]}"
-    return status, out, err
+    assert "Traceback" not in run.err, f"`dpcore {' '.join(argv)}` printed a traceback:\n{run.err[-3000:]}"
+    return run
 
 
 @pytest.mark.parametrize(("path", "mode"), CASES)
 def test_every_subcommand_and_output_mode(
-    path: tuple[str, ...], mode: str, folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch
+    path: tuple[str, ...], mode: str, folder: Path, cli: Cli, monkeypatch
 ) -> None:
     argv = minimal_argv(path, LEAVES[path], mode)
     if path[0] in REFUSED:
@@ -212,7 +212,7 @@ def test_every_subcommand_and_output_mode(
             return None if name.split(".")[0] in absent else real(name, *args, **kwargs)
 
         monkeypatch.setattr(importlib.util, "find_spec", find_spec)
-        status, out, err = _run(argv, capsys)
+        status, out, err = _run(cli, argv)
         lines = err.strip().splitlines()
         if "--json" in argv:  # one JSON object on stderr
             assert json_error(err)["exit_code"] == 2
@@ -223,7 +223,7 @@ def test_every_subcommand_and_output_mode(
         return
     if path[0] in STUBBED:
         STUBBED[path[0]](monkeypatch, folder)
-    status, out, err = _run(argv, capsys)
+    status, out, err = _run(cli, argv)
     assert status == 0, f"`dpcore {' '.join(argv)}` exited {status}: {err.strip()[-2000:]}"
     assert out.strip() or err.strip(), f"`dpcore {' '.join(argv)}` printed nothing"
     if mode == "json":
@@ -253,15 +253,15 @@ def _json_subcommands() -> list[str]:
 
 
 @pytest.mark.parametrize("command", _json_subcommands())
-def test_json_errors_are_one_json_object_on_stderr(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_errors_are_one_json_object_on_stderr(command: str, cli: Cli) -> None:
     """With --json, a usage error is one JSON object on stderr and nothing on stdout; without it,
     one ``dpcore: error:`` line."""
-    status, out, err = _run([command, "--json", "--no-such-option"], capsys)
+    status, out, err = _run(cli, [command, "--json", "--no-such-option"])
     assert status == 2 and out == ""
     obj = json_error(err)
     assert obj["type"] == "usage" and obj["exit_code"] == 2
     assert obj["error"] == "unrecognized arguments: --no-such-option" or obj["error"].startswith(
         "the following arguments are required"
     )
-    status, out, err = _run([command, "--no-such-option"], capsys)
+    status, out, err = _run(cli, [command, "--no-such-option"])
     assert status == 2 and out == "" and err.startswith("dpcore: error: ") and len(err.splitlines()) == 1

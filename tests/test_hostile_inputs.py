@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.cli import main
 from dpcore.validation import DPCoreError
+from tests.conftest import Cli
 
 ROOT = Path(__file__).resolve().parents[1]
 APP_TIMEOUT = 90
@@ -32,12 +32,6 @@ RTL_EMOJI = "مرحبا بالعالم the cat\nשלום עולם\n😀 the 🎉
 
 
 pytestmark = pytest.mark.usefixtures("clear_page_caches")
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def assert_one_error_line(code: int, out: str, err: str, needle: str) -> str:
@@ -71,11 +65,9 @@ def _eps_commands(tmp: Path) -> dict[str, list[str]]:
 @pytest.mark.parametrize(
     "command", ["audit", "sanitize", "metrics", "accounting-dpnr", "accounting-binary", "sensitivity"]
 )
-def test_bad_epsilon_on_every_command(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, eps: str, needle: str
-) -> None:
+def test_bad_epsilon_on_every_command(cli: Cli, tmp_path: Path, command: str, eps: str, needle: str) -> None:
     argv = [*_eps_commands(tmp_path)[command], eps]
-    line = assert_one_error_line(*run_cli(capsys, argv), needle)
+    line = assert_one_error_line(*cli(argv), needle)
     assert "epsilon" in line
     assert not (tmp_path / "out.txt").exists()
 
@@ -130,8 +122,8 @@ CLI_CASES = [
 
 
 @pytest.mark.parametrize(("argv", "needle"), [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
-def test_cli_bad_arguments(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
-    assert_one_error_line(*run_cli(capsys, argv), needle)
+def test_cli_bad_arguments(cli: Cli, argv: list[str], needle: str) -> None:
+    assert_one_error_line(*cli(argv), needle)
 
 
 # ============================================================================================
@@ -153,23 +145,19 @@ def _sanitize_argv(inp: Path | str, out: Path | str, *extra: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("data", "needle"), [c[1:] for c in BAD_FILES], ids=[c[0] for c in BAD_FILES])
-def test_sanitize_bad_input_file_leaves_no_output(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, data: bytes, needle: str
-) -> None:
+def test_sanitize_bad_input_file_leaves_no_output(cli: Cli, tmp_path: Path, data: bytes, needle: str) -> None:
     inp, out = tmp_path / "in.txt", tmp_path / "out.txt"
     inp.write_bytes(data)
-    line = assert_one_error_line(*run_cli(capsys, _sanitize_argv(inp, out)), needle)
+    line = assert_one_error_line(*cli(_sanitize_argv(inp, out)), needle)
     assert f"input file '{inp}'" in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]  # no output, no temp file
 
 
-def test_sanitize_failure_keeps_an_existing_output_unchanged(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_sanitize_failure_keeps_an_existing_output_unchanged(cli: Cli, tmp_path: Path) -> None:
     inp, out = tmp_path / "in.txt", tmp_path / "out.txt"
     inp.write_bytes(b"caf\xe9\n")
     out.write_text("previous result\n", encoding="utf-8")
-    assert_one_error_line(*run_cli(capsys, _sanitize_argv(inp, out)), "not UTF-8")
+    assert_one_error_line(*cli(_sanitize_argv(inp, out)), "not UTF-8")
     assert out.read_text(encoding="utf-8") == "previous result\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.txt"]
 
@@ -184,7 +172,7 @@ def test_sanitize_failure_keeps_an_existing_output_unchanged(
     ids=["output-is-directory", "output-dir-missing", "output-is-fifo"],
 )
 def test_sanitize_bad_output_is_refused_before_any_work(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, target: str, needle: str
+    cli: Cli, tmp_path: Path, target: str, needle: str
 ) -> None:
     # A FIFO stands in for a device such as /dev/null: never point a test at a real device
     # (without the check, os.replace would swap it for a regular file).
@@ -192,28 +180,24 @@ def test_sanitize_bad_output_is_refused_before_any_work(
     inp.write_text("the cat\n", encoding="utf-8")
     (tmp_path / "dir").mkdir()
     os.mkfifo(tmp_path / "fifo")
-    assert_one_error_line(*run_cli(capsys, _sanitize_argv(inp, tmp_path / target)), needle)
+    assert_one_error_line(*cli(_sanitize_argv(inp, tmp_path / target)), needle)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "fifo", "in.txt"]
     assert list((tmp_path / "dir").iterdir()) == []
     assert (tmp_path / "fifo").is_fifo()
 
 
-def test_sanitize_input_is_a_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    line = assert_one_error_line(
-        *run_cli(capsys, _sanitize_argv(tmp_path, tmp_path / "o.txt")), "is not a regular file"
-    )
+def test_sanitize_input_is_a_directory(cli: Cli, tmp_path: Path) -> None:
+    line = assert_one_error_line(*cli(_sanitize_argv(tmp_path, tmp_path / "o.txt")), "is not a regular file")
     assert str(tmp_path) in line and not (tmp_path / "o.txt").exists()
 
 
 @pytest.mark.parametrize("oov", ["mask", "keep"])
-def test_rtl_and_emoji_text_is_sanitized_per_oov_policy(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, oov: str
-) -> None:
+def test_rtl_and_emoji_text_is_sanitized_per_oov_policy(cli: Cli, tmp_path: Path, oov: str) -> None:
     import json
 
     inp, out = tmp_path / "in.txt", tmp_path / "out.txt"
     inp.write_text(RTL_EMOJI, encoding="utf-8")
-    code, stdout, err = run_cli(capsys, _sanitize_argv(inp, out, "--oov", oov, "--json"))
+    code, stdout, err = cli(_sanitize_argv(inp, out, "--oov", oov, "--json"))
     assert code == 0, err
     counts = json.loads(stdout)["counts"]
     # Arabic (2), Hebrew (2) and emoji (😀, 🎉, 👍, skin tone 🏽) tokens are outside V.
@@ -228,10 +212,10 @@ def test_rtl_and_emoji_text_is_sanitized_per_oov_policy(
         assert lines[0].startswith("مرحبا بالعالم ") and lines[2].startswith("😀 ")
 
 
-def test_unicode_line_separators_do_not_add_lines(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_unicode_line_separators_do_not_add_lines(cli: Cli, tmp_path: Path) -> None:
     inp, out = tmp_path / "in.txt", tmp_path / "out.txt"
     inp.write_text("a\x0cb the\r\nc\u2028d\x85e\n", encoding="utf-8")
-    code, _, err = run_cli(capsys, _sanitize_argv(inp, out))
+    code, _, err = cli(_sanitize_argv(inp, out))
     assert code == 0, err
     assert out.read_text(encoding="utf-8").count("\n") == 2  # two lines in, two lines out
     assert "sanitized 2 lines" in err

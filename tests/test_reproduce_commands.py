@@ -35,7 +35,6 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.cli import main
 from dpcore.reproduce import (
     audit_text_command,
     number,
@@ -45,6 +44,7 @@ from dpcore.reproduce import (
 from dpcore.textaudit.result import lower_bound_ratio
 from dpcore.validation import DPCoreError
 from pages._shared import escape_markdown
+from tests.conftest import Cli, CliRun
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The pages that show a ``python -m dpcore`` command reproducing their result.
@@ -76,13 +76,15 @@ def _shown_command(at: AppTest, subcommand: str) -> list[str]:
     return argv
 
 
-def _cli_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
-    """Run ``argv`` (``python -m dpcore …``) through dpcore.cli.main with ``--json``."""
-    capsys.readouterr()
-    code = main([*argv[3:], "--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
+def _json_argv(argv: list[str]) -> list[str]:
+    """The arguments of ``argv`` (``python -m dpcore …``) for dpcore.cli.main, with ``--json``."""
+    return [*argv[3:], "--json"]
+
+
+def _json(run: CliRun) -> Any:
+    """The JSON a ``cli(...)`` run printed, once it exited 0."""
+    assert run.code == 0, run.err
+    return json.loads(run.out)
 
 
 def _as_shown(shown: str, value: float) -> bool:
@@ -126,22 +128,20 @@ AUDIT_CASES = {
 
 
 @pytest.mark.parametrize("case", list(AUDIT_CASES))
-def test_audit_text_page_command_gives_the_page_numbers(
-    case: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_audit_text_page_command_gives_the_page_numbers(case: str, cli: Cli) -> None:
     at = _page("audit_text.py", 180, **AUDIT_CASES[case]).run()
     assert not at.exception, at.exception
     argv = _shown_command(at, "audit-text")
-    cli = _cli_json(argv, capsys)
+    got = _json(cli(_json_argv(argv)))
 
     # the verdict in full, as the page states it (Markdown-escaped, as shown)
-    text = cli["verdict_text"]
+    text = got["verdict_text"]
     full = escape_markdown(f"{text[:1].upper()}{text[1:]}.")
     shown_text = [m.value for m in at.markdown] + [a.value for a in [*at.error, *at.info, *at.warning]]
     assert any(full in v for v in shown_text), (shown_text, full)
     # the headline's worst pair and its lower bound are the CLI's
     alerts = [a.value for a in [*at.error, *at.info, *at.warning] if a.value.endswith(".")]
-    tested = [p for p in cli["pairs"] if not p["error"]]
+    tested = [p for p in got["pairs"] if not p["error"]]
 
     def rank(p: dict[str, Any]) -> tuple[float, float]:
         lower, claimed = _num(p["lower_bound"]), _num(p["claimed_bound"])
@@ -165,7 +165,7 @@ def test_audit_text_page_command_gives_the_page_numbers(
             _num(p["lower_bound"]),
             "not tested" if p["error"] else ("yes" if p["violates"] else "no"),
         )
-        for p in cli["pairs"]
+        for p in got["pairs"]
     ]
     assert len(shown) == len(ran) > 0
     assert any(r[3] > 0 for r in ran)  # bounds above zero: the comparison is not of zeros
@@ -173,9 +173,9 @@ def test_audit_text_page_command_gives_the_page_numbers(
         assert s[:2] == r[:2] and s[4] == r[4], (s, r)
         assert _as_shown(s[2], r[2]) and _as_shown(s[3], r[3]), (s, r)
     if case == "words":
-        assert cli["verdict"] == "violates"
+        assert got["verdict"] == "violates"
     if case == "screen":
-        assert cli["screen"] is not None and "--screen-budget" in argv
+        assert got["screen"] is not None and "--screen-budget" in argv
 
 
 def test_audit_text_download_is_the_library_record_and_the_page_choices(
@@ -246,7 +246,7 @@ def _lines_of(block: str) -> list[str]:
     ids=["santext+", "custext-keep", "santext-full-vocabulary"],
 )
 def test_sanitize_page_command_gives_the_page_draw(
-    query: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    query: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
 ) -> None:
     at = _page("sanitize.py", 120, source="paste", **query).run()
     at.text_area(key="text").set_value(TEXT).run()
@@ -256,7 +256,7 @@ def test_sanitize_page_command_gives_the_page_draw(
     # the command reads input.txt and writes sanitized.txt in the working directory
     monkeypatch.chdir(tmp_path)
     (tmp_path / "input.txt").write_text(TEXT + "\n", encoding="utf-8")
-    cli = _cli_json(argv, capsys)
+    got = _json(cli(_json_argv(argv)))
     lines = (tmp_path / "sanitized.txt").read_text(encoding="utf-8").splitlines()
 
     blocks = [m.value for m in at.markdown if "dp-sanitized" in m.value]
@@ -264,13 +264,13 @@ def test_sanitize_page_command_gives_the_page_draw(
     draws = next(d.value for d in at.dataframe if "Draw" in d.value.columns)
     first = draws.iloc[0]
     assert first["Sanitized text (first line; every line below)"] == lines[0]
-    c = cli["counts"]
+    c = got["counts"]
     assert first["Tokens replaced"] == c["replaced"]
     assert any(
         cap.value.startswith(f"{c['tokens']} tokens, {c['replaced']} replaced, {c['oov']} out of vocabulary")
         for cap in at.caption
     )
-    assert cli["parameters"]["seed"] == int(query["seed"])
+    assert got["parameters"]["seed"] == int(query["seed"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,21 +284,21 @@ REWRITER_CASE = dict(
 )  # fmt: skip
 
 
-def test_audit_rewriter_page_command_gives_the_page_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+def test_audit_rewriter_page_command_gives_the_page_numbers(cli: Cli) -> None:
     at = _page("audit_rewriter.py", 120, **REWRITER_CASE).run()
     at.button(key="run").click().run()
     assert not at.exception, at.exception
     argv = _shown_command(at, "audit-rewriter")
-    cli = _cli_json(argv, capsys)
-    (pair,) = cli["pairs"]
+    got = _json(cli(_json_argv(argv)))
+    (pair,) = got["pairs"]
     assert (pair["x"], pair["x_prime"]) == (REWRITER_CASE["x"], REWRITER_CASE["xp"])
-    assert cli["verdict"] == "violates" and cli["seed"] == 5 and cli["confidence"] == 0.9
-    text = cli["verdict_text"]
+    assert got["verdict"] == "violates" and got["seed"] == 5 and got["confidence"] == 0.9
+    text = got["verdict_text"]
     shown = [m.value for m in at.markdown]
     assert any(escape_markdown(f"{text[:1].upper()}{text[1:]}.") in v for v in shown), shown
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Lower bound on the loss"] == f"{_num(pair['lower_bound']):.3g}"
-    assert metrics["Largest certifiable bound"] == f"{_num(cli['largest_certifiable_bound']):.3g}"
+    assert metrics["Largest certifiable bound"] == f"{_num(got['largest_certifiable_bound']):.3g}"
     table = next(d.value for d in at.dataframe if "event" in d.value.columns)
     assert list(table["event"]) == [t["event"] for t in pair["tests"]]
     assert list(table["from x"]) == [t["count_x"] for t in pair["tests"]]
@@ -340,7 +340,7 @@ def test_rewriter_calibration_page_shows_the_command_that_made_its_file() -> Non
 # ---------------------------------------------------------------------------------------------
 # verdicts
 # ---------------------------------------------------------------------------------------------
-def test_verdicts_page_command_gives_the_rows_record(capsys: pytest.CaptureFixture[str]) -> None:
+def test_verdicts_page_command_gives_the_rows_record(cli: Cli) -> None:
     """The verdict page shows an opened row's recorded ``audit-text`` command; run here, it gives
     the row's verdict, its largest lower bound ÷ claim, its violating pairs and its draws (the
     shipped file's quickest control, a fixed setting: seconds)."""
@@ -354,12 +354,12 @@ def test_verdicts_page_command_gives_the_rows_record(capsys: pytest.CaptureFixtu
     at = _page("verdicts.py", 60, row=row["name"]).run()
     assert not at.exception, at.exception
     argv = _shown_command(at, "audit-text")
-    cli = _cli_json(argv, capsys)
+    got = _json(cli(_json_argv(argv)))
     audit = row["audit"]
-    assert cli["verdict"] == verdict_of(row) == "violates"
-    assert cli["max_lower_bound_ratio"] == audit["max_lower_bound_ratio"]
-    assert sum(bool(p["violates"]) for p in cli["pairs"]) == audit["violating_pairs_total"]
-    assert cli["samples_drawn"] == audit["samples_drawn"]
+    assert got["verdict"] == verdict_of(row) == "violates"
+    assert got["max_lower_bound_ratio"] == audit["max_lower_bound_ratio"]
+    assert sum(bool(p["violates"]) for p in got["pairs"]) == audit["violating_pairs_total"]
+    assert got["samples_drawn"] == audit["samples_drawn"]
 
 
 # ---------------------------------------------------------------------------------------------

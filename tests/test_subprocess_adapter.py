@@ -21,13 +21,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpcore.cli import main
 from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit.envs import cache_dir, installed_env
 from dpcore.textaudit.loaders import load_sanitizer
 from dpcore.textaudit.subprocess_adapter import SubprocessSanitizer, vocabulary_file
 from dpcore.validation import DPCoreError
 from tests.cli_errors import error_lines
+from tests.conftest import Cli, CliRun
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = "_subprocess_worker.py"
@@ -123,12 +123,10 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err, err[-3000:]
-    return status, out, err
+def _no_traceback(run: CliRun) -> CliRun:
+    """A ``cli(...)`` run, checked to have printed no traceback."""
+    assert "Traceback" not in run.err, run.err[-3000:]
+    return run
 
 
 def _dpcore_lines(err: str) -> list[str]:
@@ -178,13 +176,13 @@ def test_vocabulary_file_is_written_once_as_word2vec_text(folder: Path) -> None:
 
 
 def test_audit_in_another_environment_is_reproducible_and_fork_safe(
-    other_env: Path, folder: Path, capsys: pytest.CaptureFixture[str]
+    other_env: Path, folder: Path, cli: Cli
 ) -> None:
     mech = f"subprocess:{other_env}::tinysan:make"
     runs = []
     for workers in ("1", "1", "2"):
-        status, out, err = _cli(capsys, *AUDIT, "--mechanism", mech, "--pairs", "4", "--samples", "2000",
-                                "--screen-budget", "60000", "--workers", workers)  # fmt: skip
+        status, out, err = _no_traceback(cli(*AUDIT, "--mechanism", mech, "--pairs", "4", "--samples", "2000",
+                                             "--screen-budget", "60000", "--workers", workers))  # fmt: skip
         assert status == 0, err
         runs.append(json.loads(out))
     assert _strip(runs[0]) == _strip(runs[1]), "the same seed must give the same result"
@@ -220,20 +218,18 @@ def test_replace_word_and_the_embeddings_argument(other_env: Path, folder: Path)
         assert s.claimed_bound("the", "of", 2.0) == 2.0
 
 
-def test_prints_and_fd1_writes_do_not_reach_the_protocol(
-    other_env: Path, folder: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status, out, err = _cli(capsys, *AUDIT, "--mechanism", f"subprocess:{other_env}::tinysan:make",
-                            "--param", "scribble=1", "--words", "the,of", "--neighbors", "0",
-                            "--samples", "200", "--workers", "1")  # fmt: skip
+def test_prints_and_fd1_writes_do_not_reach_the_protocol(other_env: Path, folder: Path, cli: Cli) -> None:
+    status, out, err = _no_traceback(cli(*AUDIT, "--mechanism", f"subprocess:{other_env}::tinysan:make",
+                                         "--param", "scribble=1", "--words", "the,of", "--neighbors", "0",
+                                         "--samples", "200", "--workers", "1"))  # fmt: skip
     assert status == 0, err
     assert json.loads(out)["verdict"] in ("violates", "not-detected")
 
 
-def test_a_library_exception_is_a_failed_word(other_env: Path, folder: Path, capsys) -> None:
-    status, out, err = _cli(capsys, *AUDIT, "--mechanism", f"subprocess:{other_env}::tinysan:make",
-                            "--param", "raise_on=of", "--words", "the,of,and", "--neighbors", "0",
-                            "--samples", "200", "--workers", "1")  # fmt: skip
+def test_a_library_exception_is_a_failed_word(other_env: Path, folder: Path, cli: Cli) -> None:
+    status, out, err = _no_traceback(cli(*AUDIT, "--mechanism", f"subprocess:{other_env}::tinysan:make",
+                                         "--param", "raise_on=of", "--words", "the,of,and", "--neighbors",
+                                         "0", "--samples", "200", "--workers", "1"))  # fmt: skip
     assert status == 0, err
     failures = json.loads(out)["failures"]
     assert (
@@ -243,18 +239,18 @@ def test_a_library_exception_is_a_failed_word(other_env: Path, folder: Path, cap
     )
 
 
-def test_a_worker_that_dies_while_building_gives_one_line(other_env: Path, folder: Path, capsys) -> None:
-    status, out, err = _cli(capsys, *AUDIT, "--mechanism", f"subprocess:{other_env}::tinysan:dies",
-                            "--words", "the,of")  # fmt: skip
+def test_a_worker_that_dies_while_building_gives_one_line(other_env: Path, folder: Path, cli: Cli) -> None:
+    status, out, err = _no_traceback(cli(*AUDIT, "--mechanism", f"subprocess:{other_env}::tinysan:dies",
+                                         "--words", "the,of"))  # fmt: skip
     lines = _dpcore_lines(err)
     assert status == 2 and not out and len(lines) == 1, err
     assert "exited with status 3 while building the sanitizer" in lines[0]
 
 
-def test_a_worker_that_dies_while_sampling_is_reported(other_env: Path, folder: Path, capsys) -> None:
-    status, out, err = _cli(capsys, *AUDIT, "--mechanism", f"subprocess:{other_env}::tinysan:make",
-                            "--param", "die_on=the", "--words", "the,of", "--neighbors", "0",
-                            "--samples", "200", "--workers", "1")  # fmt: skip
+def test_a_worker_that_dies_while_sampling_is_reported(other_env: Path, folder: Path, cli: Cli) -> None:
+    status, out, err = _no_traceback(cli(*AUDIT, "--mechanism", f"subprocess:{other_env}::tinysan:make",
+                                         "--param", "die_on=the", "--words", "the,of", "--neighbors", "0",
+                                         "--samples", "200", "--workers", "1"))  # fmt: skip
     assert status in (0, 3), err
     failures = json.loads(out)["failures"]
     assert "the" in failures and "exited with status 7 while sampling" in failures["the"]
@@ -262,15 +258,15 @@ def test_a_worker_that_dies_while_sampling_is_reported(other_env: Path, folder: 
         assert len(_dpcore_lines(err)) == 1
 
 
-def test_a_worker_that_prints_garbage_gives_one_line(folder: Path, capsys) -> None:
+def test_a_worker_that_prints_garbage_gives_one_line(folder: Path, cli: Cli) -> None:
     fake = folder / "fakepython"
     pidfile = folder / "fake.pid"
     fake.write_text(
         f"#!/bin/sh\necho $$ > {pidfile}\necho 'Python 2.7 says hello'\nexec sleep 3600\n", encoding="utf-8"
     )
     fake.chmod(0o755)
-    status, out, err = _cli(
-        capsys, *AUDIT, "--mechanism", f"subprocess:{fake}::tinysan:make", "--words", "the,of"
+    status, out, err = _no_traceback(
+        cli(*AUDIT, "--mechanism", f"subprocess:{fake}::tinysan:make", "--words", "the,of")
     )
     lines = _dpcore_lines(err)
     assert status == 2 and not out and len(lines) == 1, err
@@ -291,9 +287,11 @@ def test_a_worker_that_prints_garbage_gives_one_line(folder: Path, capsys) -> No
     ],
 )
 def test_bad_specs_exit_2_with_one_line(
-    other_env: Path, folder: Path, capsys, mechanism: str, needle: str
+    other_env: Path, folder: Path, cli: Cli, mechanism: str, needle: str
 ) -> None:
-    status, _, err = _cli(capsys, *AUDIT, "--mechanism", mechanism.format(py=other_env), "--words", "the,of")
+    status, _, err = _no_traceback(
+        cli(*AUDIT, "--mechanism", mechanism.format(py=other_env), "--words", "the,of")
+    )
     lines = _dpcore_lines(err)
     assert status == 2 and len(lines) == 1 and needle in lines[0], err
 
@@ -406,32 +404,34 @@ def test_cache_folder_honours_dpcore_cache_dir_then_xdg(
     assert cache_dir() == Path.home() / ".cache" / "dpcore"
 
 
-def test_adapters_list_and_install_without_a_name(folder: Path, capsys) -> None:
+def test_adapters_list_and_install_without_a_name(folder: Path, cli: Cli) -> None:
     for argv in (["adapters", "list"], ["adapters", "install"]):
-        status, out, _ = _cli(capsys, *argv)
+        status, out, _ = _no_traceback(cli(*argv))
         assert status == 0 and "mldp: not installed" in out and str(folder / "cache") in out
-    status, out, _ = _cli(capsys, "adapters", "list", "--json")
+    status, out, _ = _no_traceback(cli("adapters", "list", "--json"))
     (row,) = json.loads(out)
     assert row["name"] == "mldp" and row["installed"] is False and row["requirement"] == "mldp-text==0.1.2"
     assert row["path"] == str(folder / "cache" / "envs" / "mldp")
 
 
-def test_install_without_a_reachable_index_fails_in_one_line(folder: Path, capsys) -> None:
-    status, out, err = _cli(capsys, "adapters", "install", "mldp", "--index-url", "http://127.0.0.1:9/simple")
+def test_install_without_a_reachable_index_fails_in_one_line(folder: Path, cli: Cli) -> None:
+    status, out, err = _no_traceback(
+        cli("adapters", "install", "mldp", "--index-url", "http://127.0.0.1:9/simple")
+    )
     lines = _dpcore_lines(err)
     assert status == 2 and not out and len(lines) == 1, err
     assert "no package index is reachable" in lines[0]
     assert not (folder / "cache" / "envs" / "mldp").exists()
 
 
-def test_list_names_the_mldp_mechanisms_installed_or_not(folder: Path, capsys) -> None:
-    status, out, _ = _cli(capsys, "list", "--json")
+def test_list_names_the_mldp_mechanisms_installed_or_not(folder: Path, cli: Cli) -> None:
+    status, out, _ = _no_traceback(cli("list", "--json"))
     rows = {r["name"]: r for r in json.loads(out) if r["name"].startswith("mldp:")}
     assert set(rows) == {
         f"mldp:{k}" for k in ("CMP", "Mahalanobis", "Vickrey", "TEM", "TruncatedGumbel", "SynTF")
     }
     assert all(r["available"] is False and "adapters install mldp" in r["summary"] for r in rows.values())
-    status, out, err = _cli(capsys, *AUDIT, "--mechanism", "mldp:CMP", "--words", "the,of")
+    status, out, err = _no_traceback(cli(*AUDIT, "--mechanism", "mldp:CMP", "--words", "the,of"))
     lines = _dpcore_lines(err)
     assert status == 2 and len(lines) == 1 and "adapters install mldp" in lines[0]
 
@@ -474,11 +474,12 @@ def test_the_mldp_environment_keeps_its_own_pins() -> None:
 
 @needs_mldp
 @pytest.mark.parametrize("kind", ["CMP", "Mahalanobis", "Vickrey", "TEM", "TruncatedGumbel", "SynTF"])
-def test_every_mldp_mechanism_audits_or_refuses_in_one_line(kind: str, real_cache: Path, capsys) -> None:
+def test_every_mldp_mechanism_audits_or_refuses_in_one_line(kind: str, real_cache: Path, cli: Cli) -> None:
     # |V| = 300 holds both words; the run time grows with |V| past the library's start-up (issue 59)
-    status, out, err = _cli(capsys, "audit-text", "--mechanism", f"mldp:{kind}", "--epsilon", "10",
-                            "--vocab-size", "300", "--words", "money,house", "--neighbors", "1",
-                            "--samples", "400", "--seed", "0", "--workers", "1", "--json")  # fmt: skip
+    status, out, err = _no_traceback(cli("audit-text", "--mechanism", f"mldp:{kind}", "--epsilon", "10",
+                                         "--vocab-size", "300", "--words", "money,house", "--neighbors", "1",
+                                         "--samples", "400", "--seed", "0", "--workers", "1",
+                                         "--json"))  # fmt: skip
     if status == 0:
         d = json.loads(out)
         assert d["mechanism"] == f"mldp:{kind}" and d["verdict"] in ("violates", "not-detected")
@@ -488,13 +489,13 @@ def test_every_mldp_mechanism_audits_or_refuses_in_one_line(kind: str, real_cach
 
 
 @needs_mldp
-def test_mldp_cmp_audit_is_reproducible(real_cache: Path, capsys) -> None:
+def test_mldp_cmp_audit_is_reproducible(real_cache: Path, cli: Cli) -> None:
     # the smallest setting that still proposes five pairs: the library's start-up dominates (issue 59)
     argv = ["audit-text", "--mechanism", "mldp:CMP", "--vocab-size", "300", "--epsilon", "10", "--strategy",
             "adaptive", "--pairs", "5", "--samples", "400", "--pilot-samples", "100", "--seed", "1",
             "--json"]  # fmt: skip
-    a = json.loads(_cli(capsys, *argv)[1])
-    b = json.loads(_cli(capsys, *argv)[1])
+    a = json.loads(_no_traceback(cli(*argv)).out)
+    b = json.loads(_no_traceback(cli(*argv)).out)
     pairs = [[(p["x"], p["x_prime"], p["lower_bound"], p["violates"]) for p in r["pairs"]] for r in (a, b)]
     assert pairs[0] == pairs[1] and a["verdict"] == b["verdict"] and len(pairs[0]) == 5
 

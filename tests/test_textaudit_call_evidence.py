@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore.cli import main
 from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit import audit_text, users_calls
 from dpcore.textaudit.calls import CHECK_ALPHA, CallCheck
@@ -32,6 +31,7 @@ from dpcore.textaudit.engine import DrawPlan, WordDraws, draw_words
 from dpcore.textaudit.result import _notes
 from dpcore.textaudit.sampling import TAG_AFTER, OutputCodebook, tag_classes
 from dpcore.textaudit.timing import Speed
+from tests.conftest import Cli, CliRun
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGINS = ROOT / "tests" / "plugins"
@@ -39,12 +39,16 @@ VOCAB = build_vocabulary("glove", size=100)
 SMALL = ["--vocab-size", "100", "--screen-budget", "40000", "--pairs", "5", "--seed", "0", "--workers", "1"]
 
 
-def _cli(capsys, plugin: str, *extra: str) -> dict:
-    code = main(["audit-text", "--mechanism", f"{PLUGINS / plugin}:make", "--epsilon", "1", *SMALL, *extra])
-    out = capsys.readouterr()
-    assert code == 0, out.err[-2000:]
-    assert "Traceback" not in out.err
-    return json.loads(out.out)
+def _argv(plugin: str, *extra: str) -> list[str]:
+    """``audit-text`` of a plugin of ``tests/plugins/`` at the small settings."""
+    return ["audit-text", "--mechanism", f"{PLUGINS / plugin}:make", "--epsilon", "1", *SMALL, *extra]
+
+
+def _json(run: CliRun) -> dict:
+    """The JSON a ``cli(...)`` run printed, once it exited 0 with no traceback."""
+    assert run.code == 0, run.err[-2000:]
+    assert "Traceback" not in run.err
+    return json.loads(run.out)
 
 
 def _load(plugin: str):
@@ -82,8 +86,8 @@ def test_stage_two_counts_of_different_lengths_line_up_with_the_sentence_counts(
     assert c1.tolist() == [5, 1, 1, 4, 0] and c2.tolist() == [1, 1, 0, 2, 1]
 
 
-def test_the_fresh_tags_plugin_violates_through_the_cli_with_no_traceback(capsys):
-    d = _cli(capsys, "fresh_tags.py", "--samples", "2000", "--json")
+def test_the_fresh_tags_plugin_violates_through_the_cli_with_no_traceback(cli: Cli):
+    d = _json(cli(_argv("fresh_tags.py", "--samples", "2000", "--json")))
     assert d["verdict"] == "violates" and not d["failures"]
     assert all(p["violates"] for p in d["pairs"])  # every confirmed word reveals itself
     assert d["calls"]["stage_two"]["status"] == "same"  # the stage that crashed ran
@@ -113,8 +117,8 @@ def test_every_stage_runs_on_fresh_tags_the_pilot_and_a_declaration_too():
 # --- a flaw on small calls of one word ----------------------------------------------------------
 
 
-def test_the_small_call_flaw_is_named_with_the_word_both_call_sizes_and_the_p_value(capsys):
-    d = _cli(capsys, "size_flaw.py", "--samples", "8192", "--json")
+def test_the_small_call_flaw_is_named_with_the_word_both_call_sizes_and_the_p_value(cli: Cli):
+    d = _json(cli(_argv("size_flaw.py", "--samples", "8192", "--json")))
     target = str(VOCAB.words[0])
     sized = d["calls"]["stage_one_size"]
     assert sized["status"] == "call-size-dependent" and sized["stage"] == "screen"
