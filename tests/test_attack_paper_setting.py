@@ -11,18 +11,19 @@ from dpcore.attack import paper_setting as paper
 from dpcore.attack.mlm import default_mlm_available
 from dpcore.cli import main
 from tests.cli_errors import error_lines
+from tests.conftest import Cli, CliRun
 
 
-def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> object:
-    capsys.readouterr()
-    assert main(argv) == 0
-    return json.loads(capsys.readouterr().out)
+def _json(run: CliRun) -> object:
+    """The JSON a ``cli(...)`` run printed, once it exited 0."""
+    assert run.code == 0
+    return json.loads(run.out)
 
 
 @pytest.mark.skipif(not default_mlm_available(), reason="the shipped masked-LM attacker is not installed")
-def test_paper_setting_runs_santext_plus_over_bert_at_the_papers_epsilon(capsys) -> None:
+def test_paper_setting_runs_santext_plus_over_bert_at_the_papers_epsilon(cli: Cli) -> None:
     argv = ["attack", "--mechanism", "santext+", "--paper-setting", "--attack", "mlm", "--sentences", "3"]
-    rows = _json([*argv, "--json"], capsys)
+    rows = _json(cli([*argv, "--json"]))
     assert isinstance(rows, list) and [r["epsilon"] for r in rows] == list(paper.PAPER_EPSILONS)
     for r in rows:
         assert r["embedding"] == "bert" and r["vocab_size"] > 20_000  # the whole BERT vocabulary
@@ -30,44 +31,46 @@ def test_paper_setting_runs_santext_plus_over_bert_at_the_papers_epsilon(capsys)
         assert 0 < r["attacker_top1_unsanitized"] < 1  # the ceiling, on every row
         assert r["kept_share"] == pytest.approx(r["kept_by_sanitizer"] / r["tokens"])
     assert rows[0]["kept_share"] <= rows[-1]["kept_share"]  # a larger ε keeps more
-    assert main(argv) == 0
-    out = capsys.readouterr().out
+    code, out, _ = cli(argv)
+    assert code == 0
     assert "unsanitized (ε = ∞)  mlm: defense rate" in out and out.count("kept unchanged:") == 3
 
 
 @pytest.mark.skipif(not default_mlm_available(), reason="the shipped masked-LM attacker is not installed")
-def test_embedding_option_and_utility_take_the_paper_setting(capsys) -> None:
+def test_embedding_option_and_utility_take_the_paper_setting(cli: Cli) -> None:
     rows = _json(
-        [
-            "attack",
-            "--mechanism",
-            "santext",
-            "--embedding",
-            "bert",
-            "--epsilon",
-            "14",
-            "--sentences",
-            "3",
-            "--attack",
-            "mlm",
-            "--json",
-        ],
-        capsys,
+        cli(
+            [
+                "attack",
+                "--mechanism",
+                "santext",
+                "--embedding",
+                "bert",
+                "--epsilon",
+                "14",
+                "--sentences",
+                "3",
+                "--attack",
+                "mlm",
+                "--json",
+            ]
+        )
     )
     assert isinstance(rows, dict) and rows["embedding"] == "bert" and rows["attack"] == "mlm"
     util = _json(
-        [
-            "utility",
-            "--mechanism",
-            "santext",
-            "--paper-setting",
-            "--n-train",
-            "40",
-            "--n-test",
-            "20",
-            "--json",
-        ],
-        capsys,
+        cli(
+            [
+                "utility",
+                "--mechanism",
+                "santext",
+                "--paper-setting",
+                "--n-train",
+                "40",
+                "--n-test",
+                "20",
+                "--json",
+            ]
+        )
     )
     assert isinstance(util, list) and [u["epsilon"] for u in util] == list(paper.PAPER_EPSILONS)
     assert all(u["embedding"] == "bert" for u in util)

@@ -11,12 +11,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dpcore.cli import main
 from dpcore.corpus import MechanismSpec, sanitize_dataframe, sanitize_files, sanitize_table
 from dpcore.corpus.core import BatchSanitizer
 from dpcore.corpus.io import MANIFEST_NAME
 from dpcore.text import create_text_mechanism
 from dpcore.text.vocab import build_vocabulary
+from tests.conftest import Cli
 
 TEXTS = [
     "It's a charming and often affecting journey.",
@@ -36,12 +36,6 @@ def corpus(n: int = 60) -> pd.DataFrame:
             "label": [i % 3 for i in range(n)],
         }
     )
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 BASE = [
@@ -108,9 +102,7 @@ def test_batch_fast_path_equals_per_row_generators() -> None:
 # --- files ---------------------------------------------------------------------------------------
 
 
-def test_cli_parquet_glob_keeps_columns_rows_and_writes_manifest(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_cli_parquet_glob_keeps_columns_rows_and_writes_manifest(tmp_path: Path, cli: Cli) -> None:
     df = corpus(50)
     df["tags"] = [[i, i + 1] for i in range(50)]
     pq.write_table(
@@ -118,7 +110,7 @@ def test_cli_parquet_glob_keeps_columns_rows_and_writes_manifest(
     )
     pq.write_table(pa.Table.from_pandas(df.iloc[30:], preserve_index=False), tmp_path / "b.parquet")
     out = tmp_path / "out"
-    code, _, err = run(
+    code, _, err = cli(
         [
             *BASE,
             "--input",
@@ -129,8 +121,7 @@ def test_cli_parquet_glob_keeps_columns_rows_and_writes_manifest(
             "text",
             "--seed",
             "4",
-        ],
-        capsys,
+        ]
     )
     assert code == 0, err
     assert sorted(p.name for p in out.iterdir()) == [
@@ -229,25 +220,22 @@ def _bad(tmp_path: Path, name: str) -> str:
         ("mixed glob", "mixes formats (csv, parquet)"),
     ],
 )
-def test_bad_input_is_one_clear_line(
-    name: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_bad_input_is_one_clear_line(name: str, needle: str, tmp_path: Path, cli: Cli) -> None:
     src = _bad(tmp_path, name)
     col = "body" if name == "missing column" else "text"
-    code, out, err = run(
-        [*BASE, "--input", str(tmp_path / src), "--output", str(tmp_path / "o"), "--text-column", col], capsys
+    code, out, err = cli(
+        [*BASE, "--input", str(tmp_path / src), "--output", str(tmp_path / "o"), "--text-column", col]
     )
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("dpcore: error:") and needle in err, err
     assert not (tmp_path / "o").exists()
 
 
-def test_output_that_is_the_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_output_that_is_the_input_is_refused(tmp_path: Path, cli: Cli) -> None:
     corpus(3).to_csv(tmp_path / "in.csv", index=False)
     for target in (tmp_path / "in.csv", tmp_path):
-        code, _, err = run(
-            [*BASE, "--input", str(tmp_path / "in.csv"), "--output", str(target), "--text-column", "text"],
-            capsys,
+        code, _, err = cli(
+            [*BASE, "--input", str(tmp_path / "in.csv"), "--output", str(target), "--text-column", "text"]
         )
         assert code == 2 and "input" in err
 

@@ -39,6 +39,7 @@ from dpcore.text.offensive import (
 from dpcore.text.sanitize import OOV_TOKEN, SanitizedText, sanitize_lines
 from dpcore.text.vocab import build_vocabulary
 from dpcore.validation import DPCoreError
+from tests.conftest import Cli
 
 #: The issue's sentence: under SanText+, ε = 1, seed 0 it drew a racial slur from GloVe's 15,000
 #: most frequent words.
@@ -277,31 +278,29 @@ def test_the_issue_sentence_api() -> None:
     assert len(_offensive_outputs(full)) == 1
 
 
-def _sanitize_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[str, str, str]:
+def _sanitize_cli(cli: Cli, tmp_path: Path, *extra: str) -> tuple[str, str, str]:
+    """``sanitize`` of the issue's sentence through ``cli``: the file it wrote, its stdout, its stderr."""
     src, dst = tmp_path / "in.txt", tmp_path / f"out{len(list(tmp_path.iterdir()))}.txt"
     src.write_text(ISSUE_SENTENCE + "\n", encoding="utf-8")
     args = ["sanitize", "--mechanism", "santext+", "--epsilon", "1", "--seed", "0"]
-    code = main([*args, *extra, "--input", str(src), "--output", str(dst)])
-    out, err = capsys.readouterr()
+    code, out, err = cli([*args, *extra, "--input", str(src), "--output", str(dst)])
     assert code == 0, err
     return dst.read_text(encoding="utf-8"), out, err
 
 
-def test_the_issue_sentence_cli_in_every_output_mode(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    text, _, err = _sanitize_cli(tmp_path, capsys)
+def test_the_issue_sentence_cli_in_every_output_mode(tmp_path: Path, cli: Cli) -> None:
+    text, _, err = _sanitize_cli(cli, tmp_path)
     assert not offensive_mask(text.split()).any()
     assert "dpcore: vocabulary: GloVe 6B, top 15,000 words by frequency, 46 offensive words left out" in err
-    _, out, _ = _sanitize_cli(tmp_path, capsys, "--json")
+    _, out, _ = _sanitize_cli(cli, tmp_path, "--json")
     assert "46 offensive words left out" in json.loads(out)["parameters"]["vocabulary"]
-    lines, _, err = _sanitize_cli(tmp_path, capsys, "--format", "jsonl")
+    lines, _, err = _sanitize_cli(cli, tmp_path, "--format", "jsonl")
     assert not offensive_mask(json.loads(lines)["sanitized"]).any() and "offensive words left out" in err
     # --full-vocabulary: the issue's line, and every mode says so
-    text, _, err = _sanitize_cli(tmp_path, capsys, "--full-vocabulary")
+    text, _, err = _sanitize_cli(cli, tmp_path, "--full-vocabulary")
     assert offensive_mask(text.split()).sum() == 1
     assert "vocabulary: GloVe 6B, top 15,000 words by frequency, full vocabulary" in err
-    _, out, _ = _sanitize_cli(tmp_path, capsys, "--full-vocabulary", "--json")
+    _, out, _ = _sanitize_cli(cli, tmp_path, "--full-vocabulary", "--json")
     assert "full vocabulary (offensive words included)" in json.loads(out)["parameters"]["vocabulary"]
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from dpcore.cli import main
 from dpcore.validation import DPCoreError
+from tests.conftest import Cli
 
 LINES = [
     "It's a charming and often affecting journey.",
@@ -25,21 +25,13 @@ def infile(tmp_path: Path) -> Path:
     return p
 
 
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.mark.parametrize("mech", ["santext", "santext+", "random", "feyisetan"])
-def test_sanitize_keeps_line_count_and_order(
-    mech: str, infile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_sanitize_keeps_line_count_and_order(mech: str, infile: Path, tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "out.txt"
     args = ["sanitize", "--mechanism", mech, "--epsilon", "1000", "--seed", "3", "--json"]
     if mech == "santext+":
         args += ["--p", "0"]  # p = 0: non-sensitive words are kept, sensitive ones kept at ε = 1000
-    code, stdout, err = run([*args, "--input", str(infile), "--output", str(out)], capsys)
+    code, stdout, err = cli([*args, "--input", str(infile), "--output", str(out)])
     assert code == 0, err
     got = out.read_text(encoding="utf-8")
     assert got.endswith("\n") and len(got.splitlines()) == len(LINES)
@@ -52,18 +44,15 @@ def test_sanitize_keeps_line_count_and_order(
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.txt")]
 
 
-def test_sanitize_is_reproducible_and_respects_vocab_file(
-    infile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_sanitize_is_reproducible_and_respects_vocab_file(infile: Path, tmp_path: Path, cli: Cli) -> None:
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("the\na\ncancer\njourney\nboston\n.\n", encoding="utf-8")
     outs = []
     for i in range(2):
         out = tmp_path / f"o{i}.txt"
-        code, _, err = run(
+        code, _, err = cli(
             ["sanitize", "--mechanism", "santext+", "--epsilon", "2", "--p", "0.3", "--w", "0.5",
-             "--vocab", str(vocab), "--seed", "7", "--input", str(infile), "--output", str(out)],
-            capsys,
+             "--vocab", str(vocab), "--seed", "7", "--input", str(infile), "--output", str(out)]
         )  # fmt: skip
         assert code == 0, err
         outs.append(out.read_text(encoding="utf-8"))
@@ -88,13 +77,13 @@ BAD = [
 
 @pytest.mark.parametrize(("extra", "msg"), BAD)
 def test_bad_arguments_exit_2_without_output(
-    extra: list[str], msg: str, infile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    extra: list[str], msg: str, infile: Path, tmp_path: Path, cli: Cli
 ) -> None:
     out = tmp_path / "out.txt"
     args = ["sanitize", "--mechanism", "santext", "--input", str(infile), "--output", str(out)]
     if "--mechanism" in extra:
         args = ["sanitize", "--input", str(infile), "--output", str(out)]
-    code, _, err = run([*args, *extra], capsys)
+    code, _, err = cli([*args, *extra])
     assert code == 2
     assert err.count("\n") == 1 and msg in err
     assert not out.exists()
@@ -106,35 +95,28 @@ def test_bad_arguments_exit_2_without_output(
      (b"word " * 2_100_000, "limit is 5 MB")],
     ids=["empty", "binary", "latin1", "10MB"],
 )  # fmt: skip
-def test_bad_input_files(
-    content: bytes, msg: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_bad_input_files(content: bytes, msg: str, tmp_path: Path, cli: Cli) -> None:
     src = tmp_path / "in.bin"
     src.write_bytes(content)
     out = tmp_path / "out.txt"
     out.write_text("previous result\n", encoding="utf-8")  # must survive a failed run untouched
-    code, _, err = run(
-        ["sanitize", "--mechanism", "santext", "--epsilon", "1", "--input", str(src), "--output", str(out)],
-        capsys,
+    code, _, err = cli(
+        ["sanitize", "--mechanism", "santext", "--epsilon", "1", "--input", str(src), "--output", str(out)]
     )
     assert code == 2 and msg in err and err.count("\n") == 1
     assert out.read_text(encoding="utf-8") == "previous result\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.bin", "out.txt"]
 
 
-def test_missing_input_and_output_dir(
-    infile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, _, err = run(
+def test_missing_input_and_output_dir(infile: Path, tmp_path: Path, cli: Cli) -> None:
+    code, _, err = cli(
         ["sanitize", "--mechanism", "santext", "--epsilon", "1", "--input", str(tmp_path / "nope.txt"),
-         "--output", str(tmp_path / "o.txt")],
-        capsys,
+         "--output", str(tmp_path / "o.txt")]
     )  # fmt: skip
     assert code == 2 and "does not exist" in err
-    code, _, err = run(
+    code, _, err = cli(
         ["sanitize", "--mechanism", "santext", "--epsilon", "1", "--input", str(infile),
-         "--output", str(tmp_path / "no" / "dir" / "o.txt")],
-        capsys,
+         "--output", str(tmp_path / "no" / "dir" / "o.txt")]
     )  # fmt: skip
     assert code == 2 and "output directory" in err
 
@@ -153,11 +135,10 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path: Path, monkeypatch: pyt
     assert list(tmp_path.iterdir()) == []
 
 
-def test_metrics_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(
+def test_metrics_json(cli: Cli) -> None:
+    code, out, err = cli(
         ["metrics", "--mechanism", "santext+", "--epsilon", "3", "--vocab-size", "2000",
-         "--words", "the,Movie", "--population", "300", "--json"],
-        capsys,
+         "--words", "the,Movie", "--population", "300", "--json"]
     )  # fmt: skip
     assert code == 0, err
     data = json.loads(out)
@@ -170,8 +151,8 @@ def test_metrics_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["parameters"]["p"] == 0.3
 
 
-def test_metrics_bad_word(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(
+def test_metrics_bad_word(cli: Cli) -> None:
+    code, _, err = cli(
         [
             "metrics",
             "--mechanism",
@@ -182,14 +163,13 @@ def test_metrics_bad_word(capsys: pytest.CaptureFixture[str]) -> None:
             "2000",
             "--words",
             "qqqzzzxxyy",
-        ],
-        capsys,
+        ]
     )
     assert code == 2 and "not in the" in err
 
 
-def test_list_includes_text_mechanisms(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["list", "--json"], capsys)
+def test_list_includes_text_mechanisms(cli: Cli) -> None:
+    code, out, _ = cli(["list", "--json"])
     assert code == 0
     text = {r["name"] for r in json.loads(out) if r["family"] == "text"}
     from dpcore.text import TEXT_MECHANISMS

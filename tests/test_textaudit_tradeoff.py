@@ -15,22 +15,28 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.cli import main
 from dpcore.stats import cp_log_ratio_lower
 from dpcore.textaudit.result import PairResult
 from dpcore.textaudit.tradeoffs import build, strongest_first, text_line, thin_curve, tpr_record
 from dpcore.tradeoff import FPR_LEVELS, Box, box_outside, box_violation, roc_from_logpmfs, tpr_ceiling
+from tests.conftest import Cli, CliRun
 
 ISSUE_ARGS = ["--epsilon", "1", "--vocab-size", "2000", "--seed", "0"]
 
 
-def _audit_json(capsys: pytest.CaptureFixture[str], mechanism: str) -> dict:
-    assert main(["audit-text", "--mechanism", mechanism, *ISSUE_ARGS, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+def _audit_argv(mechanism: str) -> list[str]:
+    """``audit-text`` of ``mechanism`` at the issue's settings, with ``--json``."""
+    return ["audit-text", "--mechanism", mechanism, *ISSUE_ARGS, "--json"]
 
 
-def test_krr_overclaimed_puts_its_events_outside_the_claims_curve(capsys):
-    out = _audit_json(capsys, "flawed:krr-overclaimed")
+def _json(run: CliRun) -> dict:
+    """The JSON a ``cli(...)`` run printed, once it exited 0."""
+    assert run.code == 0
+    return json.loads(run.out)
+
+
+def test_krr_overclaimed_puts_its_events_outside_the_claims_curve(cli: Cli):
+    out = _json(cli(_audit_argv("flawed:krr-overclaimed")))
     assert out["verdict"] == "violates"
     for key in ("pairs", "verdict_text", "alpha_accounting", "declaration"):  # the existing record
         assert key in out
@@ -73,16 +79,17 @@ def test_krr_overclaimed_puts_its_events_outside_the_claims_curve(capsys):
     assert rec["outside"] == worst["outside"]
 
 
-def test_krr_puts_no_event_outside_the_claims_curve(capsys):
-    out = _audit_json(capsys, "krr")
+def test_krr_puts_no_event_outside_the_claims_curve(cli: Cli):
+    out = _json(cli(_audit_argv("krr")))
     assert out["verdict"] == "not-detected"
     tr = out["tradeoff"]
     assert tr["pairs"] and all(not p["outside"] and not p["exact_outside"] for p in tr["pairs"])
     for e in out["tpr_at_fpr"]["levels"]:
         assert not e["exceeds_claim"] and e["lower"] <= e["claim_ceiling"]
     # the text output counts every pair's boxes, not only the JSON's first ones
-    assert main(["audit-text", "--mechanism", "krr", *ISSUE_ARGS]) == 0
-    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("observer: "))
+    code, text, _ = cli(["audit-text", "--mechanism", "krr", *ISSUE_ARGS])
+    assert code == 0
+    line = next(ln for ln in text.splitlines() if ln.startswith("observer: "))
     n_boxes = out["alpha_accounting"]["confirmation_tests"]  # one box per test of the Bonferroni count
     assert f"of {n_boxes} event boxes, 0 lie wholly beyond their pair's claim on the event itself" in line
     assert "and 0 beyond only its complement branch" in line and "cover only some outputs" not in line

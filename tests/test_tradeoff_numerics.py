@@ -9,17 +9,14 @@ exp(min(0, ε + ln x)) instead (dpcore.tradeoff, dpcore.attack.ceiling), so its 
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import math
 import sys
-from contextlib import redirect_stderr, redirect_stdout
 
 import numpy as np
 import pytest
 
 from dpcore.attack.ceiling import claim_shape, ldp_success_ceiling
-from dpcore.cli import main
 from dpcore.text import create_text_mechanism
 from dpcore.text.vocab import Vocabulary
 from dpcore.tradeoff import (
@@ -34,6 +31,7 @@ from dpcore.tradeoff import (
     tpr_floor,
 )
 from dpcore.viz.tradeoff_figure import tradeoff_figure
+from tests.conftest import Cli, CliRun
 
 HUGE = (709.0, 710.0, 1e6, 1e300, sys.float_info.max)
 FPR = np.array([0.0, 1e-300, 1e-9, 0.01, 0.5, 1.0])
@@ -85,24 +83,24 @@ def test_observer_entries_and_the_figure_are_finite_at_a_huge_epsilon() -> None:
     assert all(np.all(np.isfinite(np.asarray(tr.y, dtype=float))) for tr in fig.data)
 
 
-def _cli_json(*argv: str) -> object:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        assert main(list(argv)) == 0
-    assert "Warning" not in err.getvalue()
+def _json(run: CliRun) -> object:
+    """The JSON a ``cli(...)`` run printed, once it exited 0 with no warning on stderr (NaN and ∞
+    refused)."""
+    assert run.code == 0
+    assert "Warning" not in run.err
 
     def no_nan(token: str) -> float:
         raise AssertionError(f"{token} in the JSON")
 
-    return json.loads(out.getvalue(), parse_constant=no_nan)
+    return json.loads(run.out, parse_constant=no_nan)
 
 
 @pytest.mark.parametrize("method", ["exact", "mc"])
-def test_audit_at_the_largest_epsilon_the_cli_accepts(method: str) -> None:
+def test_audit_at_the_largest_epsilon_the_cli_accepts(method: str, cli: Cli) -> None:
     """``audit --epsilon 1000`` (validation's MAX_EPSILON) used to print a RuntimeWarning and hold
     NaN in its claim curve; now every number is finite and no warning is raised."""
     extra = ["--method", "mc", "--trials", "100", "--seed", "0"] if method == "mc" else []
-    d = _cli_json("audit", "--mechanism", "laplace", "--dim", "4096", "--epsilon", "1000", *extra, "--json")
+    d = _json(cli("audit", "--mechanism", "laplace", "--dim", "4096", "--epsilon", "1000", *extra, "--json"))
     assert isinstance(d, dict)
     curve = d["tradeoff"]["claim_curve"]
     assert curve["tpr_ceiling"] == [0.0] + [1.0] * (len(curve["fpr"]) - 1)

@@ -11,17 +11,12 @@ import pytest
 from dpcore.cli import main
 from dpcore.verdicts.document import check_sample, evidence_says, load, validate
 from dpcore.verdicts.wording import headline, power_summary
+from tests.conftest import Cli
 
 pytestmark = pytest.mark.xdist_group("verdicts-cli")
 
 #: A control and a correct reference: about 10 s together at 0.05 minutes per fitted row.
 ROWS = "flawed:krr-overclaimed,krr"
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")
@@ -62,14 +57,12 @@ def test_json_run_writes_the_file_the_page_reads(
     assert h["finished"] and h["machine"]
 
 
-def test_text_mode_and_resume(
-    table: tuple[Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_text_mode_and_resume(table: tuple[Path, dict], tmp_path: Path, cli: Cli) -> None:
     path, doc = table
     copy_path = tmp_path / "v.json"
     copy_path.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
-    code, out, err = run(
-        ["verdicts", "--only", ROWS, "--minutes", "0.05", "--output", str(copy_path), "--resume"], capsys
+    code, out, err = cli(
+        ["verdicts", "--only", ROWS, "--minutes", "0.05", "--output", str(copy_path), "--resume"]
     )
     assert code == 0, err
     assert "keeping 2 row(s)" in err and "0 row(s) to run" in err
@@ -82,24 +75,22 @@ def test_text_mode_and_resume(
     assert again["header"]["seconds"] >= doc["header"]["seconds"]
 
 
-def test_markdown_prints_the_table_of_the_file(
-    table: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_markdown_prints_the_table_of_the_file(table: tuple[Path, dict], cli: Cli) -> None:
     path, doc = table
-    code, out, err = run(["verdicts", "--markdown", "--output", str(path)], capsys)
+    code, out, err = cli(["verdicts", "--markdown", "--output", str(path)])
     assert code == 0, err
     assert doc["header"]["command"] in out
     lines = [ln for ln in out.splitlines() if ln.startswith("| dpcore")]
     assert len(lines) == 2 and "`flawed:krr-overclaimed`" in lines[0] and "violates" in lines[0]
 
 
-def test_check_passes_on_a_fresh_file(table: tuple[Path, dict], capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_passes_on_a_fresh_file(table: tuple[Path, dict], cli: Cli) -> None:
     path, doc = table
     assert {r["name"] for r in check_sample(doc)} == {"flawed:krr-overclaimed", "krr"}
-    code, out, err = run(["verdicts", "--check", "--output", str(path)], capsys)
+    code, out, err = cli(["verdicts", "--check", "--output", str(path)])
     assert code == 0, out + err
     assert "is current: 2 row(s) rerun" in out
-    code, out, err = run(["verdicts", "--check", "--json", "--output", str(path)], capsys)
+    code, out, err = cli(["verdicts", "--check", "--json", "--output", str(path)])
     assert code == 0
     report = json.loads(out)
     assert report["current"] is True and report["differences"] == []
@@ -114,30 +105,24 @@ def _edited(doc: dict, tmp_path: Path, edit) -> Path:  # type: ignore[no-untyped
     return p
 
 
-def test_check_fails_when_a_version_is_edited(
-    table: tuple[Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_check_fails_when_a_version_is_edited(table: tuple[Path, dict], tmp_path: Path, cli: Cli) -> None:
     _path, doc = table
 
     def edit(rows: dict) -> None:
         rows["krr"]["library_version"] = "0.0.1"
 
-    code, out, err = run(["verdicts", "--check", "--output", str(_edited(doc, tmp_path, edit))], capsys)
+    code, out, err = cli(["verdicts", "--check", "--output", str(_edited(doc, tmp_path, edit))])
     assert code == 1, out + err
     assert "is stale: krr: recorded dpcore 0.0.1, installed" in out
 
 
-def test_check_fails_when_a_verdict_is_edited(
-    table: tuple[Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_check_fails_when_a_verdict_is_edited(table: tuple[Path, dict], tmp_path: Path, cli: Cli) -> None:
     _path, doc = table
 
     def bare(rows: dict) -> None:  # the verdict alone: the row's own evidence contradicts it
         rows["krr"]["audit"]["verdict"] = "violates"
 
-    code, out, err = run(
-        ["verdicts", "--check", "--json", "--output", str(_edited(doc, tmp_path, bare))], capsys
-    )
+    code, out, err = cli(["verdicts", "--check", "--json", "--output", str(_edited(doc, tmp_path, bare))])
     assert code == 2  # not a valid verdict file: refused before anything runs
     assert "its verdict 'violates' is not what its evidence says ('not-detected')" in err
 
@@ -149,7 +134,7 @@ def test_check_fails_when_a_verdict_is_edited(
 
     edited = _edited(doc, tmp_path, forged)
     assert validate(json.loads(edited.read_text(encoding="utf-8"))) == []
-    code, out, err = run(["verdicts", "--check", "--json", "--output", str(edited)], capsys)
+    code, out, err = cli(["verdicts", "--check", "--json", "--output", str(edited)])
     assert code == 1
     report = json.loads(out)
     assert report["current"] is False
@@ -167,11 +152,10 @@ def test_a_control_that_does_not_violate_is_invalid(table: tuple[Path, dict]) ->
     assert "control 'flawed:krr-overclaimed' came out 'not-detected', not 'violates'" in validate(d)
 
 
-def test_a_row_that_cannot_run_says_why_and_stays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_row_that_cannot_run_says_why_and_stays(tmp_path: Path, cli: Cli) -> None:
     path = tmp_path / "v.json"
-    code, out, err = run(
-        ["verdicts", "--only", "truncated-gumbel", "--minutes", "0.05", "--json", "--output", str(path)],
-        capsys,
+    code, out, err = cli(
+        ["verdicts", "--only", "truncated-gumbel", "--minutes", "0.05", "--json", "--output", str(path)]
     )
     assert code == 0, err
     doc = json.loads(out)
@@ -196,30 +180,24 @@ def test_a_row_that_cannot_run_says_why_and_stays(tmp_path: Path, capsys: pytest
         (["--check", "--output", "/nonexistent/v.json"], "no such verdict file"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(
-    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, err = run(["verdicts", *args], capsys)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str, cli: Cli) -> None:
+    code, out, err = cli(["verdicts", *args])
     assert code == 2 and out == ""
     assert message in err and len(err.strip().splitlines()) == 1
 
 
-def test_a_file_that_is_not_a_verdict_file_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_file_that_is_not_a_verdict_file_is_refused(tmp_path: Path, cli: Cli) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")
-    code, _, err = run(["verdicts", "--markdown", "--output", str(bad)], capsys)
+    code, _, err = cli(["verdicts", "--markdown", "--output", str(bad)])
     assert code == 2 and "is not a JSON verdict file" in err
     bad.write_text(json.dumps({"schema": "other", "rows": []}), encoding="utf-8")
-    code, _, err = run(["verdicts", "--check", "--json", "--output", str(bad)], capsys)
+    code, _, err = cli(["verdicts", "--check", "--json", "--output", str(bad)])
     assert code == 2 and "is not a valid verdict file" in json.loads(err)["error"]
 
 
 @pytest.mark.parametrize("name", ["flawed:krr-overclaimed", "krr"])
-def test_the_row_command_reproduces_the_row(
-    name: str, table: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_row_command_reproduces_the_row(name: str, table: tuple[Path, dict], cli: Cli) -> None:
     """The command a row shows (the page's "reproduce" box) gives the row's audit again."""
     import shlex
 
@@ -227,7 +205,7 @@ def test_the_row_command_reproduces_the_row(
     row = next(r for r in doc["rows"] if r["name"] == name)
     argv = shlex.split(row["command"])
     assert argv[:4] == ["python", "-m", "dpcore", "audit-text"]
-    code, out, err = run([*argv[3:], "--workers", "1"], capsys)  # any number of workers: the same JSON
+    code, out, err = cli([*argv[3:], "--workers", "1"])  # any number of workers: the same JSON
     assert code == 0, err
     got = json.loads(out)
     a = row["audit"]

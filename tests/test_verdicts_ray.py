@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from dpcore.cli import main
+from tests.conftest import Cli, CliRun
 
 ray = pytest.importorskip("ray")
 
@@ -16,11 +16,15 @@ pytestmark = pytest.mark.xdist_group("verdicts-ray")
 ROWS = "flawed:krr-overclaimed,flawed:truncated-gumbel-one-word,truncated-gumbel"
 
 
-def _rows(args: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict]:
-    code = main(["verdicts", "--only", ROWS, "--minutes", "0.05", "--workers", "1", "--json", *args])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)["rows"]
+def _argv(*args: str) -> list[str]:
+    """``verdicts`` of ``ROWS`` at 0.05 minutes a row on one worker, with ``--json``."""
+    return ["verdicts", "--only", ROWS, "--minutes", "0.05", "--workers", "1", "--json", *args]
+
+
+def _rows(run: CliRun) -> list[dict]:
+    """The rows a ``cli(...)`` run printed, once it exited 0."""
+    assert run.code == 0, run.err
+    return json.loads(run.out)["rows"]
 
 
 def _essence(row: dict) -> tuple:
@@ -29,9 +33,9 @@ def _essence(row: dict) -> tuple:
     return (row["name"], row["status"], row["why"], a.get("verdict"), a.get("max_lower_bound_ratio"), pairs)
 
 
-def test_ray_rows_equal_local_rows(capsys: pytest.CaptureFixture[str]) -> None:
-    local = _rows([], capsys)
-    on_ray = _rows(["--engine", "ray"], capsys)
+def test_ray_rows_equal_local_rows(cli: Cli) -> None:
+    local = _rows(cli(_argv()))
+    on_ray = _rows(cli(_argv("--engine", "ray")))
     assert [r["name"] for r in on_ray] == [r["name"] for r in local]  # the table's order
     assert [_essence(r) for r in on_ray] == [_essence(r) for r in local]
     assert [r["audit"]["verdict"] for r in on_ray if r["audit"]] == ["violates", "violates"]
