@@ -13,23 +13,37 @@ Streamlit
     tests make a few hundred runs. The installed packages cannot change during a test session,
     so the scan's result is computed once and reused; what each page script does is unchanged.
 
+Missing prerequisites
+    :func:`need` fails a test in CI and skips it elsewhere: CI installs everything the tests
+    use, so a missing Chromium, Playwright or mkdocs there is a broken install step.
+
 Fixtures
 --------
 ``cli``
     Runs ``python -m dpcore ARGS`` in this process (``dpcore.cli.main``) and returns a
     :class:`CliRun` (exit status, stdout, stderr), with captured output cleared first.
+    ``run.ok()`` is the stdout of a run that exited 0, ``run.json()`` the JSON it printed.
 ``clear_page_caches``
     Empties Streamlit's ``st.cache_data`` before a page test, so the page computes what the test
     watches instead of reading an earlier test's result. Page-test files use it for every test
     with ``pytestmark = pytest.mark.usefixtures("clear_page_caches")``.
+``ray_runtime``
+    One local Ray (2 CPUs) for the pytest worker, started by the first test that asks for it and
+    stopped when the session ends. dpcore's Ray engines reuse a Ray that is already running
+    (``dpcore.corpus.engines.start_ray``), so every test that runs on Ray, directly or through
+    the CLI, uses this one: starting Ray costs 8–15 s, and its worker processes stay warm. Mark
+    such a test (or its file) ``RAY_GROUP`` as well, so that all of them run in the same worker.
+    A test about starting or stopping Ray itself (``tests/test_no_orphans.py``) starts its own,
+    in a process of its own.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
-from collections.abc import Callable
-from typing import NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple, NoReturn
 
 import pytest
 
@@ -75,6 +89,25 @@ class CliRun(NamedTuple):
     out: str
     err: str
 
+    def ok(self) -> str:
+        """The run's stdout, once it exited 0 (else the assertion shows the end of its stderr)."""
+        assert self.code == 0, self.err[-2000:]
+        return self.out
+
+    def json(self) -> Any:
+        """The JSON the run printed (``--json``), once it exited 0."""
+        return json.loads(self.ok())
+
+
+def need(reason: str) -> NoReturn:
+    """A prerequisite that CI installs is missing: fail in CI (``CI`` set), skip elsewhere.
+
+    ``reason`` says what is missing and how to install it.
+    """
+    if os.environ.get("CI"):
+        pytest.fail(f"missing in CI, whose .ci/run installs it: {reason}")
+    pytest.skip(reason)
+
 
 #: The ``cli`` fixture's type, for a test's signature: ``def test_x(cli: Cli) -> None``.
 Cli = Callable[..., CliRun]
@@ -102,3 +135,18 @@ def clear_page_caches() -> None:
     import streamlit as st
 
     st.cache_data.clear()
+
+
+#: The xdist group of the tests that use ``ray_runtime``: they run in one worker, on one Ray.
+RAY_GROUP = pytest.mark.xdist_group("ray")
+
+
+@pytest.fixture(scope="session")
+def ray_runtime() -> Iterator[None]:
+    """One local Ray for this pytest worker (see the module's docstring); skips without Ray."""
+    pytest.importorskip("ray")
+    from dpcore.corpus.engines import start_ray
+
+    stop = start_ray(None, 2)
+    yield
+    stop()

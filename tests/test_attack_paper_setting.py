@@ -3,27 +3,19 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from dpcore.attack import paper_setting as paper
 from dpcore.attack.mlm import default_mlm_available
 from dpcore.cli import main
 from tests.cli_errors import error_lines
-from tests.conftest import Cli, CliRun
-
-
-def _json(run: CliRun) -> object:
-    """The JSON a ``cli(...)`` run printed, once it exited 0."""
-    assert run.code == 0
-    return json.loads(run.out)
+from tests.conftest import Cli
 
 
 @pytest.mark.skipif(not default_mlm_available(), reason="the shipped masked-LM attacker is not installed")
 def test_paper_setting_runs_santext_plus_over_bert_at_the_papers_epsilon(cli: Cli) -> None:
     argv = ["attack", "--mechanism", "santext+", "--paper-setting", "--attack", "mlm", "--sentences", "3"]
-    rows = _json(cli([*argv, "--json"]))
+    rows = cli([*argv, "--json"]).json()
     assert isinstance(rows, list) and [r["epsilon"] for r in rows] == list(paper.PAPER_EPSILONS)
     for r in rows:
         assert r["embedding"] == "bert" and r["vocab_size"] > 20_000  # the whole BERT vocabulary
@@ -38,40 +30,36 @@ def test_paper_setting_runs_santext_plus_over_bert_at_the_papers_epsilon(cli: Cl
 
 @pytest.mark.skipif(not default_mlm_available(), reason="the shipped masked-LM attacker is not installed")
 def test_embedding_option_and_utility_take_the_paper_setting(cli: Cli) -> None:
-    rows = _json(
-        cli(
-            [
-                "attack",
-                "--mechanism",
-                "santext",
-                "--embedding",
-                "bert",
-                "--epsilon",
-                "14",
-                "--sentences",
-                "3",
-                "--attack",
-                "mlm",
-                "--json",
-            ]
-        )
-    )
+    rows = cli(
+        [
+            "attack",
+            "--mechanism",
+            "santext",
+            "--embedding",
+            "bert",
+            "--epsilon",
+            "14",
+            "--sentences",
+            "3",
+            "--attack",
+            "mlm",
+            "--json",
+        ]
+    ).json()
     assert isinstance(rows, dict) and rows["embedding"] == "bert" and rows["attack"] == "mlm"
-    util = _json(
-        cli(
-            [
-                "utility",
-                "--mechanism",
-                "santext",
-                "--paper-setting",
-                "--n-train",
-                "40",
-                "--n-test",
-                "20",
-                "--json",
-            ]
-        )
-    )
+    util = cli(
+        [
+            "utility",
+            "--mechanism",
+            "santext",
+            "--paper-setting",
+            "--n-train",
+            "40",
+            "--n-test",
+            "20",
+            "--json",
+        ]
+    ).json()
     assert isinstance(util, list) and [u["epsilon"] for u in util] == list(paper.PAPER_EPSILONS)
     assert all(u["embedding"] == "bert" for u in util)
 

@@ -7,7 +7,6 @@ events, over many seeds, at the stated confidence.
 
 from __future__ import annotations
 
-import json
 import math
 import pickle
 import re
@@ -19,7 +18,7 @@ from scipy import stats
 from dpcore.audit import audit, audit_grid
 from dpcore.mechanisms import VECTOR_MECHANISMS
 from dpcore.tradeoff import FPR_LEVELS, concave_hull, tpr_ceiling
-from tests.conftest import Cli, CliRun
+from tests.conftest import Cli
 
 
 def _laplace_p(dim: int, eps: float) -> tuple[float, float]:
@@ -183,14 +182,8 @@ def test_grid_cells_each_carry_their_tradeoff() -> None:
         assert d["tradeoff"]["delta"] == r.delta
 
 
-def _ok(run: CliRun) -> str:
-    """The stdout of a ``cli(...)`` run that exited 0."""
-    assert run.code == 0
-    return run.out
-
-
 def test_cli_json_has_tpr_at_fpr_and_tradeoff_in_every_cell(cli: Cli) -> None:
-    d = json.loads(_ok(cli("audit", "--mechanism", "adept", "--dim", "128", "--epsilon", "1", "--json")))
+    d = cli("audit", "--mechanism", "adept", "--dim", "128", "--epsilon", "1", "--json").json()
     for e in d["tpr_at_fpr"]:
         assert set(e) >= {"fpr", "tpr", "lower", "upper", "claim_ceiling", "meaning", "exact_tpr"}
         assert e["tpr"] > e["claim_ceiling"]
@@ -198,13 +191,13 @@ def test_cli_json_has_tpr_at_fpr_and_tradeoff_in_every_cell(cli: Cli) -> None:
     assert set(t) >= {"claim_curve", "boxes", "exact_curve", "outside", "exact_outside", "definitions"}
     assert t["exact_outside"] is True
     argv = ["audit", "--mechanism", "laplace", "--dims", "1,8", "--epsilon", "1", "--method", "mc"]
-    rows = json.loads(_ok(cli(*argv, "--trials", "1000", "--seed", "0", "--json")))
+    rows = cli(*argv, "--trials", "1000", "--seed", "0", "--json").json()
     assert [len(r["tpr_at_fpr"]) for r in rows] == [2, 2]
     assert all(r["tradeoff"]["boxes"] for r in rows)
 
 
 def test_cli_text_prints_one_observer_line_per_cell(cli: Cli) -> None:
-    out = _ok(cli("audit", "--mechanism", "adept", "--dims", "1,128", "--epsilon", "1"))
+    out = cli("audit", "--mechanism", "adept", "--dims", "1,128", "--epsilon", "1").ok()
     lines = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("observer")]
     assert len(lines) == 2
     assert lines[1] == (
@@ -213,6 +206,6 @@ def test_cli_text_prints_one_observer_line_per_cell(cli: Cli) -> None:
     )
     assert "exceeded" not in lines[0]
     argv = ["audit", "--mechanism", "laplace", "--dim", "8", "--epsilon", "1", "--method", "mc"]
-    out = _ok(cli(*argv, "--trials", "10000", "--seed", "0"))
+    out = cli(*argv, "--trials", "10000", "--seed", "0").ok()
     (line,) = [ln for ln in out.splitlines() if "observer" in ln]
     assert "with confidence 0.95" in line and "exceeded" not in line

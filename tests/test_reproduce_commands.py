@@ -44,7 +44,7 @@ from dpcore.reproduce import (
 from dpcore.textaudit.result import lower_bound_ratio
 from dpcore.validation import DPCoreError
 from pages._shared import escape_markdown
-from tests.conftest import Cli, CliRun
+from tests.conftest import Cli
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The pages that show a ``python -m dpcore`` command reproducing their result.
@@ -79,12 +79,6 @@ def _shown_command(at: AppTest, subcommand: str) -> list[str]:
 def _json_argv(argv: list[str]) -> list[str]:
     """The arguments of ``argv`` (``python -m dpcore …``) for dpcore.cli.main, with ``--json``."""
     return [*argv[3:], "--json"]
-
-
-def _json(run: CliRun) -> Any:
-    """The JSON a ``cli(...)`` run printed, once it exited 0."""
-    assert run.code == 0, run.err
-    return json.loads(run.out)
 
 
 def _as_shown(shown: str, value: float) -> bool:
@@ -132,7 +126,7 @@ def test_audit_text_page_command_gives_the_page_numbers(case: str, cli: Cli) -> 
     at = _page("audit_text.py", 180, **AUDIT_CASES[case]).run()
     assert not at.exception, at.exception
     argv = _shown_command(at, "audit-text")
-    got = _json(cli(_json_argv(argv)))
+    got = cli(_json_argv(argv)).json()
 
     # the verdict in full, as the page states it (Markdown-escaped, as shown)
     text = got["verdict_text"]
@@ -256,7 +250,7 @@ def test_sanitize_page_command_gives_the_page_draw(
     # the command reads input.txt and writes sanitized.txt in the working directory
     monkeypatch.chdir(tmp_path)
     (tmp_path / "input.txt").write_text(TEXT + "\n", encoding="utf-8")
-    got = _json(cli(_json_argv(argv)))
+    got = cli(_json_argv(argv)).json()
     lines = (tmp_path / "sanitized.txt").read_text(encoding="utf-8").splitlines()
 
     blocks = [m.value for m in at.markdown if "dp-sanitized" in m.value]
@@ -289,7 +283,7 @@ def test_audit_rewriter_page_command_gives_the_page_numbers(cli: Cli) -> None:
     at.button(key="run").click().run()
     assert not at.exception, at.exception
     argv = _shown_command(at, "audit-rewriter")
-    got = _json(cli(_json_argv(argv)))
+    got = cli(_json_argv(argv)).json()
     (pair,) = got["pairs"]
     assert (pair["x"], pair["x_prime"]) == (REWRITER_CASE["x"], REWRITER_CASE["xp"])
     assert got["verdict"] == "violates" and got["seed"] == 5 and got["confidence"] == 0.9
@@ -354,7 +348,7 @@ def test_verdicts_page_command_gives_the_rows_record(cli: Cli) -> None:
     at = _page("verdicts.py", 60, row=row["name"]).run()
     assert not at.exception, at.exception
     argv = _shown_command(at, "audit-text")
-    got = _json(cli(_json_argv(argv)))
+    got = cli(_json_argv(argv)).json()
     audit = row["audit"]
     assert got["verdict"] == verdict_of(row) == "violates"
     assert got["max_lower_bound_ratio"] == audit["max_lower_bound_ratio"]

@@ -9,7 +9,6 @@ at 3ε while claiming ε) puts its measured events wholly outside the claim's cu
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -19,7 +18,7 @@ from dpcore.stats import cp_log_ratio_lower
 from dpcore.textaudit.result import PairResult
 from dpcore.textaudit.tradeoffs import build, strongest_first, text_line, thin_curve, tpr_record
 from dpcore.tradeoff import FPR_LEVELS, Box, box_outside, box_violation, roc_from_logpmfs, tpr_ceiling
-from tests.conftest import Cli, CliRun
+from tests.conftest import Cli
 
 ISSUE_ARGS = ["--epsilon", "1", "--vocab-size", "2000", "--seed", "0"]
 
@@ -29,14 +28,8 @@ def _audit_argv(mechanism: str) -> list[str]:
     return ["audit-text", "--mechanism", mechanism, *ISSUE_ARGS, "--json"]
 
 
-def _json(run: CliRun) -> dict:
-    """The JSON a ``cli(...)`` run printed, once it exited 0."""
-    assert run.code == 0
-    return json.loads(run.out)
-
-
 def test_krr_overclaimed_puts_its_events_outside_the_claims_curve(cli: Cli):
-    out = _json(cli(_audit_argv("flawed:krr-overclaimed")))
+    out = cli(_audit_argv("flawed:krr-overclaimed")).json()
     assert out["verdict"] == "violates"
     for key in ("pairs", "verdict_text", "alpha_accounting", "declaration"):  # the existing record
         assert key in out
@@ -80,7 +73,7 @@ def test_krr_overclaimed_puts_its_events_outside_the_claims_curve(cli: Cli):
 
 
 def test_krr_puts_no_event_outside_the_claims_curve(cli: Cli):
-    out = _json(cli(_audit_argv("krr")))
+    out = cli(_audit_argv("krr")).json()
     assert out["verdict"] == "not-detected"
     tr = out["tradeoff"]
     assert tr["pairs"] and all(not p["outside"] and not p["exact_outside"] for p in tr["pairs"])
