@@ -28,7 +28,10 @@ Examples
 import sys as _sys
 
 if _sys.argv[:1] == ["-m"]:  # `python -m dpcore` is locating its __main__: see dpcore.__main__
-    import signal as _signal
+    # `_signal`, the C module under `signal`, is loaded with the interpreter: importing `signal`
+    # itself builds its enums (milliseconds on a loaded machine), a window in which Ctrl+C would
+    # still end in a traceback through this file.
+    import _signal
 
     def _interrupted_at_start_up(signum: int, frame: object) -> None:
         _sys.stderr.write("dpcore: interrupted\n")
