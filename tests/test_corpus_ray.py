@@ -1,11 +1,10 @@
 """sanitize-corpus engines give the same output: local, local with 2 workers, Ray at two batch sizes.
 
-One local Ray (2 CPUs) is started for the module and shared by its tests.
+They run on the worker's one local Ray (the ``ray_runtime`` fixture of ``tests/conftest.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -14,8 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from dpcore.corpus import MechanismSpec, sanitize_files
+from tests.conftest import RAY_GROUP
 
 ray = pytest.importorskip("ray")
+
+pytestmark = RAY_GROUP
 
 TEXTS = [
     "It's a charming and often affecting journey.",
@@ -25,18 +27,9 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    from dpcore.corpus.engines import start_ray
-
-    stop = start_ray(None, 2)
-    yield
-    stop()
-
-
 @pytest.mark.parametrize("mechanism", ["santext+"])
 def test_same_output_under_every_engine_worker_count_and_batch_size(
-    mechanism: str, tmp_path: Path, local_ray: None
+    mechanism: str, tmp_path: Path, ray_runtime: None
 ) -> None:
     n = 120
     df = pd.DataFrame(
@@ -71,7 +64,7 @@ def test_same_output_under_every_engine_worker_count_and_batch_size(
         pd.testing.assert_frame_equal(got, ref, obj=name)
 
 
-def test_ray_dataset_api(local_ray: None) -> None:
+def test_ray_dataset_api(ray_runtime: None) -> None:
     from dpcore.corpus import sanitize_dataframe, sanitize_ray_dataset
 
     df = pd.DataFrame({"rid": range(30), "text": [TEXTS[i % 4] for i in range(30)]})

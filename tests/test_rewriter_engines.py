@@ -10,6 +10,7 @@ from dpcore.rewriter import audit_rewriter, load_rewriter
 from dpcore.rewriter.draws import RewriterSource, draw_rewrites, plan_tasks
 from dpcore.rewriter.pairs import corpus_sentences
 from dpcore.validation import DPCoreError
+from tests.conftest import RAY_GROUP
 
 POOL = corpus_sentences()[:20]
 PAIRS = [(POOL[0], POOL[1]), (POOL[2], POOL[3])]
@@ -51,8 +52,8 @@ def test_the_rewrites_do_not_depend_on_the_seed_of_other_chunks(rewriter) -> Non
     assert draw_rewrites(rewriter, tasks, seed=6) != full
 
 
-def test_ray_gives_the_same_result(rewriter, local) -> None:
-    pytest.importorskip("ray")
+@RAY_GROUP
+def test_ray_gives_the_same_result(rewriter, local, ray_runtime) -> None:
     assert _essence(audit_rewriter(rewriter, PAIRS, workers=2, engine="ray", source=SOURCE, **KW)) == local
 
 

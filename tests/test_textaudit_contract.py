@@ -36,6 +36,7 @@ from dpcore.textaudit.engine import DrawPlan, draw_words
 from dpcore.textaudit.sampling import OutputCodebook, SanitizerRaised, draw_counts
 from dpcore.validation import DPCoreError
 from tests.cli_errors import error_lines
+from tests.conftest import RAY_GROUP
 
 ROOT = Path(__file__).resolve().parents[1]
 FORK = "fork" in __import__("multiprocessing").get_all_start_methods()
@@ -268,7 +269,8 @@ def test_an_own_fixed_seed_generator_is_refused_in_one_line(words):
 
 
 @needs_fork
-def test_the_forked_check_catches_draws_that_replay_in_forks(words):
+@RAY_GROUP
+def test_the_forked_check_catches_draws_that_replay_in_forks(words, ray_runtime):
     _, c = enforce_rng_contract(ReplaysInForks(words), words, PROBE, seed=0, workers=1, engine="local")
     assert c.status == "ok"  # in one process nothing shows
     _, c = enforce_rng_contract(ReplaysInForks(words), words, PROBE, seed=0, workers=2, engine="ray")

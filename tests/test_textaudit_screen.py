@@ -21,6 +21,7 @@ from dpcore.textaudit import DpcoreSanitizer, KaryRandomizedResponse, audit_text
 from dpcore.textaudit.engine import DrawPlan, draw_words, summarize
 from dpcore.textaudit.power import detectable_excess, flag_probability
 from dpcore.validation import DPCoreError
+from tests.conftest import RAY_GROUP
 from tests.test_textaudit import _word_vocab
 
 
@@ -288,10 +289,8 @@ def test_cli_screen_bad_input_is_one_clear_line(capsys, extra, message):
     assert message in err and "Traceback" not in err
 
 
-def test_ray_engine_gives_the_same_result(tmp_path, capsys):
-    pytest.importorskip("ray")
-    from dpcore.corpus.engines import start_ray
-
+@RAY_GROUP
+def test_ray_engine_gives_the_same_result(tmp_path, capsys, ray_runtime):
     vocab = build_vocabulary("glove", size=400)
     s = KaryRandomizedResponse(epsilon=1.0, words=list(vocab.words))
     kw = dict(vocab=vocab, pairs=4, samples=2_000, screen_budget=400 * 500, seed=5)
@@ -314,13 +313,9 @@ def test_ray_engine_gives_the_same_result(tmp_path, capsys):
     argv += ["--screen-budget", "80000", "--pairs", "3", "--samples", "2000", "--seed", "1", "--json"]
     assert main([*argv, "--workers", "1"]) == 0
     cli_local = json.loads(capsys.readouterr().out)
-    stop = start_ray(None, 2)  # one local Ray for both runs below
-    try:
-        ray_run = audit_text(s, engine="ray", workers=2, **kw)
-        assert main([*argv, "--engine", "ray", "--workers", "2"]) == 0
-        cli_ray = json.loads(capsys.readouterr().out)
-    finally:
-        stop()
+    ray_run = audit_text(s, engine="ray", workers=2, **kw)  # both on the worker's one local Ray
+    assert main([*argv, "--engine", "ray", "--workers", "2"]) == 0
+    cli_ray = json.loads(capsys.readouterr().out)
     assert _comparable(local) == _comparable(ray_run)
     assert ray_run.execution["engine"] == "ray"
     for d in (cli_local, cli_ray):

@@ -3,15 +3,13 @@ rows as the local engine, in the table's order."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.conftest import Cli, CliRun
+from tests.conftest import RAY_GROUP, Cli, CliRun
 
 ray = pytest.importorskip("ray")
 
-pytestmark = pytest.mark.xdist_group("verdicts-ray")
+pytestmark = RAY_GROUP  # on the worker's one local Ray (tests/conftest.py: ray_runtime)
 
 ROWS = "flawed:krr-overclaimed,flawed:truncated-gumbel-one-word,truncated-gumbel"
 
@@ -23,8 +21,7 @@ def _argv(*args: str) -> list[str]:
 
 def _rows(run: CliRun) -> list[dict]:
     """The rows a ``cli(...)`` run printed, once it exited 0."""
-    assert run.code == 0, run.err
-    return json.loads(run.out)["rows"]
+    return run.json()["rows"]
 
 
 def _essence(row: dict) -> tuple:
@@ -33,7 +30,7 @@ def _essence(row: dict) -> tuple:
     return (row["name"], row["status"], row["why"], a.get("verdict"), a.get("max_lower_bound_ratio"), pairs)
 
 
-def test_ray_rows_equal_local_rows(cli: Cli) -> None:
+def test_ray_rows_equal_local_rows(cli: Cli, ray_runtime: None) -> None:
     local = _rows(cli(_argv()))
     on_ray = _rows(cli(_argv("--engine", "ray")))
     assert [r["name"] for r in on_ray] == [r["name"] for r in local]  # the table's order

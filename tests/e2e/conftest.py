@@ -6,6 +6,12 @@ Fixtures
 ``app_url``
     Base URL of a dashboard server started once per test session (pages live at
     ``{app_url}/<url_path>``).
+
+One server for all of them: every test in this folder is in the xdist group ``e2e``, so they run
+in one pytest worker, against one server whose Streamlit caches fill once. A page's default run
+is computed once and the models (masked LM, MiniLM, SmolLM2) load once, instead of once in each
+worker's server; the other worker runs the rest of the suite meanwhile. A test that needs a
+computation of its own (the cancellation tests) asks for settings no other test uses.
 ``page``
     A fresh Playwright page (1400×1000) in headless Chromium.
 ``artifacts``
@@ -29,6 +35,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import need
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CHROMIUM_ARGS = [
@@ -51,16 +59,19 @@ def _chromium_path() -> str | None:
     return None
 
 
-def _need(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"e2e prerequisite missing in CI: {reason}")
-    pytest.skip(reason)
-
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups from the markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every browser test in the xdist group ``e2e``: one worker, one server (module docstring)."""
+    here = Path(__file__).resolve().parent
+    for item in items:
+        if here in item.path.resolve().parents:
+            item.add_marker(pytest.mark.xdist_group("e2e"))
 
 
 @pytest.fixture(scope="session")
@@ -122,11 +133,11 @@ def app_url() -> Iterator[str]:
 def browser() -> Iterator[object]:
     exe = _chromium_path()
     if exe is None:
-        _need("Debian chromium is not installed (apt-get install -y chromium)")
+        need("Debian chromium is not installed (apt-get install -y chromium)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _need("playwright is not installed (pip install -r requirements.txt)")
+        need("playwright is not installed (pip install -r requirements.txt)")
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
         try:
