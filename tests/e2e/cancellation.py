@@ -5,7 +5,11 @@ run gone on to the end after the widget change, asking for it again would show i
 once; the tests ask again and require a fresh computation (a progress text). That proof needs
 the long run to have been computing when the change reached the server. On a loaded machine the
 browser may send the change only after the run has finished, or after it has computed every unit
-(it is then stopped while drawing, with every unit cached: CI saw "Audited 7/7 cells" so). Then
+(it is then stopped while drawing, with every unit cached: CI saw "Audited 7/7 cells" so). A
+change that arrives while the last unit computes does the same: Streamlit stops a script only at
+its next message, so the unit finishes and is cached first, and the next message (the one saying
+every unit is done) is never sent. So a test's ``done`` pattern matches the texts after which
+every unit may be cached: the last unit's own progress where it is cached on completion. Then
 cancellation was not exercised: a test first asks again with a fresh, uncached request (the audit
 test tries three seeds), and otherwise skips, saying so, instead of passing or failing on
 something it did not observe.
@@ -68,7 +72,9 @@ class LongRunWatch:
     """
 
     def __init__(self, page, done: str | None = None) -> None:  # type: ignore[no-untyped-def]
-        # ``done``: a regex that the progress text saying "every unit is computed" matches in full
+        # ``done``: a regex that matches in full every progress text after which each unit may be
+        # computed and cached: "every unit is computed", and the last unit's own texts when that
+        # unit is cached as it returns (it completes before the script reaches its next message)
         self._done = re.compile(done) if done is not None else None
         self._armed = True
         self._changed = False

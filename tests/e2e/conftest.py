@@ -6,16 +6,16 @@ Fixtures
 ``app_url``
     Base URL of a dashboard server started once per test session (pages live at
     ``{app_url}/<url_path>``).
+``page``
+    A fresh Playwright page (1400×1000) in headless Chromium.
+``artifacts``
+    ``tests/artifacts/`` — screenshots go there.
 
 One server for all of them: every test in this folder is in the xdist group ``e2e``, so they run
 in one pytest worker, against one server whose Streamlit caches fill once. A page's default run
 is computed once and the models (masked LM, MiniLM, SmolLM2) load once, instead of once in each
 worker's server; the other worker runs the rest of the suite meanwhile. A test that needs a
 computation of its own (the cancellation tests) asks for settings no other test uses.
-``page``
-    A fresh Playwright page (1400×1000) in headless Chromium.
-``artifacts``
-    ``tests/artifacts/`` — screenshots go there.
 
 Outside CI the tests skip when Chromium or Playwright is missing; in CI (``CI`` set) they fail,
 so a missing install step cannot hide behind a green run.
