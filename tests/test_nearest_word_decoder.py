@@ -234,6 +234,26 @@ def test_flawed_vickrey_stream_unchanged_across_search_blocks() -> None:
         np.testing.assert_array_equal(new, _old_flawed(san, wid, n, np.random.default_rng(9)))
 
 
+def test_flawed_vickrey_sample_searches_many_words_at_once_with_the_same_outputs() -> None:
+    """sample() draws each distinct word's noise from the stream in id order, as sample_ids
+    word by word, and searches many words' points together: the same outputs. 36,000 positions
+    of 300 words span two search blocks, and one word drawn 30,000 times takes its own path."""
+    vocab = build_vocabulary("glove", size=500)
+    rng = np.random.default_rng(11)
+    ids = np.concatenate([rng.integers(0, 300, 36_000), np.full(30_000, 400)])
+    rng.shuffle(ids)
+    words = vocab.words[ids]
+    san = InputAwareVickrey(vocab=vocab, epsilon=5.0)
+    got = san.sample(list(words), np.random.default_rng(12))
+    want = np.empty(ids.size, dtype=object)
+    stream = np.random.default_rng(12)
+    for wid in np.unique(ids):
+        at = np.flatnonzero(ids == wid)
+        want[at] = vocab.words[san.sample_ids(int(wid), at.size, stream)]
+    assert (got == want).all()
+    assert (got != words).mean() > 0.5  # ε = 5 moves most words: the check is not on copies
+
+
 def test_nearest_two_distances_are_float64(glove: Vocabulary) -> None:
     pts = _noisy(glove, 50, 5.0, np.random.default_rng(10))
     first, second, d1, d2 = nearest_two(pts, glove)

@@ -176,36 +176,90 @@ class InputAwareVickrey(_EmbeddingSanitizer):
         self.t = check_probability(t, name="t")
         self.name = "flawed:vickrey-drops-input"
 
-    def _draw_word(self, wid: int, n: int, rng: np.random.Generator) -> np.ndarray:
-        v = self.vocab.vectors
-        m = v.shape[1]
-        out = np.empty(n, dtype=np.int64)
-        # The random stream is drawn in the steps it always had (per step: directions, radii,
-        # then the uniforms of the choice, which do not depend on the search), so seeded runs
-        # are unchanged; the nearest-word search then runs on POSITION_CHUNK draws at once.
+    def _steps(self) -> tuple[int, int]:
+        """Draws per step of the random stream, and per search block (whole steps)."""
         step = max(1, _STREAM_STEP // len(self.vocab))
-        block = step * max(1, POSITION_CHUNK // step)  # whole steps, so the stream is the same
+        return step, step * max(1, POSITION_CHUNK // step)
+
+    def _noise(self, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """``k`` draws' noise vectors and choice uniforms.
+
+        The random stream is drawn in the steps it always had (per step: directions, radii, then
+        the uniforms of the choice, which do not depend on the search), so seeded runs are
+        unchanged.
+        """
+        m = self.vocab.vectors.shape[1]
+        step, _ = self._steps()
+        z = np.empty((k, m))
+        u = np.empty(k)
+        for s0 in range(0, k, step):  # over steps of thousands of draws, not over draws
+            s1 = min(k, s0 + step)
+            zs = rng.standard_normal((s1 - s0, m))
+            zs *= (rng.gamma(m, 1.0 / self.epsilon, size=s1 - s0) / np.linalg.norm(zs, axis=1))[:, None]
+            z[s0:s1] = zs
+            u[s0:s1] = rng.random(s1 - s0)
+        return z, u
+
+    def _choose(self, wid: int | np.ndarray, z: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The outputs for noisy points ``z`` of inputs ``wid`` (one id, or one per row)."""
+        top, d2 = nearest_k(z, self.vocab, 3)  # float64 decisions, row by row (dpcore.text.nearest)
+        drop = top[:, 0] == wid  # the flaw: inspects the private input after the noise step
+        first = np.where(drop, top[:, 1], top[:, 0])
+        second = np.where(drop, top[:, 2], top[:, 1])
+        d1 = np.sqrt(np.where(drop, d2[:, 1], d2[:, 0]))
+        d2b = np.sqrt(np.where(drop, d2[:, 2], d2[:, 1]))
+        den = self.t * d1 + (1 - self.t) * d2b
+        p2 = np.where(den > 0, self.t * d1 / np.where(den > 0, den, 1.0), 0.0)
+        return np.where(u < p2, second, first)
+
+    def _draw_word(self, wid: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        out = np.empty(n, dtype=np.int64)
+        _, block = self._steps()  # the nearest-word search runs on a block of draws at once
         for start in range(0, n, block):
             k = min(block, n - start)
-            z = np.empty((k, m))
-            u = np.empty(k)
-            for s0 in range(0, k, step):  # over steps of hundreds of draws, not over draws
-                s1 = min(k, s0 + step)
-                zs = rng.standard_normal((s1 - s0, m))
-                zs *= (rng.gamma(m, 1.0 / self.epsilon, size=s1 - s0) / np.linalg.norm(zs, axis=1))[:, None]
-                z[s0:s1] = zs
-                u[s0:s1] = rng.random(s1 - s0)
-            z += v[wid]
-            top, d2 = nearest_k(z, self.vocab, 3)  # float64 decisions (dpcore.text.nearest)
-            drop = top[:, 0] == wid  # the flaw: inspects the private input after the noise step
-            first = np.where(drop, top[:, 1], top[:, 0])
-            second = np.where(drop, top[:, 2], top[:, 1])
-            d1 = np.sqrt(np.where(drop, d2[:, 1], d2[:, 0]))
-            d2b = np.sqrt(np.where(drop, d2[:, 2], d2[:, 1]))
-            den = self.t * d1 + (1 - self.t) * d2b
-            p2 = np.where(den > 0, self.t * d1 / np.where(den > 0, den, 1.0), 0.0)
-            out[start : start + k] = np.where(u < p2, second, first)
+            z, u = self._noise(k, rng)
+            z += self.vocab.vectors[wid]
+            out[start : start + k] = self._choose(wid, z, u)
         return out
+
+    def sample(self, words: Sequence[str], rng: np.random.Generator) -> np.ndarray:
+        """As every embedding sanitizer here: one segment of the stream per distinct input word,
+        in id order, so outputs are those of :meth:`sample_ids` word by word. The search, the
+        costly part, runs once per block of draws of many words (a sentence's words each come
+        once or twice), not once per word: nearest-word results do not depend on which other
+        points are searched with them (:func:`dpcore.text.nearest.exact_sq_distances`)."""
+        ids = self._ids(words)
+        out = np.empty(ids.size, dtype=np.int64)
+        uniq, inv, counts = np.unique(ids, return_inverse=True, return_counts=True)
+        by_word = np.split(np.argsort(inv, kind="stable"), np.cumsum(counts)[:-1])
+        _, block = self._steps()
+        v = self.vocab.vectors
+        pending: list[tuple[np.ndarray, int, np.ndarray, np.ndarray]] = []
+        rows = 0
+
+        def flush() -> None:
+            if pending:
+                at = np.concatenate([p[0] for p in pending])
+                wid = np.concatenate([np.full(p[0].size, p[1]) for p in pending])
+                z = np.concatenate([p[2] for p in pending])
+                u = np.concatenate([p[3] for p in pending])
+                out[at] = self._choose(wid, z, u)
+                pending.clear()
+
+        for u_k, wid in enumerate(uniq):  # one loop step per *distinct* input word: its noise only
+            sel = by_word[u_k]
+            if sel.size > block:
+                out[sel] = self._draw_word(int(wid), sel.size, rng)
+                continue
+            z, u = self._noise(sel.size, rng)
+            z += v[wid]
+            pending.append((sel, int(wid), z, u))
+            rows += sel.size
+            if rows >= POSITION_CHUNK:
+                flush()
+                rows = 0
+        flush()
+        return self.vocab.words[out]
 
     def describe(self) -> dict[str, Any]:
         return {"flawed": True, "mechanism": self.name, "epsilon": self.epsilon, "t": self.t}
