@@ -11,7 +11,7 @@ its next message, so the unit finishes and is cached first, and the next message
 every unit is done) is never sent. So a test's ``done`` pattern matches the texts after which
 every unit may be cached: the last unit's own progress where it is cached on completion. Then
 cancellation was not exercised: a test first asks again with a fresh, uncached request (the audit
-test tries three seeds), and otherwise skips, saying so, instead of passing or failing on
+test tries five seeds), and otherwise skips, saying so, instead of passing or failing on
 something it did not observe.
 
 Whether the run finished is read from what the server sent, not from what the browser drew (a
