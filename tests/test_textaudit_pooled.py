@@ -6,10 +6,7 @@ settings (no ``words``): nothing here tells the audit where to look.
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,9 +23,8 @@ from dpcore.textaudit.pooled import (
     random_matching,
     rejects_many,
 )
+from tests.conftest import Cli
 from tests.textaudit_helpers import ThinFlawKrr
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _at_most(k: int, n: int, rate: float, sig: float = 0.001) -> bool:
@@ -158,21 +154,11 @@ def plugin_file(tmp_path_factory) -> Path:
     return path
 
 
-def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "dpcore", "audit-text", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=ROOT,
-    )
-
-
-def test_uniform_3eps_krr_plugin_violates_at_15000_by_default(plugin_file: Path):
+def test_uniform_3eps_krr_plugin_violates_at_15000_by_default(plugin_file: Path, cli: Cli):
     """The issue's case: every word over-produces itself, ~2 self-hits per word at the default budget."""
-    r = _cli("--mechanism", f"{plugin_file}:overclaimed", "--epsilon", "1", "--seed", "3", "--json")
-    assert r.returncode == 0, r.stderr[-2000:]
-    d = json.loads(r.stdout)
+    d = cli(
+        "audit-text", "--mechanism", f"{plugin_file}:overclaimed", "--epsilon", "1", "--seed", "3", "--json"
+    ).json()
     assert d["vocab_size"] == 15_000 and d["strategy"] == "screen"
     assert d["verdict"] == "violates"
     selfs = [t for t in d["pooled"] if t["family"] == "self"]
