@@ -124,7 +124,9 @@ class Run:
         table = self.scan()
         token = f"DPCORE_RUN_TOKEN={self.pid}-".encode()
         doomed = set(self.alive(table)) | {p for p in table if _has_env(p, token)}
-        for pid in [self.pid, *sorted(doomed)]:
+        if self.proc.poll() is None:  # once reaped, its pid may be another process's
+            self.proc.kill()
+        for pid in sorted(doomed):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:

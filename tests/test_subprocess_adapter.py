@@ -376,8 +376,11 @@ def test_sigkill_of_the_audit_ends_every_worker_within_10_s(other_env: Path, fol
             alive = [p for p in mine if _state(p) not in ("Z", "X", "gone")]
         assert not alive, f"workers still alive 10 s after SIGKILL: {[mine[p] for p in alive]}"
     finally:
-        for p in list(_workers()):
-            if p not in before:
+        # only this run's workers: those of this test's environment (other_env is this pytest
+        # worker's own, and its tests run one at a time). Killing every new worker on the machine
+        # killed the other pytest worker's (CI, 2026-12-02: "the worker died 3 times in a row").
+        for p, c in _workers().items():
+            if p not in before and str(other_env) in c:
                 try:
                     os.kill(p, signal.SIGKILL)
                 except OSError:
