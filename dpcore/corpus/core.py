@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.blas import one_blas_thread
 from dpcore.validation import DPCoreError
 
 __all__ = [
@@ -136,11 +137,7 @@ def _build_cached(spec: MechanismSpec) -> Any:
 
 def single_threaded_blas() -> contextlib.AbstractContextManager[Any]:
     """Limit BLAS to one thread inside the block (threadpoolctl, when installed)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    return one_blas_thread()
 
 
 def row_generator(seed: int, row: int) -> np.random.Generator:

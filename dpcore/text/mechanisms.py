@@ -388,7 +388,6 @@ class RowBlocks:
         self.row_bytes = 8 * n_c
         self._buf: np.ndarray | None = None
         self._owner: RowBlock | None = None
-        self._limiter: Any = None
 
     @property
     def buffer_bytes(self) -> int:
@@ -400,18 +399,9 @@ class RowBlocks:
         return RowBlock(self, self.mechanism._check_ids(np.asarray(ids, dtype=np.int64)))
 
     def _one_thread(self) -> Any:
-        if self._limiter is None:
-            try:
-                from threadpoolctl import ThreadpoolController
+        from dpcore.blas import one_blas_thread
 
-                self._limiter = ThreadpoolController()
-            except ImportError:  # pragma: no cover - scikit-learn brings it
-                self._limiter = False
-        if self._limiter is False:  # pragma: no cover
-            import contextlib
-
-            return contextlib.nullcontext()
-        return self._limiter.limit(limits=1, user_api="blas")
+        return one_blas_thread()
 
     def _product(self, ids: np.ndarray, owner: RowBlock) -> np.ndarray:
         """φ(ids)·φ(C)ᵀ for ``height`` rows (``ids`` padded with its last id) into the buffer."""

@@ -186,11 +186,12 @@ def nearest_workers() -> int:
     threadpoolctl."""
     ctl = _BLAS_STATE["controller"]
     if ctl is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-        except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        from dpcore.blas import blas_controller
+
+        whole = blas_controller()
+        if whole is None:  # pragma: no cover - threadpoolctl comes with scikit-learn
             return 1
-        ctl = _BLAS_STATE["controller"] = ThreadpoolController().select(user_api="blas")
+        ctl = _BLAS_STATE["controller"] = whole.select(user_api="blas")
     with _BLAS_LOCK:
         if _BLAS_STATE["users"]:  # another search is running: BLAS shows its limit of 1
             return int(_BLAS_STATE["workers"])

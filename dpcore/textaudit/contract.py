@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpcore.blas import one_blas_thread
 from dpcore.rng import cell_seed_sequence
 from dpcore.textaudit.wrapping import SanitizerWrapper, unwrap
 from dpcore.validation import DPCoreError
@@ -252,11 +253,7 @@ def _draw(sanitizer: Any, word: str, wid: int, n: int, ss: np.random.SeedSequenc
 
 def _one_blas_thread() -> Any:
     """One BLAS thread while probing, as the engine's drawing processes have (same results, faster)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - scikit-learn brings it
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    return one_blas_thread()
 
 
 def _draw_all(sanitizer: Any, words: np.ndarray, ids: np.ndarray, n: int, seed: int, which: int) -> list:

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.blas import one_blas_thread
 from dpcore.rng import cell_seed_sequence
 from dpcore.textaudit.sampling import OutputCodebook, SanitizerRaised, draw_counts
 from dpcore.topk import largest_k
@@ -442,13 +443,7 @@ def _one_blas_thread() -> Any:
     A word's row (one matrix-vector product over the vocabulary) took 16 ms with OpenBLAS's
     threads on a loaded 2-core machine and 0.6 ms with one; the per-element results are the same.
     """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - scikit-learn brings it
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    return one_blas_thread()
 
 
 # --- local pool ------------------------------------------------------------------------------
