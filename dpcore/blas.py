@@ -25,6 +25,16 @@ _LOCK = threading.Lock()
 _STATE: dict[str, Any] = {"key": None, "controller": None}
 
 
+def _after_fork_in_child() -> None:
+    """A child forked while another thread held the lock gets a free one (its key differs anyway)."""
+    global _LOCK
+    _LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def blas_controller() -> Any:
     """This process's ``threadpoolctl.ThreadpoolController`` (None without threadpoolctl).
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import os
 import sys
 import types
 
@@ -39,3 +40,22 @@ def test_the_controller_is_kept_until_modules_are_imported(monkeypatch: pytest.M
 
 def test_docstring_examples_run() -> None:
     assert doctest.testmod(dpcore.blas).failed == 0
+
+
+def _child_reads_the_controller() -> None:
+    os._exit(0 if blas_controller() is not None else 3)
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="fork (POSIX)")
+def test_a_child_forked_while_the_lock_is_held_gets_a_free_one() -> None:
+    """A process forked while another thread builds the controller must not wait for ever."""
+    import multiprocessing as mp
+
+    with dpcore.blas._LOCK:  # as if another thread were building the controller at the fork
+        child = mp.get_context("fork").Process(target=_child_reads_the_controller)
+        child.start()
+        child.join(120)  # a bound on waiting for the state (the child ends), not a speed requirement
+        if child.exitcode is None:
+            child.kill()
+            child.join()
+    assert child.exitcode == 0
