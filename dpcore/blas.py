@@ -48,7 +48,7 @@ def blas_controller() -> Any:
             except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
                 return None
             controller = ThreadpoolController()
-            _STATE["controller"], _STATE["key"] = controller, (os.getpid(), len(sys.modules))
+            _STATE["controller"], _STATE["key"] = controller, key
         return _STATE["controller"]
 
 

@@ -21,7 +21,6 @@ nearest-neighbour search over V per row instead of one per batch).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import math
@@ -133,11 +132,6 @@ def _build_cached(spec: MechanismSpec) -> Any:
     return create_text_mechanism(
         spec.mechanism, vocab=vocab, epsilon=spec.epsilon, p=spec.p, w=spec.w, **dict(spec.params)
     )
-
-
-def single_threaded_blas() -> contextlib.AbstractContextManager[Any]:
-    """Limit BLAS to one thread inside the block (threadpoolctl, when installed)."""
-    return one_blas_thread()
 
 
 def row_generator(seed: int, row: int) -> np.random.Generator:
@@ -324,7 +318,7 @@ class BatchSanitizer:
 
         texts = table.column(text_column).to_pylist()
         rows = table.column(ROW_COLUMN).to_numpy()
-        with single_threaded_blas():
+        with one_blas_thread():
             out, n_tok, n_oov, n_rep = self.sanitize(texts, rows)
         i = table.schema.get_field_index(text_column)
         col_type = table.schema.field(i).type

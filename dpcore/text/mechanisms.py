@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.blas import one_blas_thread
 from dpcore.logspace import logsumexp
 from dpcore.text.nearest import POSITION_CHUNK, nearest_k
 from dpcore.text.parameters import ParameterSpec
@@ -398,11 +399,6 @@ class RowBlocks:
         """A block of words: ``block.sample_ids(word_id, n, rng)`` draws for any of them."""
         return RowBlock(self, self.mechanism._check_ids(np.asarray(ids, dtype=np.int64)))
 
-    def _one_thread(self) -> Any:
-        from dpcore.blas import one_blas_thread
-
-        return one_blas_thread()
-
     def _product(self, ids: np.ndarray, owner: RowBlock) -> np.ndarray:
         """φ(ids)·φ(C)ᵀ for ``height`` rows (``ids`` padded with its last id) into the buffer."""
         g = self.height
@@ -411,7 +407,7 @@ class RowBlocks:
         cand = self._cand_set
         if self._buf is None:
             self._buf = np.empty((g, len(cand.ids)))
-        with self._one_thread():
+        with one_blas_thread():
             np.matmul(self.mechanism.vocab.vectors[ids], cand.vecs.T, out=self._buf)
         self._owner = owner
         return self._buf

@@ -251,13 +251,8 @@ def _draw(sanitizer: Any, word: str, wid: int, n: int, ss: np.random.SeedSequenc
     return arr
 
 
-def _one_blas_thread() -> Any:
-    """One BLAS thread while probing, as the engine's drawing processes have (same results, faster)."""
-    return one_blas_thread()
-
-
 def _draw_all(sanitizer: Any, words: np.ndarray, ids: np.ndarray, n: int, seed: int, which: int) -> list:
-    with _one_blas_thread():
+    with one_blas_thread():
         return [
             _draw(sanitizer, str(words[w]), int(w), n, _probe_seed(seed, which, str(words[w]))) for w in ids
         ]
@@ -268,7 +263,7 @@ def _calibrate(sanitizer: Any, words: np.ndarray, ids: np.ndarray, seed: int) ->
     :data:`CALIBRATION_CALLS` timed ones, so that one preemption or garbage collection does not
     shrink the probe; None: it failed on every probe word)."""
     m = MIN_PROBE_DRAWS
-    with _one_blas_thread():
+    with one_blas_thread():
         for w in ids:
             word = str(words[w])
             if _draw(sanitizer, word, int(w), m, _probe_seed(seed, 2, word)) is None:

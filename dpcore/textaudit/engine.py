@@ -388,7 +388,7 @@ def _draw_shard(
     plan: DrawPlan,
     tick: Callable[[int], None] | None = None,
 ) -> list:
-    with _one_blas_thread():
+    with one_blas_thread():  # words are the parallel unit (dpcore.blas)
         samplers = _Samplers(sanitizer, wids)
         if plan.top is None or not plan.colocated or plan.partners is None:
             return [
@@ -435,15 +435,6 @@ def _screen_shard(
             out.append(reduce_draws(a, plan))
             i += 1
     return out
-
-
-def _one_blas_thread() -> Any:
-    """Words are the parallel unit: each drawing process keeps BLAS to one thread.
-
-    A word's row (one matrix-vector product over the vocabulary) took 16 ms with OpenBLAS's
-    threads on a loaded 2-core machine and 0.6 ms with one; the per-element results are the same.
-    """
-    return one_blas_thread()
 
 
 # --- local pool ------------------------------------------------------------------------------

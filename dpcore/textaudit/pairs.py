@@ -82,9 +82,9 @@ def nearest_neighbors(
     else:
         from concurrent.futures import ThreadPoolExecutor
 
-        from dpcore.textaudit.engine import _one_blas_thread
+        from dpcore.blas import one_blas_thread
 
-        with _one_blas_thread(), ThreadPoolExecutor(max_workers=workers) as pool_ex:
+        with one_blas_thread(), ThreadPoolExecutor(max_workers=workers) as pool_ex:
             list(pool_ex.map(one, chunks))
     if key is not None:
         while len(_NN_CACHE) >= _NN_CACHE_SIZE:
