@@ -178,9 +178,33 @@ def counts_in_table(k: np.ndarray | int, n: int) -> bool:
     return bool(k.size == 0 or (k.min() >= 0 and k.max() <= n))
 
 
-def _table_for(k: np.ndarray | int, n: int) -> bool:
-    """Whether a ratio bound over ``k`` reads the table (at least :data:`TABLE_MIN_COUNTS` counts)."""
-    return isinstance(k, np.ndarray) and k.size >= TABLE_MIN_COUNTS and counts_in_table(k, n)
+#: A single integer count at one (n, α) reads the table once that (n, α) has been asked
+#: :data:`SCALAR_TABLE_AFTER` times with n ≤ :data:`SCALAR_TABLE_MAX_TRIALS` (the screen bounds
+#: one event per word and pair, 15,000 or more scalar bounds at the same n and α).
+SCALAR_TABLE_AFTER = 8
+#: Largest n whose table a run of single counts builds (2·(n + 1) evaluations, a few ms).
+SCALAR_TABLE_MAX_TRIALS = 4_096
+_SCALAR_ASKS: dict[tuple[int, float], int] = {}
+
+
+def _table_for(k: np.ndarray | int, n: int, alpha: float) -> bool:
+    """Whether a ratio bound over ``k`` reads the table at ``(n, alpha)``: an integer array of at
+    least :data:`TABLE_MIN_COUNTS` counts in 0..n, or one integer count in 0..n at an (n, α)
+    asked for single counts often enough (:data:`SCALAR_TABLE_AFTER`)."""
+    if isinstance(k, np.ndarray):
+        return k.size >= TABLE_MIN_COUNTS and counts_in_table(k, n)
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        return False
+    if int(n) != n or not 0 < n <= SCALAR_TABLE_MAX_TRIALS or not 0 <= k <= n:
+        return False
+    key = (int(n), float(alpha))
+    asked = _SCALAR_ASKS.get(key, 0)
+    if asked >= SCALAR_TABLE_AFTER:
+        return True
+    if len(_SCALAR_ASKS) >= 4_096:  # many distinct (n, α), each asked rarely: start counting again
+        _SCALAR_ASKS.clear()
+    _SCALAR_ASKS[key] = asked + 1
+    return False
 
 
 @functools.lru_cache(maxsize=32)
@@ -217,9 +241,8 @@ def cp_log_ratio_num(a: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
     numpy.ndarray
         ln CP⁻(a; n, α/2) (−∞ where a = 0).
     """
-    table = _table_for(a, n)
-    if table:
-        return log_cp_tables(int(n), float(alpha) / 2)[0][np.asarray(a)]
+    if _table_for(a, n, alpha):
+        return log_cp_tables(int(n), float(alpha) / 2)[0][a]
     return log_cp_lower(a, n, alpha / 2)
 
 
@@ -240,9 +263,8 @@ def cp_log_ratio_den(b: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
     numpy.ndarray
         ln CP⁺(b; n, α/2).
     """
-    table = _table_for(b, n)
-    if table:
-        return log_cp_tables(int(n), float(alpha) / 2)[1][np.asarray(b)]
+    if _table_for(b, n, alpha):
+        return log_cp_tables(int(n), float(alpha) / 2)[1][b]
     return log_cp_upper(b, n, alpha / 2)
 
 

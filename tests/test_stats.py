@@ -264,3 +264,27 @@ def test_ratio_bounds_read_from_the_table_equal_the_direct_ones_bit_for_bit():
     assert not counts_in_table(np.array([1.0, 2.0]), 10)
     with pytest.raises(ValueError):
         log_cp_tables(stats.TABLE_MAX_TRIALS + 1, 0.05)
+
+
+def test_single_counts_read_from_the_table_equal_the_direct_ones_bit_for_bit():
+    """One integer count at a time (the screen bounds one event per word and pair): once an (n, α)
+    has been asked often enough, the count is read from the table, with the direct value."""
+    from dpcore import stats
+
+    for n in (1, 100, 2_000, stats.SCALAR_TABLE_MAX_TRIALS):
+        alpha = 0.1
+        direct = [
+            (stats.log_cp_lower(float(a), n, alpha / 2), stats.log_cp_upper(float(a), n, alpha / 2))
+            for a in range(n + 1)
+        ]
+        for _ in range(2):  # the first asks count, the later ones read the table
+            for a in range(n + 1):
+                assert stats.cp_log_ratio_num(a, n, alpha) == direct[a][0] or (
+                    np.isneginf(direct[a][0]) and np.isneginf(stats.cp_log_ratio_num(a, n, alpha))
+                )
+                assert stats.cp_log_ratio_den(np.int64(a), n, alpha) == direct[a][1]
+        assert stats._SCALAR_ASKS.get((n, alpha), 0) >= stats.SCALAR_TABLE_AFTER
+    # outside the table: a count above n, a float, a bool, a large n take the direct path
+    assert not stats._table_for(2.0, 10, 0.1) and not stats._table_for(True, 10, 0.1)
+    assert not stats._table_for(3, stats.SCALAR_TABLE_MAX_TRIALS + 1, 0.1)
+    assert not stats._table_for(11, 10, 0.1) and not stats._table_for(-1, 10, 0.1)

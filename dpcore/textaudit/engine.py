@@ -167,10 +167,14 @@ def summarize(
 ) -> WordSummary:
     """Reduce full counts (vocabulary part and other outputs) to a :class:`WordSummary`."""
     labels = tuple(sorted(extras))
-    ext = np.asarray([extras[k] for k in labels], dtype=np.int64)
     nz = np.flatnonzero(counts != 0)  # (a boolean mask: numpy finds its nonzeros 10× faster)
-    codes = np.concatenate([nz, -1 - np.arange(len(labels), dtype=np.int64)])
-    vals = np.concatenate([counts[nz], ext]).astype(np.int64)
+    if labels:
+        ext = np.asarray([extras[k] for k in labels], dtype=np.int64)
+        codes = np.concatenate([nz, -1 - np.arange(len(labels), dtype=np.int64)])
+        vals = np.concatenate([counts[nz], ext]).astype(np.int64)
+    else:  # vocabulary outputs only (the id fast path): the same arrays without the concatenations
+        codes = nz.astype(np.int64, copy=False)
+        vals = counts[nz].astype(np.int64, copy=False)
     distinct = int(vals.size)
     if vals.size > top:
         keep = largest_k(vals, top)  # ties by position: the same on every processor
@@ -182,7 +186,7 @@ def summarize(
     codes, vals = codes[order].astype(np.int64, copy=False), vals[order]
     # listed outputs outside V: renumbered -1, -2, … in label order among the listed ones
     outside = codes < 0
-    used = np.unique(-1 - codes[outside])
+    used = np.unique(-1 - codes[outside]) if labels else np.zeros(0, dtype=np.int64)
     if used.size:
         codes = codes.copy()
         codes[outside] = -1 - np.searchsorted(used, -1 - codes[outside])

@@ -23,6 +23,7 @@ M(dog) never does.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -221,7 +222,7 @@ def draw_counts(
     """
     from dpcore.textaudit.contract import stdout_to_stderr
 
-    bounds = np.cumsum([0, *(split if split is not None else (n,))])
+    bounds = [0, *itertools.accumulate(int(s) for s in (split if split is not None else (n,)))]
     if bounds[-1] != n:
         raise ValueError("split must sum to n")
     # a segment's counts start at its first chunk (no zeros to add to, no copies at the end)
