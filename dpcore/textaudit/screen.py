@@ -497,13 +497,18 @@ def pair_lower_bounds(
 
     def part(wd: WordDraws, half: int) -> np.ndarray:
         # this half's counts of those outputs (an output outside V: by label, 0 when absent)
+        inside = wd.counts[half][:n_base][seen]
+        if not labels0:
+            return inside
         extra = np.asarray([wd.extras[half].get(k, 0) for k in labels0], dtype=np.int64)
-        return np.concatenate([wd.counts[half][:n_base][seen], extra])
+        return np.concatenate([inside, extra])
 
     sel_a, sel_b, ev_a, ev_b = part(a, 0), part(b, 0), part(a, 1), part(b, 1)
     elig = None
     if eligible is not None:
-        elig = np.concatenate([eligible[:n_base][seen], np.zeros(len(labels0), dtype=bool)])
+        elig = eligible[:n_base][seen]
+        if labels0:
+            elig = np.concatenate([elig, np.zeros(len(labels0), dtype=bool)])
     out = []
     for s_x, s_y, e_x, e_y in ((sel_a, sel_b, ev_a, ev_b), (sel_b, sel_a, ev_b, ev_a)):
         event = best_prefix_event(s_x, s_y, halves[0], PAIR_ALPHA, elig)
