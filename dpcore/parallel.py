@@ -1,5 +1,10 @@
 """How many workers a parallel computation uses: the machine's cores by default, validated.
 
+The default is the CPUs this process may use, or the whole number in the environment variable
+``DPCORE_WORKERS`` when it is set: a shared server, or a test suite that already runs one
+process per core (dpcore's sets 1 in each pytest worker), keeps every command and page that is
+not given ``--workers`` to that many. Results never depend on the number of workers.
+
 The vector Monte-Carlo audit (:mod:`dpcore.audit.montecarlo`) runs its independent random
 streams on a thread pool of this size; its results never depend on the number of workers.
 
@@ -14,16 +19,36 @@ from __future__ import annotations
 
 import os
 
-from dpcore.validation import check_int
+from dpcore.validation import DPCoreError, check_int
 
-__all__ = ["MAX_WORKERS", "default_workers", "resolve_workers"]
+__all__ = ["MAX_WORKERS", "WORKERS_ENV", "default_workers", "resolve_workers"]
 
 #: Largest number of workers accepted.
 MAX_WORKERS = 64
 
 
+#: The environment variable that sets the default number of workers (unset: the CPUs).
+WORKERS_ENV = "DPCORE_WORKERS"
+
+
 def default_workers() -> int:
-    """The CPUs this process may use (``os.sched_getaffinity`` where available), at most 64."""
+    """``DPCORE_WORKERS`` when set, else the CPUs this process may use (``os.sched_getaffinity``
+    where available), at most 64.
+
+    Raises
+    ------
+    DPCoreError
+        When ``DPCORE_WORKERS`` is set to anything but a whole number from 1 to 64.
+    """
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if raw:
+        try:
+            n = int(raw)
+        except ValueError:
+            n = -1
+        if not 1 <= n <= MAX_WORKERS:
+            raise DPCoreError(f"{WORKERS_ENV} must be a whole number from 1 to {MAX_WORKERS}, not {raw!r}")
+        return n
     try:
         n = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux

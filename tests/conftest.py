@@ -1,11 +1,14 @@
 """Test-session set-up and the fixtures every test file shares (one home; no copies in files).
 
-Threads
+Threads and worker processes
     Each pytest worker (``-n 2``: two of them on two cores) computes with one BLAS, OpenMP and
     onnxruntime thread, and so do the processes it starts (they inherit the environment): two
     workers with two threads each ran four busy threads on two cores. A test about threads sets
-    its own (``threadpoolctl.threadpool_limits``). Results do not depend on the thread count:
-    the golden audits and every shipped view's ``--check`` run under these settings.
+    its own (``threadpoolctl.threadpool_limits``). Likewise a command or page not given
+    ``--workers`` runs one worker process (``DPCORE_WORKERS=1``, :mod:`dpcore.parallel`) instead of
+    one per core: a test about worker processes passes its own count. Results do not depend on
+    the thread or worker count: the golden audits and every shipped view's ``--check`` run under
+    these settings.
 
 Streamlit
     ``AppTest.run()`` scans the metadata of every installed distribution for custom component
@@ -54,6 +57,7 @@ ONE_THREAD_ENV = {
     "OPENBLAS_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
     "DPCORE_ORT_THREADS": "1",
+    "DPCORE_WORKERS": "1",
 }
 
 

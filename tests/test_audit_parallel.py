@@ -3,6 +3,9 @@ same result as before the change, a fused per-chunk count, bounded memory, in-pl
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import threading
 import tracemalloc
 
@@ -19,6 +22,7 @@ from dpcore.mechanisms.samplers import laplace_sample_eq7, open_uniform
 from dpcore.parallel import MAX_WORKERS, default_workers, resolve_workers
 from dpcore.rng import spawn_rngs
 from dpcore.validation import DPCoreError
+from tests.conftest import Cli
 
 ALL = VECTOR_MECHANISMS.names()
 VOLATILE = {"elapsed_s", "workers"}
@@ -199,9 +203,43 @@ def test_workers_are_validated(bad: object) -> None:
         audit("laplace", dim=2, epsilon=1.0, method="mc", trials=100, seed=0, workers=bad)  # type: ignore[arg-type]
 
 
-def test_default_workers_are_the_machines_cores() -> None:
+def test_default_workers_are_the_machines_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_workers(None) == default_workers() >= 1
     assert resolve_workers("3") == 3
+    monkeypatch.delenv("DPCORE_WORKERS", raising=False)  # the suite sets 1 (tests/conftest.py)
+    assert default_workers() == len(os.sched_getaffinity(0))
+
+
+def test_dpcore_workers_sets_the_default_and_is_validated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DPCORE_WORKERS", " 3 ")
+    assert default_workers() == 3 and resolve_workers(None) == 3 and resolve_workers(2) == 2
+    for bad in ("0", "65", "two", "1.5", "-1"):
+        monkeypatch.setenv("DPCORE_WORKERS", bad)
+        message = f"DPCORE_WORKERS must be a whole number from 1 to 64, not '{re.escape(bad)}'"
+        with pytest.raises(DPCoreError, match=message):
+            resolve_workers(None)
+        assert resolve_workers(4) == 4  # an explicit count does not read it
+    monkeypatch.setenv("DPCORE_WORKERS", "")
+    assert default_workers() == len(os.sched_getaffinity(0))
+
+
+def test_a_bad_dpcore_workers_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch, cli: Cli) -> None:
+    monkeypatch.setenv("DPCORE_WORKERS", "many")
+    argv = ["audit", "--mechanism", "laplace", "--dim", "2", "--epsilon", "1", "--method", "mc"]
+    argv += ["--trials", "1000", "--seed", "0", "--json"]
+    message = "DPCORE_WORKERS must be a whole number from 1 to 64, not 'many'"
+    run = cli(argv[:-1])
+    assert run.code == 2 and run.out == "" and run.err.strip() == f"dpcore: error: {message}"
+    run = cli(argv)  # --json: the error as one JSON object
+    assert run.code == 2 and run.out == ""
+    assert json.loads(run.err) == {"error": message, "type": "invalid-input", "exit_code": 2}
+    monkeypatch.setenv("DPCORE_WORKERS", "2")  # the same run with the variable set right
+    two = cli(argv).json()
+    monkeypatch.setenv("DPCORE_WORKERS", "1")
+    one = cli(argv).json()
+    assert two["workers"] == 2 and one["workers"] == 1
+    same = ("empirical_epsilon", "lower_bound", "upper_bound", "verdict", "guess1_d", "streams")
+    assert {k: two[k] for k in same} == {k: one[k] for k in same}  # not on the workers
 
 
 def test_plan_for_the_link_from_issue_24() -> None:
