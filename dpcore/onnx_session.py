@@ -15,10 +15,9 @@ the MiniLM sentence encoder): one home, so both behave alike.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from dpcore.validation import DPCoreError
+from dpcore.validation import env_whole_number
 
 __all__ = ["THREADS_ENV", "intra_op_threads", "session_options"]
 
@@ -34,16 +33,8 @@ def intra_op_threads() -> int:
     DPCoreError
         When the variable is set to anything but a whole number from 1 to 256.
     """
-    raw = os.environ.get(THREADS_ENV, "").strip()
-    if not raw:
-        return 0
-    try:
-        n = int(raw)
-    except ValueError:
-        n = -1
-    if not 1 <= n <= 256:
-        raise DPCoreError(f"{THREADS_ENV} must be a whole number from 1 to 256, not {raw!r}")
-    return n
+    n = env_whole_number(THREADS_ENV, min_value=1, max_value=256)
+    return 0 if n is None else n
 
 
 def session_options() -> Any:

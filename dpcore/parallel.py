@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from dpcore.validation import DPCoreError, check_int
+from dpcore.validation import check_int, env_whole_number
 
 __all__ = ["MAX_WORKERS", "WORKERS_ENV", "default_workers", "resolve_workers"]
 
@@ -40,14 +40,8 @@ def default_workers() -> int:
     DPCoreError
         When ``DPCORE_WORKERS`` is set to anything but a whole number from 1 to 64.
     """
-    raw = os.environ.get(WORKERS_ENV, "").strip()
-    if raw:
-        try:
-            n = int(raw)
-        except ValueError:
-            n = -1
-        if not 1 <= n <= MAX_WORKERS:
-            raise DPCoreError(f"{WORKERS_ENV} must be a whole number from 1 to {MAX_WORKERS}, not {raw!r}")
+    n = env_whole_number(WORKERS_ENV, min_value=1, max_value=MAX_WORKERS)
+    if n is not None:
         return n
     try:
         n = len(os.sched_getaffinity(0))

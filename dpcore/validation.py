@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -19,6 +20,7 @@ __all__ = [
     "check_finite_float",
     "check_int",
     "check_probability",
+    "env_whole_number",
     "parse_int_list",
 ]
 
@@ -123,6 +125,27 @@ def check_int(value: object, *, name: str, min_value: int, max_value: int) -> in
         n = int(x)
     if n < min_value or n > max_value:
         raise DPCoreError(f"{name} must be between {min_value:,} and {max_value:,}, got {n:,}")
+    return n
+
+
+def env_whole_number(name: str, *, min_value: int, max_value: int) -> int | None:
+    """The environment variable ``name`` as a whole number in ``[min_value, max_value]``, or None
+    when it is unset or blank (surrounding spaces are ignored).
+
+    Raises
+    ------
+    DPCoreError
+        ``"NAME must be a whole number from MIN to MAX, not 'VALUE'"`` for anything else.
+    """
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        n = int(raw)
+    except ValueError:
+        n = min_value - 1
+    if not min_value <= n <= max_value:
+        raise DPCoreError(f"{name} must be a whole number from {min_value} to {max_value}, not {raw!r}")
     return n
 
 
