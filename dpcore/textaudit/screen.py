@@ -232,9 +232,7 @@ def propose_pairs(
         hit = key[at] == q
         return np.where(hit, val[at], residual[rows])
 
-    table = np.arange(m + 1)
-    log_lo = log_cp_lower(table, m, SCREEN_ALPHA)
-    log_hi = log_cp_upper(table, m, SCREEN_ALPHA)
+    log_lo, log_hi = _score_tables(counts, np.minimum(residual, m), m)
     usable = listed & (counts > 0)
     if eligible is not None:
         el = np.zeros(n_codes, dtype=bool)
@@ -306,6 +304,23 @@ def propose_pairs(
         residual_max=float(residual.max()),
         kth_upper=kth_hi,
     )
+
+
+def _score_tables(counts: np.ndarray, residual: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """ln CP⁻ and ln CP⁺ of the screen's counts at ``m`` draws, indexable by a count in 0..m.
+
+    Only the counts that occur (``counts`` and ``residual``) are evaluated; the other entries are
+    NaN and never read. Each evaluated entry is, bit for bit, what :func:`log_cp_lower` and
+    :func:`log_cp_upper` give over all of 0..m (an element-wise ufunc), at a cost in the number of
+    distinct counts instead of ``m`` (a word drawn a million times otherwise costs two million
+    Beta quantiles).
+    """
+    seen = np.unique(np.concatenate([counts.ravel(), residual.ravel()]))
+    log_lo = np.full(m + 1, np.nan)
+    log_hi = np.full(m + 1, np.nan)
+    log_lo[seen] = log_cp_lower(seen, m, SCREEN_ALPHA)
+    log_hi[seen] = log_cp_upper(seen, m, SCREEN_ALPHA)
+    return log_lo, log_hi
 
 
 def kth_score_upper(score: np.ndarray, fav: np.ndarray, word_scores: np.ndarray, k: int) -> float:
