@@ -80,6 +80,23 @@ def test_neighbour_counts_follow_the_truncated_poisson(vocab, eps_min: float) ->
     assert chisquare(obs2, exp2).pvalue > ALPHA
 
 
+def test_neighbour_counts_are_the_inverse_cdf_of_scipy(vocab, eps_min: float) -> None:
+    """The table look-up gives, draw for draw, ``scipy.stats.poisson.ppf`` of the same uniforms
+    (the seeded streams of the goldens and the verdict table do not move), u = 0 included."""
+    mech = TruncatedGumbel(vocab=vocab, epsilon=eps_min * 1.5)
+    k_max, mu = len(vocab) - 1, math.log(len(vocab) - 1)
+    k = mech.neighbour_counts(300_000, np.random.default_rng(5))
+    u = np.random.default_rng(5).random(300_000) * poisson.cdf(k_max, mu)
+    want = np.clip(np.nan_to_num(poisson.ppf(u, mu), nan=0.0), 0, k_max).astype(np.int64)
+    assert np.array_equal(k, want) and k.max() >= 8  # the tail is reached, not only small counts
+
+    class Zeros:
+        def random(self, size: int) -> np.ndarray:
+            return np.zeros(size)
+
+    assert mech.neighbour_counts(3, Zeros()).tolist() == [0, 0, 0]  # type: ignore[arg-type]  # ppf(0) = −1, clipped
+
+
 @pytest.mark.parametrize("factor", [1.05, 3.0])
 def test_noise_follows_the_truncated_gumbel(vocab, eps_min: float, factor: float) -> None:
     mech = TruncatedGumbel(vocab=vocab, epsilon=eps_min * factor)
