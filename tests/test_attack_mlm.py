@@ -300,7 +300,8 @@ def test_train_attacker_continues_on_public_tweets_on_the_cpu(tmp_path, capsys) 
 
     out = tmp_path / "att"
     args = ["train-attacker", "--init", str(DEFAULT_MLM_DIR), "--sources", "tweets", "--epochs", "0.002"]
-    args += ["--batch-size", "8", "--device", "cpu", "--eval-words", "10", "--threads", "1"]
+    args += ["--batch-size", "8", "--device", "cpu", "--eval-words", "10", "--validation-words", "10"]
+    args += ["--threads", "1"]
     args += ["--output", str(out)]
     assert main(args) == 0
     assert "the --init attacker" in capsys.readouterr().out
@@ -311,6 +312,7 @@ def test_train_attacker_continues_on_public_tweets_on_the_cpu(tmp_path, capsys) 
     assert rec["corpus"]["heldout_is"].startswith("the attack's evaluation pool")
     assert rec["corpus"]["tweet_split"]["evaluation_tweets"] == len(split_tweets().evaluation)
     assert rec["validation_curve"] and rec["kept_step"] == rec["validation_curve"][-1][1]
+    assert rec["config"]["validation_words"] == 10
     assert (out / "model.safetensors").stat().st_size > 40e6
 
 
@@ -335,6 +337,7 @@ def test_evaluation_corpora_are_not_default_training_sources() -> None:
         (["--batch-size", "0"], "batch-size"),
         (["--lr", "nan"], "lr"),
         (["--warmup-steps", "-1"], "warmup-steps"),
+        (["--validation-words", "5"], "validation-words"),
     ],
 )
 def test_train_attacker_cli_rejects_bad_arguments(args, message, capsys) -> None:

@@ -65,6 +65,7 @@ CI_CAPS: dict[str, float] = {
     "--workers": 1,  # no forked pools inside the test process
     "--max-steps": 1,  # train-attacker
     "--eval-words": 10,
+    "--validation-words": 10,
     "--rewrites": 30,  # audit-rewriter, calibrate-rewriters: rewrites per input (their floor is 20)
     "--max-new-tokens": 8,  # DP-Prompt: tokens per paraphrase
 }

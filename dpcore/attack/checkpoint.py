@@ -67,9 +67,14 @@ def require_checkpoint(output: str) -> str:
     return path
 
 
+#: Settings added after checkpoints were first written, with the value an older one ran with.
+SETTINGS_ADDED = {"validation_words": 1000}  # VALIDATION_WORDS of dpcore.attack.training
+
+
 def _normalise(config: dict[str, Any]) -> dict[str, Any]:
-    """The config as JSON reads it back (tuples → lists), without the free settings."""
-    plain: dict[str, Any] = json.loads(json.dumps(config))
+    """The config as JSON reads it back (tuples → lists), without the free settings; a setting an
+    older checkpoint lacks takes the value that run used (:data:`SETTINGS_ADDED`)."""
+    plain: dict[str, Any] = SETTINGS_ADDED | json.loads(json.dumps(config))
     return {k: v for k, v in plain.items() if k not in SETTINGS_FREE_TO_CHANGE}
 
 

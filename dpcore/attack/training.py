@@ -64,6 +64,8 @@ class TrainConfig:
     mask_prob: float = 0.15
     heldout_fraction: float = 0.02
     eval_words: int = 2000
+    #: Masked words of the public validation set (``tweets`` source) scored after each epoch.
+    validation_words: int = VALIDATION_WORDS
     threads: int = 1
     sources: tuple[str, ...] = DEFAULT_SOURCES
     #: Continue from this attacker folder (its head and weights) instead of the base model.
@@ -433,7 +435,7 @@ def train_attacker(
     train_ids = tokenizer(corpus.train, truncation=True, max_length=config.max_len)["input_ids"]
     eval_items = _heldout_items(tokenizer, corpus.heldout, config.eval_words, config.seed, config.max_len)
     val_items = _heldout_items(
-        tokenizer, corpus.validation, VALIDATION_WORDS, config.seed + 1, config.max_len
+        tokenizer, corpus.validation, config.validation_words, config.seed + 1, config.max_len
     )
     max_steps = config.max_steps
     if config.epochs is not None:

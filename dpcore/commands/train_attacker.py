@@ -8,6 +8,7 @@ import sys
 import time
 
 from dpcore.attack.corpus import CORPUS_SOURCES, DEFAULT_SOURCES
+from dpcore.attack.training import VALIDATION_WORDS
 from dpcore.commands.common import emit_json
 from dpcore.rng import resolve_seed
 from dpcore.validation import DPCoreError, check_finite_float, check_int
@@ -52,6 +53,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--threads", default=1, help="torch threads (default 1: the machine may be shared)")
     p.add_argument("--eval-words", default=2000, help="held-out masked words to evaluate (default 2000)")
+    p.add_argument(
+        "--validation-words",
+        default=VALIDATION_WORDS,
+        help=f"masked words of the public validation set scored after each epoch, with --sources "
+        f"tweets; the best epoch's weights are kept (default {VALIDATION_WORDS})",
+    )
     p.add_argument(
         "--sources",
         default=",".join(DEFAULT_SOURCES),
@@ -139,6 +146,9 @@ def run(args: argparse.Namespace) -> int:
         threads=check_int(args.threads, name="threads", min_value=1, max_value=256),
         sources=_parse_sources(args.sources),
         eval_words=check_int(args.eval_words, name="eval-words", min_value=10, max_value=100_000),
+        validation_words=check_int(
+            args.validation_words, name="validation-words", min_value=10, max_value=100_000
+        ),
     )
     state = {"last": 0.0}
 
