@@ -33,6 +33,28 @@ def test_the_speed_is_probed_again_at_the_chosen_size(monkeypatch: pytest.Monkey
     assert slow.reaches_class and slow.estimate_seconds <= 60 * 0.2 * 1.1
 
 
+@pytest.mark.parametrize(
+    ("minutes", "pilot"), [(0.05, 0.05), (0.2, fit.PILOT_MINUTES), (10.0, fit.PILOT_MINUTES)]
+)
+def test_the_pilot_takes_at_most_the_rows_minutes(
+    minutes: float, pilot: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pilot's plan is fitted to PILOT_MINUTES, or to the row's minutes when they are fewer."""
+    asked: list[float] = []
+
+    class Stop(Exception):
+        pass
+
+    def first_fit(speed: Speed, size: int, mins: float, workers: int) -> None:
+        asked.append(mins)
+        raise Stop
+
+    monkeypatch.setattr(fit, "fit_size", first_fit)
+    with pytest.raises(Stop):
+        fit.plan_row("krr", minutes=minutes, workers=1)
+    assert asked == [pilot]
+
+
 class _FailsOnFrequentWords:
     """A black box whose sample() raises on the 200 most frequent words."""
 

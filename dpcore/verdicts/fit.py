@@ -6,8 +6,8 @@ shared by the vocabulary of Δ ≤ :data:`TARGET_DELTA` nat, caught with probabi
 (``result.power``'s ``uniform`` statement); where a run yields no uniform statement, the
 single-output class at p ≤ :data:`TARGET_P` (median claim level). The sanitizer's speed is probed
 once (:func:`dpcore.textaudit.timing.probe_speed`), a pilot audit at |V| = 300 and a small budget
-measures its partner rate, and for |V| in :data:`CANDIDATE_SIZES` (largest first) the plan is the
-largest size predicted both to fit the minutes and to reach the class
+(:func:`pilot_minutes`) measures its partner rate, and for |V| in :data:`CANDIDATE_SIZES`
+(largest first) the plan is the largest size predicted both to fit the minutes and to reach the class
 (:func:`dpcore.textaudit.pooled.uniform_power`), its speed probed again at that |V| before it is
 chosen; the smallest when none does, and the plan says so.
 """
@@ -27,7 +27,7 @@ CONFIRM_T_MAX = 10_000  # at most this many draws per confirmed word
 #: The row's stated class: a uniform flaw of Δ ≤ 1 nat; fallback: one output of probability ≤ 0.05.
 TARGET_DELTA = 1.0
 TARGET_P = 0.05
-PILOT_MINUTES = 0.1  # the pilot's screen, at the smallest size and budget
+PILOT_MINUTES = 0.1  # the pilot's screen, at the smallest size and budget (at most the row's minutes)
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def plan_row(
     small = build_vocabulary(embedding, size=lo, full=full_vocabulary)
     s0 = load_sanitizer(name, epsilon=epsilon, vocab=small)
     speed0 = _probe(s0, small)
-    pplan = fit_size(speed0, lo, PILOT_MINUTES, workers)
+    pplan = fit_size(speed0, lo, pilot_minutes(minutes), workers)
     pilot = audit_text(
         s0,
         vocab=small,
@@ -181,6 +181,18 @@ def plan_row(
     plan = fit_size(speed0, lo, minutes, workers)  # nothing passes both: the smallest, and it says so
     cls, pred = predict(pilot, lo, plan.draws_per_word, plan.samples)
     return _row_plan(lo, plan, cls, pred, False, minutes, full_vocabulary)
+
+
+def pilot_minutes(minutes: float) -> float:
+    """The pilot's minutes for a row of ``minutes``: :data:`PILOT_MINUTES`, or the row's own
+    minutes when they are fewer (a row asked to take 3 s does not spend 6 s on its pilot).
+
+    Examples
+    --------
+    >>> pilot_minutes(10.0), pilot_minutes(0.05)
+    (0.1, 0.05)
+    """
+    return min(PILOT_MINUTES, float(minutes))
 
 
 #: Words whose speed a probe may try, three at a time, spread over V (a sanitizer may fail on many).
