@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 import pytest
+import threadpoolctl
 from threadpoolctl import threadpool_info
 
 from dpcore.flawed.text import InputAwareVickrey
@@ -20,6 +21,7 @@ from dpcore.text.nearest import (
     nearest_k,
     nearest_reference,
     nearest_two,
+    nearest_workers,
 )
 from dpcore.text.vickrey import VickreyCMP, VickreyMahalanobis, vickrey_first_probability
 from dpcore.text.vocab import Vocabulary, build_vocabulary
@@ -121,7 +123,6 @@ def test_search_restores_blas_threads_also_when_concurrent(glove: Vocabulary) ->
     def blas_threads() -> list[int]:
         return [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
 
-    before = blas_threads()
     pts = _noisy(glove, 600, 3.0, np.random.default_rng(4))
     want = nearest_reference(pts[:40], glove, 2)[0]
     got: list[np.ndarray] = []
@@ -129,14 +130,19 @@ def test_search_restores_blas_threads_also_when_concurrent(glove: Vocabulary) ->
     def run() -> None:
         got.append(nearest_k(pts, glove, 2, max_elements=10 * len(glove))[0])
 
-    threads = [threading.Thread(target=run) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    # a test about threads sets its own (tests/conftest.py gives each pytest worker one): with two
+    # BLAS threads the search runs on two worker threads, each with single-threaded BLAS
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        assert nearest_workers() == 2
+        threads = [threading.Thread(target=run) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert blas_threads() == before
     assert len(got) == 3 and all(np.array_equal(g, got[0]) for g in got)
     np.testing.assert_array_equal(got[0][:40], want)
-    assert blas_threads() == before
 
 
 # ---- seeded streams: the same ids as the float64-only implementation ---------------------------
