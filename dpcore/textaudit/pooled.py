@@ -56,7 +56,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpcore.stats import chernoff_ratio_bounds, chernoff_ratio_bounds_many
+from dpcore.stats import (
+    chernoff_lower_many,
+    chernoff_ratio_bounds,
+    chernoff_ratio_bounds_many,
+    chernoff_upper_many,
+)
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit.budget import AlphaBudget, per_test
 from dpcore.textaudit.pairs import nearest_neighbors
@@ -294,10 +299,19 @@ def pooled_test(
     )
 
 
-def rejects_many(x: np.ndarray, y: np.ndarray, alpha: float) -> np.ndarray:
-    """The pooled test's rule over replicates: lower bound on E[X] > upper bound on E[Y] (α/2 each)."""
+def rejects_many(
+    x: np.ndarray, y: np.ndarray, alpha: float, *, y_upper: np.ndarray | None = None
+) -> np.ndarray:
+    """The pooled test's rule over replicates: lower bound on E[X] > upper bound on E[Y] (α/2 each).
+
+    ``y_upper``: the upper bounds of ``y``, ``chernoff_upper_many(y, α/2)``, when the caller has
+    them already (the same Y for many X: :func:`uniform_power`).
+    """
     x = np.asarray(x, dtype=np.float64)
-    lo, up = chernoff_ratio_bounds_many(x, y, alpha)
+    if y_upper is None:
+        lo, up = chernoff_ratio_bounds_many(x, y, alpha)
+    else:
+        lo, up = chernoff_lower_many(x, alpha / 2), np.asarray(y_upper, dtype=np.float64)
     return (x > 0) & (lo > up)
 
 
@@ -327,13 +341,14 @@ def uniform_power(
     n_g = np.array([k for _, k in claim_groups], dtype=np.int64)
     n_y = int(m * n_g.sum())
     ys = np.random.default_rng([seed, 1]).binomial(n_y, q, size=reps)
+    y_upper = chernoff_upper_many(ys, alpha / 2)  # the same Y for every Δ: bounded once
 
     def flagged(delta: float) -> float:
         p = np.minimum(1.0, q * np.exp(c_g + delta))
         # the same generator state for every Δ (common random numbers keep the search steady)
         counts = np.random.default_rng([seed, 2]).binomial(m * n_g, p, size=(reps, c_g.size))
         xs = (counts * np.exp(-c_g)).sum(axis=1)
-        return float(rejects_many(xs, ys, alpha).mean())
+        return float(rejects_many(xs, ys, alpha, y_upper=y_upper).mean())
 
     if flagged(20.0) < power:
         return math.inf
