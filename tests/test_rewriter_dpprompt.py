@@ -335,3 +335,54 @@ def test_calibrate_clip_follows_its_recipe_on_a_toy_model() -> None:
     got = calibrate_clip(lm, sentences, steps=3)
     assert got == pytest.approx((np.median(lows), np.quantile(highs, 0.95)))
     assert _round_clip((-5.5733, 34.3439)) == (-5.6, 34.4) == DEFAULT_CLIP
+
+
+def _tiny_smollm2(seed: int = 0):  # type: ignore[no-untyped-def]
+    """:class:`SmolLM2`'s ``start`` and ``step`` on a two-layer Llama with random weights (the
+    same weights for the same seed): the shipped model's code path, without its 540 MB."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from dpcore.rewriter.causal_lm import SmolLM2
+
+    torch.manual_seed(seed)
+    config = transformers.LlamaConfig(
+        vocab_size=40, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64,
+    )  # fmt: skip
+    lm = object.__new__(SmolLM2)  # what start() and step() read; the loading is not under test
+    lm.model = transformers.LlamaForCausalLM(config).eval()
+    lm.device, lm._torch, lm._prefills = "cpu", torch, {}
+    return lm
+
+
+def test_a_kept_prefill_gives_the_same_logits_as_a_new_one() -> None:
+    """SmolLM2.start keeps a prompt's prefill and copies it for the next call: every step's logits
+    equal those of a model that runs the prompt afresh, through evictions and other batch sizes."""
+    from dpcore.rewriter.causal_lm import PREFILLS_KEPT
+
+    prompts = [np.arange(3 + k, dtype=np.int64) % 40 + k for k in range(PREFILLS_KEPT + 1)]
+
+    def run(lm, prompt: np.ndarray, batch: int) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+        state, logits = lm.start(prompt, batch)
+        out = [logits]
+        for t in range(3):
+            out.append(lm.step(state, (np.arange(batch) + 7 * t) % 40))
+        return out
+
+    kept = _tiny_smollm2()
+    fresh = {k: [run(_tiny_smollm2(), p, b) for b in (2, 3, 1)] for k, p in enumerate(prompts)}
+    # each prompt twice in a row (the second call starts from the kept prefill), then the next;
+    # PREFILLS_KEPT + 1 prompts in turn: each round starts from prefills that were let go
+    for rnd, batch in enumerate((2, 3, 1)):
+        order = [k for k in range(len(prompts)) for _ in (0, 1)] if rnd == 0 else [*range(len(prompts))] * 2
+        for k in order:
+            prompt = prompts[k]
+            got, want = run(kept, prompt, batch), fresh[k][rnd]
+            assert len(got) == len(want) == 4
+            same = [g.shape == (batch, 40) and np.array_equal(g, w) for g, w in zip(got, want, strict=True)]
+            assert all(same), (rnd, batch, same)
+            assert prompt.tobytes() in kept._prefills
+        assert len(kept._prefills) == PREFILLS_KEPT  # the oldest was let go
+    # the rows of one batch start alike and part once their tokens differ
+    first, *steps = run(kept, prompts[0], 2)
+    assert np.array_equal(first[0], first[1]) and not np.array_equal(steps[0][0], steps[0][1])
