@@ -31,6 +31,12 @@ MOUNTED = """() => ['stMultiSelect', 'stSliderThumbValue', 'stRadio'].every(
 LINK = "dists=normal&pairs=100000&spacing=log&nmax=4&seed=3"
 
 
+@pytest.fixture()
+def page(fresh_page):  # type: ignore[no-untyped-def]
+    """A tab with an empty cache: the widgets' code must come from the server, when released."""
+    return fresh_page
+
+
 def _example_text() -> str:
     """The Sanitize page's example text, read without running the page."""
     tree = ast.parse((Path(__file__).parents[2] / "pages" / "sanitize.py").read_text("utf-8"))
