@@ -30,6 +30,11 @@ Fixtures
     Empties Streamlit's ``st.cache_data`` before a page test, so the page computes what the test
     watches instead of reading an earlier test's result. Page-test files use it for every test
     with ``pytestmark = pytest.mark.usefixtures("clear_page_caches")``.
+``verdicts_check``
+    ``verdicts --check --json`` on the shipped table, run once per worker: the check test of
+    ``tests/test_verdicts_shipped.py`` and the flawed settings' default-audit tests
+    (``tests/test_flawed_settings.py``), whose documented commands are the check's rows, read
+    it. They are marked ``VERDICTS_GROUP`` so that one worker runs the check once.
 ``ray_runtime``
     One local Ray (2 CPUs) for the pytest worker, started by the first test that asks for it and
     stopped when the session ends. dpcore's Ray engines reuse a Ray that is already running
@@ -139,6 +144,28 @@ def clear_page_caches() -> None:
     import streamlit as st
 
     st.cache_data.clear()
+
+
+#: The xdist group of the tests that read ``verdicts_check``: they run in one worker, which runs
+#: the check once.
+VERDICTS_GROUP = pytest.mark.xdist_group("verdicts-shipped")
+
+
+@pytest.fixture(scope="session")
+def verdicts_check() -> CliRun:
+    """``python -m dpcore verdicts --check --json`` on the shipped table, run once per pytest
+    worker (what CI checks; 90–130 s here). Its report (``.json()``) names each rerun row's verdict
+    (``check_now``); the rows' plans are the shipped file's (``check.plan`` of each row). Mark the
+    tests that read it ``VERDICTS_GROUP``."""
+    import contextlib
+    import io
+
+    from dpcore.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["verdicts", "--check", "--json"])
+    return CliRun(code, out.getvalue(), err.getvalue())
 
 
 #: The xdist group of the tests that use ``ray_runtime``: they run in one worker, on one Ray.

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from dpcore.cli import main
 from dpcore.verdicts.document import SHIPPED_PATH, load_shipped, validate, verdict_of, version_problems
 from dpcore.verdicts.rows import catalogue, library_version
 from dpcore.verdicts.wording import headline, power_summary
+from tests.conftest import VERDICTS_GROUP, CliRun
 
-pytestmark = pytest.mark.xdist_group("verdicts-shipped")
+pytestmark = VERDICTS_GROUP
 
 
 @pytest.fixture(scope="module")
@@ -63,11 +63,9 @@ def test_controls_violate_and_dpcore_mechanisms_state_their_power(doc: dict) -> 
             assert r["why"] and "\n" not in r["why"]
 
 
-def test_check_passes_on_the_shipped_file(capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_passes_on_the_shipped_file(verdicts_check: CliRun) -> None:
     """What CI checks: the controls and one row per installed library, rerun here."""
-    code = main(["verdicts", "--check", "--json"])
-    out, _ = capsys.readouterr()
-    report = json.loads(out)
-    assert code == 0 and report["current"] is True, report["differences"]
+    report = json.loads(verdicts_check.out)
+    assert verdicts_check.code == 0 and report["current"] is True, report["differences"]
     names = {e["name"] for e in report["rerun"]}
     assert {r["name"] for r in load_shipped()["rows"] if r["group"] == "control"} <= names
