@@ -41,6 +41,7 @@ __all__ = [
     "chernoff_lower_many",
     "chernoff_ratio_bounds",
     "chernoff_ratio_bounds_many",
+    "chernoff_ratio_upper_many",
     "chernoff_upper",
     "chernoff_upper_many",
     "counts_in_table",
@@ -551,7 +552,9 @@ def chernoff_ratio_bounds(x: float, y: float, alpha: float) -> tuple[float, floa
     return chernoff_lower(x, alpha / 2), chernoff_upper(y, alpha / 2)
 
 
-def chernoff_ratio_bounds_many(x: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def chernoff_ratio_bounds_many(
+    x: np.ndarray, y: np.ndarray, alpha: float, *, y_upper: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised :func:`chernoff_ratio_bounds`.
 
     Parameters
@@ -560,13 +563,35 @@ def chernoff_ratio_bounds_many(x: np.ndarray, y: np.ndarray, alpha: float) -> tu
         The observed sums.
     alpha : float
         Error level of each comparison (split α/2 per sum here).
+    y_upper : array_like, optional
+        ``chernoff_ratio_upper_many(y, alpha)``, when the caller has it already (the same Y
+        compared with many X); returned as given.
 
     Returns
     -------
     (numpy.ndarray, numpy.ndarray)
         ``(chernoff_lower_many(x, α/2), chernoff_upper_many(y, α/2))``.
     """
-    return chernoff_lower_many(x, alpha / 2), chernoff_upper_many(y, alpha / 2)
+    up = chernoff_ratio_upper_many(y, alpha) if y_upper is None else np.asarray(y_upper, dtype=np.float64)
+    return chernoff_lower_many(x, alpha / 2), up
+
+
+def chernoff_ratio_upper_many(y: np.ndarray, alpha: float) -> np.ndarray:
+    """The upper bounds of :func:`chernoff_ratio_bounds_many`: ``chernoff_upper_many(y, α/2)``.
+
+    Parameters
+    ----------
+    y : array_like
+        The observed sums.
+    alpha : float
+        Error level of each comparison (α/2 for the sum here).
+
+    Returns
+    -------
+    numpy.ndarray
+        The upper bounds on the means.
+    """
+    return chernoff_upper_many(y, alpha / 2)
 
 
 def poisson_log_tail(m: np.ndarray, mu: float) -> np.ndarray:

@@ -16,6 +16,7 @@ from dpcore.stats import (
     chernoff_lower_many,
     chernoff_ratio_bounds,
     chernoff_ratio_bounds_many,
+    chernoff_ratio_upper_many,
     chernoff_upper,
     chernoff_upper_many,
     cp_log_ratio_den,
@@ -222,6 +223,14 @@ def test_chernoff_edges_and_vectorised_forms():
     lo, up = chernoff_ratio_bounds_many(x, y, alpha)
     np.testing.assert_array_equal(lo, chernoff_lower_many(x, alpha / 2))
     np.testing.assert_array_equal(up, chernoff_upper_many(y, alpha / 2))
+    np.testing.assert_array_equal(chernoff_ratio_upper_many(y, alpha), up)
+    # bounds the caller has already are used as given (the same Y against many X)
+    kept = chernoff_ratio_upper_many(y, alpha)
+    lo2, up2 = chernoff_ratio_bounds_many(x, y, alpha, y_upper=kept)
+    np.testing.assert_array_equal(lo2, lo)
+    np.testing.assert_array_equal(up2, up)
+    _, given = chernoff_ratio_bounds_many(x, y, alpha, y_upper=up + 1.0)
+    np.testing.assert_array_equal(given, up + 1.0)
 
 
 def test_poisson_log_tail_is_exact_then_an_upper_bound():

@@ -56,12 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpcore.stats import (
-    chernoff_lower_many,
-    chernoff_ratio_bounds,
-    chernoff_ratio_bounds_many,
-    chernoff_upper_many,
-)
+from dpcore.stats import chernoff_ratio_bounds, chernoff_ratio_bounds_many, chernoff_ratio_upper_many
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit.budget import AlphaBudget, per_test
 from dpcore.textaudit.pairs import nearest_neighbors
@@ -304,14 +299,11 @@ def rejects_many(
 ) -> np.ndarray:
     """The pooled test's rule over replicates: lower bound on E[X] > upper bound on E[Y] (α/2 each).
 
-    ``y_upper``: the upper bounds of ``y``, ``chernoff_upper_many(y, α/2)``, when the caller has
+    ``y_upper``: the upper bounds of ``y``, ``chernoff_ratio_upper_many(y, α)``, when the caller has
     them already (the same Y for many X: :func:`uniform_power`).
     """
     x = np.asarray(x, dtype=np.float64)
-    if y_upper is None:
-        lo, up = chernoff_ratio_bounds_many(x, y, alpha)
-    else:
-        lo, up = chernoff_lower_many(x, alpha / 2), np.asarray(y_upper, dtype=np.float64)
+    lo, up = chernoff_ratio_bounds_many(x, y, alpha, y_upper=y_upper)
     return (x > 0) & (lo > up)
 
 
@@ -341,7 +333,7 @@ def uniform_power(
     n_g = np.array([k for _, k in claim_groups], dtype=np.int64)
     n_y = int(m * n_g.sum())
     ys = np.random.default_rng([seed, 1]).binomial(n_y, q, size=reps)
-    y_upper = chernoff_upper_many(ys, alpha / 2)  # the same Y for every Δ: bounded once
+    y_upper = chernoff_ratio_upper_many(ys, alpha)  # the same Y for every Δ: bounded once
 
     def flagged(delta: float) -> float:
         p = np.minimum(1.0, q * np.exp(c_g + delta))
