@@ -68,6 +68,7 @@ COMPARE_EPS = ["0.5", "1", "2", "3", "5", "10", "20", "50"]
 MAX_METRIC_WORDS = 25
 MAX_PLOT_WORDS = 4
 POPULATION = 2_000  # inputs sampled for S_y*
+MAX_SAMPLE = 10_000  # sample numbers offered for the input sentences (each a seeded draw of lines)
 _BERT_GRID = [1, 2, 4, 8, 12, 16, 24, 32]
 EPS_GRID = {"glove": [0.5, 1, 2, 3, 5, 8, 12, 20], "bert": _BERT_GRID, "bert-wordpiece": _BERT_GRID}
 SOURCES = ["sample", "paste", "upload"]
@@ -86,6 +87,7 @@ SPECS = {
     "vsize": choice_param(DEFAULT_VOCAB_SIZE["glove"], VOCAB_SIZES),
     "seed": int_param(0, 0, 2**31 - 1),
     "nsent": int_param(3, 1, 20),
+    "sample": int_param(0, 0, MAX_SAMPLE),
     "also": multi_param([], TEXT_MECHANISMS.names(), max_items=3, allow_empty=True),
     "also_eps": multi_param([], COMPARE_EPS, max_items=3, allow_empty=True),
     "draws": int_param(5, 1, 10),
@@ -374,10 +376,18 @@ with text_col, show_errors():
         st.radio("Input", SOURCES, key="source", horizontal=True, format_func=SOURCE_LABELS.get)
         source = st.session_state["source"]
         if source == "sample":
-            c1, c2 = st.columns([2, 1])
+            c1, c2, c3 = st.columns([3, 1, 1])
             c1.selectbox("Corpus", list(CORPORA), key="corpus", format_func=lambda c: CORPORA[c].title)
             n_sent = c2.number_input("Sentences", 1, 20, key="nsent")
-            text = "\n".join(sample_sentences(st.session_state["corpus"], int(n_sent), seed=seed))
+            # the input has its own control: the seed changes the draw, never the sentences
+            sample_no = c3.number_input(
+                "Sample", 0, MAX_SAMPLE, key="sample", help="which sentences: another number, another sample"
+            )
+            text = "\n".join(sample_sentences(st.session_state["corpus"], int(n_sent), seed=int(sample_no)))
+            st.caption(
+                ":material/shield: Samples come only from lines that hold no word a default vocabulary "
+                "leaves out (dpcore.text.corpora.clean_corpus)."
+            )
         elif source == "paste":
             # Streamlit drops a widget's value when the visitor opens another page; the text is
             # kept under a key of its own, so coming back to this page shows it again.

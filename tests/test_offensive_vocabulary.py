@@ -25,14 +25,20 @@ import pytest
 import dpcore
 from dpcore.cli import build_parser, main
 from dpcore.commands.common import FULL_VOCABULARY_HELP
+from dpcore.rng import make_rng
 from dpcore.text import TEXT_MECHANISMS
 from dpcore.text.corpora import load_corpus, sample_sentences
 from dpcore.text.offensive import (
     ALLOWED,
+    ORDINARY_FORMS,
+    REVIEWED,
     allowed_words,
+    inflections,
     is_offensive,
+    left_out_words,
     offensive_mask,
     offensive_words,
+    reviewed_words,
     wordlist_entries,
     wordlist_path,
 )
@@ -53,9 +59,9 @@ KEPT = (
     "hiv herpes penis vagina breasts sperm urine vomit fat stroke organ "
     "gay gays lesbians queer sex sexual virgin transsexual "
     "god hell "
-    "kill murder rape raped rapist sniper "
+    "kill murder sniper "
     "drunk heroin vodka weed pot "
-    "hitler nazi slave reich "
+    "slave reich "
     "stupid ugly dummy suck screw strip slope wang dong"
 ).split()
 
@@ -75,7 +81,8 @@ def _slurs() -> list[str]:
 
 @pytest.fixture(scope="module")
 def tweets() -> list[str]:
-    return sample_sentences("tweets", SENTENCES, seed=0)
+    # every line, offensive ones too: their words must become [UNK]
+    return sample_sentences("tweets", SENTENCES, seed=0, clean=False)
 
 
 @pytest.fixture(scope="module")
@@ -110,9 +117,10 @@ def test_the_allow_list_is_documented_and_only_holds_words_of_the_list() -> None
         assert len(reason.split()) >= 3, group
         assert words and words <= entries, sorted(words - entries)
     assert allowed_words().isdisjoint(offensive_words())
-    # every single-token entry is either allowed or left out
+    assert allowed_words().isdisjoint(reviewed_words()) and allowed_words().isdisjoint(left_out_words())
+    # every single-token entry is allowed, reviewed or left out as an insult
     single = {w for w in entries if " " not in w}
-    assert offensive_words() | (allowed_words() & single) == single
+    assert offensive_words() | (allowed_words() & single) | (reviewed_words() & single) == single
 
 
 def test_whole_tokens_only_and_wordpiece_continuations() -> None:
@@ -126,6 +134,87 @@ def test_whole_tokens_only_and_wordpiece_continuations() -> None:
     words = np.asarray(full.words, dtype=object)
     pieces = list(words[offensive_mask(words) & np.char.startswith(words.astype(str), "##")])
     assert pieces and not set(pieces) & set(build_vocabulary("bert-wordpiece").words)
+
+
+# --- every inflection, and the reviewed words (issue 58) ------------------------------------
+
+#: Suffixes an independent oracle strips from a vocabulary word to find its base (the module
+#: generates forms forwards; this strips them backwards).
+_SUFFIXES = ("'s", "'", "s", "es", "ies", "ed", "d", "ied", "ing", "er", "ers", "r", "rs")
+
+
+def _bases(word: str) -> set[str]:
+    """Every base a word could be an inflection of, by stripping up to two suffixes (with a
+    final ``e`` put back, a doubled consonant undoubled, ``i`` back to ``y``, ``ck`` back to ``c``)."""
+    out, frontier = {word}, {word}
+    for _ in range(2):
+        nxt = set()
+        for w in frontier:
+            for suf in _SUFFIXES:
+                if w.endswith(suf) and len(w) > len(suf) + 1:
+                    b = w[: -len(suf)]
+                    nxt |= {b, b + "e", b + "y"}
+                    if len(b) > 2 and b[-1] == b[-2]:
+                        nxt.add(b[:-1])
+                    if b.endswith("ck"):
+                        nxt.add(b[:-1])
+                    if b.endswith("i"):
+                        nxt.add(b[:-1] + "y")
+        out |= nxt
+        frontier = nxt
+    return out
+
+
+def test_every_inflection_of_a_listed_word_is_left_out() -> None:
+    """The issue's words: "bastard" was out of V while "bastards", "assholes" and "dicks" stayed
+    in. Now no word of a default vocabulary strips down to a left-out word, by an oracle written
+    independently of the module's rules, except the reviewed ordinary forms."""
+    issue = ["bast" + "ards", "ass" + "holes", "di" + "cks", "da" + "mned", "r" + "aped", "na" + "zis"]
+    full = set(build_vocabulary("glove", size=15_000, full=True).words)
+    assert set(issue) <= full and offensive_mask(issue).all()
+    bases = offensive_words() | reviewed_words()
+    for embedding, size in (("glove", 15_000), ("bert", None), ("bert-wordpiece", None)):
+        words = [w.removeprefix("##") for w in build_vocabulary(embedding, size=size).words]
+        caught = sorted(w for w in words if _bases(w.lower()) & bases and w.lower() not in bases)
+        # what the oracle still finds is an ordinary form or an allowed word, or not an inflection
+        # the rules make (the oracle over-strips: "spaces" -> "spac"), never a left-out form
+        assert not set(caught) & left_out_words(), embedding
+        assert set(caught) & ORDINARY_FORMS or embedding != "glove", caught[:10]
+    # possessives and agent nouns, and case
+    word = sorted(offensive_words())[0]
+    assert offensive_mask([word + "'s", word.upper() + "S", "##" + word + "s"]).all()
+
+
+def test_the_ordinary_forms_are_inflections_that_occur_and_stay() -> None:
+    bases = offensive_words() | reviewed_words()
+    forms = set().union(*(inflections(w) for w in bases))
+    assert ORDINARY_FORMS <= forms  # each is an inflection of a left-out word, else it proves nothing
+    full = set(build_vocabulary("glove", size=50_000, full=True).words)
+    full |= set(build_vocabulary("bert", full=True).words)
+    assert ORDINARY_FORMS <= full and not offensive_mask(sorted(ORDINARY_FORMS)).any()
+    kept = set(build_vocabulary("glove", size=50_000).words) | set(build_vocabulary("bert").words)
+    assert ORDINARY_FORMS <= kept and "niger" in kept  # the country stays
+
+
+def test_the_reviewed_words_are_left_out_in_every_inflection_and_documented() -> None:
+    assert set(REVIEWED) == {
+        "sexual violence",
+        "genocide, its perpetrators and symbols",
+        "explicit sexual terms",
+    }
+    for group, (reason, words) in REVIEWED.items():
+        assert len(reason.split()) >= 8 and len(words) >= 10, group
+        for w in words:
+            forms = sorted(inflections(w) - ORDINARY_FORMS)
+            assert offensive_mask(forms).all(), (group, w)
+    # the issue's words, out of the default vocabulary, in it when full
+    issue = ["r" + "aped", "hit" + "ler", "na" + "zi", "gen" + "ocide", "holo" + "caust"]
+    full = set(build_vocabulary("glove", size=15_000, full=True).words)
+    default = set(build_vocabulary("glove", size=15_000).words)
+    assert set(issue) <= full and not set(issue) & default
+    # identity, health and religion words stay: they are not reviewed
+    stay = "gay queer lesbian muslim jewish christians christian islam god church penis vagina hiv cancer"
+    assert set(stay.split()) <= default
 
 
 def test_the_list_is_read_from_the_installed_package_without_importing_it() -> None:
@@ -155,7 +244,7 @@ def test_a_sized_vocabulary_keeps_its_size_and_says_which_it_is() -> None:
     assert v.offensive_filtered and not full.offensive_filtered and full.offensive_removed == 0
     assert v.label == (
         f"GloVe 6B, top 2,000 words by frequency, {v.offensive_removed} offensive words left out "
-        "(better-profanity 0.7.0 list, dpcore's allow-list)"
+        "(better-profanity 0.7.0 list in every inflection, dpcore's allow-list and reviewed words)"
     )
     assert full.label == "GloVe 6B, top 2,100 words by frequency, full vocabulary (offensive words included)"
     assert not offensive_mask(v.words).any() and offensive_mask(full.words).any()
@@ -221,10 +310,16 @@ def _offensive_outputs(result: SanitizedText) -> list[str]:
     return sorted(set(tokens[offensive_mask(tokens)]))
 
 
+SEEDS = (0, 1, 2)
+
+
 @pytest.mark.parametrize("name", TEXT_MECHANISMS.names())
 def test_no_mechanism_outputs_an_offensive_word_on_1000_tweets(
     name: str, tweets: list[str], short_tweets: list[str], adversarial_lm: _AdversarialLM
 ) -> None:
+    """Every text mechanism, on 1,000 public tweets, at ε ∈ {0.5, 1, 3} and 3 seeds each: no
+    output token is left out in any inflection or reviewed (:func:`offensive_mask` covers both),
+    and every output token is a word of V, ``[UNK]``, or a token of its own input line."""
     epsilons: tuple[float, ...] = EPSILONS
     if name == "dp-mlm":
         tweets = short_tweets
@@ -233,13 +328,21 @@ def test_no_mechanism_outputs_an_offensive_word_on_1000_tweets(
         with pytest.raises(DPCoreError, match="calibrated only for ε >"):
             _mechanism(name, EPSILONS[0], adversarial_lm)
         floor = TEXT_MECHANISMS.get(name).factory.minimum_epsilon(build_vocabulary("glove", size=15_000))
-        epsilons = (1.05 * floor,)
-    for seed, eps in enumerate(epsilons):
+        epsilons = (1.05 * floor, 1.5 * floor, 3.0 * floor)
+    for eps in epsilons:
         mech = _mechanism(name, eps, adversarial_lm)
         assert mech.vocab.offensive_filtered and "offensive words left out" in mech.params()["vocabulary"]
-        res = sanitize_lines(tweets, mech, seed=seed)
-        assert len(res.lines) == SENTENCES and res.n_tokens > 5_000
-        assert _offensive_outputs(res) == [], (name, eps)
+        vocab = set(mech.vocab.words) | {OOV_TOKEN}
+        for seed in SEEDS:
+            res = sanitize_lines(tweets, mech, seed=seed)
+            assert len(res.lines) == SENTENCES and res.n_tokens > 5_000
+            assert _offensive_outputs(res) == [], (name, eps, seed)
+            foreign = {
+                t
+                for out, inp in zip(res.sanitized_tokens, res.original_tokens, strict=True)
+                for t in set(out) - set(inp)
+            }
+            assert foreign <= vocab, (name, sorted(foreign - vocab)[:5])
     # the tweets do hold offensive words: they became [UNK], not outputs
     original = np.asarray([t for line in res.original_tokens for t in line], dtype=object)
     assert offensive_mask(original).sum() > 20
@@ -272,10 +375,63 @@ def test_dp_mlm_with_its_real_lm_on_the_issue_sentence() -> None:
 def test_the_issue_sentence_api() -> None:
     out = dpcore.sanitize(ISSUE_SENTENCE, mechanism="santext+", epsilon=1.0, seed=0)
     assert _offensive_outputs(out) == []
-    assert out.parameters["vocabulary"].startswith("GloVe 6B, top 15,000 words by frequency, 46 offensive")
+    assert out.parameters["vocabulary"].startswith("GloVe 6B, top 15,000 words by frequency, 64 offensive")
     # what the issue saw: the full vocabulary draws an offensive word for this sentence and seed
     full = dpcore.sanitize(ISSUE_SENTENCE, mechanism="santext+", epsilon=1.0, seed=0, full_vocabulary=True)
     assert len(_offensive_outputs(full)) == 1
+
+
+#: Issue 58's five everyday sentences (a diagnosis, a post-office errand, a football match, a
+#: school closing, a report due): SanText+ drew "raped", "bastards", "nazi", "dicks" and "hitler"
+#: for them on the default vocabulary at the seeds the issue names.
+FIVE_SENTENCES = [
+    ISSUE_SENTENCE,
+    "Please remind me to take the parcel to the post office before it closes at noon.",
+    "Our team lost the football match 2-1 after a penalty in the last minute.",
+    "The school will close early on Friday because the heating has broken down.",
+    "The quarterly report is due next Tuesday, so I will finish the draft tonight.",
+]
+
+
+def _seeded_draws(mech: Any, seeds: range) -> tuple[np.ndarray, np.ndarray]:
+    """Draw 1 of ``sanitize_lines(FIVE_SENTENCES, mech, seed=s)`` for every seed s, in one batch:
+    each seed's generator gives the same two uniforms per known token that ``sample_ids`` draws
+    (the keep coin, then the pick), and one ``sample_ids_from_uniforms`` call maps them all.
+    Returns (output words, one row per seed; the per-token known mask)."""
+    ref = sanitize_lines(FIVE_SENTENCES, mech, seed=0)
+    flat = np.asarray([t for line in ref.original_tokens for t in line], dtype=object)
+    ids = mech.vocab.ids(flat)
+    known = ids >= 0
+    x = ids[known]
+    uniforms = [make_rng(s) for s in seeds]
+    pairs = [(g.random(x.size), g.random(x.size)) for g in uniforms]
+    coin = np.concatenate([c for c, _ in pairs])
+    pick = np.concatenate([p for _, p in pairs])
+    drawn = mech.sample_ids_from_uniforms(np.tile(x, len(seeds)), coin, pick)
+    return mech.vocab.words[drawn].reshape(len(seeds), x.size), known
+
+
+def test_the_five_sentences_at_600_seeds_and_three_epsilons() -> None:
+    """SanText+ on the default vocabulary, seeds 0–599 (draw 1 of each, as the Sanitize page and
+    the CLI give it) at ε ∈ {0.5, 1, 3}: 9,000 sanitized sentences, no left-out word. The full
+    vocabulary, the control, does produce such words for the same seeds."""
+    found_full = 0
+    for eps in EPSILONS:
+        mech = dpcore.text_mechanism("santext+", epsilon=eps)
+        assert mech.vocab.label.startswith("GloVe 6B, top 15,000 words by frequency, 64 offensive")
+        words, known = _seeded_draws(mech, range(600))
+        assert words.shape[0] == 600 and known.sum() >= 60
+        # the batch is the page's draw: seeds 0, 45 and 599 sanitized one call each agree
+        for seed in (0, 45, 599):
+            tokens = [
+                t for line in sanitize_lines(FIVE_SENTENCES, mech, seed=seed).sanitized_tokens for t in line
+            ]
+            assert list(np.asarray(tokens, dtype=object)[known]) == list(words[seed]), (eps, seed)
+        flat = words.ravel()
+        assert not offensive_mask(flat).any(), (eps, sorted(set(flat[offensive_mask(flat)])))
+        full = dpcore.text_mechanism("santext+", epsilon=eps, full_vocabulary=True)
+        found_full += int(offensive_mask(_seeded_draws(full, range(600))[0].ravel()).sum())
+    assert found_full >= 10
 
 
 def _sanitize_cli(cli: Cli, tmp_path: Path, *extra: str) -> tuple[str, str, str]:
@@ -291,9 +447,9 @@ def _sanitize_cli(cli: Cli, tmp_path: Path, *extra: str) -> tuple[str, str, str]
 def test_the_issue_sentence_cli_in_every_output_mode(tmp_path: Path, cli: Cli) -> None:
     text, _, err = _sanitize_cli(cli, tmp_path)
     assert not offensive_mask(text.split()).any()
-    assert "dpcore: vocabulary: GloVe 6B, top 15,000 words by frequency, 46 offensive words left out" in err
+    assert "dpcore: vocabulary: GloVe 6B, top 15,000 words by frequency, 64 offensive words left out" in err
     _, out, _ = _sanitize_cli(cli, tmp_path, "--json")
-    assert "46 offensive words left out" in json.loads(out)["parameters"]["vocabulary"]
+    assert "64 offensive words left out" in json.loads(out)["parameters"]["vocabulary"]
     lines, _, err = _sanitize_cli(cli, tmp_path, "--format", "jsonl")
     assert not offensive_mask(json.loads(lines)["sanitized"]).any() and "offensive words left out" in err
     # --full-vocabulary: the issue's line, and every mode says so
@@ -361,10 +517,10 @@ def test_sanitize_corpus_records_the_vocabulary(tmp_path: Path, capsys: pytest.C
     args += ["--text-column", "text", "--seed", "0", "--no-progress"]
     assert main([*args, "--output", str(tmp_path / "out")]) == 0
     assert (
-        "dpcore: vocabulary: GloVe 6B, top 15,000 words by frequency, 46 offensive" in capsys.readouterr().err
+        "dpcore: vocabulary: GloVe 6B, top 15,000 words by frequency, 64 offensive" in capsys.readouterr().err
     )
     manifest = json.loads((tmp_path / "out" / "_dpcore_manifest.json").read_text(encoding="utf-8"))
     assert manifest["vocabulary"]["label"] == manifest["parameters"]["vocabulary"]
-    assert "46 offensive words left out" in manifest["vocabulary"]["label"]
+    assert "64 offensive words left out" in manifest["vocabulary"]["label"]
     assert main([*args, "--output", str(tmp_path / "full"), "--full-vocabulary", "--json"]) == 0
     assert "full vocabulary" in json.loads(capsys.readouterr().out)["vocabulary"]["label"]

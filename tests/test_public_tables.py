@@ -126,7 +126,7 @@ def test_runtime_needs_neither_wordfreq_nor_the_glove_wheel() -> None:
     got = json.loads(run.stdout.strip().splitlines()[-1])
     assert got["loaded"] == []
     assert got["glove"][:2] == [15000, "the"] and got["glove"][2] > 0.01
-    assert got["bert"][0] == 22_748 - 32  # whole words less 32 offensive ones (bert-wordpiece: 29,523)
+    assert got["bert"][0] == 22_748 - 51  # whole words less 51 left out (issue 58; bert-wordpiece: 29,523)
     assert got["sanitized"] == 1
     size_err, all_err, words_err = got["errors"]
     assert "60,000 GloVe words" in size_err and "dpcore[glove-full]" in size_err

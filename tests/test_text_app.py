@@ -192,3 +192,26 @@ def test_full_vocabulary_is_one_click_away_and_reproducible() -> None:
     assert at.query_params["fullvocab"] == "false"
     assert any("offensive words left out" in c.value for c in at.caption)
     assert "--full-vocabulary" not in at.code[0].value
+
+
+def _input_words(at: AppTest) -> list[str]:
+    """The words of the input the page sanitized (its per-word table's first column)."""
+    table = next(df.value for df in at.dataframe if "Chance kept" in df.value.columns)
+    return list(table["Word"])
+
+
+def test_the_seed_changes_the_draw_and_the_sample_number_the_input() -> None:
+    """Issue 58: "another draw" re-sampled the input tweets. The input has its own control now."""
+    from dpcore.text.offensive import offensive_mask
+
+    base = _app(vsize="2000", seed="0").run()
+    other_seed = _app(vsize="2000", seed="23").run()
+    other_sample = _app(vsize="2000", seed="0", sample="1").run()
+    for at in (base, other_seed, other_sample):
+        assert not at.exception and not at.error
+    assert _input_words(base) == _input_words(other_seed)
+    assert _sanitized_html(base) != _sanitized_html(other_seed)
+    assert _input_words(other_sample) != _input_words(base)
+    assert other_sample.query_params["sample"] == "1" and base.number_input(key="sample").value == 0
+    # every sampled input word is one a default vocabulary keeps
+    assert not offensive_mask(_input_words(base) + _input_words(other_sample)).any()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from dpcore.text import SanText, SanTextPlus, create_text_mechanism
-from dpcore.text.corpora import CORPORA, corpus_counts, load_corpus, sample_sentences
+from dpcore.text.corpora import CORPORA, clean_corpus, corpus_counts, load_corpus, sample_sentences
 from dpcore.text.embeddings import load_embedding, load_tokenizer
 from dpcore.text.metrics import token_metrics
 from dpcore.text.sanitize import OOV_TOKEN, check_text, decode_text, sanitize_lines
@@ -190,3 +191,26 @@ def test_metrics_random_and_feyisetan(glove_small: Vocabulary) -> None:
     assert f["method"] == "mc" and f["N_x"] == 1.0 and f["S_y_star_mc"] is None
     with pytest.raises(DPCoreError, match="not in the"):
         token_metrics(SanText(vocab=glove_small, epsilon=1.0), ["qqqzzzxxyy"])
+
+
+@pytest.mark.parametrize("name", sorted(CORPORA))
+def test_samples_come_only_from_lines_without_a_left_out_word(name: str) -> None:
+    """Issue 58: a page's sample sentences hold no offensive or reviewed word, in any inflection.
+    Checked with a tokenization of its own (every run of letters, digits and apostrophes)."""
+    from dpcore.text.offensive import offensive_mask
+
+    every, clean = load_corpus(name), clean_corpus(name)
+    assert set(clean) < set(every) and len(clean) > 0.9 * len(every)
+    words = np.asarray([w for line in clean for w in re.findall(r"[\w']+", line.lower())], dtype=object)
+    assert not offensive_mask(words).any()
+    kept = set(clean)
+    dropped = [line for line in every if line not in kept]
+    per_line = [re.findall(r"[a-z]+(?:'[a-z]+)?", line.lower()) for line in dropped]
+    owner = np.repeat(np.arange(len(dropped)), [len(w) for w in per_line])
+    hits = offensive_mask(np.asarray([w for ws in per_line for w in ws], dtype=object))
+    assert np.bincount(owner[hits], minlength=len(dropped)).min() >= 1  # each dropped line held one
+    if name == "tweets":
+        assert len(dropped) > 1_133  # the issue's count of lines with a listed word, before inflections
+        assert not set(sample_sentences(name, 200, seed=0, clean=False)) <= kept  # the control
+    for seed in range(5):
+        assert set(sample_sentences(name, 20, seed=seed)) <= kept

@@ -137,7 +137,8 @@ class Vocabulary:
         Where ``frequency`` comes from (``"wordfreq"``, ``"corpus"``, …).
     label:
         Which vocabulary this is, in plain words, e.g. "GloVe 6B, top 5,000 words by frequency,
-        3 offensive words left out (better-profanity 0.7.0 list, dpcore's allow-list)".
+        3 offensive words left out (better-profanity 0.7.0 list in every inflection, dpcore's allow-list
+        and reviewed words)".
     offensive_removed:
         How many offensive words were left out (:mod:`dpcore.text.offensive`); 0 for a full one.
     offensive_filtered:
