@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from dpcore.flawed.mechanisms import ADePTFig2
 from dpcore.sensitivity import (
     DISTRIBUTIONS,
     MAX_DIM,
@@ -177,6 +178,13 @@ with more("The extreme pair", icon=":material/straighten:"):
     )
 with st.expander("How to read this", icon=":material/menu_book:"):
     st.markdown(HOW_TO_READ)
+st.caption(
+    f"This page's ADePT is ADePT as published: L2 clipping at C, so at n = {n} its ε = {eps:g} is "
+    f"really ε·√n = {rep.true_epsilon:.4g}. The Home and Audit pages audit Habernal's (2022) Fig. 2 "
+    f"version instead, which skips the clipping: on [0, 1]ⁿ two inputs can be n apart in L1, so it "
+    f"is only n·ε-DP (ε = {ADePTFig2(epsilon=eps, dim=n).true_epsilon:.4g} here), which is why its "
+    "audited privacy loss can exceed ε·√n."
+)
 
 # ---- simulation ------------------------------------------------------------------------------
 st.subheader("How many pairs break the claimed bound? (Habernal 2021, Fig. 1)")

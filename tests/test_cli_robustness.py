@@ -125,3 +125,28 @@ def test_oversized_work_is_refused_with_the_estimate(
     assert reported == [], "work started before the refusal"
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and needle in err[0], err
+
+
+def test_ctrl_c_during_an_attack_says_interrupted() -> None:
+    """Issue 58: ``attack`` interrupted by SIGINT must say so, as every other command does. The
+    signal is sent once the masked-LM attacker has reported progress (a state, not a delay): the
+    whole run takes minutes, the first report comes after ten seconds."""
+    argv = ["attack", "--mechanism", "santext", "--epsilons", "1,3", "--sentences", "300", "--attack", "mlm"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dpcore", *argv],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line.startswith("attacking:"):
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (proc.returncode, seen, err[-2000:])
+    assert err.strip().splitlines()[-1] == "dpcore: interrupted", (seen, err[-2000:])

@@ -82,3 +82,9 @@ def test_no_bare_dpcore_command_anywhere_a_user_reads() -> None:
         if bare.search(line)
     ]
     assert found == []
+
+
+def test_the_readme_stays_within_200_lines() -> None:
+    """The README is the front door: at most 200 lines (issue 58 found 202); the rest is the site."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 200, len(lines)

@@ -57,6 +57,12 @@ def test_home_opens_with_its_headline_number_and_figure() -> None:
     # the introduction and the page list follow the figure, shown in place
     text = " ".join(m.value for m in at.markdown)
     assert "Published text-privacy systems have promised" in text and not at.expander
+    # issue 58: one number for ADePT, with its reason: the audited version (Fig. 2, unclipped) is
+    # n·ε = 128-DP and the test shows 13.7 of it; clipped ADePT's ε·√n = 11.31 is the other one
+    caption = next(c.value for c in at.caption if "reconstruction check" in c.value)
+    assert "Fig. 2 version, unclipped" in caption and "(ε = 128 at n = 128)" in caption
+    assert f"this test shows {peak:.2f} of it" in caption and "ε·√n = 11.31 at n = 128" in caption
+    assert "because its L1 sensitivity is 2C·√n" not in caption
 
 
 def test_home_in_talk_mode_collapses_the_introduction_and_the_page_list() -> None:
@@ -115,6 +121,9 @@ def test_the_sensitivity_page_opens_with_its_numbers_and_the_curve() -> None:
     assert chart == ("plotly_chart", "curve")
     metrics = {m.label: m.value for m in at.metric}  # the numbers, in detail, after the curve
     assert metrics["True L1 sensitivity 2C√n"] == "226.3"
+    # which ADePT this is, and why the audited one's loss (Home, Audit) exceeds 11.31
+    which = next(c.value for c in at.caption if "ADePT as published" in c.value)
+    assert "really ε·√n = 11.31" in which and "only n·ε-DP (ε = 128 here)" in which
     at = _run("sensitivity.py", {"pairs": "1000", "nmax": "32", "n": "1"})
     assert "so its promise of ε = 1 holds" in _opening(at)[1][1]
 
