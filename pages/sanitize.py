@@ -429,12 +429,20 @@ orig = res["original_tokens"]
 first = res["draws"][0]
 changed = [[a != b for a, b in zip(o, s, strict=True)] for o, s in zip(orig, first["tokens"], strict=True)]
 in_vocab = sum(1 for u in res["oov"] for unk in u if not unk)
-replaced = sum(
-    1
-    for c, u in zip(changed, res["oov"], strict=True)
-    for ch, unk in zip(c, u, strict=True)
-    if ch and not unk
-)
+
+
+def words_replaced(tokens: list[list[str]]) -> int:
+    """In-vocabulary tokens a draw replaced: the headline's count (an out-of-vocabulary token that
+    became [UNK] is counted apart, as "outside the vocabulary")."""
+    return sum(
+        1
+        for o, t, u in zip(orig, tokens, res["oov"], strict=True)
+        for a, b, unk in zip(o, t, u, strict=True)
+        if a != b and not unk
+    )
+
+
+replaced = words_replaced(first["tokens"])
 n_unknown = sum(1 for u in res["oov"] for unk in u if unk)
 n_lines = len(orig)
 what = {
@@ -506,7 +514,8 @@ also = [m for m in st.session_state["also"] if m != mech]
 also_eps = [float(e) for e in st.session_state["also_eps"] if float(e) != eps]
 with more("Side by side and every draw", icon=":material/compare:"):
     st.caption(
-        f"{summary['tokens']} tokens, {summary['replaced']} replaced, {summary['oov']} out of vocabulary "
+        f"{summary['tokens']} tokens: {in_vocab} in the vocabulary, {replaced} of them replaced (draw 1); "
+        f"{summary['oov']} outside it "
         f"({'masked as [UNK]' if oov == 'mask' else 'kept as written — not private'})."
     )
     if also or also_eps:
@@ -537,7 +546,7 @@ with more("Side by side and every draw", icon=":material/compare:"):
                 "Sanitized text (first line; every line below)": [
                     d["lines"][0] if d["lines"] else "" for d in res["draws"]
                 ],
-                "Tokens replaced": [d["summary"]["replaced"] for d in res["draws"]],
+                f"Words replaced (of {in_vocab})": [words_replaced(d["tokens"]) for d in res["draws"]],
             }
         ),
         hide_index=True,

@@ -439,7 +439,7 @@ def test_rtl_and_emoji_upload_is_sanitized_with_oov_greyed() -> None:
     lines = html.split("<br>")
     assert len(lines) == 3
     assert lines[1].count('title="out of vocabulary">[UNK]</span>') == 2  # the Hebrew line
-    assert "8 out of vocabulary (masked as [UNK])" in " ".join(c.value for c in at.caption)
+    assert "8 outside it (masked as [UNK])" in " ".join(c.value for c in at.caption)
 
 
 @pytest.mark.parametrize(
