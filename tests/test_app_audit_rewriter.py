@@ -116,6 +116,10 @@ def test_the_dp_mlm_view_is_shipped_too_and_never_reads_as_private(no_compute: N
     (head,) = [i.value for i in at.info]
     assert head.startswith("No violation detected by this test")
     assert "does not show the rewriter is private" in head
+    # issue 58: a lower bound at or below 0 reads "no leak shown", never as a negative privacy loss
+    view = shipped_view(VIEWS["dp-mlm"])
+    assert view is not None and max(float(p["lower_bound"]) for p in view["pairs"]) <= 0
+    assert "no leak shown" in head and "−0." not in head and "-0." not in head
     assert not any("violation" in n for n in _names(at))
     # and back: the other shipped view, in one click
     at.button(key="view-stopwords").click().run()

@@ -390,3 +390,14 @@ def test_the_page_runs_with_torch_and_the_models_unimportable() -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"exception": [], "charts": 1, "heavy": []}
+
+
+def test_a_bound_at_or_below_zero_reads_no_leak_shown() -> None:
+    """Issue 58: a certified lower bound ≤ 0 is "no leak shown", never a negative privacy loss."""
+    calib = calibrate.load_shipped()
+    fig = calibration_figure(calib)
+    hovers = [h for trace in fig.data for h in (trace.hovertext or ())]
+    cells = calib["cells"]
+    assert any(float(c["lower_bound"]) <= 0 for c in cells) and len(hovers) >= len(cells)
+    assert any("no leak shown" in h for h in hovers)
+    assert not [h for h in hovers if "certified loss ≥ −" in h or "certified loss ≥ -" in h]

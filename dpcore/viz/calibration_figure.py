@@ -209,8 +209,13 @@ def _hover(calib: Mapping[str, Any], c: Mapping[str, Any]) -> str:
         f"{float(c['epsilon']):g} ({html.escape(per_unit(calib, str(c['rewriter'])))})<br>"
         f"one rewrite tells x from x′ at {fpr} false alarms: {told}<br>"
         f"{ESTIMATE_WORDS}: {percent(t.get('tpr')) or '—'}<br>"
-        f"claim for the pair: {loss(c['claimed_bound'])}; certified loss ≥ {loss(c['lower_bound'])}<br>"
-        f"verdict: {html.escape(VERDICT_WORDS.get(str(c['verdict']), str(c['verdict'])))}"
+        f"claim for the pair: {loss(c['claimed_bound'])}; "
+        + (
+            f"certified loss ≥ {loss(c['lower_bound'])}<br>"
+            if as_float(c["lower_bound"]) > 0
+            else "no leak shown (no certified loss above 0)<br>"
+        )
+        + f"verdict: {html.escape(VERDICT_WORDS.get(str(c['verdict']), str(c['verdict'])))}"
         + ("" if math.isnan(sim) else f"<br>similarity to the input: {sim:.2f}")
     )
 

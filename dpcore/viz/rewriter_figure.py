@@ -159,10 +159,8 @@ def headline(result: Mapping[str, Any]) -> str:
     if lower == -math.inf:
         below = "no event told the two inputs apart"
     elif lower <= 0:
-        below = (
-            f"no event told the two inputs apart (the lower bound on the privacy loss, "
-            f"{lb.replace('-', '−')}, is not above 0; {claimed} is claimed)"
-        )
+        # a lower bound at or below 0 is no leak shown, never a "privacy loss of −0.02" (issue 58)
+        below = f"no leak shown: no event told the two inputs apart ({claimed} is claimed)"
     else:
         below = f"the lower bound on this pair's privacy loss, {lb}, stays under the claimed {claimed}"
     return (
