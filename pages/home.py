@@ -86,9 +86,9 @@ st.caption(
     f"{'stays at or below' if within else 'exceeds'} its claim in this test (largest value "
     f"{laplace_peak:.2f}; passing one test is not a proof of privacy). The ADePT shown is Habernal's "
     f"Fig. 2 version, unclipped on [0, 1]ⁿ: its noise assumes inputs 1 apart where two can be n apart "
-    f"in L1, so it is only n·ε-DP (ε = {true_eps:g} at n = {n_max}), and this test shows "
-    f"{adept_peak:.2f} of it. ADePT as published clips to L2 norm C, whose L1 sensitivity is 2C·√n: "
-    f"its true ε is ε·√n = {clipped_eps:.4g} at n = {n_max} (the Sensitivity page)."
+    f"in L1, so it is only n·ε-DP (ε = {true_eps:g} at n = {n_max}); in this test its privacy loss "
+    f"reaches {adept_peak:.2f} at n = {n_max}. ADePT as published clips to L2 norm C, whose L1 "
+    f"sensitivity is 2C·√n: its true ε is ε·√n = {clipped_eps:.4g} at n = {n_max} (the Sensitivity page)."
 )
 page_link(
     next(p for p in PAGES if p.path == "pages/audit.py"),

@@ -385,7 +385,7 @@ with text_col, show_errors():
             )
             text = "\n".join(sample_sentences(st.session_state["corpus"], int(n_sent), seed=int(sample_no)))
             st.caption(
-                ":material/shield: Samples come only from lines that hold no word a default vocabulary "
+                ":material/filter_alt: Samples come only from lines that hold no word a default vocabulary "
                 "leaves out (dpcore.text.corpora.clean_corpus)."
             )
         elif source == "paste":

@@ -58,10 +58,11 @@ def test_home_opens_with_its_headline_number_and_figure() -> None:
     text = " ".join(m.value for m in at.markdown)
     assert "Published text-privacy systems have promised" in text and not at.expander
     # issue 58: one number for ADePT, with its reason: the audited version (Fig. 2, unclipped) is
-    # n·ε = 128-DP and the test shows 13.7 of it; clipped ADePT's ε·√n = 11.31 is the other one
+    # n·ε = 128-DP and its loss in the test reaches 13.7; clipped ADePT's ε·√n = 11.31 is the other one
     caption = next(c.value for c in at.caption if "reconstruction check" in c.value)
     assert "Fig. 2 version, unclipped" in caption and "(ε = 128 at n = 128)" in caption
-    assert f"this test shows {peak:.2f} of it" in caption and "ε·√n = 11.31 at n = 128" in caption
+    assert f"in this test its privacy loss reaches {peak:.2f} at n = 128" in caption
+    assert "ε·√n = 11.31 at n = 128" in caption
     assert "because its L1 sensitivity is 2C·√n" not in caption
 
 
