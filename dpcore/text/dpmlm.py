@@ -170,8 +170,8 @@ def _draw(rows: np.ndarray, which: np.ndarray, rng: np.random.Generator) -> np.n
     Inverse CDF in float64: the row's cumulative probabilities, one uniform u per draw, and the
     first column whose cumulative weight exceeds u times the row's total
     (:func:`dpcore.text.sampling.first_exceeding`; a column of zero probability is never
-    returned). One uniform per draw instead of |V| Gumbel variates: the same distribution, at a
-    fifth of the cost for the 29,462 WordPieces. ``rows`` is overwritten.
+    returned). One uniform per draw instead of |V| Gumbel variates: the same distribution, the
+    sampling step 3.5 times faster over the 29,462 WordPieces. ``rows`` is overwritten.
     """
     if which.size == 0:
         return np.empty(0, dtype=np.int64)
