@@ -505,14 +505,50 @@ h1 { padding-top: 0.25rem !important; padding-bottom: 0.4rem !important; }
 </style>
 """
 
-#: Talk mode: larger text, figures wider (the sidebar starts collapsed: :func:`page_style`).
+#: Talk mode: larger text, figures wider (the sidebar starts collapsed: :func:`page_style`), and
+#: less room above the story (a lower top bar, a smaller title, tighter gaps) so that the headline
+#: and the whole main figure, axes and legend included, share the first screen of a 1280×720
+#: projector (``tests/e2e/test_first_screen.py`` measures it).
 _TALK_CSS = """
 <style>
 html { font-size: 19px; }
-.stMainBlockContainer, .block-container { padding-top: 4rem; max-width: 100%; padding-left: 2.5rem;
+header[data-testid="stHeader"] { height: 2.4rem; min-height: 2.4rem; }
+.stMainBlockContainer, .block-container { padding-top: 2.6rem; max-width: 100%; padding-left: 2.5rem;
   padding-right: 2.5rem; }
+h1 { font-size: 2.15rem !important; padding-top: 0 !important; padding-bottom: 0.15rem !important; }
+[data-testid="stVerticalBlock"] { gap: 0.7rem; }
+[data-testid="stExpander"] summary { padding-top: 0.3rem; padding-bottom: 0.3rem; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; }
 </style>
+"""
+
+#: Talk mode, once per browser load: close the sidebar, whatever the visitor left it as. Streamlit
+#: keeps a sidebar the visitor opened open on later loads (``stSidebarCollapsed-…`` in the
+#: browser's localStorage overrides ``initial_sidebar_state``), so a speaker who opened it once
+#: would start every talk with it open. The script clicks the sidebar's own close button if the
+#: sidebar is open (waiting a few frames for it to be drawn, and no longer once it is), then
+#: forgets the remembered state, so plain loads start as Streamlit decides. It runs once per load
+#: (a flag on ``window``), so a sidebar opened during the talk stays open through reruns and page
+#: changes. A constant of this module; no visitor input in it.
+_TALK_SIDEBAR_JS = """
+<script>
+(() => {
+  if (window.__dpcoreTalkSidebar) return;
+  window.__dpcoreTalkSidebar = true;
+  const forget = () => Object.keys(localStorage)
+      .filter((k) => k.startsWith("stSidebarCollapsed-")).forEach((k) => localStorage.removeItem(k));
+  let tries = 0;
+  const close = () => {
+    const side = document.querySelector('[data-testid="stSidebar"]');
+    const open = side && side.getBoundingClientRect().width > 0;
+    const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (side && !open) { forget(); return; }
+    if (open && button) { button.click(); forget(); return; }
+    if (++tries < 120) { requestAnimationFrame(close); } else { forget(); }
+  };
+  close();
+})();
+</script>
 """
 
 
@@ -535,7 +571,10 @@ def page_style() -> None:
         layout="wide",
         initial_sidebar_state="collapsed" if talk_mode() else "auto",
     )
-    st.html(_BASE_CSS + (_TALK_CSS if talk_mode() else ""))
+    if talk_mode():
+        st.html(_BASE_CSS + _TALK_CSS + _TALK_SIDEBAR_JS, unsafe_allow_javascript=True)
+    else:
+        st.html(_BASE_CSS)
 
 
 def more(label: str, *, icon: str | None = None) -> Any:
@@ -549,14 +588,18 @@ def more(label: str, *, icon: str | None = None) -> Any:
     return st.container()
 
 
-def plot(fig: Any, *, key: str, slot: Any = None) -> None:
+def plot(fig: Any, *, key: str, slot: Any = None, talk_height: int | None = None) -> None:
     """Draw a Plotly figure in dpcore's visual language (:func:`dpcore.viz.palette.style_figure`).
 
     Streamlit's own chart theme is off (``theme=None``): it would set 12-px grey ticks over the
     figure's projector-sized ones. ``slot`` draws into an ``st.empty()`` made earlier.
+    ``talk_height`` (px) is the figure's height in talk mode, where the larger text above it
+    leaves less of a 720-px screen to it (a page's main figure is whole on the first screen).
     """
     from dpcore.viz.palette import style_figure
 
+    if talk_height is not None and talk_mode():
+        fig.update_layout(height=talk_height)
     style_figure(fig, talk=talk_mode())
     (slot or st).plotly_chart(fig, width="stretch", key=key, theme=None)
 

@@ -64,6 +64,9 @@ MAX_DRAWS = 40_000_000  # per request, dpcore's vectorised sanitizers
 MAX_DRAWS_THIRD_PARTY = 60_000  # pyPANTERA loops in Python: ~1,000 draws/s
 MAX_WORDS = 20
 MAX_WORD_CHARS = 400
+#: The main figure's height in talk mode (px): whole on a 1280×720 first screen under the
+#: larger headline (tests/e2e/test_first_screen.py).
+TALK_HEIGHT = 330
 TRADEOFF_PAIRS = 4  # pairs drawn in the observer's chart (the strongest evidence first)
 
 CHOICES = {c.name: c for c in available_sanitizers()}
@@ -318,7 +321,7 @@ elif res.verdict == "untested":
 else:
     st.info(_plain(story), icon=":material/info:")
 
-plot(textaudit_figure(res), key="textaudit-figure")
+plot(textaudit_figure(res), key="textaudit-figure", talk_height=TALK_HEIGHT)
 st.caption(
     "Each point is a pair of words: its claimed bound (across) against a lower confidence bound on "
     "its real privacy loss (up). A point above the dashed diagonal is a violation."
