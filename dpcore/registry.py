@@ -3,6 +3,10 @@
 Modelled on Opacus' accountant registry. Adding a mechanism takes one file: define the class
 and decorate it with ``@REGISTRY.register(...)``; the CLI's ``list`` command and every dashboard
 dropdown read from the registry.
+
+Each entry has two names: ``name``, the machine name (CLI arguments, URLs, JSON keys, legends), and
+``display``, the name a sentence uses ("ADePT", "SanText+"). Every headline and caption that names a
+mechanism in prose reads :meth:`Registry.display_name` (one home); the machine name never changes.
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ class RegistryEntry(Generic[T]):
         Paper and equation implemented.
     tags:
         Free-form labels (for example ``"paper-fig2"``).
+    display:
+        The human name a sentence uses ("ADePT", "SanText+", "DP-MLM"); empty means ``name``.
+        Read it through :attr:`display_name`.
     """
 
     name: str
@@ -45,6 +52,12 @@ class RegistryEntry(Generic[T]):
     flawed: bool = False
     citation: str = ""
     tags: tuple[str, ...] = field(default_factory=tuple)
+    display: str = ""
+
+    @property
+    def display_name(self) -> str:
+        """The name as a sentence writes it: :attr:`display`, else the machine :attr:`name`."""
+        return self.display or self.name
 
 
 class Registry(Generic[T]):
@@ -62,8 +75,12 @@ class Registry(Generic[T]):
         flawed: bool = False,
         citation: str = "",
         tags: tuple[str, ...] = (),
+        display: str = "",
     ) -> Callable[[Callable[..., T]], Callable[..., T]]:
-        """Class or function decorator that registers ``name``."""
+        """Class or function decorator that registers ``name``.
+
+        ``display`` is the human name headlines use ("ADePT"); see :attr:`RegistryEntry.display_name`.
+        """
 
         def deco(factory: Callable[..., T]) -> Callable[..., T]:
             if name in self._entries:
@@ -75,6 +92,7 @@ class Registry(Generic[T]):
                 flawed=flawed,
                 citation=citation,
                 tags=tuple(tags),
+                display=display,
             )
             return factory
 
@@ -91,6 +109,13 @@ class Registry(Generic[T]):
     def create(self, name: str, **kwargs: object) -> T:
         """Build the object registered as ``name`` with keyword-only arguments."""
         return self.get(name).factory(**kwargs)
+
+    def display_name(self, name: str) -> str:
+        """The human name of the registered ``name`` ("adept" → "ADePT"), for headlines and captions.
+
+        Raises :class:`DPCoreError` listing the valid names when ``name`` is not registered.
+        """
+        return self.get(name).display_name
 
     def names(self, *, include_flawed: bool = True) -> list[str]:
         """Registered names, in registration order."""

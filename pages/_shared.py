@@ -607,6 +607,9 @@ def plot(fig: Any, *, key: str, slot: Any = None, talk_height: int | None = None
 def page_intro(title: str, plain: str, how_to_read: str) -> None:
     """Open a page: its title, one plain sentence, then notation and method in an expander.
 
+    In talk mode the notation is in a popover beside the title instead, so that the headline and
+    the main figure keep the first screen of a projector.
+
     Parameters
     ----------
     title
@@ -616,6 +619,13 @@ def page_intro(title: str, plain: str, how_to_read: str) -> None:
     how_to_read
         Markdown with the notation, the method and the caveats (shown under "How to read this").
     """
+    if talk_mode():  # beside the title, one click away: the story keeps the first screen
+        title_col, help_col = st.columns([4, 1], vertical_alignment="center")
+        title_col.title(title)
+        with help_col.popover("How to read this", icon=":material/menu_book:"):
+            st.markdown(how_to_read)
+        st.markdown(plain)
+        return
     st.title(title)
     st.markdown(plain)
     with st.expander("How to read this", icon=":material/menu_book:"):

@@ -204,16 +204,27 @@ with tab_bin:
     n_bits = len(brep.bits)
     holds = abs(brep.exact_ldp_total - brep.claimed_total) <= 1e-9 * max(1.0, brep.claimed_total)
     bit_eps = float(st.session_state["beps"])
-    spent = "exactly the claimed" if holds else f"{brep.exact_ldp_total:.4g}, against the claimed"
-    headline.markdown(
-        f"Flipping each of a feature's {n_bits} bits at ε_i = {bit_eps:g} **spends {spent} "
-        f"{brep.claimed_total:.4g}{'' if brep.features == 1 else f' over {brep.features:,} features'}"
-        f"{': the count holds' if holds else ''}.**"
-    )
+    over = "" if brep.features == 1 else f" over {brep.features:,} features"
+    flips = f"flipping each of a feature's {n_bits} bits at ε_i = {bit_eps:g}"
+    # Which accounting holds, said as the figure draws it: the claim's count is the exact LDP loss
+    # (green bars); the revisit's place-value figure (grey bars) is a per-distance reading.
+    if holds:
+        headline.markdown(
+            f"**Under LDP the count holds:** {flips} spends exactly the claimed "
+            f"{brep.claimed_total:.4g}{over} (green bars); the revisit's place-value figure, "
+            f"{brep.place_value_total:.4g} (grey bars), is a loss per unit of distance, not an LDP loss."
+        )
+    else:
+        headline.markdown(
+            f"{flips[:1].upper()}{flips[1:]} **spends {brep.exact_ldp_total:.4g}, against the claimed "
+            f"{brep.claimed_total:.4g}{over}.**"
+        )
     plot(talk_sized(binary_bits_figure(brep)), key="binary", slot=fig_col)
     fig_col.caption(
-        f"The revisit's place-value figure, {brep.place_value_total:.4g}, weighs each bit by its place "
-        "(red: above the claim, green: below it): a loss per unit of distance, not an LDP loss."
+        "Green: each bit's claimed ε_i, which is its exact LDP loss. Grey: the revisit's place-value "
+        f"figure (Lai et al. 2022), {brep.place_value_total:.4g} in total, which weighs each bit by how "
+        "far flipping it moves the real value (×2ᵐ⁺¹ for the sign bit, ×2ⁱ⁻¹ for integer bit i, ×2⁻ⁱ "
+        "for fraction bit i). That is a loss per unit of distance between real values, not an LDP loss."
     )
     m1, m2, m3 = st.columns(3)
     m1.metric("Claimed ε (all r features)", f"{brep.claimed_total:.4g}")

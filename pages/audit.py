@@ -141,22 +141,35 @@ def _names(ms: list[str]) -> str:
     return ms[0] if len(ms) == 1 else ", ".join(ms[:-1]) + " and " + ms[-1]
 
 
+def _display(m: str) -> str:
+    """A mechanism's name as a sentence writes it ("adept" → "ADePT"): the registry's display name."""
+    return VECTOR_MECHANISMS.display_name(m)
+
+
+def _shown(m: str) -> str:
+    """A mechanism in a verdict banner: its display name, with "(flawed reproduction)" if it is one."""
+    return f"{_display(m)} (flawed reproduction)" if VECTOR_MECHANISMS.get(m).flawed else _display(m)
+
+
 def _worst(rows: list[dict], m: str, eps: float) -> str:
     """How far ``m`` exceeds ``eps`` in words: the largest privacy loss the figure draws for it."""
     mine = [r for r in rows if r["mechanism"] == m]
+    name = _display(m)
     # the majority vote's exact value, else the exact best attack's, else the certified MC bound
     for col, what in (("exact", "privacy loss"), ("exact_lr", "privacy loss under the best attack")):
         vals = [(float(r[col]), r["dim"]) for r in mine if r.get(col) is not None and not math.isnan(r[col])]
         if vals and max(vals)[0] > eps:
             v, n = max(vals)
             return (
-                f"{m}'s {what} is infinite" if math.isinf(v) else f"{m}'s {what} reaches {v:.3g} at n = {n}"
+                f"{name}'s {what} is infinite"
+                if math.isinf(v)
+                else f"{name}'s {what} reaches {v:.3g} at n = {n}"
             )
     vals = [(float(r["mc_verdict_lower_bound"]), r["dim"]) for r in mine if r.get("mc_verdict") == "violates"]
     if vals:
         v, n = max(vals)
-        return f"{m}'s privacy loss is at least {v:.3g} at n = {n} (lower confidence bound)"
-    return f"{m} exceeds it"
+        return f"{name}'s privacy loss is at least {v:.3g} at n = {n} (lower confidence bound)"
+    return f"{name} exceeds it"
 
 
 def headline(
@@ -169,21 +182,23 @@ def headline(
     the Monte-Carlo lower confidence bound (the certified value). At most three are named.
     """
     within = [m for m in mechs if m not in violators and m not in no_claim]
+    bad, kept, free = ([_display(m) for m in ms] for ms in (violators, within, no_claim))
     if violators:
         verb = "breaks" if len(violators) == 1 else "break"
-        text = f"In this test, {_names(violators)} {verb} the promise of ε = {eps:g}: "
+        text = f"In this test, {_names(bad)} {verb} the promise of ε = {eps:g}: "
         text += _names([_worst(rows, m, eps) for m in violators[:3]])
         if within:
-            text += f"; {_names(within)} {'stays' if len(within) == 1 else 'stay'} within it"
+            text += f"; {_names(kept)} {'stays' if len(within) == 1 else 'stay'} within it"
         if no_claim:
-            text += f"; {_names(no_claim)} {'claims' if len(no_claim) == 1 else 'claim'} no privacy"
+            text += f"; {_names(free)} {'claims' if len(no_claim) == 1 else 'claim'} no privacy"
         return text + "."
     if within:
         return (
             f"In this test, no mechanism shown exceeds its promise of ε = {eps:g} "
             "(passing one test is not a proof of privacy)."
         )
-    return f"{_names(no_claim)} {'claims' if len(no_claim) == 1 else 'claim'} no privacy: nothing to test."
+    text = f"{_names(free)} {'claims' if len(no_claim) == 1 else 'claim'} no privacy: nothing to test."
+    return text[:1].upper() + text[1:]
 
 
 def observer_sentence(cells: dict[str, tuple[TradeoffPair, list[dict]]], dim: int, eps: float) -> str:
@@ -196,7 +211,7 @@ def observer_sentence(cells: dict[str, tuple[TradeoffPair, list[dict]]], dim: in
     at1 = {m: e for m, e in at1.items() if e is not None}
     if not at1:
         return ""
-    parts = [f"{percent(e['tpr'])} of the time for {m}" for m, e in at1.items()]
+    parts = [f"{percent(e['tpr'])} of the time for {_display(m)}" for m, e in at1.items()]
     ceiling = percent(next(iter(at1.values()))["claim_ceiling"])
     return (
         f"At n = {dim}, an observer who wrongly names 1ⁿ for 1 in 100 releases of 0ⁿ names it rightly "
@@ -354,21 +369,30 @@ size = f"n = {nmin}…{nmax}, ε = {eps:g}" + (
 if violators:
     st.error(
         f"Violates its claimed ε in this test ({size}; exact value, or the lower confidence bound, "
-        "above the claim): " + ", ".join(_label(v) for v in violators),
+        "above the claim): " + ", ".join(_shown(v) for v in violators),
         icon=":material/error:",
     )
 rest = [m for m in mechs if m not in violators and m not in no_claim]
 if rest:
     st.info(
         f"No violation detected by this test ({size}) for "
-        + ("the mechanisms shown" if len(rest) == len(mechs) else ", ".join(_label(m) for m in rest))
+        + ("the mechanisms shown" if len(rest) == len(mechs) else ", ".join(_shown(m) for m in rest))
         + ". This does not show that they are private: one pair of inputs and one attack family "
         "were tested."
-        + ("" if not no_claim else f" {', '.join(no_claim)} claims no privacy (nothing to violate)."),
+        + (
+            ""
+            if not no_claim
+            else f" {_names([_display(m) for m in no_claim])} "
+            f"{'claims' if len(no_claim) == 1 else 'claim'} no privacy (nothing to violate)."
+        ),
         icon=":material/info:",
     )
 elif no_claim:
-    st.info(f"{', '.join(no_claim)} claims no privacy, so there is no claim to test.", icon=":material/info:")
+    st.info(
+        f"{_names([_display(m) for m in no_claim])} {'claims' if len(no_claim) == 1 else 'claim'} no "
+        "privacy, so there is no claim to test.",
+        icon=":material/info:",
+    )
 st.markdown(PLAIN)
 with st.expander("How to read this", icon=":material/menu_book:"):
     st.markdown(HOW_TO_READ)
@@ -432,7 +456,9 @@ if exact_mechs:
         key="audit-tradeoff",
     )
     with st.expander("How to read this"):
-        levels = " ".join(f"**{m}**: {e['meaning']}" for m, (_, entries) in t_cells.items() for e in entries)
+        levels = " ".join(
+            f"**{_display(m)}**: {e['meaning']}" for m, (_, entries) in t_cells.items() for e in entries
+        )
         st.markdown(
             f"""
 - The observer sees one output of the mechanism, thresholded at ½ (each coordinate 0 or 1), and
@@ -492,7 +518,7 @@ disagree = sorted({r["mechanism"] for r in rows if r.get("mc_declaration_disagre
 if disagree:
     st.warning(
         "The real sampler's draws disagree with the declared per-coordinate probabilities of: "
-        + ", ".join(_label(v) for v in disagree)
+        + ", ".join(_shown(v) for v in disagree)
         + ". Their exact values describe the declaration, not what the sampler does.",
         icon=":material/warning:",
     )

@@ -166,9 +166,9 @@ def word_table(df: pd.DataFrame, columns: dict[str, tuple[str, str, str | None]]
 
 
 def mechanism_title(name: str) -> str:
-    """The mechanism's name as its summary writes it ("SanText+"), else its registry name."""
-    title = TEXT_MECHANISMS.get(name).summary.split(":")[0].strip()
-    return title if title.lower().replace(" ", "-") == name else name
+    """The mechanism's name as a sentence writes it ("santext+" → "SanText+"): the registry's
+    display name (:meth:`dpcore.registry.Registry.display_name`)."""
+    return TEXT_MECHANISMS.display_name(name)
 
 
 #: Which vocabulary of an embedding: (GloVe's size, whether offensive words are kept).
@@ -349,7 +349,9 @@ sync_query_params(SPECS)
 mech, emb = st.session_state["mech"], st.session_state["emb"]
 needed = required_embedding(mech)
 if needed is not None and needed != emb:
-    st.caption(f"{mech} samples the tokens of its own model: it runs over the {needed} embedding.")
+    st.caption(
+        f"{mechanism_title(mech)} samples the tokens of its own model: it runs over the {needed} embedding."
+    )
     emb = needed
 #: A masked-LM mechanism runs one forward pass per token (~40 tokens/s on 2 cores).
 LM_MAX_CHARS = 600
@@ -357,8 +359,8 @@ eps = float(st.session_state["eps"])
 mparams = params_key(mech_params[mech])
 if "refuted" in TEXT_MECHANISMS.get(mech).tags:
     st.error(
-        f"**{mech} is not private as claimed.** dpcore refutes its published guarantee with an "
-        "exact bound (see its guarantee line and docs/mechanisms). It is here to compare and audit.",
+        f"**{mechanism_title(mech)} is not private as claimed.** dpcore refutes its published guarantee "
+        "with an exact bound (see its guarantee line and docs/mechanisms). It is here to compare and audit.",
         icon=":material/dangerous:",
     )
 vsize, seed = int(st.session_state["vsize"]), int(st.session_state["seed"])
@@ -413,8 +415,8 @@ with text_col, show_errors():
     text = check_text(text, max_chars=MAX_PAGE_CHARS)
     if needed is not None and len(text) > LM_MAX_CHARS:
         st.warning(
-            f"{mech} runs one masked-LM forward pass per token: this page sanitizes the first "
-            f"{LM_MAX_CHARS} characters (use `python -m dpcore sanitize` for longer text)."
+            f"{mechanism_title(mech)} runs one masked-LM forward pass per token: this page sanitizes the "
+            f"first {LM_MAX_CHARS} characters (use `python -m dpcore sanitize` for longer text)."
         )
         text = text[:LM_MAX_CHARS]
     bar = st.progress(0.0, text="Sanitizing…")
@@ -534,7 +536,7 @@ with more("Side by side and every draw", icon=":material/compare:"):
                 body = "<br>".join(
                     highlight(t_, c, u) for t_, c, u in zip(toks, ch, other["oov"], strict=True)
                 )
-                col.markdown(f"**{pm}, ε = {pe:g}**")
+                col.markdown(f"**{mechanism_title(pm)}, ε = {pe:g}**")
                 col.markdown(f'<div class="dp-side">{body}</div>', unsafe_allow_html=True)
                 col.caption(other["parameters"]["privacy"])
 

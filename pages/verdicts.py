@@ -376,7 +376,9 @@ st.caption(
     (f"{len(shown)} of {len(rows)} rows (the sidebar's filters). " if len(shown) < len(rows) else "")
     + "A grey ring is the smallest flaw shared by the vocabulary that the row's run would have caught "
     "(probability 0.9): a row without a violation is not shown to be private. A red diamond is a "
-    "certified loss above the claim (a lower bound at the row's confidence), the table's number."
+    "certified loss above the claim (a lower bound at the row's confidence), the table's number. "
+    "Privacy loss is counted like ε, in nats (natural logarithms of probability ratios): the "
+    "headline's amounts are the figure's and the table's."
 )
 
 

@@ -76,12 +76,13 @@ def test_default_shows_the_paper_mechanisms() -> None:
     # one note under the title
     assert _legend(spec) == ["copy", "random", "laplace", "adept", "dptext"]
     assert "dotted: best attack" in spec["layout"]["title"]["subtitle"]["text"]
-    assert any("adept" in e.value for e in at.error)  # the violation banner
-    # the headline, above the figure: who breaks the promise, with the numbers the figure draws
+    assert any("ADePT (flawed reproduction)" in e.value for e in at.error)  # the violation banner
+    # the headline, above the figure: who breaks the promise, with the numbers the figure draws, in
+    # the registry's display names (issue 58: "headlines use machine ids"), never "adept's"
     assert at.main.markdown[0].value == (
-        "##### In this test, adept and dptext break the promise of ε = 1: adept's privacy loss "
-        "reaches 13.7 at n = 128 and dptext's privacy loss is infinite; random and laplace stay "
-        "within it; copy claims no privacy."
+        "##### In this test, ADePT and DPText break the promise of ε = 1: ADePT's privacy loss "
+        "reaches 13.7 at n = 128 and DPText's privacy loss is infinite; Random and Laplace stay "
+        "within it; Copy claims no privacy."
     )
     assert at.query_params["eps"] == "1"
     # the table's verdicts are words, not codes (downloads keep the codes)
@@ -239,11 +240,11 @@ def test_monte_carlo_runs_the_real_samplers_by_default() -> None:
     rows = at.dataframe[0].value
     assert set(rows["Sampler run"]) == {"real"}
     (err,) = [e.value for e in at.error]
-    assert "dptext" in err and "laplace" not in err
+    assert "DPText (flawed reproduction)" in err and "Laplace" not in err
     assert "10,000 Monte-Carlo trials per neighbour from the real samplers, confidence 0.95" in err
     (info,) = [i.value for i in at.info]
-    assert "No violation detected by this test (n = 1…8, ε = 1" in info and "for laplace." in info
-    assert "copy claims no privacy" in info
+    assert "No violation detected by this test (n = 1…8, ε = 1" in info and "for Laplace." in info
+    assert "Copy claims no privacy" in info
 
 
 def test_model_based_option_is_labelled_and_cross_checked() -> None:
@@ -321,7 +322,7 @@ def test_tradeoff_figure_shows_adept_beside_laplace_and_its_numbers_go_into_the_
     # the plain sentence with the numbers is on the page, not in a collapsed expander
     sentence = (
         "At n = 128, an observer who wrongly names 1ⁿ for 1 in 100 releases of 0ⁿ names it rightly "
-        "100% of the time for adept and 1.3% of the time for laplace; ε = 1 allows at most 2.7%."
+        "100% of the time for ADePT and 1.3% of the time for Laplace; ε = 1 allows at most 2.7%."
     )
     assert any(sentence in m.value for m in at.main.markdown), [m.value for m in at.markdown]
     assert not any(sentence in m.value for e in at.expander for m in e.markdown)

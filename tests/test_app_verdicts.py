@@ -153,6 +153,29 @@ def test_the_page_shows_the_shipped_table_header_and_figure(shipped: dict[str, A
     assert "is private" not in _text(at).replace("does not show the mechanism is private", "")
 
 
+def test_the_headline_counts_the_unaudited_apart_and_leaves_nats_to_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped: dict[str, Any]
+) -> None:
+    """Issue 58: the headline counted sanitizers never audited against their claim inside "None …
+    was caught", and spoke in nats. It now counts them apart, in plain words; the caption says what
+    the table's and the figure's nats are."""
+    doc = _with_cannot_run_row(shipped)
+    _point_at(monkeypatch, _write(tmp_path / "verdicts.json", doc))
+    at = _page()
+    assert not at.exception, at.exception
+    head = _plain(at.markdown[0].value)
+    others = [r for r in doc["rows"] if r["group"] != "control"]
+    kinds = [verdict_file.verdict_of(r) for r in others]
+    never = sum(k in ("cannot-run", "premise-broken", "untested") for k in kinds)
+    lead = f"{len(others) - never} of the {len(others)} sanitizers were audited against their claims"
+    assert never >= 1 and lead in head, head
+    assert f"; {never} were never audited (" in head, head
+    assert f"{kinds.count('cannot-run')} could not run" in head, head
+    assert "nats" not in head and not head.startswith("None of the"), head
+    assert any("in nats" in c.value for c in at.caption)
+    assert VERDICT in _table(at).columns  # the exact numbers stay in the table, in nats
+
+
 def test_filters_narrow_the_table_and_go_into_the_url(shipped: dict[str, Any]) -> None:
     violating = [r["name"] for r in shipped["rows"] if verdict_file.verdict_of(r) == "violates"]
     at = _page(verdict="violates")
@@ -429,9 +452,17 @@ def test_the_page_opens_with_its_answer_then_the_figure(shipped: dict[str, Any],
     the table comes after (collapsed in talk mode)."""
     at = _page(**({"talk": "1"} if talk else {}))
     assert not at.exception, at.exception
-    (title, head, notation, chart) = _opening(at)
-    assert title == ("title", "Do public sanitizers keep their claims?")
+    opening = _opening(at)
+    if talk:  # the title with the notation in a popover beside it, one row (pages._shared.page_intro)
+        (row, head, chart) = opening
+        first = next(iter(at.main.children.values()))
+        cells = [[g.type for g in col.children.values()] for col in first.children.values()]
+        assert row[0] == "flex_container" and cells == [["title"], ["popover"]], cells
+        assert at.title[0].value == "Do public sanitizers keep their claims?"
+    else:
+        (title, head, notation, chart) = opening
+        assert title == ("title", "Do public sanitizers keep their claims?") and notation[0] == "expander"
     assert head == ("markdown", escape_markdown(headline_sentence([normalised(r) for r in shipped["rows"]])))
-    assert notation[0] == "expander" and chart == ("plotly_chart", "verdicts-figure")
+    assert chart == ("plotly_chart", "verdicts-figure")
     labels = [e.label for e in at.expander]
     assert ("The table: every row, its claim, its verdict and its run" in labels) is talk

@@ -80,9 +80,9 @@ def test_the_audit_page_opens_with_its_verdict_and_figure_and_explains_after() -
     assert title == ("title", "Privacy-loss audit")
     assert head == (
         "markdown",
-        "##### In this test, adept and dptext break the promise of ε = 1: adept's privacy loss reaches "
-        "13.7 at n = 128 and dptext's privacy loss is infinite; random and laplace stay within it; "
-        "copy claims no privacy.",
+        "##### In this test, ADePT and DPText break the promise of ε = 1: ADePT's privacy loss reaches "
+        "13.7 at n = 128 and DPText's privacy loss is infinite; Random and Laplace stay within it; "
+        "Copy claims no privacy.",
     )
     assert chart == ("plotly_chart", "audit-figure")
     text = " ".join(m.value for m in at.main.markdown)
@@ -98,7 +98,7 @@ def test_the_audit_headline_says_when_nothing_was_found_and_never_claims_privacy
         "a proof of privacy)."
     )
     at = _run("audit.py", {"mechs": "copy", "mc": "false"})
-    assert _opening(at)[1][1] == "##### copy claims no privacy: nothing to test."
+    assert _opening(at)[1][1] == "##### Copy claims no privacy: nothing to test."
 
 
 def test_the_audit_page_in_talk_mode_collapses_the_values_and_downloads() -> None:

@@ -10,6 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.accounting import dpnr_dropout_epsilon
 from dpcore.sensitivity import adept_violation_fractions, dimension_grid
+from dpcore.viz.accounting_figure import CLAIM_BARS, PLACE_VALUE_BARS, PLACE_VALUE_COLOUR
+from dpcore.viz.palette import BAD, OK
 
 ROOT = Path(__file__).resolve().parents[1]
 SENSITIVITY = str(ROOT / "pages" / "sensitivity.py")
@@ -143,9 +145,15 @@ def test_accounting_default_renders_three_figures() -> None:
     assert sel["y"] == [pytest.approx(dpnr_dropout_epsilon(768, 0.05, 0.3))]
     true_bars = _bars_by_bit(binary, "place-value figure")
     assert true_bars == pytest.approx([3.2, 0.1, 0.2, 0.4, 0.8, 0.05, 0.025, 0.0125, 0.00625, 0.003125])
-    # two colours, each explained in the legend: above the claim (under-charged) and at/below it
-    names = [t["name"] for t in binary["data"] if t.get("name", "").startswith("place-value figure")]
-    assert any("under-charged" in n for n in names) and any("over-charged" in n for n in names)
+    # issue 58: the chart agrees with the headline on which accounting holds. The claim's bars are
+    # the exact LDP loss (green: the count holds); the place-value figure is a per-distance reading,
+    # drawn in neutral grey, never as red "under-charged" bars under a headline that says it holds
+    bars = {t["name"]: t for t in binary["data"] if t.get("type") == "bar"}
+    assert set(bars) == {CLAIM_BARS, PLACE_VALUE_BARS}
+    assert bars[CLAIM_BARS]["marker"]["color"] == OK and "the count holds" in CLAIM_BARS
+    assert bars[PLACE_VALUE_BARS]["marker"]["color"] == PLACE_VALUE_COLOUR not in (BAD, OK)
+    assert "not an LDP loss" in PLACE_VALUE_BARS
+    assert not any("under-charged" in n or "over-charged" in n for n in bars)
     assert sum(1 for t in samplers["data"] if t["type"] == "bar") == 4
     assert any("infinite privacy loss" in e.value for e in at.error)  # eq. 11 at z = 0.1
 
@@ -206,7 +214,12 @@ def test_accounting_tabs_open_with_one_plain_sentence_and_keep_equations_one_cli
     firsts = [tab.markdown[0].value for tab in (dpnr, binary, sampler)]
     assert firsts[0].startswith("DPNR claims **ε = 0.05** per word but spends **38.4**"), firsts[0]
     assert "761× the claim" in firsts[0]
-    assert "spends exactly the claimed 1: the count holds" in firsts[1], firsts[1]
+    # issue 58: the headline says which accounting holds, and names the bars as the chart draws them
+    assert firsts[1] == (
+        "**Under LDP the count holds:** flipping each of a feature's 10 bits at ε_i = 0.1 spends "
+        "exactly the claimed 1 (green bars); the revisit's place-value figure, 4.797 (grey bars), is a "
+        "loss per unit of distance, not an LDP loss."
+    ), firsts[1]
     assert "never negative" in firsts[2] and "infinite" in firsts[2], firsts[2]
     assert not any("$" in f or "eq." in f for f in firsts), firsts
     formulas = [m.value for m in at.markdown if "$" in m.value]

@@ -54,6 +54,15 @@ def test_default_page_renders_everything() -> None:
     assert not [c for c in plain if "N_x" in c or "S_y" in c or "S_x" in c], plain
 
 
+def test_the_headline_names_the_mechanism_by_its_display_name() -> None:
+    # issue 58: headlines use the registry's display name, not the machine id ("random")
+    at = _app(vsize="2000", mech="random", eps="3").run()
+    assert not at.exception
+    assert at.query_params["mech"] == "random"  # the URL keeps the machine name
+    heads = [m.value for m in at.markdown if " at ε = 3 replaced " in m.value]
+    assert len(heads) == 1 and heads[0].startswith("**Random replacement at ε = 3 replaced "), heads
+
+
 def test_the_plotted_words_draw_different_lines() -> None:
     # SanText+ keeps every word outside its sensitive set with the same chance 1 − p: the figure
     # must not draw four such words on top of each other (issue 50: "four N_x lines overlap at 0.7")

@@ -66,18 +66,45 @@ def test_the_headline_counts_the_sanitizers_apart_from_the_controls() -> None:
         _row("s3", "pyPANTERA", None),
     ]
     assert headline_sentence(rows) == (
-        "None of the 3 sanitizers was caught above its claim: 2 showed no violation, at run sizes that "
-        "would have caught a flaw of 0.0171 to 0.342 nats and 1 could not run; both flawed controls were "
-        "caught, 0.0833 to 1.88 nats above their claims."
+        "2 of the 3 sanitizers were audited against their claims and none was caught above its claim "
+        "(runs sized to catch 0.0171 to 0.342 more privacy loss); 1 was never audited (1 could not run); "
+        "both flawed controls were caught."
     )
     # a public sanitizer that violates leads the sentence, with its name and number
     rows.append(_row("pypantera:X", "pyPANTERA", "violates", excess=0.5))
     text = headline_sentence(rows)
-    assert text.startswith("1 of the 4 sanitizers violate their claims (pypantera:X; 0.5 nats above)")
+    assert text.startswith(
+        "3 of the 4 sanitizers were audited against their claims: 1 violates its claim (pypantera:X; "
+        "losing 0.5 more privacy than claimed) and 2 showed no violation (runs sized to catch"
+    ), text
     # a control that escaped is said so
     rows[0] = _row("flawed:a", "control", "not-detected")
-    assert "1 of 2 flawed controls were caught, 0.0833 nats above its claim." in headline_sentence(rows)
+    escaped = "; 1 of 2 flawed controls were caught."
+    assert escaped in headline_sentence(rows)
     assert headline_sentence([]) == "No row to show."
+
+
+def test_the_headline_never_counts_an_unaudited_sanitizer_among_those_not_caught() -> None:
+    """Issue 58: rows that could not run, or whose paper's premise is broken, were never audited
+    against their claims; the headline counts them apart and says so, instead of inside "None of
+    the N sanitizers was caught"."""
+    premise = _row("p", "pyPANTERA", "not-detected")
+    premise["audit"] = premise["audit"] | {"premise": {"status": "broken"}}
+    assert verdict_of(premise) == "premise-broken"
+    rows = [_row("s1", "dpcore", "not-detected", delta=0.0171), _row("s2", "mldp-text", None), premise]
+    text = headline_sentence(rows)
+    assert text.startswith("1 of the 3 sanitizers was audited against its claim and was not caught above it")
+    assert "2 were never audited (1 could not run, 1 breaks its paper's premise)" in text
+    assert "None of the" not in text
+    # nothing audited at all: said plainly, not "none was caught"
+    text = headline_sentence([_row("s2", "mldp-text", None), premise])
+    assert text == (
+        "None of the 2 sanitizers was audited against its claim (1 could not run, 1 breaks its paper's "
+        "premise)."
+    )
+    assert headline_sentence([_row("s2", "mldp-text", None)]) == (
+        "The only sanitizer was never audited against its claim (1 could not run)."
+    )
 
 
 def test_the_shipped_headline_gives_the_files_numbers() -> None:
@@ -85,10 +112,20 @@ def test_the_shipped_headline_gives_the_files_numbers() -> None:
     text = headline_sentence(rows)
     others = [r for r in rows if r["group"] != "control"]
     quiet = [r for r in others if verdict_of(r) == "not-detected"]
-    assert f"of the {len(others)} sanitizers" in text or f"None of the {len(others)} sanitizers" in text
-    assert f"{len(quiet)} showed no violation" in text
+    bad = [r for r in others if verdict_of(r) == "violates"]
+    never = len(others) - len(quiet) - len(bad)
+    audited = len(quiet) + len(bad)
+    lead = f"{audited} of the {len(others)} sanitizers were audited against their claims"
+    assert text.startswith(lead), text
+    if bad:
+        assert f"{len(quiet)} showed no violation" in text
+    else:
+        assert "none was caught above its claim" in text
+    assert f"; {never} were never audited (" in text
     deltas = [view.caught_delta(r) for r in quiet if view.caught_delta(r) is not None]
-    assert f"{nats(min(deltas))} to {nats(max(deltas))} nats" in text
+    assert f"(runs sized to catch {nats(min(deltas))} to {nats(max(deltas))} more privacy loss)" in text
+    # a lay headline: privacy loss without units jargon (the table and the figure give nats)
+    assert "nats" not in text and "nat " not in text
     assert text.endswith(".") and text.count(".") <= 6  # one sentence (its numbers have points)
 
 

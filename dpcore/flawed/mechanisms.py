@@ -33,6 +33,7 @@ class _UnitScaleLaplace(LaplaceNoiseMechanism):
 
 @VECTOR_MECHANISMS.register(
     "adept",
+    display="ADePT",
     summary="ADePT as re-implemented in Habernal 2022 Fig. 2 — Lap(1/ε), Δ = 2C = 1 for every n.",
     flawed=True,
     citation="Krishna et al. 2021; Habernal 2021 Thm. 5.1; Habernal 2022 Fig. 2",
@@ -53,6 +54,7 @@ class ADePTFig2(_UnitScaleLaplace):
 
 @VECTOR_MECHANISMS.register(
     "dpnr",
+    display="DPNR",
     summary="DPNR (Lyu et al. 2020a) — per-coordinate Lap(1/ε) after min-max scaling; true cost k·ε.",
     flawed=True,
     citation="Lyu et al. 2020a, Thm. 1; corrected in Lai et al. 2022 (appendix), Thm. 1",
@@ -93,6 +95,7 @@ class _DPTextBase(AdditiveNoiseMechanism):
 
 @VECTOR_MECHANISMS.register(
     "dptext",
+    display="DPText",
     summary="DPText's inverse-CDF sampler (NaN→0): noise never negative; infinite loss.",
     flawed=True,
     citation="Beigi et al. 2019; Habernal 2022 eqs. 8–9, Thms. 3.1–3.2",
@@ -128,6 +131,7 @@ class DPText(_DPTextBase):
 
 @VECTOR_MECHANISMS.register(
     "dptext-resample",
+    display="resampled DPText",
     summary="DPText's sampler with NaNs discarded: Exponential noise; infinite loss.",
     flawed=True,
     citation="Beigi et al. 2019; Habernal 2022 §3.3 and Fig. 3",

@@ -35,6 +35,7 @@ _LOG_HALF = math.log(0.5)
 
 @VECTOR_MECHANISMS.register(
     "copy",
+    display="Copy",
     summary="Baseline: releases the input unchanged (no privacy; infinite loss).",
     citation="Habernal 2022, §5 and Fig. 2 (left)",
     tags=("paper-fig2", "baseline"),
@@ -78,6 +79,7 @@ class Copy:
 
 @VECTOR_MECHANISMS.register(
     "random",
+    display="Random",
     summary="Baseline: fair coin flips regardless of the input (perfect privacy; zero loss).",
     citation="Habernal 2022, §5 and Fig. 2 (left)",
     tags=("paper-fig2", "baseline"),
@@ -119,6 +121,7 @@ class RandomBits:
 
 @VECTOR_MECHANISMS.register(
     "laplace",
+    display="Laplace",
     summary="Laplace mechanism, b = Δ₁/ε with Δ₁ = dim on [0,1]^dim (ε-DP).",
     citation="Dwork & Roth 2014, Def. 3.3; Habernal 2021, eqs. 4–5",
     tags=("paper-fig2",),
@@ -141,6 +144,7 @@ class Laplace(LaplaceNoiseMechanism):
 
 @VECTOR_MECHANISMS.register(
     "gaussian",
+    display="Gaussian",
     summary="Gaussian mechanism, analytic calibration to (ε, δ) with Δ₂ = √dim.",
     citation="Balle & Wang 2018, Thm. 8",
 )
@@ -193,6 +197,7 @@ class Gaussian(AdditiveNoiseMechanism):
 
 @VECTOR_MECHANISMS.register(
     "adept-corrected",
+    display="corrected ADePT",
     summary="ADePT with its true L1 sensitivity: clip₂ to C, then Lap(2C√n/ε) (ε-DP).",
     citation="Habernal 2021, Thm. 5.1 and §5 (corrected ADePT)",
 )

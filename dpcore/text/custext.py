@@ -115,6 +115,7 @@ def custext_groups(
 
 @TEXT_MECHANISMS.register(
     "custext",
+    display="CusText",
     summary="CusText: exponential mechanism inside fixed groups of K words; ε-LDP within a group only.",
     citation="Chen et al. 2023 (Findings ACL), CusText, §3.2 mapping, §3.3 sampling (exponential mechanism)",
     tags=("exact",),
@@ -277,6 +278,7 @@ class CusText(ExponentialTokenMechanism):
 
 @TEXT_MECHANISMS.register(
     "custext+",
+    display="CusText+",
     summary="CusText+: CusText that keeps stopwords unchanged (unprotected); ε-LDP within a group only.",
     citation="Chen et al. 2023 (Findings ACL), CusText+, §3.4 (stopwords not sanitized)",
     tags=("exact",),

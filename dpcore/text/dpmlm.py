@@ -183,6 +183,7 @@ def _draw(rows: np.ndarray, which: np.ndarray, rng: np.random.Generator) -> np.n
 
 @TEXT_MECHANISMS.register(
     "dp-mlm",
+    display="DP-MLM",
     summary="DP-MLM: exponential mechanism over clipped masked-LM logits in context; ε-LDP per token.",
     citation="Meisenbacher et al. 2024 (Findings ACL), DP-MLM, §3.1–3.2",
     tags=("exact", "embedding:bert-wordpiece"),

@@ -80,6 +80,7 @@ def _check_lambda(lam: float) -> float:
 
 @TEXT_MECHANISMS.register(
     "mahalanobis",
+    display="Mahalanobis",
     summary="Mahalanobis: φ(x) + elliptical noise ∝ exp(−ε‖z‖_RM), then the nearest word; ε·d_RM metric LDP.",
     citation="Xu et al. 2020 (PrivateNLP), regularized Mahalanobis metric, Def. 2, Algorithm 1, Theorem 1",
 )

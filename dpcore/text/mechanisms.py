@@ -475,6 +475,7 @@ class RowBlock:
 
 @TEXT_MECHANISMS.register(
     "santext",
+    display="SanText",
     summary="SanText: exponential mechanism over V, Pr ∝ exp(−½·ε·d(x,y)); ε·d-MLDP.",
     citation="Yue et al. 2021, eq. 1, Algorithm 1, Theorem 1",
     tags=("exact",),
@@ -510,6 +511,7 @@ class SanText(ExponentialTokenMechanism):
 
 @TEXT_MECHANISMS.register(
     "santext+",
+    display="SanText+",
     summary="SanText+: rare words (V_S) via SanText over V_S; others kept w.p. 1−p; UMLDP.",
     citation="Yue et al. 2021, eq. 2, Algorithm 2, Theorem 2",
     tags=("exact",),
@@ -589,6 +591,7 @@ class SanTextPlus(ExponentialTokenMechanism):
 
 @TEXT_MECHANISMS.register(
     "random",
+    display="Random replacement",
     summary="Baseline: every token replaced by a uniform word of V (0-LDP, no utility).",
     citation="Yue et al. 2021, §5.2 (random sanitization)",
     tags=("exact", "baseline"),
@@ -614,6 +617,7 @@ class RandomReplacement(ExponentialTokenMechanism):
 
 @TEXT_MECHANISMS.register(
     "feyisetan",
+    display="CMP",
     summary="Baseline: φ(x) + noise ∝ exp(−ε‖z‖), then the nearest word (ε·d metric DP).",
     citation="Feyisetan et al. 2020 (WSDM), §3; Yue et al. 2021, §5.2",
     tags=("baseline",),

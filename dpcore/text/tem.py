@@ -51,6 +51,7 @@ def tem_gamma(epsilon: float, vocab_size: int, beta: float) -> float:
 
 @TEXT_MECHANISMS.register(
     "tem",
+    display="TEM",
     summary="TEM: exponential mechanism over min(d, γ) (⊥ → uniform outside the γ-ball); ε·d metric LDP.",
     citation="Carvalho et al. 2023 (SDM), Truncated Exponential Mechanism, Algorithm 1",
     tags=("exact",),

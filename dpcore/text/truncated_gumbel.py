@@ -178,6 +178,7 @@ def loss_certificate(mech: TruncatedGumbel, *, max_elements: int = 1 << 22) -> d
 
 @TEXT_MECHANISMS.register(
     "truncated-gumbel",
+    display="Truncated Gumbel",
     summary="Truncated Gumbel: noisy distances to a Poisson-sized set of nearest words; ε·d claim refuted.",
     citation="Carvalho, Vasiloudis, Feyisetan 2021 (FLAIRS-34), Truncated Gumbel mechanism",
     tags=("refuted",),

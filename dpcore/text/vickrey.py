@@ -72,6 +72,7 @@ def _check_t(t: float) -> float:
 
 @TEXT_MECHANISMS.register(
     "vickrey-cmp",
+    display="Vickrey-CMP",
     summary="Vickrey-CMP: spherical noise, then the nearest or 2nd-nearest word; ε·d metric LDP.",
     citation="Xu et al. 2021 (PrivateNLP), Vickrey mechanism, Algorithm 1; noise of Feyisetan et al. 2020",
 )
@@ -127,6 +128,7 @@ class VickreyCMP(Feyisetan):
 
 @TEXT_MECHANISMS.register(
     "vickrey-mahalanobis",
+    display="Vickrey-Mahalanobis",
     summary="Vickrey-Mahalanobis: elliptical noise, then the nearest or 2nd-nearest word; ε·d_RM metric LDP.",
     citation="Xu et al. 2021 (PrivateNLP), Vickrey mechanism, Algorithm 1; noise of Xu et al. 2020",
 )

@@ -2,8 +2,9 @@
 and the per-bit budgets of binary-encoding randomized response (eqs. 16–19).
 
 Both are drawn for a projector: no title (the page's headline says what the figure shows), the
-legend inside the plot where the data leave room, colours from :mod:`dpcore.viz.palette` (the
-true cost in :data:`~dpcore.viz.palette.BAD`, the claim in :data:`~dpcore.viz.palette.CLAIM`).
+legend inside the plot where the data leave room, colours from :mod:`dpcore.viz.palette` (DPNR's
+true cost in :data:`~dpcore.viz.palette.BAD`, its claim in :data:`~dpcore.viz.palette.CLAIM`;
+binary RR's claim, which holds under LDP, in :data:`~dpcore.viz.palette.OK`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,20 @@ from dpcore.accounting import BinaryEncodingReport
 from dpcore.viz.axes import log_axis
 from dpcore.viz.palette import BAD, CLAIM, OK
 
-__all__ = ["binary_bits_figure", "dpnr_dropout_figure"]
+__all__ = [
+    "CLAIM_BARS",
+    "PLACE_VALUE_BARS",
+    "PLACE_VALUE_COLOUR",
+    "binary_bits_figure",
+    "dpnr_dropout_figure",
+]
+
+#: The binary-RR figure's legend: the claim's bars (the LDP loss: the count holds) and the
+#: place-value figure's (a per-distance reading, not an LDP loss).
+CLAIM_BARS = "claimed ε_i = exact LDP loss of the bit: the count holds"
+PLACE_VALUE_BARS = "place-value figure: per unit of distance, not an LDP loss"
+#: The place-value bars' colour: a neutral grey, neither the palette's violation red nor its green.
+PLACE_VALUE_COLOUR = "#8a8a8a"
 
 #: A legend drawn over the plot: a white box so that grid lines do not cross its text.
 _INSIDE = {"bgcolor": "rgba(255,255,255,0.9)", "bordercolor": "#dedede", "borderwidth": 1}
@@ -102,7 +116,11 @@ def _bit_label(row: dict) -> str:
 def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
     """Claimed ε_i against the place-value figure of Lai et al. (2022), per bit (log y).
 
-    The exact LDP loss of a pair differing in bit i is ε_i (the grey bar); the page's headline
+    Which accounting holds, in the figure as in the page's headline: under LDP the claim's count
+    holds, the exact LDP loss of a pair differing in bit i being ε_i, so the claim's bars are the
+    palette's "kept" green. The place-value figure weighs each bit by how far flipping it moves the
+    real value: a loss per unit of distance, not an LDP loss and not a broken claim, so its bars
+    are a neutral grey (never the "violation" red) and its legend says so. The page's headline
     gives the feature's totals.
 
     Parameters
@@ -113,8 +131,8 @@ def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
     Returns
     -------
     go.Figure
-        Grouped bars per bit: the claim (grey) beside the place-value figure, red where it is above
-        the claim (under-charged), green where it is at or below it (over-charged).
+        Grouped bars per bit: the claim (green, the LDP loss: the count holds) beside the
+        place-value figure (grey, a per-distance reading), one trace each.
     """
     rows = report.rows()
     labels = [_bit_label(r) for r in rows]
@@ -123,31 +141,26 @@ def binary_bits_figure(report: BinaryEncodingReport) -> go.Figure:
         go.Bar(
             x=labels,
             y=[r["claimed_epsilon"] for r in rows],
-            name="claimed ε_i = exact LDP loss of the bit",
-            marker_color="#8a8a8a",
+            name=CLAIM_BARS,
+            marker_color=OK,
             offsetgroup="claimed",
+            hovertemplate="%{x}<br>claimed ε_i %{y:.4g} = exact LDP loss of the bit<extra></extra>",
         )
     )
-    # One trace per colour, so the legend explains both (they share one bar slot per bit).
-    for above, color, name in (
-        (True, BAD, "place-value figure above the claim: under-charged"),
-        (False, OK, "place-value figure at or below the claim: over-charged"),
-    ):
-        sel = [r for r in rows if (r["place_value_epsilon"] > r["claimed_epsilon"]) == above]
-        fig.add_trace(
-            go.Bar(
-                x=[lab for lab, r in zip(labels, rows, strict=True) if r in sel],
-                y=[r["place_value_epsilon"] for r in sel],
-                name=name,
-                marker_color=color,
-                offsetgroup="place-value",
-                customdata=[[r["distance_bound"], r["equation"]] for r in sel],
-                hovertemplate=(
-                    "%{x}<br>place-value figure %{y:.4g} = %{customdata[0]:.4g}·ε_i "
-                    "(%{customdata[1]})<extra></extra>"
-                ),
-            )
+    fig.add_trace(
+        go.Bar(
+            x=labels,
+            y=[r["place_value_epsilon"] for r in rows],
+            name=PLACE_VALUE_BARS,
+            marker_color=PLACE_VALUE_COLOUR,
+            offsetgroup="place-value",
+            customdata=[[r["distance_bound"], r["equation"]] for r in rows],
+            hovertemplate=(
+                "%{x}<br>place-value figure %{y:.4g} = %{customdata[0]:.4g}·ε_i "
+                "(%{customdata[1]}): per unit of distance, not an LDP loss<extra></extra>"
+            ),
         )
+    )
 
     values = [v for r in rows for v in (r["claimed_epsilon"], r["place_value_epsilon"]) if v > 0]
     # Room above the tallest bar for the legend (a decade and a half on the log axis).

@@ -58,7 +58,7 @@ __all__ = [
 #: The horizontal axis: one scale for the figure and the table (nats above the claim).
 X_TITLE = "loss above the claim (nats)"
 #: Line height (px) per mechanism or group header; in talk mode (larger text).
-LINE_PX = 19
+LINE_PX = 18
 TALK_LINE_PX = 21
 #: A table with more lines than this is drawn in two columns.
 ONE_COLUMN_MAX = 16

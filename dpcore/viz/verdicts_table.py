@@ -1,9 +1,10 @@
 """The verdict page's first sentence and its table, in cells short enough for a 1280-px projector.
 
 No Streamlit here. :func:`headline_sentence` answers the page's question in one plain sentence
-with its numbers; :func:`table_cells` gives the table as the page draws it (an HTML table whose
-cells wrap, so that nothing is cut off at 1280 px): short cells on one scale (nats above the
-claim, as the figure's axis), each with its full wording as a tooltip, and a sort key per cell.
+with its numbers (amounts of privacy loss without a unit: no "nats" in a lay headline);
+:func:`table_cells` gives the table as the page draws it (an HTML table whose cells wrap, so
+that nothing is cut off at 1280 px): short cells on one scale (nats above the claim, as the
+figure's axis), each with its full wording as a tooltip, and a sort key per cell.
 The download keeps the full table (:func:`dpcore.verdicts.page_view.table_for_download`), and the
 opened row gives every word of it.
 """
@@ -43,20 +44,79 @@ NUMERIC = frozenset({"|V|", "draws", "seconds"})
 _CITATION = re.compile(r"[A-Z][\w-]+(?: et al\.| (?:&|and) [A-Z][\w-]+)? \d{4}")
 
 
-def _range(values: Sequence[float]) -> str:
+def _span(values: Sequence[float]) -> str:
+    """Amounts of privacy loss as a headline gives them: "0.0171 to 0.342", or one number when
+    they print alike. No unit: the headline speaks of privacy loss, the table of nats."""
     lo, hi = min(values), max(values)
-    return f"{nats(lo)} nats" if nats(lo) == nats(hi) else f"{nats(lo)} to {nats(hi)} nats"
+    return nats(lo) if nats(lo) == nats(hi) else f"{nats(lo)} to {nats(hi)}"
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
+def _never_audited(by: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Why rows were never audited against their claims, counted: "3 could not run", "1 breaks its
+    paper's premise", "1 had nothing to sample"."""
+    why: list[str] = []
+    if by["cannot-run"]:
+        why.append(f"{len(by['cannot-run'])} could not run")
+    if by["premise-broken"]:
+        n = len(by["premise-broken"])
+        why.append(f"{n} {'breaks its paper' if n == 1 else 'break their papers'}'s premise")
+    if by["untested"]:
+        why.append(f"{len(by['untested'])} had nothing to sample")
+    return why
+
+
+def _sanitizers_clause(others: Sequence[dict[str, Any]]) -> str:
+    """The public sanitizers' part of the headline: how many were audited against their claims
+    (and how many of those were caught above them), and, apart, how many never were and why."""
+    by = {k: [r for r in others if verdict_of(r) == k] for k in VERDICT_KINDS}
+    bad, quiet = by["violates"], by["not-detected"]
+    audited = len(bad) + len(quiet)
+    never = len(others) - audited
+    why = _never_audited(by)
+    if not audited:
+        n = len(others)
+        subject = "The only sanitizer was never" if n == 1 else f"None of the {n} sanitizers was"
+        return f"{subject} audited against its claim ({', '.join(why)})"
+    if never:
+        lead = f"{audited} of the {len(others)} sanitizers {'was' if audited == 1 else 'were'} audited"
+    else:
+        lead = "The only sanitizer was audited" if audited == 1 else f"All {audited} sanitizers were audited"
+    lead += " against its claim" if audited == 1 else " against their claims"
+    deltas = [d for d in (caught_delta(r) for r in quiet) if d is not None]
+    sizes = (
+        f" (runs sized to catch {_span(deltas)} more privacy loss)"
+        if deltas
+        else ""
+    )
+    if bad:
+        excess = [certified_excess(r) or 0.0 for r in bad]
+        names = f"{', '.join(r['name'] for r in bad[:3])}{', …' if len(bad) > 3 else ''}"
+        verb = "violates its claim" if len(bad) == 1 else "violate their claims"
+        lead += f": {len(bad)} {verb} ({names}; losing {_span(excess)} more privacy than claimed)"
+        if quiet:
+            lead += f" and {len(quiet)} showed no violation{sizes}"
+    elif audited == 1:
+        lead += f" and was not caught above it{sizes}"
+    else:
+        lead += f" and none was caught above its claim{sizes}"
+    if never:
+        lead += (
+            f"; {never} {'was' if never == 1 else 'were'} never audited ({', '.join(why)})"
+        )
+    return lead
 
 
 def headline_sentence(rows: Sequence[dict[str, Any]]) -> str:
-    """The page's answer in one plain sentence, with its numbers, e.g. "None of the 24 sanitizers
-    was caught above its claim: 20 showed no violation, at run sizes that would have caught a flaw
-    of 0.0171 to 0.342 nats, 1 breaks its paper's premise and 3 could not run; all 4 flawed
-    controls were caught, 0.0833 to 1.88 nats above their claims."
+    """The page's answer in one plain sentence, with its numbers, e.g. "22 of the 26 sanitizers were
+    audited against their claims and none was caught above its claim (runs sized to catch 0.0171
+    to 0.342 more privacy loss); 4 were never audited (3 could not run, 1 breaks its paper's
+    premise); all 4 flawed controls were caught." Two lines on a 1280×720 projector in talk mode:
+    the controls' amounts are in the figure and the table.
+
+    The sanitizers audited against their claims (verdict ``violates`` or ``not-detected``) are
+    counted apart from those never audited against them (``cannot-run``, ``premise-broken``,
+    ``untested``): a row that did not run is not one that "was not caught". Amounts are privacy
+    loss above a claim, without a unit; the table and the figure give them in nats.
 
     Parameters
     ----------
@@ -75,39 +135,9 @@ def headline_sentence(rows: Sequence[dict[str, Any]]) -> str:
         return "No row to show."
     parts: list[str] = []
     if others:
-        by = {k: [r for r in others if verdict_of(r) == k] for k in VERDICT_KINDS}
-        bad = by["violates"]
-        if bad:
-            excess = [certified_excess(r) or 0.0 for r in bad]
-            lead = (
-                f"{len(bad)} of the {len(others)} sanitizers violate their claims "
-                f"({', '.join(r['name'] for r in bad[:3])}{', …' if len(bad) > 3 else ''}; "
-                f"{_range(excess)} above)"
-            )
-        else:
-            lead = f"None of the {len(others)} sanitizers was caught above its claim"
-        rest: list[str] = []
-        quiet = by["not-detected"]
-        if quiet:
-            deltas = [d for d in (caught_delta(r) for r in quiet) if d is not None]
-            rest.append(
-                f"{len(quiet)} showed no violation"
-                + (f", at run sizes that would have caught a flaw of {_range(deltas)}" if deltas else "")
-            )
-        if by["premise-broken"]:
-            n = len(by["premise-broken"])
-            rest.append(f"{n} {'breaks its paper' if n == 1 else 'break their papers'}'s premise")
-        if by["cannot-run"]:
-            rest.append(f"{len(by['cannot-run'])} could not run")
-        if by["untested"]:
-            rest.append(f"{_count(len(by['untested']), 'could', 'could')} not be tested")
-        if rest:
-            tail = rest[-1] if len(rest) == 1 else ", ".join(rest[:-1]) + " and " + rest[-1]
-            lead += ": " + tail
-        parts.append(lead)
+        parts.append(_sanitizers_clause(others))
     if controls:
         caught = [r for r in controls if verdict_of(r) == "violates"]
-        excess = [certified_excess(r) or 0.0 for r in caught]
         if len(caught) == len(controls):
             what = "both" if len(controls) == 2 else f"all {len(controls)}"
             sentence = (
@@ -117,8 +147,6 @@ def headline_sentence(rows: Sequence[dict[str, Any]]) -> str:
             )
         else:
             sentence = f"{len(caught)} of {len(controls)} flawed controls were caught"
-        if caught:
-            sentence += f", {_range(excess)} above {'their claims' if len(caught) > 1 else 'its claim'}"
         parts.append(sentence)
     text = "; ".join(parts)
     return text[:1].upper() + text[1:] + "."

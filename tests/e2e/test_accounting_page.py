@@ -1,11 +1,13 @@
 """The "Accounting & samplers" page in a real browser: the selected tab is in the URL, formulas
-render as math in expanders under the figures, and the binary-RR legend explains both bar colours
+render as math in expanders under the figures, and the binary-RR legend names both bar colours as
+the headline does: the claim (green, it holds under LDP) and the place-value figure (grey)
 (one page load)."""
 
 from __future__ import annotations
 
 import pytest
 
+from dpcore.viz.accounting_figure import CLAIM_BARS, PLACE_VALUE_BARS, PLACE_VALUE_COLOUR
 from dpcore.viz.palette import BAD, OK
 
 pytestmark = pytest.mark.e2e
@@ -35,10 +37,11 @@ def test_accounting_tab_deep_link_math_and_legend(app_url: str, page) -> None:  
         timeout=60_000,
     )
     legend = page.evaluate(LEGEND)
-    colors = {e["color"] for e in legend if "place-value" in e["name"]}
-    assert colors == {BAD, OK}, legend  # the palette's "broken claim" red and "kept" green
-    names = " | ".join(e["name"] for e in legend)
-    assert "under-charged" in names and "over-charged" in names, names
+    colors = {e["name"]: e["color"] for e in legend}
+    # issue 58: the chart agrees with the headline ("Under LDP the count holds"): the claim's bars
+    # are the palette's "kept" green, the place-value figure a neutral grey, never "broken" red
+    assert colors == {CLAIM_BARS: OK, PLACE_VALUE_BARS: PLACE_VALUE_COLOUR}, legend
+    assert BAD not in colors.values(), legend
     # Formulas are typeset (KaTeX), not raw "e^{kε}" or "2^{i−1}".
     body = page.locator("body").inner_text()
     assert "^{" not in body
