@@ -141,7 +141,7 @@ def test_the_page_at_its_defaults_shows_the_shipped_results_without_computing(mo
     assert f"the masked-LM attacker {marker}" in captions
     assert f"On the chart it names {marker} of the original words" in captions
     # the first screen: the headline (bold, first), then the chart, its caption and the vocabulary
-    assert at.markdown[0].value.startswith("**From ε = 1 to 10, santext's sanitized text")
+    assert at.markdown[0].value.startswith("**From ε = 1 to 10, SanText's sanitized text")
     assert "Vocabulary: GloVe" in captions and "offensive words left out" in captions
     # one ε removed: every remaining result is a shipped unit with the same parameters
     at.multiselect(key="eps").set_value(["1", "3"]).run()
@@ -195,7 +195,7 @@ def test_the_papers_fig4_setting_opens_from_its_shipped_view_without_computing(m
         f"the hollow circle is the masked-LM attacker on the original text (ε = ∞), where it names {marker}"
         in captions
     )
-    assert at.markdown[0].value.startswith("**From ε = 12 to 16, santext's sanitized text")
+    assert at.markdown[0].value.startswith("**From ε = 12 to 16, SanText's sanitized text")
     assert "Vocabulary: BERT whole words" in captions and "offensive words left out" in captions
     trade = json.loads(next(c for c in at.get("plotly_chart") if "tradeoff-figure" in c.proto.id).proto.spec)
     assert not [t for t in trade["data"] if t["name"].startswith("the claim's floor")]

@@ -977,7 +977,10 @@ def headline(
     if acc:
         unsan = baselines.get("accuracy_unsanitized")
         orig = "" if unsan is None else f" ({_pct(unsan)} on the original text)"
-        parts.append(f"{m}'s sanitized text trains a classifier to {both(acc)} accuracy{orig}")
+        from dpcore.text.registry import TEXT_MECHANISMS  # lazy: the page's light imports
+
+        name = TEXT_MECHANISMS.display_name(m) if m in TEXT_MECHANISMS else m
+        parts.append(f"{name}'s sanitized text trains a classifier to {both(acc)} accuracy{orig}")
     if mine:
         at_hi = [r for r in mine if float(r["epsilon"]) == max(float(x["epsilon"]) for x in mine)]
         best = min(at_hi, key=lambda r: float(r["defense_rate"]))["attack"]

@@ -49,7 +49,7 @@ def test_attack_page_deep_link_draws_readable_figures(app_url: str, page, artifa
     page.wait_for_function(IDLE, timeout=120_000)
     body = page.locator("body").inner_text()
     # the headline: one plain sentence with the main numbers, above the chart
-    assert "From ε = 1 to 10, santext's sanitized text trains a classifier to" in body
+    assert "From ε = 1 to 10, SanText's sanitized text trains a classifier to" in body
     assert "the Bayesian attacker names" in body
     page.screenshot(path=str(artifacts / "attack.png"), full_page=True)
 
@@ -140,7 +140,7 @@ def test_the_papers_fig4_setting_opens_on_its_story_with_nothing_over_the_headin
         page.evaluate("() => window.scrollTo(0, 0)")
         page.screenshot(path=str(artifacts / "attack-fig4.png"))
         body = page.locator("body").inner_text()
-        assert "From ε = 12 to 16, santext's sanitized text trains a classifier to" in body
+        assert "From ε = 12 to 16, SanText's sanitized text trains a classifier to" in body
         assert "No claim's floor is drawn" in body and "shipped results of the paper's Fig. 4 setting" in body
         # the chart is on the first screen, whole
         box = page.locator('[class*="st-key-tradeoff-figure"] .stPlotlyChart').first.bounding_box()
