@@ -1,11 +1,15 @@
 """Audit a text rewriter: a sentence rewriter's privacy loss on one pair of sentences, black box.
 
 Widgets → dpcore.rewriter (audit_rewriter, through dpcore.rewriter.views.compute_view) →
-dpcore.viz.rewriter_figure. The default settings are a shipped view (dpcore/data/rewriter_views.json:
-the flawed DP-MLM that keeps stopwords; dpcore's DP-MLM with the rewriter switched), shown at once
-with no computation; any other setting is computed on a button press, with a progress bar, and
-cached. The URL carries the settings. The page audits registered rewriters only: it never loads
-or runs user code (the CLI does, with ``file.py:factory``).
+dpcore.viz.rewriter_figure. The page opens on dpcore's DP-MLM, a shipped view
+(dpcore/data/rewriter_views.json) shown at once with no computation; the other shipped view, the
+flawed DP-MLM that keeps stopwords (the control built to fail), is one click away: a button under
+the figure and one in the sidebar. Any other setting is computed on a button press, with a
+progress bar, and cached. The headline says in one sentence what a room should conclude
+(dpcore.viz.rewriter_figure.headline). Rewrites are shown as words (dpcore.rewriter.words:
+WordPieces joined, other scripts and listed words replaced). The URL carries the settings. The
+page audits registered rewriters only: it never loads or runs user code (the CLI does, with
+``file.py:factory``).
 """
 
 from __future__ import annotations
@@ -19,13 +23,16 @@ import streamlit as st
 from dpcore.reproduce import audit_rewriter_command, shell_command
 from dpcore.rewriter.distinguish import DISTINGUISHERS, TITLES
 from dpcore.rewriter.registry import available_rewriters
-from dpcore.rewriter.views import VIEWS, compute_view, shipped_view
+from dpcore.rewriter.views import VIEWS, compute_view, find_view, shipped_view
+from dpcore.rewriter.words import LEFT_OUT, NON_LATIN, shown_event
 from dpcore.viz.rewriter_figure import (
     as_float,
+    bound,
     fmt,
     headline,
     kept_words,
     rewriter_tradeoff_figure,
+    shown_tests_table,
     tests_table,
 )
 from pages._shared import (
@@ -45,6 +52,7 @@ from pages._shared import (
     show_errors,
     show_table,
     sync_query_params,
+    talk_mode,
 )
 
 ensure_navigation()
@@ -54,13 +62,24 @@ REWRITES = [100, 200, 400, 1_000]  # per input: at most 1,000 (two inputs, one p
 CONFIDENCES = [0.9, 0.95, 0.99]
 MAX_CHARS = 300  # per sentence
 REMEMBERED = 8  # settings this session has asked to compute, shown again without a press
+#: The observer's chart's height (px): the title, the headline and the whole chart share a 1280×720 screen.
+FIGURE_HEIGHT = 390
+#: In talk mode (px), with the legend lower (its larger axis title needs the room) and a shorter
+#: title up the side, which must fit the shorter plot.
+TALK_HEIGHT, TALK_LEGEND_Y, TALK_Y_TITLE = 425, -0.3, "rightly naming it (TPR)"
 
 # registered only (no user code), and no torch model: DP-Prompt is shown on the calibration page
 CHOICES = {c.name: c for c in available_rewriters(torch=False)}
 NAMES = list(CHOICES)
-DEFAULT = VIEWS["stopwords"]
+#: The page opens on dpcore's DP-MLM (a shipped view).
+DEFAULT = VIEWS["dp-mlm"]
 #: The shipped views the sidebar opens in one click: (key, button label).
-QUICK = [("stopwords", "Flawed DP-MLM: keeps stopwords"), ("dp-mlm", "dpcore's DP-MLM")]
+QUICK = [("dp-mlm", "dpcore's DP-MLM"), ("stopwords", "The flawed control: DP-MLM keeping stopwords")]
+#: On a shipped view, the button under the figure opens the other one: view → (other, label).
+SWITCH = {
+    "dp-mlm": ("stopwords", "Compare: the flawed control, DP-MLM keeping stopwords (built to fail)"),
+    "stopwords": ("dp-mlm", "Back to dpcore's DP-MLM"),
+}
 
 #: Characters a sentence may hold: letters, digits, spaces and ordinary punctuation. Anything
 #: else (markup, control characters, bidirectional overrides) is refused before it is shown.
@@ -143,8 +162,8 @@ def run_audit(
 
 page_intro(
     "Audit a text rewriter",
-    "We give a sentence rewriter two sentences that differ in one word, hundreds of times each, and "
-    "check whether its rewrites reveal which sentence went in more often than its privacy promise allows.",
+    "Can one rewrite tell which of two sentences went in, more often than the rewriter's privacy promise "
+    "allows?",
     "Give a rewriter two inputs x and x′. dpcore rewrites each N times; on the first half of the "
     "rewrites it chooses, for each input, the event that best tells it apart (a whole output, a word "
     "or character n-gram, or a threshold on a MiniLM sentence-embedding score), and on the second half "
@@ -160,6 +179,10 @@ page_intro(
 apply_query_params(SPECS, page="audit_rewriter")
 
 with st.sidebar:
+    st.header("Shipped views")
+    st.caption("Shown at once, with no computation:")
+    for view_key, label in QUICK:
+        st.button(label, key=f"view-{view_key}", on_click=_open_view, args=(view_key,), width="stretch")
     st.header("Rewriter")
     st.selectbox(
         "Rewriter",
@@ -179,9 +202,6 @@ with st.sidebar:
         help="The ε the rewriter is built with. DP-MLM and its variants: ε per token, so a sentence of "
         "n tokens claims n·ε. Planted rewriters: ε per document.",
     )
-    st.caption("Shipped views, shown at once:")
-    for view_key, label in QUICK:
-        st.button(label, key=f"view-{view_key}", on_click=_open_view, args=(view_key,), width="stretch")
     st.header("Sentences")
     st.text_input("x: the first sentence", key="x", max_chars=MAX_CHARS)
     st.text_input(
@@ -244,6 +264,7 @@ args = (rewriter, eps, x, x_prime, rewrites, seed, tuple(distinguishers), conf)
 # ---- the result: shipped (at once), asked for earlier in this session, or on a press ------------
 res = shipped_view(settings)
 shipped = res is not None
+view_key = find_view(settings) if shipped else None
 if res is None:
     asked: list[tuple] = st.session_state.setdefault("_dpcore_rewriter_asked", [])
     if args not in asked:
@@ -271,26 +292,29 @@ tested = pair.get("outside_premise") is None
 choice = CHOICES.get(rewriter)
 flawed = bool(choice and choice.flawed)
 
-# ---- the story: the verdict in one sentence, then the observer's trade-off ----------------------
+# ---- the story: what to conclude in one sentence, then the observer's trade-off -----------------
 story = _plain(headline(res))
 if res["verdict"] == "violates":
-    st.error(
-        ("A flawed reproduction, built to be caught. " if flawed else "") + story, icon=":material/error:"
-    )
+    st.error(story, icon=":material/error:")
 elif res["verdict"] == "untested":
     st.warning(story, icon=":material/block:")
 else:
     st.info(story, icon=":material/info:")
 
-fig = rewriter_tradeoff_figure(res)
+fig = rewriter_tradeoff_figure(res, height=FIGURE_HEIGHT)
 if fig is not None:
-    plot(fig, key="rewriter-tradeoff")
+    if talk_mode():
+        fig.update_layout(legend_y=TALK_LEGEND_Y, yaxis_title_text=TALK_Y_TITLE)
+    plot(fig, key="rewriter-tradeoff", talk_height=TALK_HEIGHT)
     st.caption(
         "An observer sees one rewrite and names x when it falls in the chosen event. Across: how often "
         "that happens when x′ went in (false alarms); up: when x went in. No test reaches the shaded "
         "region while the claim holds; a red cross is a box of confidence wholly inside it."
         + (" A shipped view: computed once, shown without computing." if shipped else "")
     )
+if view_key in SWITCH:
+    other, label = SWITCH[view_key]
+    st.button(label, key=f"switch-{other}", on_click=_open_view, args=(other,), icon=":material/swap_horiz:")
 if flawed:
     st.warning(
         "This is a flawed reproduction, fenced in `dpcore.flawed`: it exists to be caught, never to rewrite.",
@@ -316,7 +340,11 @@ with more("The sentences, their rewrites and the chosen event", icon=":material/
     if any(examples.values()):
         st.caption(
             f"The first evaluation rewrites of each sentence (of {int(res['evaluation_rewrites']):,}); words "
-            "of the input a rewrite kept are in bold."
+            "of the input a rewrite kept are in bold. Shown as words: a WordPiece that continues a word "
+            "(written ##…) is joined to the word before, unless that word was kept from the input; a word "
+            f"in another script is shown as {_plain(NON_LATIN)} (the page's font cannot draw every script) "
+            f"and a word on dpcore's list of left-out words as {_plain(LEFT_OUT)}. The audit counts the "
+            "rewrites as written."
         )
     best = next((t for t in pair.get("tests") or [] if t["direction"] == pair["direction"]), None)
     if not tested:
@@ -324,8 +352,8 @@ with more("The sentences, their rewrites and the chosen event", icon=":material/
     elif best is not None:
         st.markdown(
             f"**The chosen event** ({_plain(TITLES.get(best['distinguisher'], best['distinguisher']))}): "
-            f"{_plain(best['event'])}: {int(best['count_x']):,} of {int(best['samples']):,} rewrites of x, "
-            f"{int(best['count_x_prime']):,} of x′."
+            f"{_plain(shown_event(str(best['event'])))}: {int(best['count_x']):,} of "
+            f"{int(best['samples']):,} rewrites of x, {int(best['count_x_prime']):,} of x′."
         )
     m1, m2, m3, m4 = st.columns(4)
     claim = res["claim"]
@@ -333,9 +361,9 @@ with more("The sentences, their rewrites and the chosen event", icon=":material/
     per_token = claim.get("unit") == "token" and tokens[0] is not None
     m1.metric(
         "Lower bound on the loss",
-        fmt(pair["lower_bound"]),
-        help=f"At {100 * conf:g}% family-wise confidence (Clopper–Pearson); 'none': the event never "
-        "came out of its input.",
+        bound(pair["lower_bound"]),
+        help=f"At {100 * conf:g}% family-wise confidence (Clopper–Pearson); 'none': no loss above 0 was "
+        "certified (no leak shown).",
     )
     m2.metric(
         "Point estimate ε̂", fmt(pair["point_estimate"]), help="ln of the ratio of the event's frequencies."
@@ -363,7 +391,10 @@ with more("The sentences, their rewrites and the chosen event", icon=":material/
             "(more rewrites raise the ceiling, about ln N)."
         )
     st.markdown(f"**The claim.** {_plain(_sentence_case(str(claim.get('text', ''))))}.")
-    st.markdown(f"**The verdict in full.** {_plain(_sentence_case(res['verdict_text']))}.")
+    verdict_text = str(res["verdict_text"])
+    if pair.get("event"):  # the event as the page shows it (other scripts, listed words replaced)
+        verdict_text = verdict_text.replace(str(pair["event"]), shown_event(str(pair["event"])))
+    st.markdown(f"**The verdict in full.** {_plain(_sentence_case(verdict_text))}.")
     if res.get("power"):
         st.markdown(
             "**What this run could have caught** (the whole pipeline, its own selection included):\n"
@@ -388,11 +419,8 @@ table = tests_table(res)
 with more("Every test: both directions, their events and bounds", icon=":material/table:"):
     st.subheader("Tests")
     if len(table):
-        shown = table.copy()
-        for c in ("lower bound", "point estimate ε̂", "claimed bound"):
-            shown[c] = shown[c].map(fmt)
         show_table(
-            shown,
+            shown_tests_table(res),
             {
                 "chosen for": "chosen for",
                 "found by": "found by",
@@ -407,7 +435,8 @@ with more("Every test: both directions, their events and bounds", icon=":materia
             "One event per direction, chosen on the selection half and counted on the "
             f"{int(res['evaluation_rewrites']):,} evaluation rewrites of each sentence (from x, from x′: how "
             "many fell in it); ε̂ is the point estimate. The pair violates its claim when the larger lower "
-            f"bound exceeds the claimed bound, {fmt(pair['claimed_bound'])}. The downloads have every column."
+            f"bound exceeds the claimed bound, {fmt(pair['claimed_bound'])}; 'none': no loss above 0 was "
+            "certified. The downloads have every column, and the events as written."
         )
     else:
         st.caption("No test was made (the pair is outside the claim's premise, or no event was ever seen).")

@@ -1,8 +1,11 @@
 """Rewriter calibration: the same nominal ε, a different distinguishability for each rewriter.
 
 The shipped file (``dpcore/data/rewriter_calibration.json``, written by
-``python -m dpcore calibrate-rewriters --save …``: :mod:`dpcore.rewriter.calibrate`) → the figure,
-the table and the sample rewrites of :mod:`dpcore.viz.calibration_figure`. The page computes
+``python -m dpcore calibrate-rewriters --save …``: :mod:`dpcore.rewriter.calibrate`) → the one-sentence
+headline (:func:`dpcore.viz.calibration_figure.page_headline`), the figure, the table and the sample
+rewrites of :mod:`dpcore.viz.calibration_figure`. The table shows the columns a room reads first
+(they fit a 1280-px projector with the sidebar open); the estimate and the similarity are in a second
+table under an expander. Rewrites are shown as words (:mod:`dpcore.rewriter.words`). The page computes
 nothing and loads no model: it reads the file once per version of it (cached by path, modification
 time and size) and shows it. The URL carries the cell whose sample rewrites are shown (``rw``,
 ``eps``). Without the file, the page says so and shows the command that makes it.
@@ -17,14 +20,17 @@ import streamlit as st
 
 import dpcore.rewriter.calibrate as calibrate
 from dpcore.reproduce import shell_command
+from dpcore.rewriter.words import LEFT_OUT, NON_LATIN, shown_text
 from dpcore.validation import DPCoreError
 from dpcore.viz.calibration_figure import (
     ESTIMATE_WORDS,
+    FIRST_COLUMNS,
+    MORE_COLUMNS,
     calibration_figure,
     calibration_table,
     check_calibration,
     headline_epsilon,
-    headline_of,
+    page_headline,
     pair_examples,
     per_unit,
     percent,
@@ -144,7 +150,7 @@ HOW_TO_READ = f"""
 """
 
 # ---- the story: the headline and the figure --------------------------------------------------------
-page_intro(TITLE, _plain(headline_of(calib)), HOW_TO_READ)
+page_intro(TITLE, _plain(page_headline(calib)), HOW_TO_READ)
 apply_query_params(SPECS, page="rewriter_calibration")
 if st.session_state["rw"] not in names or st.session_state["eps"] not in epsilons:  # a file replaced since
     st.session_state.update(rw=SPECS["rw"].default, eps=SPECS["eps"].default)
@@ -159,23 +165,30 @@ st.caption(
 )
 
 # ---- every cell ----------------------------------------------------------------------------------
+table = shown_table(calib)
 with more("Every rewriter at every ε: the table", icon=":material/table:"):
     st.subheader("Every rewriter at every nominal ε")
-    table = shown_table(calib)
-    show_table(table, {c: c for c in table.columns}, key="calibration-table", height="content")
+    show_table(table, {c: c for c in FIRST_COLUMNS}, key="calibration-table", height="content")
     st.caption(
         "The claimed loss (what the rewriter's paper promises for this pair) and the certified loss (a "
         f"lower bound, {conf} confidence) are privacy losses in nats ('none': the audit certified no loss "
         "above 0). TPR at 1% FPR ≥: how often one rewrite gives x away while naming x′ wrongly for at most "
         f"1 rewrite in 100, a lower bound at {conf} confidence ('chance': no better than a guess could be "
-        f"shown; 'at the cap': {percent(cap)}, the most {rewrites:,} rewrites per sentence can certify). "
-        "TPR estimate: the point estimate of the best measured test (biased upward: the best of the tests "
-        "measured). Similarity: the mean cosine of a rewrite and its input (1 = same meaning). Out of "
-        f"reach: the claim was beyond what {rewrites:,} rewrites per sentence can certify, so nothing was "
-        "shown either way; no violation found: this test, at this size, on this pair, found none."
+        f"shown; 'at the cap': {percent(cap)}, the most {rewrites:,} rewrites per sentence can certify). Out "
+        f"of reach: the claim was beyond what {rewrites:,} rewrites per sentence can certify, so nothing was "
+        "shown either way; no violation found: this test, at this size, on this pair, found none. The "
+        "estimate and the similarity are in the table below; the downloads have every column."
     )
     params = {k: v for k, v in calib.items() if k != "cells"}
     download_buttons(calibration_table(calib), params, "dpcore-rewriter-calibration", key="calibration")
+
+with st.expander("The estimate and the similarity of every cell", icon=":material/table:"):
+    show_table(table, {c: c for c in MORE_COLUMNS}, key="calibration-more", height="content")
+    st.caption(
+        f"TPR estimate: the point estimate of the best measured test at {percent(fpr)} FPR (biased upward: "
+        "the best of the tests measured). Similarity: the mean cosine of a rewrite and its input in the "
+        "all-MiniLM-L6-v2 sentence embedding (1 = same meaning)."
+    )
 
 # ---- sample rewrites -------------------------------------------------------------------------------
 with more("Sample rewrites", icon=":material/format_quote:"):
@@ -192,7 +205,10 @@ with more("Sample rewrites", icon=":material/format_quote:"):
     rw, eps = str(st.session_state["rw"]), float(st.session_state["eps"])
     st.caption(
         f"{_plain(rewriter_title(calib, rw))} at nominal ε = {eps:g} ({_plain(per_unit(calib, rw))}). "
-        "Rewrites are shown as plain text, exactly as the rewriter wrote them."
+        "Rewrites are shown as plain text, as words: a WordPiece that continues a word (DP-MLM's ##…) is "
+        "joined to the word before unless that word was kept from the input, a word in another script is "
+        f"shown as {_plain(NON_LATIN)} (the page's font cannot draw every script) and a word on dpcore's "
+        f"list of left-out words as {_plain(LEFT_OUT)}; the audit counts the rewrites as written."
     )
     samples = samples_of(calib, rw, eps)
     for text, outs in samples:
@@ -200,7 +216,7 @@ with more("Sample rewrites", icon=":material/format_quote:"):
         st.text(text)
         st.markdown("**Its rewrites:**")
         for out in outs:
-            st.text(out)
+            st.text(shown_text(out, keep=text.split()))
     if not samples:
         st.caption("This cell has no sample rewrites.")
     examples = pair_examples(calib, rw, eps)
@@ -214,7 +230,7 @@ with more("Sample rewrites", icon=":material/format_quote:"):
             col.markdown(f"**{label}:**")
             col.text(sentence)
             for out in outs:
-                col.text(out)
+                col.text(shown_text(out, keep=sentence.split()))
 
 sync_query_params(SPECS)
 

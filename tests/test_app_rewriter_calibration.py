@@ -1,7 +1,10 @@
 """AppTest: the "Rewriter calibration" page (``pages/rewriter_calibration.py``).
 
 The page reads the shipped calibration (``dpcore/data/rewriter_calibration.json``, written by
-``python -m dpcore calibrate-rewriters --save …``) and computes nothing. The tests take their
+``python -m dpcore calibrate-rewriters --save …``) and computes nothing. Its headline is one sentence
+(``page_headline``); its first table has the columns a room reads first (``FIRST_COLUMNS``: they fit
+a 1280-px projector, ``tests/e2e/test_tables_fit.py``), the rest in a second table under an
+expander; rewrites are shown as words (``dpcore.rewriter.words``). The tests take their
 expectations from that file, whatever its rewriters, ε and numbers, and point the page at a
 temporary copy (``dpcore.rewriter.calibrate.SHIPPED_PATH``) where they need a changed file, a
 missing one or a broken one.
@@ -21,13 +24,16 @@ from streamlit.testing.v1 import AppTest
 
 import dpcore.rewriter.calibrate as calibrate
 from dpcore.reproduce import shell_command
+from dpcore.rewriter.words import NON_LATIN, drawable, shown_text
 from dpcore.viz.calibration_figure import (
     ESTIMATE_WORDS,
+    FIRST_COLUMNS,
+    MORE_COLUMNS,
     SHOWN_COLUMNS,
     VERDICT_WORDS,
     calibration_figure,
     headline_epsilon,
-    headline_of,
+    page_headline,
     shown_table,
     tpr_cap,
 )
@@ -111,6 +117,11 @@ def _texts(at: AppTest) -> list[str]:
     return [str(t.value) for t in at.text]
 
 
+def _one_sentence(text: str) -> bool:
+    """One sentence: no full stop (or ! ?) followed by a space, one at the end, no line break."""
+    return text.endswith(".") and "\n" not in text and not re.search(r"[.!?]\s", text)
+
+
 def _marked_up(at: AppTest) -> str:
     """Everything the page rendered as Markdown."""
     parts = (*at.markdown, *at.caption, *at.error, *at.warning, *at.info, *at.title, *at.subheader)
@@ -127,7 +138,7 @@ def test_the_page_opens_with_its_title_the_headline_and_the_figure(
     kinds = [k for k, _ in order]
     assert kinds[:2] == ["title", "markdown"], kinds[:6]
     assert order[0][1].value == "Rewriter calibration"
-    assert order[1][1].value == escape_markdown(shipped["headline"]) == escape_markdown(headline_of(shipped))
+    assert order[1][1].value == escape_markdown(page_headline(shipped))
     # the figure comes before anything else the page shows (the table, the samples, the command)
     first_chart = kinds.index("plotly_chart")
     assert first_chart < kinds.index("dataframe") < kinds.index("text") < kinds.index("code")
@@ -141,10 +152,78 @@ def test_the_page_opens_with_its_title_the_headline_and_the_figure(
     assert ESTIMATE_WORDS in cap
 
 
+def test_the_headline_is_one_sentence_with_its_size_and_confidence(shipped: dict[str, Any]) -> None:
+    text = page_headline(shipped)
+    assert _one_sentence(text), text
+    eps = headline_epsilon(shipped)
+    assert text.startswith(
+        f"At the same nominal ε = {eps:g}, one rewrite gives the sentence away at 1% false"
+    )
+    assert f"({shipped['rewrites_per_input']:,} rewrites each, 95% confidence)." in text
+    for name in shipped["rewriters"]:
+        (cell,) = [c for c in shipped["cells"] if c["rewriter"] == name and float(c["epsilon"]) == eps]
+        assert cell["title"] in text and name not in text.replace(cell["title"], "")
+    assert "private" not in text
+    assert len(text) < len(shipped["headline"])  # the file's own headline ran to 4 lines at 1280 px
+    assert text == (
+        "At the same nominal ε = 10, one rewrite gives the sentence away at 1% false alarms at least 39% of "
+        "the time under SanText (every word), but no better than chance was shown under DP-MLM and "
+        "DP-Prompt (400 rewrites each, 95% confidence)."
+    )
+
+
+def _at(doc: dict[str, Any], eps: float, lowers: dict[str, float]) -> dict[str, Any]:
+    """``doc`` with the certified TPRs at ``eps`` set per rewriter (and 1% everywhere else)."""
+    out = copy.deepcopy(doc)
+    for c in out["cells"]:
+        c["tpr_at_fpr"]["lower"] = lowers.get(c["rewriter"], 0.01) if float(c["epsilon"]) == eps else 0.01
+    return out
+
+
+@pytest.mark.parametrize(
+    ("lowers", "needles"),
+    [
+        (
+            {"santext-words": 0.39, "dp-mlm": 0.27},
+            [
+                "at least 39% of the time under SanText (every word) and at least 27% under DP-MLM, but no "
+                "better than chance was shown under DP-Prompt"
+            ],
+        ),
+        ({"santext-words": 0.39, "dp-mlm": 0.27, "dp-prompt": 0.5}, ["and at least 50% under DP-Prompt ("]),
+        ({"santext-words": 0.39}, ["shown under DP-MLM and DP-Prompt"]),
+    ],
+    ids=["two-shown", "all-shown", "one-shown"],
+)
+def test_every_headline_is_one_sentence(shipped: dict[str, Any], lowers: dict, needles: list[str]) -> None:
+    text = page_headline(_at(shipped, 10.0, lowers))
+    assert _one_sentence(text), text
+    for needle in needles:
+        assert needle in text, text
+
+
+def test_a_headline_with_nothing_shown_never_reads_as_private(shipped: dict[str, Any]) -> None:
+    doc = copy.deepcopy(shipped)
+    for c in doc["cells"]:
+        c["tpr_at_fpr"]["lower"] = 0.01
+    text = page_headline(doc)
+    assert _one_sentence(text), text
+    assert re.match(
+        r"At nominal ε = [\d.]+, no rewriter was shown to tell the two sentences apart better", text
+    )
+    assert text.endswith("which does not show that any of them is private.")
+
+
 def test_the_table_has_one_row_per_cell_in_words(shipped: dict[str, Any], no_compute: None) -> None:
     at = _page()
-    (df,) = [d.value for d in at.dataframe]
-    assert list(df.columns) == SHOWN_COLUMNS
+    first, rest = (d.value for d in at.dataframe)  # in the page's order
+    # the columns a room reads first (they fit 1280 px); the estimate and the similarity below
+    assert list(first.columns) == FIRST_COLUMNS and list(rest.columns) == MORE_COLUMNS
+    assert set(FIRST_COLUMNS) | set(MORE_COLUMNS) == set(SHOWN_COLUMNS)
+    assert "The estimate and the similarity of every cell" in [e.label for e in at.expander]
+    assert list(first[RW]) == list(rest[RW]) and list(first[NOMINAL]) == list(rest[NOMINAL])
+    df = first.join(rest[[ESTIMATE, SIMILARITY]])
+    assert sorted(df.columns) == sorted(SHOWN_COLUMNS)
     assert not [c for c in df.columns if MACHINE.match(str(c))]
     assert len(df) == len(shipped["cells"])
     fpr = float(shipped["fpr"])
@@ -225,8 +304,16 @@ def test_the_samples_follow_the_selection_and_the_url(shipped: dict[str, Any], n
     assert at.query_params["rw"] == first and at.query_params["eps"] == f"{eps:g}"
 
     def shown_for(name: str, e: float) -> list[str]:
+        """The cell's public sentences, and their rewrites as words (dpcore.rewriter.words)."""
         (cell,) = [c for c in shipped["cells"] if c["rewriter"] == name and float(c["epsilon"]) == e]
-        return [s for sample in cell["samples"] for s in (sample["text"], *sample["rewrites"])]
+        return [
+            s
+            for sample in cell["samples"]
+            for s in (
+                sample["text"],
+                *(shown_text(r, keep=sample["text"].split()) for r in sample["rewrites"]),
+            )
+        ]
 
     assert set(shown_for(first, eps)) <= set(_texts(at))
     # another cell, from the widgets, then from a link
@@ -239,6 +326,26 @@ def test_the_samples_follow_the_selection_and_the_url(shipped: dict[str, Any], n
     linked = _page(rw=last, eps=f"{top:g}")
     assert linked.selectbox(key="rw").value == last and linked.selectbox(key="eps").value == top
     assert set(shown_for(last, top)) <= set(_texts(linked))
+
+
+def test_rewrites_are_shown_as_words(shipped: dict[str, Any], no_compute: None) -> None:
+    """DP-MLM writes WordPieces in many scripts: the page shows words, and placeholders for what its
+    font cannot draw (issue 58: "##tier", a Bengali letter as a box)."""
+    cells = [c for c in shipped["cells"] if c["rewriter"] == "dp-mlm"]
+    raw = [r for c in cells for s in c["samples"] for r in s["rewrites"]]
+    raw += [r for c in cells for r in (*c["examples"]["x"], *c["examples"]["x_prime"])]
+    assert any("##" in r for r in raw) and any(not drawable(w) for r in raw for w in r.split())
+    for c in cells:
+        at = _page(rw="dp-mlm", eps=f"{float(c['epsilon']):g}")
+        assert not at.exception, at.exception
+        texts = _texts(at)
+        outs = [shown_text(r, keep=s["text"].split()) for s in c["samples"] for r in s["rewrites"]]
+        outs += [shown_text(r, keep=shipped["pair"][0].split()) for r in c["examples"]["x"]]
+        outs += [shown_text(r, keep=shipped["pair"][1].split()) for r in c["examples"]["x_prime"]]
+        assert set(outs) <= set(texts)
+        for t in texts:
+            assert "##" not in t and all(drawable(w) for w in t.split()), t
+    assert "as words" in _marked_up(at) and NON_LATIN in _marked_up(at).replace("\\", "")
 
 
 @pytest.mark.parametrize(("key", "value"), [("rw", "evil.py:make"), ("eps", "0.123"), ("eps", "nan")])
@@ -273,7 +380,9 @@ def test_markup_in_the_file_is_shown_as_plain_text(
     (cell,) = [c for c in doc["cells"] if c["rewriter"] == first and float(c["epsilon"]) == eps]
     cell["samples"][0]["rewrites"][0] = HOSTILE
     cell["samples"][0]["text"] = HOSTILE + " (the input)"
-    doc["headline"] = "A headline with [a link](https://evil.example) and <b>markup</b>."
+    for c in doc["cells"]:  # a rewriter's title, which the headline names
+        if c["rewriter"] == first:
+            c["title"] = "A title with [a link](https://evil.example) and <b>markup</b>"
     _point_at(monkeypatch, _write(tmp_path / "calibration.json", doc))
     at = _page()
     assert not at.exception, at.exception
@@ -281,7 +390,8 @@ def test_markup_in_the_file_is_shown_as_plain_text(
     shown = _marked_up(at)
     assert "[a link](" not in shown and "[click](" not in shown
     assert "<b>" not in shown and "<script>" not in shown
-    assert at.markdown[0].value == escape_markdown(doc["headline"])
+    assert at.markdown[0].value == escape_markdown(page_headline(doc))
+    assert "A title with" in at.markdown[0].value
 
 
 def test_a_new_file_is_read_again_and_an_unchanged_one_is_not(
@@ -300,9 +410,12 @@ def test_a_new_file_is_read_again_and_an_unchanged_one_is_not(
     _page()
     _page()
     assert len(reads) == 1  # cached by path, modification time and size
-    _write(target, {**shipped, "headline": "A new headline."})
+    doc = copy.deepcopy(shipped)
+    for c in doc["cells"]:
+        c["title"] = c["title"] + " (renamed)"
+    _write(target, doc)
     at = _page()
-    assert len(reads) == 2 and at.markdown[0].value == "A new headline."
+    assert len(reads) == 2 and "(renamed)" in at.markdown[0].value
 
 
 def test_a_file_replaced_during_a_visit_falls_back_to_its_own_cells(
@@ -318,8 +431,8 @@ def test_a_file_replaced_during_a_visit_falls_back_to_its_own_cells(
     at.run()
     assert not at.exception, at.exception
     assert at.selectbox(key="rw").value == first and at.query_params["rw"] == first
-    (df,) = [d.value for d in at.dataframe]
-    assert len(df) == len(doc["cells"])
+    first, rest = (d.value for d in at.dataframe)
+    assert len(first) == len(rest) == len(doc["cells"])
 
 
 def test_a_missing_file_shows_the_command_that_makes_it(

@@ -28,13 +28,38 @@ from typing import Any
 from dpcore.rewriter.interface import TextRewriter, check_rewriter
 from dpcore.validation import DPCoreError, check_epsilon
 
-__all__ = ["RewriterChoice", "available_rewriters", "load_rewriter"]
+__all__ = ["DISPLAY_NAMES", "RewriterChoice", "available_rewriters", "display_name", "load_rewriter"]
 
 #: Planted rewriters' public pool: this many corpus sentences
 #: (:func:`dpcore.rewriter.pairs.corpus_sentences`).
 PLANTED_POOL = 20
 #: The leak-word rewriter's public word list: this many ordinary words.
 PLANTED_WORDS = 100
+
+
+#: A registered rewriter as a sentence names it, mid-sentence (:func:`display_name`); the machine
+#: name (CLI argument, URL, JSON key) never changes. The rewriters' counterpart of the mechanisms'
+#: :attr:`dpcore.registry.RegistryEntry.display`.
+DISPLAY_NAMES = {
+    "dp-mlm": "dpcore's DP-MLM",
+    "dp-prompt": "dpcore's DP-Prompt",
+    "santext-words": "dpcore's SanText on every word",
+    "flawed:dp-mlm-stopwords": "the flawed DP-MLM that keeps stopwords",
+    "flawed:dp-mlm-line-epsilon": "the flawed DP-MLM that reports its per-token ε as the line's",
+    "flawed:dp-prompt-keeps-last-word": "the flawed DP-Prompt that keeps the input's last word",
+    "planted:copy": "the planted rewriter that copies its input",
+    "planted:leak-word": "the planted rewriter that leaks its input's last word",
+}
+
+
+def display_name(name: str) -> str:
+    """A rewriter as a sentence names it, mid-sentence: ``"dpcore's DP-MLM"``, ``"the flawed DP-MLM
+    that keeps stopwords"``; any other name (your own code, from the CLI) as ``"the rewriter NAME"``.
+
+    >>> display_name("flawed:dp-mlm-stopwords")
+    'the flawed DP-MLM that keeps stopwords'
+    """
+    return DISPLAY_NAMES.get(name, f"the rewriter {name}")
 
 
 @dataclass(frozen=True)
@@ -48,6 +73,11 @@ class RewriterChoice:
     #: Needs torch and the causal LM (DP-Prompt): a CLI and bench feature; the dashboard, which
     #: stays torch-free, shows such rewriters from shipped results only.
     needs_torch: bool = False
+
+    @property
+    def display_name(self) -> str:
+        """The name a sentence uses (:func:`display_name`)."""
+        return display_name(self.name)
 
     @property
     def label(self) -> str:

@@ -10,8 +10,10 @@ The record is what ``python -m dpcore calibrate-rewriters --save FILE`` writes
   measured test), beside the mean similarity of a rewrite to its input;
 - :func:`calibration_table` (numbers, for the downloads) and :func:`shown_table` (the same rows
   in words, for the page);
-- :func:`check_calibration`, :func:`headline_of`, :func:`headline_epsilon`, :func:`per_unit`,
-  :func:`samples_of`, :func:`pair_examples`: the record read for the page.
+- :func:`page_headline`, the page's headline: one sentence a room reads at a glance;
+- :func:`check_calibration`, :func:`headline_of` (the record's own, longer headline: the CLI's),
+  :func:`headline_epsilon`, :func:`per_unit`, :func:`samples_of`, :func:`pair_examples`: the
+  record read for the page.
 
 Each rewriter's nominal ε is per another unit (a word and a unit of embedding distance, a
 WordPiece, a generated token), so the same ε is a different promise for each: the figure puts them
@@ -39,6 +41,8 @@ from dpcore.viz.rewriter_figure import as_float, fmt
 
 __all__ = [
     "ESTIMATE_WORDS",
+    "FIRST_COLUMNS",
+    "MORE_COLUMNS",
     "SHOWN_COLUMNS",
     "VERDICT_WORDS",
     "calibration_figure",
@@ -47,6 +51,7 @@ __all__ = [
     "headline_epsilon",
     "headline_of",
     "loss",
+    "page_headline",
     "pair_examples",
     "per_unit",
     "percent",
@@ -88,6 +93,11 @@ SHOWN_COLUMNS = [
     "similarity",
     "verdict",
 ]
+#: The page's first table: the columns a room reads, few enough to fit a 1280-px projector with the
+#: sidebar open (issue 58: the last column was cut off at 1280 px).
+FIRST_COLUMNS = ["rewriter", "nominal ε", "claimed loss", "certified loss ≥", "TPR at 1% FPR ≥", "verdict"]
+#: The rest, in a second table under an expander (with the cell's rewriter and ε, to read it alone).
+MORE_COLUMNS = ["rewriter", "nominal ε", "TPR estimate", "similarity"]
 #: What a nominal ε is per, shorter than the library's words, where the table needs it to fit.
 _TABLE_PER = {"santext-words": "per word per distance unit"}
 
@@ -157,6 +167,55 @@ def headline_of(calib: Mapping[str, Any]) -> str:
     if isinstance(text, str) and text.strip():
         return text.strip()
     return calibration_headline(calib["cells"], calib["epsilons"], calib["rewriters"])
+
+
+def _and(items: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def page_headline(calib: Mapping[str, Any]) -> str:
+    """What a room should conclude, in one sentence: at the nominal ε where the rewriters differ
+    most (:func:`headline_epsilon`), how often one rewrite certifiably gives the sentence away at the
+    record's false-alarm rate under each rewriter, with the audits' size and confidence.
+
+    A certified rate no higher than the false-alarm rate reads "no better than chance was shown",
+    never "private". Shorter than the record's own headline (:func:`headline_of`), which gives
+    every rewriter's estimate too: the page's figure and table give those.
+
+    Parameters
+    ----------
+    calib
+        The calibration record (:func:`dpcore.rewriter.calibrate.load_shipped`).
+    """
+    eps = headline_epsilon(calib)
+    fpr = _fpr(calib)
+    cells = {str(c["rewriter"]): c for c in calib["cells"] if float(c["epsilon"]) == eps}
+    shown: list[str] = []
+    chance: list[str] = []
+    for name in _names(calib):
+        c = cells.get(name)
+        low = as_float(c["tpr_at_fpr"].get("lower")) if c is not None else math.nan
+        if math.isnan(low):
+            continue
+        title_ = rewriter_title(calib, name)
+        if low <= fpr + 1e-12:
+            chance.append(title_)
+        else:
+            shown.append(f"{percent(low)}{' of the time' if not shown else ''} under {title_}")
+    n, conf = int(calib["rewrites_per_input"]), 100 * float(calib["confidence"])
+    size = f"({n:,} rewrites each, {conf:g}% confidence)"  # of each sentence; short: two lines at 1280 px
+    alarms = f"at {percent_label(fpr)} false alarms"
+    if not shown:
+        return (
+            f"At nominal ε = {eps:g}, no rewriter was shown to tell the two sentences apart better than "
+            f"chance {alarms} {size}, which does not show that any of them is private."
+        )
+    sentence = f"At the same nominal ε = {eps:g}, one rewrite gives the sentence away {alarms} at least "
+    sentence += " and at least ".join(shown)
+    if chance:
+        sentence += f", but no better than chance was shown under {_and(chance)}"
+    return f"{sentence} {size}."
 
 
 def headline_epsilon(calib: Mapping[str, Any]) -> float:
