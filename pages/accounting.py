@@ -76,6 +76,13 @@ FIGURE_COLUMNS = [3, 1]
 TALK_HEIGHT = 340
 
 
+#: The sampler inspector's 2×2 panels (px): the flawed row above the correct one, both whole on a
+#: 1280×720 first screen under the tab's headline, plain and in talk mode.
+SAMPLER_HEIGHT = 365
+#: The binary tab's figure outside talk mode (px): whole on a 1280×720 first screen.
+BINARY_HEIGHT = 370
+
+
 def talk_sized(fig: go.Figure) -> go.Figure:
     """``fig``, at :data:`TALK_HEIGHT` in talk mode so that it fits the first screen whole."""
     return fig.update_layout(height=TALK_HEIGHT) if talk_mode() else fig
@@ -219,7 +226,7 @@ with tab_bin:
             f"{flips[:1].upper()}{flips[1:]} **spends {brep.exact_ldp_total:.4g}, against the claimed "
             f"{brep.claimed_total:.4g}{over}.**"
         )
-    plot(talk_sized(binary_bits_figure(brep)), key="binary", slot=fig_col)
+    plot(talk_sized(binary_bits_figure(brep).update_layout(height=BINARY_HEIGHT)), key="binary", slot=fig_col)
     fig_col.caption(
         "Green: each bit's claimed ε_i, which is its exact LDP loss. Grey: the revisit's place-value "
         f"figure (Lai et al. 2022), {brep.place_value_total:.4g} in total, which weighs each bit by how "
@@ -282,7 +289,7 @@ with tab_samp:
         f"against {neg_correct:.0%} for a correct sampler): an output between 0 and 1 can come from "
         "input 0 but never from input 1, so **the privacy loss is infinite**."
     )
-    plot(sampler_histogram_figure(ins), key="samplers", slot=fig_col)
+    plot(sampler_histogram_figure(ins, height=SAMPLER_HEIGHT), key="samplers", slot=fig_col)
     with st.expander("The sampler, in equations", icon=":material/function:"):
         st.markdown(
             "DPText draws v ~ Uni(0, 1) (eq. 8) but applies the transform meant for "

@@ -20,7 +20,7 @@ from dpcore.viz.palette import INK, SOFT_INK, colour
 __all__ = ["sampler_histogram_figure"]
 
 
-def sampler_histogram_figure(ins: SamplerInspection) -> go.Figure:
+def sampler_histogram_figure(ins: SamplerInspection, *, height: int | None = None) -> go.Figure:
     """Histograms (density) of each sampler on common bins; Lap(0, b) density as a line.
 
     The y axis is capped at 1.3/b so that the atom of DPText's NaN → 0 variant (mass ½ at 0)
@@ -30,6 +30,9 @@ def sampler_histogram_figure(ins: SamplerInspection) -> go.Figure:
     ----------
     ins
         The draws' summaries (:func:`dpcore.samplers_inspect.inspect_samplers`).
+    height
+        The figure's height (px); by default 210 px a row of panels and 110 px for the titles, the
+        axis and the legend. A page that must show it whole on a 720-px screen passes less.
 
     Returns
     -------
@@ -106,7 +109,7 @@ def sampler_histogram_figure(ins: SamplerInspection) -> go.Figure:
     fig.update_layout(
         template="plotly_white",
         bargap=0,
-        height=210 * rows + 110,
+        height=height or 210 * rows + 110,
         legend={"orientation": "h", "x": 0, "y": 0, "yref": "container", "yanchor": "bottom"},
         margin={"t": 40, "l": 60, "r": 20, "b": 100},
     )
