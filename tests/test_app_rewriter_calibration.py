@@ -270,8 +270,8 @@ def test_the_figure_draws_the_files_lower_bounds_one_trace_per_rewriter(
         assert trace["error_y"]["arrayminus"] == [0.0] * len(cells)
         assert sim["y"] == pytest.approx([c["similarity"] for c in cells])
         assert sim["x"] == [float(c["epsilon"]) for c in cells]
-        # one colour per rewriter, the same in both panels and on every chart
-        assert trace["line"]["color"] == sim["line"]["color"] == colour(cells[0]["title"])
+        # one colour per rewriter, its registered name's, the same in both panels and on every chart
+        assert trace["line"]["color"] == sim["line"]["color"] == colour(trace["meta"]["rewriter"])
         colours.add(trace["line"]["color"])
     assert len(colours) == len(main)
     # the chance line at y = FPR and the most the size can certify, the estimate named as biased

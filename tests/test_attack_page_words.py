@@ -1,6 +1,7 @@
 """The Attack page's words and colours (issue 50): the headline above the trade-off chart, the
-chart's two-sentence caption, the attacker's description, and one colour per attacker on every
-chart. Pure functions of the rows (dpcore.attack.page_view, dpcore.viz): no Streamlit."""
+chart's two-sentence caption, the attacker's description, and one marker per attacker on every
+chart (the colour is the mechanism's). Pure functions of the rows (dpcore.attack.page_view,
+dpcore.viz): no Streamlit."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from dpcore.attack import page_view as pv
 from dpcore.viz.attack_figure import epsilon_figure, tradeoff_figure
 from dpcore.viz.comparison_figure import comparison_figure
-from dpcore.viz.palette import CLAIM, colour
+from dpcore.viz.palette import ATTACKER_INK, CLAIM, attacker_style, colour
 
 
 def _row(
@@ -56,7 +57,7 @@ ROWS = [
 def test_the_headline_is_one_sentence_with_the_numbers_the_chart_shows() -> None:
     text = pv.headline(ROWS, UTILITY, BASE)
     assert text.count(".") == 1 and text.endswith(".")  # one sentence ("ε = 1 to 10" has no dot)
-    assert text.startswith("From ε = 1 to 10, santext's")
+    assert text.startswith("From ε = 1 to 10, SanText's")
     assert "66% → 72% accuracy (78% on the original text)" in text
     # the strongest attacker at the largest ε (Bayesian: 1 − 0.003), its share at both ends
     assert "the Bayesian attacker names 2% → over 99% of the original words" in text
@@ -104,8 +105,10 @@ def test_the_floor_is_drawn_above_the_bottom_of_the_axis_and_in_black() -> None:
     assert top.layout.yaxis.range[0] < -0.05 and top.layout.yaxis.zeroline is False
 
 
-def test_each_attacker_has_one_colour_on_every_chart() -> None:
-    """Issue 50: the Bayesian attacker was blue in one chart and red in the next."""
+def test_each_attacker_has_one_look_on_every_chart_and_the_colour_is_the_mechanism() -> None:
+    """Issue 50: the Bayesian attacker was blue in one chart and red in the next. Issue 58: blue and
+    orange were the attackers here and SanText and SanText+ elsewhere; now the colour is the
+    mechanism on every chart and each attacker keeps one marker on all three."""
     trade = tradeoff_figure(pd.DataFrame(ROWS), pd.DataFrame(UTILITY), BASE)
     eps = epsilon_figure(pd.DataFrame(ROWS), pd.DataFrame(UTILITY), BASE)
     cmp_rows = [
@@ -115,16 +118,21 @@ def test_each_attacker_has_one_colour_on_every_chart() -> None:
         for m in ("santext", "santext+") for e in (1.0, 10.0)
     ]  # fmt: skip
     comp = comparison_figure(cmp_rows)
+    labels = {"Bayesian attacker": "bayes-unigram", "masked-LM attacker": "mlm"}
     seen: dict[str, set[str]] = {"bayes-unigram": set(), "mlm": set()}
     for fig in (trade, eps, comp):
         for t in fig.data:
+            name = t.name or ""
+            atk = next((a for label, a in labels.items() if label in name), None)
+            if atk is None:
+                continue
+            symbols = t.marker.symbol if isinstance(t.marker.symbol, tuple | list) else [t.marker.symbol]
+            seen[atk].add(symbols[-1])  # an ε = ∞ point is a hollow circle with the attacker's marker
             c = (t.line.color if t.line is not None else None) or t.marker.color
-            if "Bayesian attacker" in (t.name or ""):
-                seen["bayes-unigram"].add(c)
-            elif "masked-LM attacker" in (t.name or ""):
-                seen["mlm"].add(c)
-    assert seen == {"bayes-unigram": {colour("bayes-unigram")}, "mlm": {colour("mlm")}}
-    assert colour("bayes-unigram") != colour("mlm")
+            mech = next((m for m in ("santext+", "santext") if f"{m}," in name or f"{m} (" in name), None)
+            assert c == (colour(mech) if mech else ATTACKER_INK), (name, c)
+    assert seen == {a: {attacker_style(a).symbol} for a in seen}
+    assert attacker_style("bayes-unigram") != attacker_style("mlm")
 
 
 def test_the_attacker_is_told_once_per_data_set_and_its_two_numbers_are_explained() -> None:

@@ -18,11 +18,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.viz.palette import (
-    _CYCLE,
+    ATTACKER_INK,
     MAX_LEGEND_ENTRIES,
     MIN_CONTRAST,
     MIN_FONT_PX,
     NAMED,
+    UNKNOWN,
+    attacker_style,
     colour,
     contrast_ratio,
     style_figure,
@@ -160,14 +162,16 @@ def test_talk_mode_draws_larger_text() -> None:
 
 
 def test_the_palette_keeps_names_apart_and_legible() -> None:
-    for c in (*NAMED.values(), *_CYCLE):
+    for c in (*NAMED.values(), UNKNOWN, ATTACKER_INK):
         assert contrast_ratio(c) >= MIN_CONTRAST, c
     # a name's colour does not depend on how it is written or on the chart it is on
     assert colour("adept (exact)") == colour("ADePT") == NAMED["adept"]
     assert colour("pypantera:CusText") == colour("custext") == NAMED["custext"]
     assert colour("some new mechanism") == colour("some new mechanism")
-    # the attackers and the verdicts each have distinct colours
-    assert len({colour(n) for n in ("mlm", "bayes-unigram", "bayes-mlm")}) == 3
+    # the attackers have distinct markers and dashes and no colour of their own (issue 58);
+    # the verdicts have distinct colours
+    assert len({attacker_style(n) for n in ("mlm", "bayes-unigram", "bayes-mlm")}) == 3
+    assert {colour(n) for n in ("mlm", "bayes-unigram", "bayes-mlm")} == {ATTACKER_INK}
     assert len({colour(n) for n in ("violates", "premise-broken", "not-detected", "within-claim")}) == 4
     # and the contrast ratio is WCAG's: black on white is 21, white on white 1, #767676 is 4.54
     assert contrast_ratio("#000000") == pytest.approx(21.0)

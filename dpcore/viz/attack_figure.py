@@ -11,9 +11,10 @@ Inputs are tidy tables:
 
 In the trade-off figure each (mechanism, attack) is one curve of points labelled by ε, and its
 ε = ∞ end (unsanitized accuracy, 1 − the attacker's top-1 on unsanitized text) is drawn as a
-hollow marker labelled ∞, as in Fig. 4, named "unsanitized (ε = ∞)". The ε figure draws the same
-ceiling as a dotted line per attacker: a defense rate near it means the attacker fails even on
-unsanitized text (a weak attacker), not that the sanitizer hides much.
+hollow circle labelled ∞, as in Fig. 4, named "unsanitized (ε = ∞)", with the attacker's marker
+inside. The ε figure draws the same ceiling as a dotted line per attacker, the attacker's marker
+at its ends: a defense rate near it means the attacker fails even on unsanitized text (a weak
+attacker), not that the sanitizer hides much.
 
 Both figures also draw **the claim's floor** where it is given (:mod:`dpcore.attack.ceiling`):
 1 − the most any attacker who sees only the sanitized word can win if the mechanism's privacy
@@ -25,8 +26,11 @@ at each. A Bayesian defense rate below it says the claim does not hold. The defe
 start below 0 and draw no zero line, so a floor at 0 (a claim that lets an attacker name every
 word) is a visible line above the bottom of the plot, not hidden in the axis.
 
-Colours come from :func:`dpcore.viz.palette.colour` by the attacker's name (the Bayesian attacker
-has one colour on every chart of every page); the line's dash tells the mechanisms apart.
+**Colour is the mechanism** (:func:`dpcore.viz.palette.colour` of its name: SanText is the same
+blue here as on every other page); **the attacker is its marker and dash**
+(:func:`dpcore.viz.palette.attacker_style`: the same on every chart), never a colour. What belongs
+to an attacker alone, whatever the mechanism (its ε = ∞ point and ceiling), is drawn in the neutral
+:data:`dpcore.viz.palette.ATTACKER_INK`.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpcore.viz.axes import log_axis
-from dpcore.viz.palette import CLAIM, SOFT_INK, colour
+from dpcore.viz.palette import ATTACKER_INK, CLAIM, SOFT_INK, attacker_style, colour, unsanitized_marker
 
 __all__ = ["ATTACK_LABELS", "CLAIM_FLOOR", "UNSANITIZED", "epsilon_figure", "tradeoff_figure"]
 
@@ -56,25 +60,8 @@ UNSANITIZED = "unsanitized (ε = ∞)"
 CLAIM_FLOOR = "the claim's floor"
 #: The lowest defense rate the axes show: room under 0, so a line at 0 is not in the axis.
 _Y_LOW = -0.09
-_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
-#: The paper's mechanisms keep their styles; every other mechanism gets the next free one.
-_DASH_FIXED = {"santext": "solid", "santext+": "dash", "random": "dot", "feyisetan": "dashdot"}
-
-
-class _DashMap(dict):
-    """Line dash per mechanism: fixed for the paper's four, then in order of first use."""
-
-    def get(self, mech: object, default: str = "solid") -> str:  # type: ignore[override]
-        key = str(mech)
-        if key in _DASH_FIXED:
-            return _DASH_FIXED[key]
-        if key not in self:
-            free = [d for d in _DASHES[4:] if d not in self.values()]
-            self[key] = free[0] if free else _DASHES[len(self) % len(_DASHES)]
-        return self[key]
-
-
-_DASH = _DashMap()
+#: The accuracy panel's marker (accuracy does not depend on the attacker): no attacker's marker.
+_ACCURACY_SYMBOL = "hexagon"
 
 
 def _floor_trace(mech: str, x: Any, y: Any, eps: Any, *, ticks: bool = False) -> go.Scatter:
@@ -97,9 +84,10 @@ def tradeoff_figure(
 ) -> go.Figure:
     """Defense rate (y) against accuracy (x), points labelled by ε (Fig. 4 of the paper).
 
-    Colour: the attacker (:func:`dpcore.viz.palette.colour` of its name); dash: the mechanism;
-    black: the claim's floor. Each attacker's ε = ∞ end (a hollow circle labelled ε=∞) keeps its
-    name but no legend entry of its own (its colour is its attacker's), so the legend lists the
+    Colour: the mechanism (:func:`dpcore.viz.palette.colour` of its name); marker and dash: the
+    attacker (:func:`dpcore.viz.palette.attacker_style`); black: the claim's floor. Each attacker's
+    ε = ∞ end (a hollow circle in :data:`~dpcore.viz.palette.ATTACKER_INK` with the attacker's marker
+    inside, labelled ε=∞) keeps its name but no legend entry of its own, so the legend lists the
     curves and the floors only.
 
     Parameters
@@ -144,7 +132,7 @@ def tradeoff_figure(
             )
     for mech, atk in keys:
         g = merged[(merged["mechanism"] == mech) & (merged["attack"] == atk)].sort_values("epsilon")
-        color = colour(str(atk))
+        color, style = colour(str(mech)), attacker_style(str(atk))
         name = f"{mech}, {ATTACK_LABELS.get(atk, atk)}"
         # ε labels only where they do not collide with another (hover shows every ε).
         labels = [
@@ -156,28 +144,28 @@ def tradeoff_figure(
                 x=g["accuracy"], y=g["defense_rate"], mode="lines+markers+text", name=name,
                 text=labels, textposition="top right", cliponaxis=False, textfont={"color": color},
                 hovertext=[f"{name}<br>ε={e:g}" for e in g["epsilon"]], hoverinfo="text+x+y",
-                line={"color": color, "dash": _DASH.get(mech, "solid"), "width": 2.5},
-                marker={"color": color, "size": 8}, legendgroup=name,
+                line={"color": color, "dash": style.dash, "width": 2.5},
+                marker={"color": color, "symbol": style.symbol, "size": 9}, legendgroup=name,
                 error_y={"type": "data", "symmetric": False,
                          "array": g["ci_high"] - g["defense_rate"],
                          "arrayminus": g["defense_rate"] - g["ci_low"], "thickness": 1.5},
             )
         )  # fmt: skip
-    # ε = ∞ (unsanitized text) does not depend on the mechanism: one marker per attacker, in its
-    # attacker's colour, drawn last and unclipped so no curve hides it.
+    # ε = ∞ (unsanitized text) does not depend on the mechanism: one hollow circle per attacker, in
+    # the attackers' neutral ink with the attacker's marker inside, drawn last and unclipped so no
+    # curve hides it.
     if acc_inf is not None and "attacker_top1_unsanitized" in merged and len(merged):
         for atk in attacks:
             g = merged[merged["attack"] == atk]
             top1 = float(g["attacker_top1_unsanitized"].iloc[0])
             y_inf = 1.0 - top1
-            color = colour(str(atk))
             name = f"{UNSANITIZED}, {ATTACK_LABELS.get(atk, atk)}"
             fig.add_trace(
                 go.Scatter(
-                    x=[acc_inf], y=[y_inf], mode="markers+text", showlegend=False,
-                    text=["ε=∞" if free(float(acc_inf), y_inf) else ""], textposition="bottom left",
-                    textfont={"color": color},
-                    marker={"color": color, "symbol": "circle-open", "size": 16, "line": {"width": 3}},
+                    x=[acc_inf, acc_inf], y=[y_inf, y_inf], mode="markers+text", showlegend=False,
+                    text=["ε=∞" if free(float(acc_inf), y_inf) else "", ""], textposition="bottom left",
+                    textfont={"color": ATTACKER_INK},
+                    marker=unsanitized_marker(str(atk)),
                     cliponaxis=False, name=name,
                     hovertemplate=(f"{name}<br>accuracy %{{x:.3f}}<br>defense rate %{{y:.3f}}: the attacker "
                                    f"names {100 * top1:.0f}% of the original words<extra></extra>"),
@@ -230,20 +218,25 @@ def epsilon_figure(
 
     The unsanitized and random-replacement accuracies are horizontal lines. ``claim_curves``
     (:func:`dpcore.attack.ceiling.claim_ceiling_curve`, one per mechanism, over a dense ε grid)
-    are drawn as the claim's floor, black and dashed, in the top panel. Colours are the
-    attackers' (:func:`dpcore.viz.palette.colour`), as in :func:`tradeoff_figure`; each attacker's
-    ε = ∞ line is labelled "ε = ∞" at the right edge in its colour instead of a legend entry.
+    are drawn as the claim's floor, black and dashed, in the top panel. As in
+    :func:`tradeoff_figure`, colour is the mechanism (:func:`dpcore.viz.palette.colour`) and marker
+    and dash are the attacker (:func:`dpcore.viz.palette.attacker_style`); each attacker's ε = ∞
+    line is dotted, in :data:`~dpcore.viz.palette.ATTACKER_INK` with the attacker's marker at both
+    ends, and labelled "ε = ∞" at the right edge instead of a legend entry. The accuracy panel has
+    one line per mechanism in its colour (accuracy does not depend on the attacker).
     """
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     attacks = list(dict.fromkeys(attack["attack"])) if len(attack) else []
     groups = attack.groupby(["mechanism", "attack"], sort=False) if len(attack) else []
     for (mech, atk), g in groups:
         g = g.sort_values("epsilon")
+        style = attacker_style(str(atk))
         fig.add_trace(
             go.Scatter(
                 x=g["epsilon"], y=g["defense_rate"], mode="lines+markers",
                 name=f"defense rate, {mech}, {ATTACK_LABELS.get(atk, atk)}",
-                line={"color": colour(str(atk)), "dash": _DASH.get(mech, "solid")},
+                line={"color": colour(str(mech)), "dash": style.dash},
+                marker={"color": colour(str(mech)), "symbol": style.symbol, "size": 8},
                 error_y={"type": "data", "symmetric": False,
                          "array": g["ci_high"] - g["defense_rate"],
                          "arrayminus": g["defense_rate"] - g["ci_low"], "thickness": 1.5},
@@ -263,8 +256,9 @@ def epsilon_figure(
             label = f"{UNSANITIZED}, {ATTACK_LABELS.get(atk, atk)}"
             fig.add_trace(
                 go.Scatter(
-                    x=[e_lo, e_hi], y=[y_inf, y_inf], mode="lines", name=label, showlegend=False,
-                    line={"color": colour(str(atk)), "dash": "dot", "width": 2},
+                    x=[e_lo, e_hi], y=[y_inf, y_inf], mode="lines+markers", name=label, showlegend=False,
+                    line={"color": ATTACKER_INK, "dash": "dot", "width": 2},
+                    marker={"color": ATTACKER_INK, "symbol": attacker_style(str(atk)).symbol, "size": 8},
                     hovertemplate=f"{label}<br>defense rate {y_inf:.3f}<extra></extra>",
                 ),
                 row=1, col=1,
@@ -273,7 +267,7 @@ def epsilon_figure(
                 ceilings.append(y_inf)
                 fig.add_annotation(
                     x=1.0, xref="paper", xanchor="left", y=y_inf, yref="y", showarrow=False,
-                    text="ε = ∞", font={"color": colour(str(atk)), "size": 14},
+                    text="ε = ∞", font={"color": ATTACKER_INK, "size": 14},
                 )  # fmt: skip
     for curve in claim_curves:
         fig.add_trace(
@@ -287,8 +281,8 @@ def epsilon_figure(
         fig.add_trace(
             go.Scatter(
                 x=g["epsilon"], y=g["accuracy"], mode="lines+markers", name=f"accuracy, {mech}",
-                line={"color": SOFT_INK, "dash": _DASH.get(str(mech), "solid")},
-                marker={"symbol": "square"}, legendgroup=f"acc{i}",
+                line={"color": colour(str(mech))},
+                marker={"symbol": _ACCURACY_SYMBOL, "color": colour(str(mech))}, legendgroup=f"acc{i}",
                 error_y={"type": "data", "symmetric": False, "array": g["ci_high"] - g["accuracy"],
                          "arrayminus": g["accuracy"] - g["ci_low"], "thickness": 1},
             ),

@@ -312,7 +312,7 @@ def calibration_figure(calib: Mapping[str, Any], *, height: int = HEIGHT) -> go.
         cells = _cells(calib, name)
         title_ = rewriter_title(calib, name)
         label = html.escape(title_)  # Plotly reads tags in names and hover text: a file's are shown as text
-        col = colour(title_)
+        col = colour(name)  # by the registered name: a colour means one rewriter everywhere
         shift = 10 ** ((i - (len(names) - 1) / 2) * _DODGE)
         lows, ups, data = [], [], []
         for c in cells:

@@ -2,17 +2,19 @@
 (:func:`dpcore.attack.comparison.compare_mechanisms`), as small multiples.
 
 One panel per mechanism (its title names its ε scale), the same axes in every panel, and in each
-panel one series per attacker: the Bayesian attacker (filled circles) and the masked-LM attacker
-(open diamonds), each in its own colour across all panels and every chart
-(:func:`dpcore.viz.palette.colour` of the attacker's name, as on the page's other charts). ε-LDP
-mechanisms are drawn with dashed lines and metric mechanisms (ε per unit of distance) with solid
-ones: equal ε does not mean equal privacy across the two groups. Points carry ε labels only where
-they do not collide with another label of the panel (hover shows every ε). Where the rows carry
-it, the attacker's ceiling (its top-1 on unsanitized text, at the unsanitized accuracy) is the
-hollow point "unsanitized (ε = ∞)". Where the rows carry ``claim_defense_floor``
-(:mod:`dpcore.attack.ceiling`), each panel also draws the claim's floor, black and dashed, through
-its values at the measured ε (the accuracy is known only there): 1 − the most any attacker who
-sees only the sanitized word can win if the claim holds.
+panel one series per attacker, in the panel's mechanism's colour (:func:`dpcore.viz.palette.colour`,
+as on every chart: colour is the mechanism, never the attacker). The attackers are told apart by
+their markers (:func:`dpcore.viz.palette.attacker_style`, as on the page's other charts: the
+Bayesian attacker's circles, the masked-LM attacker's diamonds), and each has one legend entry in
+the neutral :data:`dpcore.viz.palette.ATTACKER_INK`. The line's dash here is the ε scale, not the
+attacker: ε-LDP mechanisms are drawn with dashed lines and metric mechanisms (ε per unit of
+distance) with solid ones: equal ε does not mean equal privacy across the two groups. Points carry
+ε labels only where they do not collide with another label of the panel (hover shows every ε).
+Where the rows carry it, the attacker's ceiling (its top-1 on unsanitized text, at the unsanitized
+accuracy) is the hollow circle "unsanitized (ε = ∞)" with the attacker's marker inside. Where the
+rows carry ``claim_defense_floor`` (:mod:`dpcore.attack.ceiling`), each panel also draws the
+claim's floor, black and dashed, through its values at the measured ε (the accuracy is known only
+there): 1 − the most any attacker who sees only the sanitized word can win if the claim holds.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dpcore.viz.palette import CLAIM, MIN_FONT_PX, colour
+from dpcore.viz.palette import ATTACKER_INK, CLAIM, MIN_FONT_PX, attacker_style, colour, unsanitized_marker
 
 __all__ = ["DEFAULT_SHOWN", "comparison_figure", "comparison_table"]
 
@@ -33,17 +35,12 @@ DEFAULT_SHOWN = ("santext", "santext+", "random")
 #: Panels per row.
 _COLS = 3
 _UNSANITIZED = "unsanitized (ε = ∞)"
-#: (row key, ceiling key, label, marker, colour): one colour per attacker in every panel, by its
-#: name (the comparison's Bayesian attacker is the word-frequency one, ``bayes-unigram``).
+#: (row key, ceiling key, label, attacker): each attacker's marker in every panel is its own
+#: (:func:`dpcore.viz.palette.attacker_style`; the comparison's Bayesian attacker is the
+#: word-frequency one, ``bayes-unigram``).
 _ATTACKS = (
-    (
-        "defense_bayes",
-        "attacker_top1_unsanitized_bayes",
-        "Bayesian attacker",
-        "circle",
-        colour("bayes-unigram"),
-    ),
-    ("defense_mlm", "attacker_top1_unsanitized_mlm", "masked-LM attacker", "diamond-open", colour("mlm")),
+    ("defense_bayes", "attacker_top1_unsanitized_bayes", "Bayesian attacker", "bayes-unigram"),
+    ("defense_mlm", "attacker_top1_unsanitized_mlm", "masked-LM attacker", "mlm"),
 )
 #: The claim's floor: its name and colour (a claim's colour; dashed in every panel).
 _FLOOR, _FLOOR_COLOR = "the claim's floor", CLAIM
@@ -120,7 +117,9 @@ def comparison_figure(rows: Sequence[dict[str, Any]], mechanisms: Sequence[str] 
                 row=row, col=col,
             )  # fmt: skip
             in_legend.add(_FLOOR)
-        for key, top_key, label, symbol, color in _ATTACKS:
+        color = colour(str(mech))
+        for key, top_key, label, attacker in _ATTACKS:
+            symbol = attacker_style(attacker).symbol
             pts = [r for r in mine if r.get(key) is not None and r.get("accuracy") is not None]
             if not pts:
                 continue
@@ -146,8 +145,8 @@ def comparison_figure(rows: Sequence[dict[str, Any]], mechanisms: Sequence[str] 
                 in_legend.add(label)
                 fig.add_trace(
                     go.Scatter(
-                        x=[None], y=[None], mode="lines+markers", name=label, legendgroup=label,
-                        marker={"symbol": symbol, "size": 10, "color": color}, line={"color": color},
+                        x=[None], y=[None], mode="markers", name=label, legendgroup=label,
+                        marker={"symbol": symbol, "size": 10, "color": ATTACKER_INK},
                     ),
                     row=row, col=col,
                 )  # fmt: skip
@@ -162,10 +161,10 @@ def comparison_figure(rows: Sequence[dict[str, Any]], mechanisms: Sequence[str] 
             name = f"{_UNSANITIZED}, {label}"
             fig.add_trace(
                 go.Scatter(
-                    x=[acc_inf], y=[y_inf], mode="markers+text",
-                    text=["ε=∞" if free(float(acc_inf), y_inf) else ""], textposition="bottom left",
-                    textfont={"size": MIN_FONT_PX, "color": color}, cliponaxis=False,
-                    marker={"symbol": "circle-open", "size": 14, "color": color, "line": {"width": 3}},
+                    x=[acc_inf, acc_inf], y=[y_inf, y_inf], mode="markers+text",
+                    text=["ε=∞" if free(float(acc_inf), y_inf) else "", ""], textposition="bottom left",
+                    textfont={"size": MIN_FONT_PX, "color": ATTACKER_INK}, cliponaxis=False,
+                    marker=unsanitized_marker(attacker, size=14),
                     name=name, legendgroup=name, showlegend=name not in in_legend,
                     hovertemplate=(f"<b>{mech}</b> · {name}<br>accuracy %{{x:.3f}}"
                                    "<br>defense rate %{y:.3f}<extra></extra>"),

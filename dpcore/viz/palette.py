@@ -1,9 +1,29 @@
-"""One visual language for every chart (issue 50): colours by name, projector-sized text.
+"""One visual language for every chart (issue 50): colours by role, projector-sized text.
 
-A mechanism, an attacker or a verdict has the same colour on every chart of every page, because
-every figure asks :func:`colour` for it by name instead of taking the next colour of a cycle. Text
-is at least :data:`MIN_FONT_PX` pixels and at least :data:`MIN_CONTRAST` : 1 against the white
-plot (WCAG 2.1's contrast ratio, :func:`contrast_ratio`), and a chart shows at most
+**A colour means one mechanism everywhere** (issue 58). Every figure asks :func:`colour` for a
+mechanism's colour by its registered name instead of taking the next colour of a cycle, and no two
+registered names share a colour: the vector mechanisms (:data:`dpcore.mechanisms.VECTOR_MECHANISMS`,
+flawed reproductions included), the text mechanisms (:data:`dpcore.text.TEXT_MECHANISMS`), the text
+audit's reference and flawed controls (``krr``, ``flawed:…``), the rewriters
+(:func:`dpcore.rewriter.registry.available_rewriters`, flawed and planted ones included) and the
+third-party adapters (``pypantera:…``, ``mldp:…``; :data:`ADAPTERS` says which dpcore mechanism each
+one runs). Any two of their colours differ by at least :data:`MIN_DIFFERENCE` (CIEDE2000,
+:func:`colour_difference`), and none is a colour that means something else: :data:`BAD` and
+:data:`OK` (verdicts), :data:`CLAIM` (a claim's line), :data:`INK` and :data:`SOFT_INK` (text,
+notes, attackers) or :data:`UNKNOWN` (a name dpcore does not register).
+
+**Attackers have no colour**: on a chart of attacks the colour is the mechanism and the attacker is
+told apart by its marker and its dash (:func:`attacker_style`); what belongs to an attacker alone
+(its ε = ∞ point, its legend entry) is drawn in :data:`ATTACKER_INK`, a neutral grey.
+
+**Other roles** have colours of their own, on charts of their own: the verdicts
+(:data:`VERDICTS`: red for a violation, green for within the claim; the verdict table and figure,
+the text audit) and the sensitivity page's input distributions (:data:`DISTRIBUTIONS`, which
+reuse SanText's blue and SanText+'s orange). Neither kind of chart colours a mechanism, so the
+blue of "uniform" never stands beside SanText's.
+
+Text is at least :data:`MIN_FONT_PX` pixels and at least :data:`MIN_CONTRAST` : 1 against the
+white plot (WCAG 2.1's contrast ratio, :func:`contrast_ratio`), and a chart shows at most
 :data:`MAX_LEGEND_ENTRIES` legend entries; :func:`style_figure` enforces all three on a finished
 figure (the rest of the legend sits behind a "more in legend" toggle on the chart).
 
@@ -14,27 +34,41 @@ stays legible too.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 import plotly.graph_objects as go
 
 __all__ = [
+    "ADAPTERS",
+    "ATTACKERS",
+    "ATTACKER_INK",
     "BAD",
     "CLAIM",
+    "DISTRIBUTIONS",
     "INK",
     "MAX_LEGEND_ENTRIES",
+    "MECHANISMS",
     "MIN_CONTRAST",
+    "MIN_DIFFERENCE",
     "MIN_FONT_PX",
     "NAMED",
     "OK",
     "PAPER",
     "SOFT_INK",
+    "UNKNOWN",
+    "VERDICTS",
+    "AttackerStyle",
+    "attacker_style",
     "colour",
+    "colour_difference",
     "contrast_ratio",
     "legend_entries",
     "style_figure",
+    "unsanitized_marker",
 ]
+
 
 #: Background of every chart.
 PAPER = "#ffffff"
@@ -60,49 +94,150 @@ MIN_CONTRAST = 4.5
 #: The most legend entries a chart shows at once.
 MAX_LEGEND_ENTRIES = 6
 
-#: Colours of names that recur across pages. Mechanisms keep the colour the paper figures gave
-#: them where one did; attackers and verdicts have one colour each.
-NAMED: dict[str, str] = {
-    # vector mechanisms (audit, sensitivity, home)
-    "laplace": "#1f5fa0",
-    "adept": "#b2182b",
-    "dptext": "#a6266e",
+
+#: A name dpcore does not register (your own sanitizer or rewriter, a mistyped name): one grey,
+#: 5.1 : 1 on white, that is no registered mechanism's colour; such names are told apart by label.
+UNKNOWN = "#6e6e6e"
+#: What belongs to an attacker alone (its ε = ∞ point, its legend entry): attackers are told
+#: apart by marker and dash (:func:`attacker_style`), never by colour.
+ATTACKER_INK = SOFT_INK
+#: Any two registered mechanisms' colours differ by at least this CIEDE2000 ΔE
+#: (:func:`colour_difference`), and each differs at least as much from :data:`BAD`, :data:`OK`,
+#: :data:`CLAIM`, :data:`INK`, :data:`SOFT_INK` and :data:`UNKNOWN`. About 2 is the smallest
+#: difference one sees between two large patches; thin lines need several times that.
+MIN_DIFFERENCE = 9.0
+
+#: Registered name → colour, one colour per mechanism (module docstring). The colours of the
+#: paper figures and of the first palette stay where no other name had them (SanText blue,
+#: SanText+ orange, DPText magenta, Gaussian teal, Copy brown, DPNR purple, Truncated Gumbel olive,
+#: Vickrey-Mahalanobis indigo); the names that shared one moved (Laplace had SanText's blue, ADePT
+#: the violation red, DP-MLM Copy's brown, TEM DPText's magenta, Random the notes' grey). The
+#: others were chosen to be as far apart as the 4.5 : 1 contrast allows.
+MECHANISMS: dict[str, str] = {
+    # vector mechanisms (audit, home), flawed reproductions included
+    "laplace": "#666ca2",
     "gaussian": "#00777a",
     "copy": "#8c510a",
-    "adept-corrected": "#2e7d32",
+    "random": "#847200",  # also the text baseline of the same name (random replacement)
+    "adept-corrected": "#a24eba",
+    "adept": "#604800",
+    "dptext": "#a6266e",
+    "dptext-resample": "#7860d2",
     "dpnr": "#7b3294",
-    "dptext-resample": "#b35806",
-    # input distributions (sensitivity)
-    "uniform": "#1f5fa0",
-    "normal": "#b35806",
-    # text mechanisms (sanitize, attack, verdicts)
+    # text mechanisms (sanitize, attack, text audit, verdicts)
     "santext": "#1f5fa0",
     "santext+": "#b35806",
-    "random": "#5a5a5a",
-    "feyisetan": "#7b3294",
-    "custext": "#2e7d32",
-    "custext+": "#00777a",
-    "dp-mlm": "#8c510a",
-    "mahalanobis": "#6a3d9a",
-    "tem": "#a6266e",
+    "feyisetan": "#544272",
+    "custext": "#784266",
+    "custext+": "#0078a2",
+    "dp-mlm": "#6c3c1e",  # the text mechanism and the rewriter of the same name
+    "mahalanobis": "#7e6636",
+    "tem": "#9c5a72",
     "truncated-gumbel": "#4d6b00",
-    "vickrey-cmp": "#994c00",
+    "vickrey-cmp": "#484e18",
     "vickrey-mahalanobis": "#3f51b5",
-    # attackers
-    "mlm": "#b35806",
-    "bayes-unigram": "#1f5fa0",
-    "bayes-mlm": "#7b3294",
-    "unsanitized": "#4d4d4d",
-    # verdicts
+    # the text audit's reference and flawed controls
+    "krr": "#c6369c",
+    "flawed:krr-overclaimed": "#426cde",
+    "flawed:tem-bottom-returns-input": "#9c6648",
+    "flawed:vickrey-drops-input": "#72723c",
+    "flawed:truncated-gumbel-one-word": "#d23072",
+    # rewriters (rewriter audit, calibration), flawed and planted ones included
+    "dp-prompt": "#4e369c",
+    "santext-words": "#846090",
+    "flawed:dp-mlm-stopwords": "#364878",
+    "flawed:dp-mlm-line-epsilon": "#842448",
+    "flawed:dp-prompt-keeps-last-word": "#840c6c",
+    "planted:copy": "#966600",
+    "planted:leak-word": "#00543c",
+    # a third-party mechanism dpcore does not implement
+    "mldp:syntf": "#9c3c00",
+}
+
+#: Third-party adapter name → the dpcore mechanism it runs, whose colour it takes. An adapter runs
+#: the same published mechanism as dpcore's (same paper, same algorithm, its own code), so it is the
+#: same mechanism and keeps that mechanism's colour; a chart that shows both implementations tells
+#: them apart by label (the verdicts page, where they meet, colours by verdict). An adapter with
+#: no dpcore counterpart (``mldp:SynTF``) has its own colour in :data:`MECHANISMS`. Keys are
+#: lower case (:func:`colour` ignores case).
+ADAPTERS: dict[str, str] = {
+    "pypantera:cmp": "feyisetan",  # Feyisetan et al. 2020's multivariate calibrated mechanism
+    "pypantera:mahalanobis": "mahalanobis",
+    "pypantera:vickreycmp": "vickrey-cmp",
+    "pypantera:vickreymhl": "vickrey-mahalanobis",
+    "pypantera:santext": "santext",
+    "pypantera:custext": "custext",
+    "pypantera:tem": "tem",
+    "mldp:cmp": "feyisetan",
+    "mldp:mahalanobis": "mahalanobis",
+    "mldp:vickrey": "vickrey-cmp",  # Vickrey over CMP's noisy vector
+    "mldp:tem": "tem",
+    "mldp:truncatedgumbel": "truncated-gumbel",
+}
+
+#: The sensitivity page's input distributions: a role of their own, on a chart that colours no
+#: mechanism (they reuse SanText's blue and SanText+'s orange).
+DISTRIBUTIONS: dict[str, str] = {"uniform": "#1f5fa0", "normal": "#b35806"}
+
+#: Verdicts: a role of their own, on charts that colour no mechanism (the verdict table and figure,
+#: the text audit). Red is a violation, green a result within its claim, greys say "nothing shown".
+VERDICTS: dict[str, str] = {
     "violates": BAD,
     "premise-broken": "#b35806",
-    "not-detected": "#4d4d4d",
+    "not-detected": SOFT_INK,
     "within-claim": OK,
     "no-claim": "#5a5a5a",
 }
 
-#: Colours for names not in :data:`NAMED`, chosen by a stable hash of the name.
-_CYCLE = ("#1f5fa0", "#b35806", "#2e7d32", "#7b3294", "#00777a", "#a6266e", "#8c510a", "#3f51b5")
+#: Every name with a colour: the mechanisms, the distributions and the verdicts (no name is in two).
+NAMED: dict[str, str] = {**VERDICTS, **DISTRIBUTIONS, **MECHANISMS}
+
+
+class AttackerStyle(NamedTuple):
+    """How an attacker is drawn: a Plotly marker symbol and a line dash (never a colour).
+
+    Attributes
+    ----------
+    symbol:
+        The marker of its points (``"circle"``, ``"diamond"``, …).
+    dash:
+        The dash of its lines (``"solid"``, ``"dash"``, …).
+    """
+
+    symbol: str
+    dash: str
+
+
+#: Attacker name → its marker and dash, the same on every chart. The attacker on unsanitized text
+#: (the ε = ∞ reference) is a hollow circle and a dotted line, as the attack charts draw it.
+ATTACKERS: dict[str, AttackerStyle] = {
+    "bayes-unigram": AttackerStyle("circle", "solid"),
+    "mlm": AttackerStyle("diamond", "dash"),
+    "bayes-mlm": AttackerStyle("square", "dashdot"),
+    "unsanitized": AttackerStyle("circle-open", "dot"),
+}
+#: Styles of attackers not in :data:`ATTACKERS`, chosen by a stable hash of the name; none is a
+#: named attacker's marker or dash.
+_OTHER_ATTACKERS = (
+    AttackerStyle("triangle-up", "longdash"),
+    AttackerStyle("triangle-down", "longdashdot"),
+    AttackerStyle("star", "longdash"),
+    AttackerStyle("pentagon", "longdashdot"),
+)
+
+
+def _key(name: str) -> str:
+    """``name`` as the tables spell it: lower case, without a trailing "(…)" or words after it."""
+    key = str(name).strip().lower()
+    if key in NAMED or key in ADAPTERS or key in ATTACKERS:
+        return key
+    key = key.split(" (")[0].strip()
+    if key in NAMED or key in ADAPTERS or key in ATTACKERS:
+        return key
+    hyphened = "-".join(key.split())  # "truncated gumbel" → "truncated-gumbel"
+    if hyphened in NAMED or hyphened in ADAPTERS:
+        return hyphened
+    return key.split(" ")[0]
 
 
 def colour(name: str) -> str:
@@ -111,23 +246,79 @@ def colour(name: str) -> str:
     Parameters
     ----------
     name
-        A mechanism, attacker or verdict name (``"santext+"``, ``"bayes-mlm"``, ``"violates"``).
-        Matching ignores case and anything after the first space or parenthesis, so
+        A registered mechanism, rewriter or adapter name (``"santext+"``, ``"flawed:dp-mlm-stopwords"``,
+        ``"pypantera:CMP"``), a verdict (``"violates"``) or an input distribution (``"uniform"``).
+        Matching ignores case and a trailing parenthesis or words after the name, so
         ``"adept (exact)"`` and ``"ADePT"`` get ADePT's colour.
 
     Returns
     -------
     str
-        A hex colour, the same for the same name in every run (names outside :data:`NAMED` are
-        placed by a hash of the name, never by their order on a chart).
+        A hex colour, the same for the same name in every run: the name's colour in :data:`NAMED`;
+        for an adapter, the colour of the dpcore mechanism it runs (:data:`ADAPTERS`); for an
+        attacker, :data:`ATTACKER_INK` (attackers are told apart by :func:`attacker_style`); for
+        any other name, :data:`UNKNOWN`, a grey that is no registered name's colour.
+
+    Examples
+    --------
+    >>> colour("pypantera:CMP") == colour("feyisetan")
+    True
+    >>> colour("my-own-sanitizer") == UNKNOWN
+    True
     """
-    key = str(name).strip().lower()
-    if key not in NAMED:
-        key = key.split(" (")[0].split(" ")[0].removeprefix("pypantera:").removeprefix("mldp:")
-    if key in NAMED:
-        return NAMED[key]
+    key = _key(name)
+    if key in ATTACKERS:
+        return ATTACKER_INK
+    return NAMED.get(ADAPTERS.get(key, key), UNKNOWN)
+
+
+def attacker_style(name: str) -> AttackerStyle:
+    """The marker and dash of an attacker on every chart (its colour is the mechanism's).
+
+    Parameters
+    ----------
+    name
+        An attacker (``"mlm"``, ``"bayes-unigram"``, ``"bayes-mlm"``, ``"unsanitized"``); case and a
+        trailing "(…)" are ignored.
+
+    Returns
+    -------
+    AttackerStyle
+        Its entry in :data:`ATTACKERS`; for any other name, a style chosen by a stable hash of the
+        name among styles no named attacker has.
+    """
+    key = _key(name)
+    if key in ATTACKERS:
+        return ATTACKERS[key]
     h = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=4).digest(), "big")
-    return _CYCLE[h % len(_CYCLE)]
+    return _OTHER_ATTACKERS[h % len(_OTHER_ATTACKERS)]
+
+
+def unsanitized_marker(attacker: str, *, size: int = 16) -> dict[str, Any]:
+    """The marker of an attacker on unsanitized text (its ε = ∞ point), for a two-point trace.
+
+    The attack charts draw it as two markers at one place: a hollow circle in :data:`ATTACKER_INK`
+    (the "hollow circle" the captions name) with the attacker's own marker small inside it, so the
+    attackers' ε = ∞ points differ by marker as their curves do, and take no colour.
+
+    Parameters
+    ----------
+    attacker
+        The attacker's name (:func:`attacker_style`).
+    size
+        The circle's size (px); the attacker's marker inside is 7 px.
+
+    Returns
+    -------
+    dict
+        A Plotly ``marker`` for a trace whose two points are both the ε = ∞ point.
+    """
+    return {
+        "color": ATTACKER_INK,
+        "symbol": ["circle-open", attacker_style(attacker).symbol],
+        "size": [size, 7],
+        "line": {"width": [3, 0], "color": ATTACKER_INK},
+    }
 
 
 def _channel(c: float) -> float:
@@ -166,6 +357,78 @@ def contrast_ratio(foreground: str, background: str = PAPER) -> float:
 
     l1, l2 = sorted((lum(r, g, b), lum(br, bg, bb)), reverse=True)
     return (l1 + 0.05) / (l2 + 0.05)
+
+
+def _lab(colour_: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of a colour, a translucent one first blended onto white."""
+    r, g, b, a = _rgb(colour_)
+    r, g, b = (_channel(a * c + (1 - a) * 255.0) for c in (r, g, b))
+    x = (0.4124564 * r + 0.3575761 * g + 0.1804375 * b) / 0.95047
+    y = 0.2126729 * r + 0.7151522 * g + 0.0721750 * b
+    z = (0.0193339 * r + 0.1191920 * g + 0.9503041 * b) / 1.08883
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116
+
+    fx, fy, fz = f(x), f(y), f(z)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def _ciede2000(lab1: tuple[float, float, float], lab2: tuple[float, float, float]) -> float:
+    """CIEDE2000 colour difference of two CIELAB colours (Sharma, Wu & Dalal 2005, eqs. 1–21)."""
+    (l1, a1, b1), (l2, a2, b2) = lab1, lab2
+    c_bar = (math.hypot(a1, b1) + math.hypot(a2, b2)) / 2
+    g = 0.5 * (1 - math.sqrt(c_bar**7 / (c_bar**7 + 25.0**7)))
+    a1p, a2p = (1 + g) * a1, (1 + g) * a2
+    c1p, c2p = math.hypot(a1p, b1), math.hypot(a2p, b2)
+    h1p = math.degrees(math.atan2(b1, a1p)) % 360 if c1p else 0.0
+    h2p = math.degrees(math.atan2(b2, a2p)) % 360 if c2p else 0.0
+    dh = 0.0
+    if c1p * c2p:
+        dh = h2p - h1p
+        dh = dh - 360 if dh > 180 else dh + 360 if dh < -180 else dh
+    d_l, d_c = l2 - l1, c2p - c1p
+    d_h = 2 * math.sqrt(c1p * c2p) * math.sin(math.radians(dh / 2))
+    l_bar, cp_bar = (l1 + l2) / 2, (c1p + c2p) / 2
+    if not c1p * c2p:
+        h_bar = h1p + h2p
+    elif abs(h1p - h2p) <= 180:
+        h_bar = (h1p + h2p) / 2
+    else:
+        h_bar = (h1p + h2p + 360) / 2 if h1p + h2p < 360 else (h1p + h2p - 360) / 2
+    t = (
+        1
+        - 0.17 * math.cos(math.radians(h_bar - 30))
+        + 0.24 * math.cos(math.radians(2 * h_bar))
+        + 0.32 * math.cos(math.radians(3 * h_bar + 6))
+        - 0.20 * math.cos(math.radians(4 * h_bar - 63))
+    )
+    r_t = (
+        -math.sin(math.radians(60 * math.exp(-(((h_bar - 275) / 25) ** 2))))
+        * 2
+        * math.sqrt(cp_bar**7 / (cp_bar**7 + 25.0**7))
+    )
+    s_l = 1 + 0.015 * (l_bar - 50) ** 2 / math.sqrt(20 + (l_bar - 50) ** 2)
+    s_c, s_h = 1 + 0.045 * cp_bar, 1 + 0.015 * cp_bar * t
+    return math.sqrt((d_l / s_l) ** 2 + (d_c / s_c) ** 2 + (d_h / s_h) ** 2 + r_t * (d_c / s_c) * (d_h / s_h))
+
+
+def colour_difference(first: str, second: str) -> float:
+    """How different two colours look: the CIEDE2000 ΔE of their CIELAB values (0 for the same
+    colour; about 2 is just noticeable between two large patches; black to white is 100).
+
+    Parameters
+    ----------
+    first, second
+        Colours as :func:`contrast_ratio` reads them (``#rrggbb``, ``rgb(…)``, …); a translucent one
+        is first blended onto white.
+
+    Returns
+    -------
+    float
+        ΔE₀₀ (Sharma, Wu & Dalal 2005), symmetric in its arguments.
+    """
+    return _ciede2000(_lab(first), _lab(second))
 
 
 def legend_entries(fig: go.Figure) -> list[str]:
