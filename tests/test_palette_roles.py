@@ -26,12 +26,15 @@ from dpcore.viz.palette import (
     BAD,
     CLAIM,
     INK,
+    MECHANISMS,
     MIN_CONTRAST,
     MIN_DIFFERENCE,
     NAMED,
     OK,
+    SERIES,
     SOFT_INK,
     UNKNOWN,
+    VERDICTS,
     _ciede2000,
     attacker_style,
     colour,
@@ -165,6 +168,31 @@ def test_the_colour_difference_is_ciede2000() -> None:
     assert colour_difference("#000000", "#ffffff") == pytest.approx(100.0, abs=1e-3)
     assert colour_difference("#1f5fa0", "#1f5fa0") == 0.0
     assert colour_difference("#1f5fa0", "#b35806") == pytest.approx(colour_difference("#b35806", "#1f5fa0"))
+
+
+def test_series_that_are_not_mechanisms_never_take_a_mechanisms_colour() -> None:
+    """Words (the Sanitize chart), word pairs (the audit charts), input distributions and verdicts
+    are drawn in colours no mechanism has: on the Sanitize page a blue word line read as SanText's,
+    and the verdict "premise broken" was SanText+'s orange."""
+    from dpcore.viz import tradeoff_figure as tradeoff
+    from dpcore.viz.palette import DISTRIBUTIONS
+    from dpcore.viz.sanitize_figure import WORD_STYLES
+
+    mechanism_colours = set(MECHANISMS.values())
+    reserved = (BAD, OK, INK, SOFT_INK, UNKNOWN)
+    for c in SERIES:
+        assert contrast_ratio(c) >= MIN_CONTRAST, c
+        near = min(colour_difference(c, m) for m in mechanism_colours | set(reserved))
+        assert near >= MIN_DIFFERENCE, (c, near)
+        assert min(colour_difference(c, BAD), colour_difference(c, OK)) >= 25, c
+    for a, b in itertools.combinations(SERIES, 2):
+        assert colour_difference(a, b) >= MIN_DIFFERENCE, (a, b)
+    assert {c for c, _, _ in WORD_STYLES} <= set(SERIES) and len(WORD_STYLES) == len(SERIES)
+    assert len({(d, m) for _, d, m in WORD_STYLES}) == len(WORD_STYLES)  # told apart in grey too
+    assert set(tradeoff._PALETTE) <= set(SERIES) and set(DISTRIBUTIONS.values()) <= set(SERIES)
+    for verdict, c in VERDICTS.items():
+        near = min(colour_difference(c, m) for m in mechanism_colours)
+        assert near >= MIN_DIFFERENCE, (verdict, c, near)
 
 
 # ---- the attack page's charts: colour is the mechanism, marker and dash the attacker -----------

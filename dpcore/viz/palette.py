@@ -56,6 +56,7 @@ __all__ = [
     "NAMED",
     "OK",
     "PAPER",
+    "SERIES",
     "SOFT_INK",
     "UNKNOWN",
     "VERDICTS",
@@ -175,15 +176,24 @@ ADAPTERS: dict[str, str] = {
     "mldp:truncatedgumbel": "truncated-gumbel",
 }
 
-#: The sensitivity page's input distributions: a role of their own, on a chart that colours no
-#: mechanism (they reuse SanText's blue and SanText+'s orange).
-DISTRIBUTIONS: dict[str, str] = {"uniform": "#1f5fa0", "normal": "#b35806"}
+#: Colours of series that are not registered names: a sentence's words (the Sanitize chart), word
+#: pairs (the audit charts), input distributions. None is a mechanism's colour or a reserved one:
+#: each is at least :data:`MIN_DIFFERENCE` from every colour of :data:`MECHANISMS`, from
+#: :data:`BAD`, :data:`OK`, :data:`INK`, :data:`SOFT_INK` and :data:`UNKNOWN`, and from each other,
+#: and at least 25 from :data:`BAD` and :data:`OK` (a word is not a verdict), so a colour still
+#: means one mechanism on every chart. Found by a greedy farthest-first search over HLS colours
+#: with at least 4.6 : 1 contrast on white; ``tests/test_palette_roles.py`` checks the property.
+#: Series are also told apart by dash and marker, since several of them are dark.
+SERIES: tuple[str, ...] = ("#164c5a", "#000070", "#8400f0", "#46165a", "#1f2451", "#511f3d")
+
+#: The sensitivity page's input distributions: a role of their own, in :data:`SERIES` colours.
+DISTRIBUTIONS: dict[str, str] = {"uniform": SERIES[0], "normal": SERIES[2]}
 
 #: Verdicts: a role of their own, on charts that colour no mechanism (the verdict table and figure,
 #: the text audit). Red is a violation, green a result within its claim, greys say "nothing shown".
 VERDICTS: dict[str, str] = {
     "violates": BAD,
-    "premise-broken": "#b35806",
+    "premise-broken": "#db3700",  # amber-red: no mechanism's (SanText+'s orange was here)
     "not-detected": SOFT_INK,
     "within-claim": OK,
     "no-claim": "#5a5a5a",

@@ -22,21 +22,18 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpcore.viz.axes import log_axis
-from dpcore.viz.palette import SOFT_INK
+from dpcore.viz.palette import SERIES, SOFT_INK
 
 __all__ = ["WORD_STYLES", "plot_words", "sanitize_figure"]
 
 #: (colour, dash, marker) of the i-th word. Words are not names the palette knows (a mechanism, an
-#: attacker, a verdict) and appear on this chart only, so they take distinct styles in order;
-#: every colour has at least 4.5 : 1 contrast on white, and dash and marker tell them apart in grey.
-WORD_STYLES: tuple[tuple[str, str, str], ...] = (
-    ("#1f5fa0", "solid", "circle"),
-    ("#b35806", "dash", "diamond"),
-    ("#2e7d32", "dot", "square"),
-    ("#7b3294", "dashdot", "triangle-up"),
-    ("#00777a", "longdash", "x"),
-    ("#a6266e", "longdashdot", "star"),
-)
+#: attacker, a verdict) and appear on this chart only, so they take :data:`~dpcore.viz.palette.SERIES`
+#: colours (none is a mechanism's: the chart's words are not SanText or SanText+) in order, and dash
+#: and marker tell them apart in grey too.
+WORD_STYLES: tuple[tuple[str, str, str], ...] = tuple(
+    zip(SERIES, ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot"),
+        ("circle", "diamond", "square", "triangle-up", "x", "star"), strict=True)
+)  # fmt: skip
 
 
 def plot_words(metrics: Iterable[Mapping[str, Any]], n: int = 4) -> list[str]:

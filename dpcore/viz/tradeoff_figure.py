@@ -28,7 +28,7 @@ import plotly.graph_objects as go
 
 from dpcore.tradeoff import Box, TradeoffPair, box_violation, claim_curve, percent, tpr_ceiling
 from dpcore.viz.axes import FONT, log_axis, percent_label
-from dpcore.viz.palette import BAD, CLAIM, INK, NAMED, colour
+from dpcore.viz.palette import BAD, CLAIM, INK, NAMED, SERIES, colour
 
 __all__ = ["tradeoff_figure"]
 
@@ -39,7 +39,7 @@ _BRANCH = {
 }
 
 #: Colours of pairs not named after a mechanism (word pairs), in order; red is kept for violations.
-_PALETTE = ("#1f5fa0", "#2e7d32", "#7b3294", "#b35806", "#00777a", "#5a5a5a", "#a6266e", "#4d6b00")
+_PALETTE = SERIES  # a word pair is no mechanism: no mechanism's colour (dpcore.viz.palette.SERIES)
 VIOLATION_COLOUR = BAD
 #: The shaded region: the violation red, light.
 SHADE = "rgba(178, 24, 43, 0.13)"
