@@ -92,7 +92,7 @@ def test_sanitize_default_page_highlights_replacements(app_url: str, page, artif
     _wait_idle(page)
     # Side by side: the chosen setting, another mechanism, another ε — each with every line.
     heads = page.locator("strong", has_text=", ε = ").all_inner_texts()
-    assert {"santext+, ε = 2", "random, ε = 2", "santext+, ε = 20"} <= set(heads), heads
+    assert {"SanText+, ε = 2", "Random replacement, ε = 2", "SanText+, ε = 20"} <= set(heads), heads
     sides = page.locator(".dp-side").all_inner_texts()
     assert len(sides) == 3 and all(s_.strip().count("\n") + 1 >= 4 for s_ in sides), sides
     assert sides[1] != sides[0]  # random replacement differs from SanText+ on the same text
