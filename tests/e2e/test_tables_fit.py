@@ -38,28 +38,6 @@ PAGES = [
 ]
 
 
-def test_tables_fit_without_horizontal_scrolling(app_url: str, page) -> None:  # type: ignore[no-untyped-def]
-    """One tab through every page with a table, as a visitor clicking through (front end cached)."""
-    for path, expander in PAGES:
-        page.goto(f"{app_url}/{path}")
-        page.wait_for_selector('[data-testid="stDataFrame"]', state="attached", timeout=120_000)
-        _idle(page)
-        if expander:
-            page.get_by_text(expander, exact=True).first.click()
-        page.wait_for_function(f"() => ({TABLES})().length > 0", timeout=60_000)
-        page.wait_for_timeout(500)  # the grid measures its columns after it is shown
-        for g in page.evaluate(TABLES):
-            assert g["scroll"] <= g["client"] + 1, f"{path}: a table is cut off horizontally: {g}"
-
-
-#: The rewriter pages on a projector: (path, the expander that holds a second table, tables shown).
-PROJECTOR_PAGES = [
-    ("rewriter_calibration", "The estimate and the similarity of every cell", 2),
-    ("audit_rewriter", None, 1),  # dpcore's DP-MLM, the page's default
-    ("audit_rewriter?rw=flawed:dp-mlm-stopwords", None, 1),  # the flawed control
-]
-
-
 def _tables_at(page, url: str, expander: str | None, count: int) -> list[dict]:  # type: ignore[no-untyped-def]
     page.goto(url)
     page.wait_for_selector('[data-testid="stDataFrame"]', state="attached", timeout=120_000)
@@ -69,6 +47,21 @@ def _tables_at(page, url: str, expander: str | None, count: int) -> list[dict]: 
     page.wait_for_function(f"() => ({TABLES})().length >= {count}", timeout=60_000)
     page.wait_for_timeout(500)  # the grid measures its columns after it is shown
     return page.evaluate(TABLES)
+
+
+def test_tables_fit_without_horizontal_scrolling(app_url: str, page) -> None:  # type: ignore[no-untyped-def]
+    """One tab through every page with a table, as a visitor clicking through (front end cached)."""
+    for path, expander in PAGES:
+        for g in _tables_at(page, f"{app_url}/{path}", expander, 1):
+            assert g["scroll"] <= g["client"] + 1, f"{path}: a table is cut off horizontally: {g}"
+
+
+#: The rewriter pages on a projector: (path, the expander that holds a second table, tables shown).
+PROJECTOR_PAGES = [
+    ("rewriter_calibration", "The estimate and the similarity of every cell", 2),
+    ("audit_rewriter", None, 1),  # dpcore's DP-MLM, the page's default
+    ("audit_rewriter?rw=flawed:dp-mlm-stopwords", None, 1),  # the flawed control
+]
 
 
 def test_the_rewriter_tables_fit_a_1280_px_projector(app_url: str, projector) -> None:  # type: ignore[no-untyped-def]
