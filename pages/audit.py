@@ -19,6 +19,7 @@ from dpcore.audit.runner import plan_monte_carlo
 from dpcore.limits import AUDIT_PAGE_MAX_DRAWS, AUDIT_PAGE_WORKERS
 from dpcore.mechanisms import PAPER_FIG2, VECTOR_MECHANISMS, IIDAuditable
 from dpcore.parallel import default_workers
+from dpcore.prose import and_list
 from dpcore.tradeoff import DEFINITIONS, TradeoffPair, percent
 from dpcore.viz.audit_figure import audit_figure
 from dpcore.viz.tradeoff_figure import tradeoff_figure
@@ -137,10 +138,6 @@ FIGURE_HEIGHT = 470
 TRADEOFF_HEIGHT = 560
 
 
-def _names(ms: list[str]) -> str:
-    return ms[0] if len(ms) == 1 else ", ".join(ms[:-1]) + " and " + ms[-1]
-
-
 def _display(m: str) -> str:
     """A mechanism's name as a sentence writes it ("adept" → "ADePT"): the registry's display name."""
     return VECTOR_MECHANISMS.display_name(m)
@@ -185,19 +182,19 @@ def headline(
     bad, kept, free = ([_display(m) for m in ms] for ms in (violators, within, no_claim))
     if violators:
         verb = "breaks" if len(violators) == 1 else "break"
-        text = f"In this test, {_names(bad)} {verb} the promise of ε = {eps:g}: "
-        text += _names([_worst(rows, m, eps) for m in violators[:3]])
+        text = f"In this test, {and_list(bad)} {verb} the promise of ε = {eps:g}: "
+        text += and_list([_worst(rows, m, eps) for m in violators[:3]])
         if within:
-            text += f"; {_names(kept)} {'stays' if len(within) == 1 else 'stay'} within it"
+            text += f"; {and_list(kept)} {'stays' if len(within) == 1 else 'stay'} within it"
         if no_claim:
-            text += f"; {_names(free)} {'claims' if len(no_claim) == 1 else 'claim'} no privacy"
+            text += f"; {and_list(free)} {'claims' if len(no_claim) == 1 else 'claim'} no privacy"
         return text + "."
     if within:
         return (
             f"In this test, no mechanism shown exceeds its promise of ε = {eps:g} "
             "(passing one test is not a proof of privacy)."
         )
-    text = f"{_names(free)} {'claims' if len(no_claim) == 1 else 'claim'} no privacy: nothing to test."
+    text = f"{and_list(free)} {'claims' if len(no_claim) == 1 else 'claim'} no privacy: nothing to test."
     return text[:1].upper() + text[1:]
 
 
@@ -215,7 +212,7 @@ def observer_sentence(cells: dict[str, tuple[TradeoffPair, list[dict]]], dim: in
     ceiling = percent(next(iter(at1.values()))["claim_ceiling"])
     return (
         f"At n = {dim}, an observer who wrongly names 1ⁿ for 1 in 100 releases of 0ⁿ names it rightly "
-        f"{_names(parts)}; ε = {eps:g} allows at most {ceiling}."
+        f"{and_list(parts)}; ε = {eps:g} allows at most {ceiling}."
     )
 
 
@@ -382,14 +379,14 @@ if rest:
         + (
             ""
             if not no_claim
-            else f" {_names([_display(m) for m in no_claim])} "
+            else f" {and_list([_display(m) for m in no_claim])} "
             f"{'claims' if len(no_claim) == 1 else 'claim'} no privacy (nothing to violate)."
         ),
         icon=":material/info:",
     )
 elif no_claim:
     st.info(
-        f"{_names([_display(m) for m in no_claim])} {'claims' if len(no_claim) == 1 else 'claim'} no "
+        f"{and_list([_display(m) for m in no_claim])} {'claims' if len(no_claim) == 1 else 'claim'} no "
         "privacy, so there is no claim to test.",
         icon=":material/info:",
     )

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from dpcore import __version__
+from dpcore.prose import and_list
 
 __all__ = ["PairResult", "TextAuditResult", "lower_bound_ratio"]
 
@@ -433,7 +434,7 @@ def _joined(sizes: Any) -> str:
     named = [f"{n:,}" for n in sorted({int(n) for n in sizes})]
     if not named:
         return "unrecorded sizes of"
-    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + f" and {named[-1]}"
+    return and_list(named)
 
 
 def _sizes_text(shape: dict[str, Any]) -> str:

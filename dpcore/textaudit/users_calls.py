@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpcore.prose import and_list
 from dpcore.textaudit.budget import per_test
 from dpcore.textaudit.calls import CHECK_ALPHA, SENTENCE_WORDS, CallCheck, call_sizes, homogeneity_counts
 from dpcore.textaudit.engine import DrawPlan, WordDraws
@@ -109,7 +110,7 @@ def _per_call(speed: Speed) -> float:
 def _words(sizes: Sequence[int]) -> str:
     """Call sizes as '34,464 and 65,536' (smallest first)."""
     named = [f"{int(n):,}" for n in sorted(sizes)]
-    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + f" and {named[-1]}"
+    return and_list(named)
 
 
 def _aligned(

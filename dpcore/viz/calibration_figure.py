@@ -32,6 +32,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dpcore.prose import and_list
 from dpcore.rewriter.calibrate import NOMINAL, title, tpr_reach
 from dpcore.rewriter.calibrate import headline as calibration_headline
 from dpcore.validation import DPCoreError
@@ -169,11 +170,6 @@ def headline_of(calib: Mapping[str, Any]) -> str:
     return calibration_headline(calib["cells"], calib["epsilons"], calib["rewriters"])
 
 
-def _and(items: Sequence[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def page_headline(calib: Mapping[str, Any]) -> str:
     """What a room should conclude, in one sentence: at the nominal ε where the rewriters differ
     most (:func:`headline_epsilon`), how often one rewrite certifiably gives the sentence away at the
@@ -214,7 +210,7 @@ def page_headline(calib: Mapping[str, Any]) -> str:
     sentence = f"At the same nominal ε = {eps:g}, one rewrite gives the sentence away {alarms} at least "
     sentence += " and at least ".join(shown)
     if chance:
-        sentence += f", but no better than chance was shown under {_and(chance)}"
+        sentence += f", but no better than chance was shown under {and_list(chance)}"
     return f"{sentence} {size}."
 
 

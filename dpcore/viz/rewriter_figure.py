@@ -53,6 +53,7 @@ DIRECTION_WORDS = {"x>x'": "for x", "x'>x": "for x′"}
 #: Characters stripped from a word before comparing it with the input's words.
 _PUNCT = re.compile(r"^[^\w#]+|[^\w#]+$")
 
+
 def rewriter_name(name: str, *, start: bool = False) -> str:
     """A rewriter as a sentence names it: ``"dpcore's DP-MLM"``, ``"the flawed DP-MLM that keeps
     stopwords"``; any other name (your own code, from the CLI) as ``"the rewriter NAME"``.
