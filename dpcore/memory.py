@@ -5,17 +5,26 @@ e.g. torch's worker threads) and gives it back only from the top of each heap. A
 masked-LM forward pass, hundreds of MB of freed activations can stay resident this way for the
 life of a dashboard server. :func:`release_free_memory` calls glibc's ``malloc_trim(0)``, which
 returns every free page of every heap; elsewhere (macOS, Windows, musl) it does nothing.
+
+A loop of forward passes trims once, at its end (:func:`trim_after`): trimming after each pass
+handed the pages back only for the next pass to fault them in again. DP-MLM over 9,815 tokens
+(607 passes of the adversarial test LM) took 4.9 s that way and 3.1 s with one trim at the end
+(2026-12-04, one thread); the memory a loop keeps between its passes is one pass's, as before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import functools
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 
-__all__ = ["release_free_memory"]
+__all__ = ["release_after_pass", "release_free_memory", "trim_after"]
+
+_LOOP = threading.local()
 
 
 @functools.lru_cache(maxsize=1)
@@ -45,3 +54,30 @@ def release_free_memory() -> bool:
         return False
     trim(0)
     return True
+
+
+@contextlib.contextmanager
+def trim_after() -> Iterator[None]:
+    """Within the block, :func:`release_after_pass` calls wait for one trim at the block's end.
+
+    For a loop of forward passes (a DP-MLM sanitization, a mask-token attack): the pages freed
+    after one pass are reused by the next instead of being handed back and faulted in again.
+    Blocks nest (the outermost one trims) and are per thread (a dashboard session's script
+    thread does not delay another's trim).
+    """
+    _LOOP.depth = getattr(_LOOP, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _LOOP.depth -= 1
+        if _LOOP.depth == 0 and getattr(_LOOP, "pending", False):
+            _LOOP.pending = False
+            release_free_memory()
+
+
+def release_after_pass() -> None:
+    """:func:`release_free_memory` now, or at the end of the enclosing :func:`trim_after` block."""
+    if getattr(_LOOP, "depth", 0):
+        _LOOP.pending = True
+    else:
+        release_free_memory()

@@ -49,3 +49,63 @@ def test_trim_returns_freed_heap_pages() -> None:
 def test_returns_a_bool_and_is_idempotent() -> None:
     first = release_free_memory()
     assert isinstance(first, bool) and release_free_memory() is first
+
+
+def test_trim_after_defers_the_passes_trims_to_one_at_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loop of passes trims once, at the end of its outermost block; outside a block, and in
+    another thread while a block is open, a pass trims at once; an exception still trims."""
+    import threading
+
+    import dpcore.memory as memory
+
+    trims: list[str] = []
+    monkeypatch.setattr(memory, "release_free_memory", lambda: trims.append(threading.current_thread().name))
+    memory.release_after_pass()
+    assert len(trims) == 1  # no block: at once
+    with memory.trim_after():
+        for _ in range(3):
+            memory.release_after_pass()
+        with memory.trim_after():  # nested: the outer block trims
+            memory.release_after_pass()
+        assert len(trims) == 1
+        other = threading.Thread(target=memory.release_after_pass, name="other-session")
+        other.start()
+        other.join()
+        assert trims[1:] == ["other-session"]  # another thread's pass is not held back
+    assert len(trims) == 3 and trims[2] == threading.current_thread().name
+    with memory.trim_after():  # no pass in the block: nothing to trim
+        pass
+    assert len(trims) == 3
+    with pytest.raises(ValueError), memory.trim_after():
+        memory.release_after_pass()
+        raise ValueError
+    assert len(trims) == 4
+    memory.release_after_pass()  # the block's depth was restored: at once again
+    assert len(trims) == 5
+
+
+def test_masked_lm_passes_trim_once_per_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``masked_position_logits`` trims after a lone pass, and once for a loop inside ``trim_after``."""
+    import numpy as np
+
+    import dpcore.memory as memory
+    from dpcore.attack.mask_inference import masked_position_logits
+
+    class _Tok:
+        pad_token_id = 0
+
+    class _LM:
+        tokenizer = _Tok()
+
+        def masked_logits(self, inp: np.ndarray, att: np.ndarray, cols: np.ndarray) -> np.ndarray:
+            return np.zeros((len(cols), 5), dtype=np.float32)
+
+    trims: list[int] = []
+    monkeypatch.setattr(memory, "release_free_memory", lambda: trims.append(1))
+    variants = [([1, 2, 3], 1), ([4, 5], 0)]
+    assert masked_position_logits(_LM(), variants).shape == (2, 5)
+    assert len(trims) == 1
+    with memory.trim_after():
+        for _ in range(4):
+            masked_position_logits(_LM(), variants)
+    assert len(trims) == 2

@@ -81,6 +81,7 @@ import numpy as np
 
 from dpcore.attack.mlm import DEFAULT_BATCH_SIZE
 from dpcore.logspace import logsumexp
+from dpcore.memory import trim_after
 from dpcore.stats import cp_lower, cp_upper
 from dpcore.text.mechanisms import ExponentialTokenMechanism, TextMechanism
 from dpcore.text.sampling import DEFAULT_MAX_ELEMENTS, Candidates, iter_chunks, log_weight_rows
@@ -895,22 +896,23 @@ def mlm_bayes_attack(
     prior_guess = np.empty(x.size, dtype=np.int64)
     bayes_guess = np.empty(x.size, dtype=np.int64)
     passes = 0
-    for b in range(0, order.size, batch_size):
-        idx = order[b : b + batch_size]
-        lp = _forward_log_probs(mlm, [variants[v] for v in idx])
-        n_out = min(lp.shape[-1], allowed.shape[0])
-        mlm_pred[idx] = np.argmax(np.where(allowed[None, :n_out], lp[:, :n_out], -np.inf), axis=-1)
-        prior = lp[:, first] + share[None, :]  # (batch, |V|) unnormalised log prior
-        prior_guess[idx] = np.argmax(prior, axis=1)
-        if channel is not None:
-            uy, inv = np.unique(y[idx], return_inverse=True)
-            for sl, cols in log_likelihood_columns(channel, uy, max_elements=max_elements):
-                rows = np.flatnonzero((inv >= sl.start) & (inv < sl.stop))
-                score = prior[rows] + cols[inv[rows] - sl.start]
-                bayes_guess[idx[rows]] = np.argmax(score, axis=1)
-        passes += 1
-        if progress is not None:
-            progress(min(b + batch_size, order.size), order.size)
+    with trim_after():  # one trim after the passes (dpcore.memory)
+        for b in range(0, order.size, batch_size):
+            idx = order[b : b + batch_size]
+            lp = _forward_log_probs(mlm, [variants[v] for v in idx])
+            n_out = min(lp.shape[-1], allowed.shape[0])
+            mlm_pred[idx] = np.argmax(np.where(allowed[None, :n_out], lp[:, :n_out], -np.inf), axis=-1)
+            prior = lp[:, first] + share[None, :]  # (batch, |V|) unnormalised log prior
+            prior_guess[idx] = np.argmax(prior, axis=1)
+            if channel is not None:
+                uy, inv = np.unique(y[idx], return_inverse=True)
+                for sl, cols in log_likelihood_columns(channel, uy, max_elements=max_elements):
+                    rows = np.flatnonzero((inv >= sl.start) & (inv < sl.stop))
+                    score = prior[rows] + cols[inv[rows] - sl.start]
+                    bayes_guess[idx[rows]] = np.argmax(score, axis=1)
+            passes += 1
+            if progress is not None:
+                progress(min(b + batch_size, order.size), order.size)
     return MLMBayesOutcome(
         mlm_hit=(tgt >= 0) & (mlm_pred == tgt),
         bayes_hit=bayes_guess == x if channel is not None else np.zeros(x.size, dtype=bool),

@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from dpcore.attack.mlm import DEFAULT_BATCH_SIZE, MaskedLM
-from dpcore.memory import release_free_memory
+from dpcore.memory import release_after_pass, trim_after
 from dpcore.stats import cp_lower, cp_upper
 from dpcore.validation import DPCoreError, check_finite_float, check_int
 
@@ -277,8 +277,9 @@ def masked_position_logits(mlm: MaskedLM, variants: list[tuple[list[int], int]])
     cols = np.fromiter((p for _, p in variants), dtype=np.int64, count=len(variants))
     logits = mlm.masked_logits(inp, att, cols)
     # The forward pass's activations were freed inside the heaps of the runtime's worker threads;
-    # hand them back to the OS so a long-running server does not keep them (dpcore.memory).
-    release_free_memory()
+    # hand them back to the OS so a long-running server does not keep them (dpcore.memory): now,
+    # or once at the end of the caller's loop of passes (trim_after).
+    release_after_pass()
     return logits
 
 
@@ -370,12 +371,13 @@ def mask_token_inference(
     order = sorted(range(len(variants)), key=lambda v: len(variants[v][0]))
     pred = np.empty(len(variants), dtype=np.int64)
     passes = 0
-    for b in range(0, len(order), bs):
-        idx = order[b : b + bs]
-        pred[idx] = _forward_top1(mlm, [variants[v] for v in idx], allowed_np)
-        passes += 1
-        if progress is not None:
-            progress(min(b + bs, len(order)), len(order))
+    with trim_after():  # one trim after the passes, not one per pass (dpcore.memory)
+        for b in range(0, len(order), bs):
+            idx = order[b : b + bs]
+            pred[idx] = _forward_top1(mlm, [variants[v] for v in idx], allowed_np)
+            passes += 1
+            if progress is not None:
+                progress(min(b + bs, len(order)), len(order))
 
     hits: list[list[bool]] = [[False] * len(t) for t in targets]
     for v, (s, j) in enumerate(owners):

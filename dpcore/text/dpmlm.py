@@ -47,6 +47,7 @@ import numpy as np
 
 from dpcore.attack.mlm import DEFAULT_BATCH_SIZE
 from dpcore.logspace import logsumexp
+from dpcore.memory import trim_after
 from dpcore.text.mechanisms import TextMechanism, TextPrivacy
 from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
@@ -156,10 +157,11 @@ def calibrate_clip(
     lines = [mlm.tokenizer(s, add_special_tokens=False)["input_ids"][:40] for s in sents]
     variants, _ = _variants(mlm.tokenizer, [ln for ln in lines if ln])
     lows, highs = [], []
-    for b in range(0, len(variants), BATCH):
-        z = _masked_logits(mlm, variants[b : b + BATCH])[:, cand].astype(np.float64)
-        lows.append(np.percentile(z, 1.0, axis=1))
-        highs.append(z.max(axis=1))
+    with trim_after():  # one trim after the passes (dpcore.memory)
+        for b in range(0, len(variants), BATCH):
+            z = _masked_logits(mlm, variants[b : b + BATCH])[:, cand].astype(np.float64)
+            lows.append(np.percentile(z, 1.0, axis=1))
+            highs.append(z.max(axis=1))
     return float(np.median(np.concatenate(lows))), float(np.median(np.concatenate(highs)))
 
 
@@ -296,7 +298,8 @@ class DPMLM(TextMechanism):
         """
         tok_lines = [self.candidates[self._check_ids(np.asarray(ln))] for ln in lines]
         variants, lengths = _variants(self.mlm.tokenizer, tok_lines)
-        rows = np.vstack(list(self._log_rows(variants))) if variants else np.zeros((0, len(self.vocab)))
+        with trim_after():  # one trim after the passes (dpcore.memory)
+            rows = np.vstack(list(self._log_rows(variants))) if variants else np.zeros((0, len(self.vocab)))
         return np.split(rows, np.cumsum(lengths)[:-1]) if lengths else []
 
     def sample_lines(self, lines: Sequence[np.ndarray], rng: np.random.Generator) -> list[np.ndarray]:
@@ -320,10 +323,11 @@ class DPMLM(TextMechanism):
             order = np.argsort(inv, kind="stable")  # occurrences grouped by distinct context
             bounds = np.searchsorted(inv[order], np.arange(len(unique) + 1))
             k = 0
-            for rows in self._log_rows(unique, normalize=False):
-                occ = order[bounds[k] : bounds[k + len(rows)]]
-                out[occ] = _draw(rows, inv[occ] - k, rng)
-                k += len(rows)
+            with trim_after():  # one trim after the passes (dpcore.memory)
+                for rows in self._log_rows(unique, normalize=False):
+                    occ = order[bounds[k] : bounds[k + len(rows)]]
+                    out[occ] = _draw(rows, inv[occ] - k, rng)
+                    k += len(rows)
         return np.split(out, np.cumsum(lengths)[:-1]) if lengths else []
 
     # --- the token-level API: each token as a one-word line --------------------------------
@@ -343,9 +347,10 @@ class DPMLM(TextMechanism):
         uniq, inv = np.unique(x, return_inverse=True)
         order = np.argsort(inv, kind="stable")  # occurrences grouped by distinct word
         bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
-        for sl, rows in self.iter_log_rows(uniq, max_elements=max_elements):
-            occ = order[bounds[sl.start] : bounds[sl.stop]]
-            out[occ] = _draw(rows, inv[occ] - sl.start, rng)
+        with trim_after():  # one trim after the passes (dpcore.memory)
+            for sl, rows in self.iter_log_rows(uniq, max_elements=max_elements):
+                occ = order[bounds[sl.start] : bounds[sl.stop]]
+                out[occ] = _draw(rows, inv[occ] - sl.start, rng)
         return out
 
     def iter_log_rows(
@@ -366,7 +371,8 @@ class DPMLM(TextMechanism):
         x, y = self._check_pairs(x, y)
         uniq, inv = np.unique(x, return_inverse=True)
         out = np.empty(x.size)
-        for sl, rows in self.iter_log_rows(uniq, max_elements=max_elements):
-            k = np.flatnonzero((inv >= sl.start) & (inv < sl.stop))
-            out[k] = rows[inv[k] - sl.start, y[k]]
+        with trim_after():  # one trim after the passes (dpcore.memory)
+            for sl, rows in self.iter_log_rows(uniq, max_elements=max_elements):
+                k = np.flatnonzero((inv >= sl.start) & (inv < sl.stop))
+                out[k] = rows[inv[k] - sl.start, y[k]]
         return out
