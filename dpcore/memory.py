@@ -8,8 +8,9 @@ returns every free page of every heap; elsewhere (macOS, Windows, musl) it does 
 
 A loop of forward passes trims once, at its end (:func:`trim_after`): trimming after each pass
 handed the pages back only for the next pass to fault them in again. DP-MLM over 9,815 tokens
-(607 passes of the adversarial test LM) took 4.9 s that way and 3.1 s with one trim at the end
-(2026-12-04, one thread); the memory a loop keeps between its passes is one pass's, as before.
+(607 passes of the adversarial test LM) took 4.9 s that way and 2.6 s with one trim at the end
+(2026-12-04, one thread, the same draws); the memory a loop keeps between its passes is one
+pass's, as before.
 """
 
 from __future__ import annotations

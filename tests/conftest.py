@@ -200,6 +200,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     tests. The ``RAY_GROUP`` tests run one after another in one worker, so Ray starts once; a
     later test that asks for it again starts it again.
     """
-    if _RAY.stop is not None and (nextitem is None or "ray_runtime" not in nextitem.fixturenames):
+    wanted = nextitem is not None and "ray_runtime" in getattr(nextitem, "fixturenames", ())
+    if _RAY.stop is not None and not wanted:
         stop, _RAY.stop = _RAY.stop, None
         stop()

@@ -193,29 +193,33 @@ def test_bound() -> None:
 
 
 # ---- the headline: what a room should conclude, in one sentence -----------------------------------
-def test_the_dp_mlm_headline_says_no_leak_shown_with_its_size_and_never_private() -> None:
-    view = shipped_view(VIEWS["dp-mlm"])
+def _shipped_headline(name: str) -> str:
+    """The headline of the shipped view ``name``, checked to be one sentence."""
+    view = shipped_view(VIEWS[name])
     assert view is not None
     text = headline(view)
+    assert _one_sentence(text), text
+    return text
+
+
+def test_the_dp_mlm_headline_says_no_leak_shown_with_its_size_and_never_private() -> None:
+    text = _shipped_headline("dp-mlm")
     assert text == (
         "No leak shown for dpcore's DP-MLM: this test found no event that tells its rewrites of the two "
         "sentences apart (400 rewrites per sentence, 95% confidence; it claims 1.75), which does not show "
         "it is private."
     )
-    assert _one_sentence(text)
     assert "dp-mlm" not in text  # the display name, not the machine id
     assert "−0." not in text and "-0." not in text
 
 
 def test_the_control_headline_says_it_leaks_by_how_much_against_its_claim() -> None:
-    view = shipped_view(VIEWS["stopwords"])
-    assert view is not None
-    text = headline(view)
+    text = _shipped_headline("stopwords")
     assert text == (
         "The flawed DP-MLM that keeps stopwords leaks more than it claims: on this pair its privacy loss "
         "is at least 3.81, above the 1.75 it claims (400 rewrites per sentence, 95% confidence)."
     )
-    assert _one_sentence(text) and "flawed:" not in text
+    assert "flawed:" not in text
 
 
 def _with(view: dict, **pair: object) -> dict:
