@@ -13,6 +13,7 @@ from scipy.stats import beta, binom, chi2, norm, poisson
 
 from dpcore.stats import (
     chernoff_lower,
+    chernoff_lower_exceeds,
     chernoff_lower_many,
     chernoff_ratio_bounds,
     chernoff_ratio_bounds_many,
@@ -231,6 +232,24 @@ def test_chernoff_edges_and_vectorised_forms():
     np.testing.assert_array_equal(up2, up)
     _, given = chernoff_ratio_bounds_many(x, y, alpha, y_upper=up + 1.0)
     np.testing.assert_array_equal(given, up + 1.0)
+
+
+def test_chernoff_lower_exceeds_is_the_bisections_comparison():
+    """The pooled test's decision without the bound: the same answer as comparing the bisection's
+    bound, on random sums and on bounds at, just above and just below it (and the edges)."""
+    rng = np.random.default_rng(3)
+    for alpha in (0.5, 0.05, 1e-3):
+        for scale in (1.0, 30.0, 1e4, 1e7):
+            x = rng.exponential(scale, size=20_000)
+            x[:500] = 0.0
+            x[500:1500] = np.round(x[500:1500])
+            lo = chernoff_lower_many(x, alpha)
+            others = (rng.exponential(scale, size=x.size), np.zeros_like(x), x, 2 * x, -np.ones_like(x))
+            for bound in (lo, lo * (1 + 1e-12), lo * (1 - 1e-12), *others):
+                np.testing.assert_array_equal(chernoff_lower_exceeds(x, bound, alpha), lo > bound)
+    # a scalar bound broadcasts; the decision is not vacuous either way
+    got = chernoff_lower_exceeds(np.array([0.0, 3.0, 50.0, 500.0]), 20.0, 0.05)
+    assert got.tolist() == [False, False, True, True]
 
 
 def test_poisson_log_tail_is_exact_then_an_upper_bound():

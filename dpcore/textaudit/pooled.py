@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpcore.stats import chernoff_ratio_bounds, chernoff_ratio_bounds_many, chernoff_ratio_upper_many
+from dpcore.stats import chernoff_lower_exceeds, chernoff_ratio_bounds, chernoff_ratio_upper_many
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit.budget import AlphaBudget, per_test
 from dpcore.textaudit.pairs import nearest_neighbors
@@ -303,8 +303,9 @@ def rejects_many(
     them already (the same Y for many X: :func:`uniform_power`).
     """
     x = np.asarray(x, dtype=np.float64)
-    lo, up = chernoff_ratio_bounds_many(x, y, alpha, y_upper=y_upper)
-    return (x > 0) & (lo > up)
+    up = chernoff_ratio_upper_many(y, alpha) if y_upper is None else np.asarray(y_upper, dtype=np.float64)
+    # lower bound on E[X] (chernoff_lower_many at α/2) > up, without computing the bound itself
+    return (x > 0) & chernoff_lower_exceeds(x, up, alpha / 2)
 
 
 def uniform_power(
