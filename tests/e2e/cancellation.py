@@ -62,6 +62,17 @@ class LongRun:
         return not (self.finished or self.computed_all)
 
 
+#: The watches still listening to a page; the ``page`` fixture detaches them after each test.
+_WATCHES: list[LongRunWatch] = []
+
+
+def detach_watches(page) -> None:  # type: ignore[no-untyped-def]
+    """Detach every :class:`LongRunWatch` listening to ``page``."""
+    for watch in [w for w in _WATCHES if w._page is page]:
+        watch.detach()
+        _WATCHES.remove(watch)
+
+
 class LongRunWatch:
     """Follow the server's messages to one page, to tell whether the long run ran to its end.
 
@@ -82,7 +93,16 @@ class LongRunWatch:
         self._outcome: bool | None = None
         self._last_progress = ""
         self.sent: list[str] = []  # every progress text the server sent to the page, in order
-        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+        self._page = page
+        page.on("websocket", self._on_websocket)
+        _WATCHES.append(self)
+
+    def _on_websocket(self, ws) -> None:  # type: ignore[no-untyped-def]
+        ws.on("framereceived", self._frame)
+
+    def detach(self) -> None:
+        """Stop listening to the page (the tab outlives the test: ``page`` in conftest.py)."""
+        self._page.remove_listener("websocket", self._on_websocket)
 
     def _frame(self, payload: bytes | str) -> None:
         if not isinstance(payload, bytes):

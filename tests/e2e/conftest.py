@@ -26,13 +26,21 @@ is computed once and the models (masked LM, MiniLM, SmolLM2) load once, instead 
 worker's server; the other worker runs the rest of the suite meanwhile. A test that needs a
 computation of its own (the cancellation tests) asks for settings no other test uses.
 
-One browser profile for the tabs: ``page`` and ``projector`` open a tab in one persistent
-Chromium profile (``profile``), closed after the test, instead of a new incognito context each.
+One browser profile and one tab: ``page`` and ``projector`` hand every test the same tab of one
+persistent Chromium profile (``profile``), at the test's viewport, instead of a new incognito
+context each. The tab's renderer process stays up from test to test, with Streamlit's and
+Plotly's code compiled and warm: eight pages loaded twice in one tab took 2.5 s of CPU a load on
+this 2-core machine against 4.3 s in a new tab each (``bench``-style measurement in
+``docs/development.md``). Each test navigates first, so it starts on a new document and a new
+Streamlit session; the fixture resets what a tab carries from test to test (viewport, default
+timeout, mouse position, the websocket listeners of :mod:`tests.e2e.cancellation`), and a test
+that failed gets its tab closed, so the next one starts in a new tab.
+
 A context of its own starts with an empty HTTP cache and, being incognito, keeps no compiled
 JavaScript, so each test's first load parsed and compiled Streamlit's and Plotly's bundles again;
 in the profile they come from its cache. Twenty first-screen loads took 25% less browser CPU
 that way (106 s against 143 s on this 2-core machine). What a test checks does not depend on
-it: each tab is a Streamlit session of its own (a session is a websocket, not a cookie), and a
+it: each load is a Streamlit session of its own (a session is a websocket, not a cookie), and a
 test about which code the browser fetches (``test_late_widgets.py``, whose routes also bypass the
 cache) uses ``fresh_page``.
 
@@ -189,25 +197,55 @@ def profile(_playwright: object, tmp_path_factory: pytest.TempPathFactory) -> It
         ctx.close()
 
 
-def _tab(profile: object, width: int, height: int) -> Iterator[object]:
-    pg = profile.new_page()  # type: ignore[attr-defined]
-    pg.set_viewport_size({"width": width, "height": height})
-    pg.set_default_timeout(60_000)
+class _SharedTab:
+    """The profile's one tab that ``page`` and ``projector`` hand to each test in turn."""
+
+    page: object | None = None
+
+
+_TAB = _SharedTab()
+_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Mark a test whose setup or call failed: its tab is not handed to the next test."""
+    outcome = yield
+    if outcome.get_result().failed:  # type: ignore[attr-defined]
+        item.stash[_FAILED] = True
+
+
+def _tab(profile: object, request: pytest.FixtureRequest, width: int, height: int) -> Iterator[object]:
+    """The shared tab, as a new one would be: this viewport, a 60 s default timeout, the mouse at
+    (0, 0), no listener of an earlier test. Every test that takes it navigates first (``goto``),
+    so it starts on a new document and a new Streamlit session (a session is the page's
+    websocket). A test that failed leaves its tab to be closed; the next test gets a new one."""
+    from tests.e2e.cancellation import detach_watches
+
+    pg = _TAB.page
+    if pg is None or pg.is_closed():  # type: ignore[attr-defined]
+        pg = _TAB.page = profile.new_page()  # type: ignore[attr-defined]
+    pg.set_viewport_size({"width": width, "height": height})  # type: ignore[attr-defined]
+    pg.set_default_timeout(60_000)  # type: ignore[attr-defined]
+    pg.mouse.move(0, 0)  # type: ignore[attr-defined]
     try:
         yield pg
     finally:
-        pg.close()
+        detach_watches(pg)
+        if request.node.stash.get(_FAILED, False):
+            pg.close()  # type: ignore[attr-defined]
+            _TAB.page = None
 
 
 @pytest.fixture()
-def page(profile: object) -> Iterator[object]:
-    yield from _tab(profile, 1400, 1000)
+def page(profile: object, request: pytest.FixtureRequest) -> Iterator[object]:
+    yield from _tab(profile, request, 1400, 1000)
 
 
 @pytest.fixture()
-def projector(profile: object) -> Iterator[object]:
-    """A tab at a projector's 1280×720 (issue 50: the first screen tells the story)."""
-    yield from _tab(profile, 1280, 720)
+def projector(profile: object, request: pytest.FixtureRequest) -> Iterator[object]:
+    """The tab at a projector's 1280×720 (issue 50: the first screen tells the story)."""
+    yield from _tab(profile, request, 1280, 720)
 
 
 @pytest.fixture()
