@@ -609,6 +609,27 @@ def chernoff_ratio_bounds_many(
     return chernoff_lower_many(x, alpha / 2), up
 
 
+def chernoff_ratio_lower_exceeds(x: np.ndarray, y_upper: np.ndarray, alpha: float) -> np.ndarray:
+    """The comparison of :func:`chernoff_ratio_bounds_many`'s bounds: lower bound on E[X] (at
+    α/2) > ``y_upper``, by :func:`chernoff_lower_exceeds`, without computing the lower bounds.
+
+    Parameters
+    ----------
+    x : array_like
+        The observed sums of X.
+    y_upper : array_like
+        The upper bounds on E[Y] (``chernoff_ratio_upper_many(y, alpha)``).
+    alpha : float
+        Error level of each comparison (split α/2 per sum here).
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean, True where ``chernoff_lower_many(x, α/2) > y_upper``.
+    """
+    return chernoff_lower_exceeds(x, y_upper, alpha / 2)
+
+
 def chernoff_ratio_upper_many(y: np.ndarray, alpha: float) -> np.ndarray:
     """The upper bounds of :func:`chernoff_ratio_bounds_many`: ``chernoff_upper_many(y, α/2)``.
 

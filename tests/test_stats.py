@@ -17,6 +17,7 @@ from dpcore.stats import (
     chernoff_lower_many,
     chernoff_ratio_bounds,
     chernoff_ratio_bounds_many,
+    chernoff_ratio_lower_exceeds,
     chernoff_ratio_upper_many,
     chernoff_upper,
     chernoff_upper_many,
@@ -247,6 +248,10 @@ def test_chernoff_lower_exceeds_is_the_bisections_comparison():
             others = (rng.exponential(scale, size=x.size), np.zeros_like(x), x, 2 * x, -np.ones_like(x))
             for bound in (lo, lo * (1 + 1e-12), lo * (1 - 1e-12), *others):
                 np.testing.assert_array_equal(chernoff_lower_exceeds(x, bound, alpha), lo > bound)
+    # the pooled test's form: the lower bound at α/2 against the upper bounds of Y
+    x, y = rng.exponential(40.0, size=5_000), rng.exponential(20.0, size=5_000)
+    lo, up = chernoff_ratio_bounds_many(x, y, 0.1)
+    np.testing.assert_array_equal(chernoff_ratio_lower_exceeds(x, up, 0.1), lo > up)
     # a scalar bound broadcasts; the decision is not vacuous either way
     got = chernoff_lower_exceeds(np.array([0.0, 3.0, 50.0, 500.0]), 20.0, 0.05)
     assert got.tolist() == [False, False, True, True]

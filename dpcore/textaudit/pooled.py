@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpcore.stats import chernoff_lower_exceeds, chernoff_ratio_bounds, chernoff_ratio_upper_many
+from dpcore.stats import chernoff_ratio_bounds, chernoff_ratio_lower_exceeds, chernoff_ratio_upper_many
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit.budget import AlphaBudget, per_test
 from dpcore.textaudit.pairs import nearest_neighbors
@@ -304,8 +304,7 @@ def rejects_many(
     """
     x = np.asarray(x, dtype=np.float64)
     up = chernoff_ratio_upper_many(y, alpha) if y_upper is None else np.asarray(y_upper, dtype=np.float64)
-    # lower bound on E[X] (chernoff_lower_many at α/2) > up, without computing the bound itself
-    return (x > 0) & chernoff_lower_exceeds(x, up, alpha / 2)
+    return (x > 0) & chernoff_ratio_lower_exceeds(x, up, alpha)  # the bounds' comparison, not the bounds
 
 
 def uniform_power(

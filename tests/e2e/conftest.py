@@ -30,8 +30,7 @@ One browser profile and one tab: ``page`` and ``projector`` hand every test the 
 persistent Chromium profile (``profile``), at the test's viewport, instead of a new incognito
 context each. The tab's renderer process stays up from test to test, with Streamlit's and
 Plotly's code compiled and warm: eight pages loaded twice in one tab took 2.5 s of CPU a load on
-this 2-core machine against 4.3 s in a new tab each (``bench``-style measurement in
-``docs/development.md``). Each test navigates first, so it starts on a new document and a new
+this 2-core machine against 4.3 s in a new tab each (``python bench/browser_tabs.py``). Each test navigates first, so it starts on a new document and a new
 Streamlit session; the fixture resets what a tab carries from test to test (viewport, default
 timeout, mouse position, the websocket listeners of :mod:`tests.e2e.cancellation`), and a test
 that failed gets its tab closed, so the next one starts in a new tab.

@@ -116,36 +116,32 @@ UNCOVERED = """() => ['h1', '[data-testid="stSidebar"] h2'].map((sel) => {
 
 
 def test_the_papers_fig4_setting_opens_on_its_story_with_nothing_over_the_heading(  # type: ignore[no-untyped-def]
-    app_url: str, browser, artifacts: Path
+    app_url: str, projector, artifacts: Path
 ) -> None:
     """Issue 50: the button's first figure came after 22 s and its tooltip stayed over the heading.
     At 1280×720 the speaker clicks it on the default page: the setting's trade-off chart (shipped
     precomputed) replaces the default one, with its headline and caption; no tooltip stays."""
     from tests.e2e.idle import wait_idle
 
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
+    page = projector
     page.set_default_timeout(120_000)
-    try:
-        page.goto(f"{app_url}/attack")
-        page.wait_for_selector('[class*="st-key-tradeoff-figure"] .js-plotly-plot', timeout=180_000)
-        wait_idle(page, timeout=180_000)
-        button = page.get_by_role("button", name="Paper's Fig. 4 setting")
-        button.hover()
-        button.click()
-        page.wait_for_function(FIG4_DRAWN, timeout=180_000, polling=100)
-        wait_idle(page, timeout=180_000)
-        page.wait_for_function("() => location.search.includes('emb=bert')", timeout=60_000)
-        # the pointer still rests on the button, as a speaker's would
-        assert [c for c in page.evaluate(UNCOVERED) if c["covered"]] == []
-        assert page.locator('[data-testid="stTooltipContent"]').count() == 0
-        page.evaluate("() => window.scrollTo(0, 0)")
-        page.screenshot(path=str(artifacts / "attack-fig4.png"))
-        body = page.locator("body").inner_text()
-        assert "From ε = 12 to 16, SanText's sanitized text trains a classifier to" in body
-        assert "No claim's floor is drawn" in body and "shipped results of the paper's Fig. 4 setting" in body
-        # the chart is on the first screen, whole
-        box = page.locator('[class*="st-key-tradeoff-figure"] .stPlotlyChart').first.bounding_box()
-        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 720, box
-    finally:
-        context.close()
+    page.goto(f"{app_url}/attack")
+    page.wait_for_selector('[class*="st-key-tradeoff-figure"] .js-plotly-plot', timeout=180_000)
+    wait_idle(page, timeout=180_000)
+    button = page.get_by_role("button", name="Paper's Fig. 4 setting")
+    button.hover()
+    button.click()
+    page.wait_for_function(FIG4_DRAWN, timeout=180_000, polling=100)
+    wait_idle(page, timeout=180_000)
+    page.wait_for_function("() => location.search.includes('emb=bert')", timeout=60_000)
+    # the pointer still rests on the button, as a speaker's would
+    assert [c for c in page.evaluate(UNCOVERED) if c["covered"]] == []
+    assert page.locator('[data-testid="stTooltipContent"]').count() == 0
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.screenshot(path=str(artifacts / "attack-fig4.png"))
+    body = page.locator("body").inner_text()
+    assert "From ε = 12 to 16, SanText's sanitized text trains a classifier to" in body
+    assert "No claim's floor is drawn" in body and "shipped results of the paper's Fig. 4 setting" in body
+    # the chart is on the first screen, whole
+    box = page.locator('[class*="st-key-tradeoff-figure"] .stPlotlyChart').first.bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 720, box
