@@ -16,7 +16,7 @@ too). Then ``--reps`` rounds of the eight pages below, two ways, each in a profi
 A load ends when a Plotly figure is drawn and the script has been idle for a second
 (``tests/e2e/idle.py``). CPU is the whole machine's (``/proc/stat``, all processes: the renderer,
 the browser's other processes and the server), over the round; nothing else should run. Prints
-both, per load, and their ratio.
+both, per load, and their ratio, and writes them to ``bench/results/browser_tabs.txt``.
 
 Run: ``python bench/browser_tabs.py`` (``--reps 2`` by default).
 """
@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from app_memory import free_port, start_server, wait_healthy  # noqa: E402
 
+OUT = ROOT / "bench" / "results" / "browser_tabs.txt"
 PAGES = [
     "sensitivity",
     "audit",
@@ -113,10 +114,16 @@ def main() -> None:
         proc.wait(timeout=30)
         log.close()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{len(PAGES)} pages x {args.reps} rounds, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
-    print(f"new tab per load: {new[0]:.2f} s of CPU, {new[1]:.2f} s of wall a load")
-    print(f"one reused tab:   {one[0]:.2f} s of CPU, {one[1]:.2f} s of wall a load")
-    print(f"ratio (new / one): CPU {new[0] / one[0]:.2f}, wall {new[1] / one[1]:.2f}")
+    lines = [
+        f"{len(PAGES)} pages x {args.reps} rounds, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}",
+        f"new tab per load: {new[0]:.2f} s of CPU, {new[1]:.2f} s of wall a load",
+        f"one reused tab:   {one[0]:.2f} s of CPU, {one[1]:.2f} s of wall a load",
+        f"ratio (new / one): CPU {new[0] / one[0]:.2f}, wall {new[1] / one[1]:.2f}",
+    ]
+    print("\n".join(lines))
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    head = f"python bench/browser_tabs.py --reps {args.reps}, {time.strftime('%Y-%m-%d')}"
+    OUT.write_text("\n".join([head, *lines]) + "\n")
 
 
 if __name__ == "__main__":

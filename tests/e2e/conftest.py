@@ -29,11 +29,12 @@ computation of its own (the cancellation tests) asks for settings no other test 
 One browser profile and one tab: ``page`` and ``projector`` hand every test the same tab of one
 persistent Chromium profile (``profile``), at the test's viewport, instead of a new incognito
 context each. The tab's renderer process stays up from test to test, with Streamlit's and
-Plotly's code compiled and warm: eight pages loaded twice in one tab took 2.5 s of CPU a load on
-this 2-core machine against 4.3 s in a new tab each (``python bench/browser_tabs.py``). Each test navigates first, so it starts on a new document and a new
-Streamlit session; the fixture resets what a tab carries from test to test (viewport, default
-timeout, mouse position, the websocket listeners of :mod:`tests.e2e.cancellation`), and a test
-that failed gets its tab closed, so the next one starts in a new tab.
+Plotly's code compiled and warm: in ``python bench/browser_tabs.py`` (2026-12-04, this 2-core
+machine) a page load took 2.45 s of the machine's CPU in one reused tab and 4.68 s in a new tab
+each. Each test navigates first, so it starts on a new document and a new Streamlit session; the
+fixture resets what a tab carries from test to test (viewport, default timeout, mouse position,
+the websocket listeners of :mod:`tests.e2e.cancellation`), and a test that failed gets its tab
+closed, so the next one starts in a new tab.
 
 A context of its own starts with an empty HTTP cache and, being incognito, keeps no compiled
 JavaScript, so each test's first load parsed and compiled Streamlit's and Plotly's bundles again;
