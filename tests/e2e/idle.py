@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-# The app root carries data-test-script-state="running" while a script runs (the toolbar's
-# status widget is hidden by toolbarMode = "minimal"); a rerun may start a moment after a widget
-# change, so count the page as idle only after a full second without it.
+# The app root carries the script's state in data-test-script-state (the toolbar's status widget
+# is hidden by toolbarMode = "minimal"): "initial" before the first run, "running",
+# "rerunRequested" and "stopRequested" between runs, "notRunning" (or "compilationError") when a
+# run is over. Only the last two are idle: a page whose first run has not begun, or whose rerun
+# was asked for and not yet started, is not. A rerun may start a moment after a widget change, so
+# count the page as idle only after a full second in those states.
 IDLE = """() => {
     const now = performance.now();
-    if (document.querySelector('[data-testid="stApp"][data-test-script-state="running"]')) {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const state = app ? app.getAttribute('data-test-script-state') : null;
+    if (state !== 'notRunning' && state !== 'compilationError') {
         window.__idle = undefined; return false;
     }
     if (window.__idle === undefined) window.__idle = now;

@@ -7,16 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.idle import wait_idle
+
 pytestmark = pytest.mark.e2e
 
 
 def _wait_for_plot(page) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_selector(".js-plotly-plot .main-svg", state="visible", timeout=60_000)
-    # Streamlit shows a "running" indicator while the script runs; wait until it is gone.
-    page.wait_for_function(
-        '() => !document.querySelector(\'[data-testid="stApp"][data-test-script-state="running"]\')',
-        timeout=60_000,
-    )
+    wait_idle(page, timeout=60_000)  # the script has finished, a second ago
 
 
 # Every data trace's drawn y values with its hover labels (the legend-only entries, one per

@@ -8,15 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.idle import wait_idle
+
 pytestmark = pytest.mark.e2e
 
 
 def _wait_for_plot(page) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_selector(".js-plotly-plot .main-svg", state="visible", timeout=120_000)
-    page.wait_for_function(
-        '() => !document.querySelector(\'[data-testid="stApp"][data-test-script-state="running"]\')',
-        timeout=120_000,
-    )
+    wait_idle(page, timeout=120_000)  # the script has finished, a second ago
 
 
 def test_flawed_sanitizer_is_flagged_from_a_deep_link(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]

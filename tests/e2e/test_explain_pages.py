@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.idle import wait_idle
+
 pytestmark = pytest.mark.e2e
 
 
@@ -14,11 +16,7 @@ def _wait_for_plot(page, count: int = 1) -> None:  # type: ignore[no-untyped-def
     page.wait_for_function(
         f"() => document.querySelectorAll('.js-plotly-plot').length >= {count}", timeout=60_000
     )
-    # Streamlit shows a "running" indicator while the script runs; wait until it is gone.
-    page.wait_for_function(
-        '() => !document.querySelector(\'[data-testid="stApp"][data-test-script-state="running"]\')',
-        timeout=60_000,
-    )
+    wait_idle(page, timeout=60_000)  # the script has finished, a second ago
 
 
 def test_sensitivity_page_plots_and_screenshot(app_url: str, page, artifacts: Path) -> None:  # type: ignore[no-untyped-def]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-pytestmark = pytest.mark.e2e
+from tests.e2e.idle import wait_idle
 
-IDLE = '() => !document.querySelector(\'[data-testid="stApp"][data-test-script-state="running"]\')'
+pytestmark = pytest.mark.e2e
 
 DELTAS = """() => [...document.querySelectorAll('[data-testid="stMetricDelta"]')].map(
   (d) => ({text: d.innerText.trim(), color: getComputedStyle(d).color}))"""
@@ -21,7 +21,7 @@ CURVE_TICKS = """() => {
 def test_sensitivity_increase_colour_and_decade_ticks(app_url: str, page) -> None:  # type: ignore[no-untyped-def]
     page.goto(f"{app_url}/sensitivity?n=128")
     page.wait_for_selector(".js-plotly-plot .main-svg", state="visible", timeout=60_000)
-    page.wait_for_function(IDLE, timeout=60_000)
+    wait_idle(page, timeout=60_000)  # the script has finished, a second ago
     deltas = [d for d in page.evaluate(DELTAS) if d["text"].startswith("×")]
     assert len(deltas) == 2, deltas  # the true sensitivity and the true ε, both ×√128 = ×11.3
     assert {d["text"].split()[0] for d in deltas} == {"×11.3"}, deltas

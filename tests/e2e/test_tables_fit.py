@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.e2e.idle import wait_idle
+
 pytestmark = pytest.mark.e2e
 
 TABLES = """() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].map((d) => {
@@ -19,10 +21,7 @@ TABLES = """() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].
 
 
 def _idle(page) -> None:  # type: ignore[no-untyped-def]
-    page.wait_for_function(
-        '() => !document.querySelector(\'[data-testid="stApp"][data-test-script-state="running"]\')',
-        timeout=120_000,
-    )
+    wait_idle(page, timeout=120_000)  # the script has finished, a second ago
 
 
 PAGES = [
