@@ -73,8 +73,8 @@ SMALL: dict[str, str] = {
     "--n-train": "40",
     "--n-test": "20",
     "--workers": "1",
-    "--minutes": "0.05",  # verdicts: a row's minutes, and two of its rows
-    "--only": "flawed:krr-overclaimed,krr",
+    "--minutes": "0.05",  # verdicts: a row's minutes, and one of its rows: the control, whose plan is
+    "--only": "flawed:krr-overclaimed",  # fixed (2 s; a fitted row runs in tests/test_verdicts_cli.py)
     "--rewrites": "40",  # audit-rewriter: rewrites per input
     "--rewriters": "santext-words,planted:copy",  # calibrate-rewriters: no model to load
     "--epsilons": "1,10",
