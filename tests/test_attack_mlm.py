@@ -335,6 +335,8 @@ def test_evaluation_corpora_are_not_default_training_sources() -> None:
         (["--init", "/nonexistent/attacker"], "not an attacker folder"),
         (["--epochs", "0"], "epochs"),
         (["--batch-size", "0"], "batch-size"),
+        (["--max-len", "4"], "max-len"),
+        (["--max-len", "1e9"], "max-len"),
         (["--lr", "nan"], "lr"),
         (["--warmup-steps", "-1"], "warmup-steps"),
         (["--validation-words", "5"], "validation-words"),

@@ -1,9 +1,9 @@
 """``train-attacker`` saves a checkpoint after every epoch and ``--resume`` continues from it.
 
 A tiny real training on the CPU (Pang & Lee's 199 sentences, batch 64: 3 steps an epoch, 2
-epochs): the run interrupted in its second epoch and resumed from the first epoch's checkpoint
-ends with the weights of the uninterrupted run (to float32 rounding: it resumes on another number
-of threads, as a user may), and its record says where it resumed.
+epochs, 16 tokens a sentence): the run interrupted in its second epoch and resumed from the first
+epoch's checkpoint ends with the weights of the uninterrupted run (to float32 rounding: it resumes
+on another number of threads, as a user may), and its record says where it resumed.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-OPTIONS = ["--sources", "pang_lee", "--epochs", "2", "--batch-size", "64", "--eval-words", "10"]
+#: 16 tokens a sentence (its median is 27): each step costs half of the default 48's, and
+#: ``--max-len`` must then be the interrupted run's too.
+OPTIONS = "--sources pang_lee --epochs 2 --batch-size 64 --max-len 16 --eval-words 10".split()
 
 
 def _weights(folder: Path) -> dict[str, np.ndarray]:
@@ -35,7 +37,9 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_weights(tmp_path, capsy
     from dpcore.cli import main
     from dpcore.validation import DPCoreError
 
-    cfg = TrainConfig(seed=0, epochs=2, batch_size=64, eval_words=10, sources=("pang_lee",), minutes=24 * 60)
+    cfg = TrainConfig(
+        seed=0, epochs=2, batch_size=64, max_len=16, eval_words=10, sources=("pang_lee",), minutes=24 * 60
+    )
     corpus = build_corpus(0, heldout_fraction=cfg.heldout_fraction, sources=cfg.sources)
     assert len(corpus.train) // 64 == 3  # three steps an epoch: step 5 is in the second epoch
 
@@ -67,6 +71,8 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_weights(tmp_path, capsy
     assert main(["train-attacker", *OPTIONS, "--lr", "5e-5", "--output", str(cut), "--resume"]) == 2
     err = capsys.readouterr().err
     assert "lr (checkpoint 0.0001, now 5e-05)" in err and "--device and --threads may change" in err
+    assert main(["train-attacker", *OPTIONS, "--max-len", "48", "--output", str(cut), "--resume"]) == 2
+    assert "max_len (checkpoint 16, now 48)" in capsys.readouterr().err
     assert Path(checkpoint_file(str(cut))).is_file()
 
     # --threads may change on resume: a copy of the checkpoint resumed on 2 threads, where the

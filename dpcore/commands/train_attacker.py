@@ -8,7 +8,7 @@ import sys
 import time
 
 from dpcore.attack.corpus import CORPUS_SOURCES, DEFAULT_SOURCES
-from dpcore.attack.training import VALIDATION_WORDS
+from dpcore.attack.training import MAX_LEN, VALIDATION_WORDS
 from dpcore.commands.common import emit_json
 from dpcore.rng import resolve_seed
 from dpcore.validation import DPCoreError, check_finite_float, check_int
@@ -41,6 +41,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-steps", default=None, help="stop after this many steps (makes runs repeatable)")
     p.add_argument("--epochs", default=None, help="passes over the training sentences (sets the steps)")
     p.add_argument("--batch-size", default=32, help="sentences per step (default 32)")
+    p.add_argument(
+        "--max-len",
+        default=MAX_LEN,
+        help=f"tokens a sentence keeps, [CLS] and [SEP] included (default {MAX_LEN}; 8..512)",
+    )
     p.add_argument("--lr", default=1e-4, help="peak AdamW learning rate (default 1e-4)")
     p.add_argument("--warmup-steps", default=200, help="linear warm-up steps (default 200)")
     p.add_argument(
@@ -139,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         max_steps=max_steps,
         epochs=epochs,
         batch_size=check_int(args.batch_size, name="batch-size", min_value=1, max_value=4096),
+        max_len=check_int(args.max_len, name="max-len", min_value=8, max_value=512),
         lr=check_finite_float(args.lr, name="lr", min_value=1e-7, max_value=1.0),
         warmup_steps=check_int(args.warmup_steps, name="warmup-steps", min_value=0, max_value=10**6),
         init=args.init,
