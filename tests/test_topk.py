@@ -45,6 +45,47 @@ def test_rows_are_searched_each_on_its_own() -> None:
     assert np.array_equal(smallest_k(d, 3)[3], [0, 1, 2])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint16])
+def test_wide_rows_take_the_block_path_with_the_same_indices(dtype: type) -> None:
+    """Rows of 1,024 columns or more (nearest neighbours over a vocabulary) are searched through
+    their blocks' minima (``_smallest_rows_by_blocks``): the stable sort's first k, row by row,
+    with ties everywhere, infinities, NaNs (never taken while k numbers remain), -0.0 against 0.0,
+    and ties so wide that the block path gives the rows back to the general one."""
+    rng = np.random.default_rng(7)
+    taken = given_back = 0
+    for trial in range(40):
+        n = int(rng.choice([1024, 1500, 3000, 15_000]))
+        rows = int(rng.integers(1, 9))
+        levels = int(rng.choice([3, 50, 10**6]))
+        d = rng.integers(0, levels, (rows, n)).astype(dtype)
+        if np.dtype(dtype).kind == "f":
+            d[0, rng.integers(0, n, 5)] = np.inf
+            if rows > 1:
+                d[1, rng.integers(0, n, 40)] = np.nan  # in some blocks, never needed
+                d[1, rng.integers(0, n, 3)] = -np.inf
+            d[-1, :7] = [0.0, -0.0, 0.0, -0.0, 0.0, -0.0, 0.0]
+        if trial == 0:
+            d[:] = 3  # one tie over every row: the general path
+        for k in (1, 2, 5, int(rng.integers(1, -(-n // 128) // 2))):
+            fast = dpcore.topk._smallest_rows_by_blocks(d, k)
+            taken += fast is not None
+            given_back += fast is None
+            got = smallest_k(d, k)
+            assert got.shape == (rows, k)
+            for r in range(rows):
+                assert np.array_equal(got[r], _reference_smallest(d[r], k)), (trial, r, k)
+            if fast is not None:
+                assert np.array_equal(fast, got)
+    assert taken >= 40 and given_back >= 4  # both paths ran
+    # a row that must take a NaN is refused on the wide path too
+    w = np.full((2, 2048), np.nan)
+    w[0] = 1.0
+    w[1, :3] = 0.0
+    with pytest.raises(ValueError, match="NaN"):
+        smallest_k(w, 4)
+    assert np.array_equal(smallest_k(w, 3), [[0, 1, 2], [0, 1, 2]])
+
+
 def test_infinities_are_values_and_a_chosen_nan_is_refused() -> None:
     v = np.array([np.inf, 1.0, -np.inf, np.inf, 2.0])
     assert np.array_equal(largest_k(v, 2), [0, 3])
