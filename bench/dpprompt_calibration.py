@@ -5,7 +5,7 @@ shipped constant, in one run.
 with its defaults on SmolLM2-135M-Instruct: the first 50 Lee-corpus sentences, the first 16 steps of
 each one's greedy paraphrase, b₁ = median of each step's 1st percentile of the logits over V and
 b₂ = 95th percentile of each step's maximum, rounded outwards to 0.1. That is about 800 forward
-passes plus the model's load (about 40 s on 2 cores), too long for every CI run, so the recipe's
+passes plus the model's first load (15–30 s on 2 cores), too long for every CI run, so the recipe's
 code is tested on a toy model against a literal reference (``tests/test_rewriter_dpprompt.py``)
 and the constant itself is regenerated here (needs requirements-models.txt):
 

@@ -116,8 +116,6 @@ def _gguf_conversion() -> Iterator[None]:
     block (compared on transformers 5.23 and gguf 0.19; the first load went from 29 s to 14 s on
     2 cores). A transformers or gguf without these names is left as it is.
     """
-    import functools as ft
-
     from transformers import modeling_gguf_pytorch_utils as gguf_utils
 
     try:
@@ -140,11 +138,11 @@ def _gguf_conversion() -> Iterator[None]:
 
         for (mod, name), value in saved.items():
             if name == "tqdm":
-                setattr(mod, name, ft.partial(value, disable=True))
+                setattr(mod, name, functools.partial(value, disable=True))
             elif name == "GGUFReader":
                 setattr(mod, name, reader)
             else:
-                setattr(mod, name, ft.lru_cache(maxsize=None)(value))
+                setattr(mod, name, functools.lru_cache(maxsize=None)(value))
         try:
             yield
         finally:
