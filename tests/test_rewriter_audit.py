@@ -12,6 +12,7 @@ import pytest
 from dpcore.rewriter import RewriterClaim, audit_rewriter, load_rewriter
 from dpcore.rewriter.contract import check_contract
 from dpcore.rewriter.distinguish import choose_events, parse_distinguishers
+from dpcore.rewriter.draws import plan_tasks
 from dpcore.rewriter.pairs import build_pairs, corpus_sentences
 from dpcore.rewriter.planted import CopyRewriter, LeakWordRewriter, planted_loss, q_for_loss
 from dpcore.rewriter.power import reach, rewrites_needed
@@ -183,12 +184,59 @@ def test_a_plugin_rewriter_is_audited_and_user_code_needs_permission() -> None:
         ("global_random", "NumPy's global random state"),
         ("python_random", "Python's global random state"),
         ("one_per_call", "not independent"),
+        ("shared_word", "agree in content"),
         ("wrong_length", "returned 1 texts for"),
     ],
 )
 def test_the_contract_refuses_rewriters_that_break_it(factory: str, message: str) -> None:
     with pytest.raises(DPCoreError, match=message):
         audit_rewriter(_plugin(factory), [("a b c d", "a b c e")], rewrites=40, seed=0, distinguishers=FAST)
+
+
+def test_copies_that_share_a_word_are_refused_or_drawn_one_per_call() -> None:
+    # one word per call shared by every copy, beside an independent one: the counts pass
+    rw = _plugin("shared_word")
+    with pytest.raises(DPCoreError, match=r"agree in content .*independent_copies = False"):
+        check_contract(rw, "some text", seed=3)
+    report = check_contract(rw, "some text", seed=3, batched=False)
+    assert report.reproducible and not report.batched and "one copy per rewrite call" in report.independence()
+    # declared: every rewrite gets its own call, and the verdict says what it rests on
+    calls: list[int] = []
+
+    class Declared(type(rw)):
+        independent_copies = False
+
+        def rewrite(self, texts: list[str], rng: np.random.Generator) -> list[str]:
+            calls.append(len(texts))
+            return super().rewrite(texts, rng)
+
+    res = audit_rewriter(Declared(1.0), [("a b c d", "a b c e")], rewrites=40, seed=0, distinguishers=FAST)
+    assert len(calls) > 80 and set(calls[-80:]) == {1} and res.verdict != "violates"
+    assert res.to_dict()["independence"].startswith("one copy per rewrite call")
+    assert "rests on: one copy per rewrite call" in res.text()
+
+
+def test_a_kept_contract_is_stated_with_its_content_check() -> None:
+    res = audit_rewriter(
+        _plugin("shuffle"), [("a b c d", "a b c f")], rewrites=40, seed=1, distinguishers=FAST
+    )
+    c = res.contract
+    assert (
+        c is not None and c.batched and c.content_calls == 1 + 12 + 24 and c.content_rewrites == 24 + 48 + 24
+    )
+    assert "copies within one rewrite call are independent" in res.independence
+    assert f"permutation p = {c.content_p_value:.2g}" in res.independence
+
+
+def test_no_rewrite_call_draws_for_both_halves() -> None:
+    tasks = plan_tasks([("a", "b")], 150)
+    for side in (0, 1):
+        edges = np.cumsum([0] + [t.count for t in tasks if t.side == side])
+        assert 75 in edges and edges[-1] == 150  # the selection half ends where a call ends
+    # a multiple of two chunks keeps the chunks of one run over all rewrites
+    assert [(t.chunk, t.count) for t in plan_tasks([("a", "b")], 200) if t.side == 0] == [
+        (c, 50) for c in range(4)
+    ]
 
 
 def test_a_deterministic_rewriter_is_reported_not_refused() -> None:

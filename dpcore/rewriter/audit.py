@@ -31,7 +31,7 @@ from typing import Any
 
 from dpcore.rewriter.contract import ContractReport, check_contract
 from dpcore.rewriter.distinguish import DISTINGUISHERS, FORWARD, TITLES, Choice, choose_events
-from dpcore.rewriter.draws import RewriterSource, draw_rewrites, plan_tasks
+from dpcore.rewriter.draws import CHUNK, RewriterSource, draw_rewrites, plan_tasks
 from dpcore.rewriter.interface import TextRewriter, check_rewriter
 from dpcore.rewriter.power import log10_rewrites_needed, reach, rewrites_needed, statements
 from dpcore.stats import cp_log_ratio_lower
@@ -170,6 +170,8 @@ class RewriterAuditResult:
     workers: int = 1
     seconds: float = 0.0
     described: dict[str, Any] = field(default_factory=dict)
+    #: The independence the bounds rest on (:meth:`ContractReport.independence`).
+    independence: str = ""
     #: Every rewrite, per tested pair: {(pair index among the tested, 0 for x / 1 for x′): texts}
     #: (only with ``keep_rewrites=True``; not in :meth:`to_dict`).
     drawn: dict[tuple[int, int], list[str]] | None = None
@@ -202,6 +204,7 @@ class RewriterAuditResult:
             "power": self.power,
             "distinguishers": list(self.distinguishers),
             "contract": None if self.contract is None else self.contract.to_dict(),
+            "independence": self.independence,
             "pairs": [p.to_dict() for p in self.pairs],
             "seed": self.seed,
             "engine": self.engine,
@@ -220,6 +223,7 @@ class RewriterAuditResult:
             f"{self.rewrites - self.rewrites // 2:,} bound it); confidence {100 * self.confidence:g}% "
             f"family-wise over {2 * len(self.tested)} test(s)",
             f"distinguishers: {', '.join(self.distinguishers)}",
+            f"rests on: {self.independence}",
             f"largest certifiable bound at this size: {self.reach:.3g}",
         ]
         for s in self.power:
@@ -453,9 +457,14 @@ def audit_rewriter(
         plans.append((tokens, bound, outside))
     tested_idx = [i for i, (_, _, o) in enumerate(plans) if o is None]
     alpha = (1.0 - confidence) / max(1, 2 * len(tested_idx))
-    contract = check_contract(rewriter, pairs[tested_idx[0]][0], seed=seed) if check and tested_idx else None
+    batched = getattr(rewriter, "independent_copies", True) is not False
+    contract = (
+        check_contract(rewriter, pairs[tested_idx[0]][0], seed=seed, batched=batched)
+        if check and tested_idx
+        else None
+    )
     tested_pairs = [pairs[i] for i in tested_idx]
-    tasks = plan_tasks(tested_pairs, rewrites)
+    tasks = plan_tasks(tested_pairs, rewrites, CHUNK if batched else 1)
     total = sum(t.count for t in tasks)
     done = [0]
 
@@ -493,6 +502,15 @@ def audit_rewriter(
     top = reach(n_eval, alpha)
     tested = [p for p in outcomes if p.tested]
     verdict, text = _verdict(tested, len(pairs), rewrites, confidence, top, alpha)
+    if contract is not None:
+        independence = contract.independence()
+    elif batched:
+        independence = (
+            f"copies within one rewrite call ({CHUNK} at a time) are assumed independent: the contract was "
+            "not checked"
+        )
+    else:
+        independence = "one copy per rewrite call: every rewrite has its own call and random stream"
     claims = sorted({p.claimed_bound for p in tested}) or [float(claim.epsilon)]
     describe = getattr(rewriter, "describe", None)
     return RewriterAuditResult(
@@ -514,4 +532,5 @@ def audit_rewriter(
         seconds=time.perf_counter() - t0,
         described=dict(describe()) if callable(describe) else {},
         drawn=dict(drawn) if keep_rewrites else None,
+        independence=independence,
     )

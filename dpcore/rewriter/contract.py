@@ -10,8 +10,22 @@
    from one call are compared with as many single-copy calls by two permutation tests (2,000
    permutations): the number of distinct rewrites (a rewriter that repeats one rewrite within a
    call, or caches by input, fails it) and their mean length in words. Either p-value below
-   :data:`CONTRACT_ALPHA` refuses the rewriter: a false refusal has probability ≤ 2·0.001.
-3. **Different seeds.** When two seeds give the same rewrites the rewriter is deterministic; that
+   :data:`CONTRACT_ALPHA` refuses the rewriter.
+3. **Copies within a call are independent, on content.** Counts alone miss a rewriter whose
+   copies share part of one draw (one word per call, shared by every copy, beside an independent
+   one). :data:`GROUPS` more calls of :data:`GROUP_SIZE` copies are drawn. Every rewrite of the
+   check (the call of :data:`PROBE` copies, these calls, the single calls) is compared with every
+   other by the Jaccard similarity of their word sets (plus 1 when they are the same text). Under
+   the contract the rewrites are independent and identically distributed whichever call drew
+   them, so the calls' labels can be permuted; the statistic is the summed similarity of the
+   pairs drawn by one call, against :data:`PERMUTATIONS` label permutations. A p-value below
+   :data:`CONTRACT_ALPHA` refuses the rewriter. A false refusal (of a rewriter that keeps the
+   contract) has probability ≤ 3·0.001 over the three permutation tests. A rewriter whose copies
+   may share randomness by design declares ``independent_copies = False``: the audit then draws
+   one copy per call (slower, but its bounds need no check of this item) and items 2–3 are
+   skipped. Every audit result states which independence its bounds rest on
+   (:meth:`ContractReport.independence`).
+4. **Different seeds.** When two seeds give the same rewrites the rewriter is deterministic; that
    is reported (a deterministic rewriter whose rewrites of x and x′ differ has an unbounded
    loss, which the audit then shows), not refused.
 """
@@ -19,6 +33,8 @@
 from __future__ import annotations
 
 import random
+import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -28,13 +44,20 @@ from dpcore.rewriter.interface import TextRewriter, call_rewrite
 from dpcore.rng import cell_seed_sequence
 from dpcore.validation import DPCoreError
 
-__all__ = ["CONTRACT_ALPHA", "PROBE", "ContractReport", "check_contract"]
+__all__ = ["CONTRACT_ALPHA", "GROUPS", "GROUP_SIZE", "PROBE", "ContractReport", "check_contract"]
 
 #: Rewrites per side of the size check.
 PROBE = 24
+#: Calls of :data:`GROUP_SIZE` copies drawn for the content check (besides the size check's).
+GROUPS = 12
+#: Copies per call of the content check.
+GROUP_SIZE = 4
+#: Permutations of the content check per block (bounded memory).
+_BLOCK = 250
 #: Level of each of the two permutation tests.
 CONTRACT_ALPHA = 1e-3
 PERMUTATIONS = 2000
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -46,6 +69,28 @@ class ContractReport:
     distinct_p_value: float
     length_p_value: float
     probe: int
+    #: p-value of the content check of independence within a call (item 3 of the module).
+    content_p_value: float = 1.0
+    #: Rewrites the content check compared, and in how many calls.
+    content_rewrites: int = 0
+    content_calls: int = 0
+    #: Whether the audit draws many copies per call (False: one copy per call, items 2–3 unchecked).
+    batched: bool = True
+
+    def independence(self) -> str:
+        """The independence the audit's bounds rest on, in one sentence."""
+        if not self.batched:
+            return (
+                "one copy per rewrite call (the rewriter declares that copies within a call may share "
+                "randomness): every rewrite has its own call and random stream"
+            )
+        return (
+            "copies within one rewrite call are independent (the contract's content check: "
+            f"{self.content_rewrites} rewrites in {self.content_calls} calls, "
+            f"permutation p = {self.content_p_value:.2g}; "
+            f"sizes: p = {min(self.distinct_p_value, self.length_p_value):.2g}); calls have their own random "
+            "streams, and no call draws for both halves"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -74,8 +119,73 @@ def _mean(lengths: np.ndarray) -> np.ndarray:
     return lengths.mean(axis=1)
 
 
-def check_contract(rewriter: TextRewriter, text: str, *, seed: int) -> ContractReport:
-    """Check the contract on ``text`` (module docstring); raise :class:`DPCoreError` when broken."""
+def _similarity(texts: Sequence[str]) -> np.ndarray:
+    """Rewrites × rewrites: the Jaccard similarity of their sets of lower-cased words, plus 1 when
+    the two rewrites are the same text (two rewrites without words count as sharing them all)."""
+    words = [frozenset(_WORD.findall(str(t).lower())) for t in texts]
+    vocab = {w: i for i, w in enumerate(sorted(frozenset().union(*words)))}
+    x = np.zeros((len(texts), len(vocab)), dtype=np.float64)
+    for r, ws in enumerate(words):
+        x[r, [vocab[w] for w in ws]] = 1.0
+    inter = x @ x.T
+    size = x.sum(axis=1)
+    union = size[:, None] + size[None, :] - inter
+    sim = np.divide(inter, union, out=np.ones_like(inter), where=union > 0)
+    codes = np.unique(np.asarray(texts, dtype=object).astype(str), return_inverse=True)[1].ravel()
+    return sim + (codes[:, None] == codes[None, :])
+
+
+def _within_call(sim: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Σ of ``sim`` over pairs of rewrites drawn by one call, for each row of ``labels``."""
+    same = labels[:, :, None] == labels[:, None, :]
+    return np.einsum("pij,ij->p", same, sim) - np.trace(sim)
+
+
+def content_p_value(texts: Sequence[str], calls: Sequence[int], rng: np.random.Generator) -> float:
+    """Permutation p-value that rewrites of one call are more alike than rewrites of different
+    calls (item 3 of the module docstring).
+
+    Parameters
+    ----------
+    texts:
+        Every rewrite of one input.
+    calls:
+        The call that drew each (any integer labels; calls of one copy count too, as the
+        reference of what independent draws look like).
+    rng:
+        Draws the permutations.
+
+    Returns
+    -------
+    float
+        (1 + #{permutations at least as alike within calls}) / (1 + :data:`PERMUTATIONS`).
+    """
+    labels = np.unique(np.asarray(calls), return_inverse=True)[1].ravel()
+    if labels.size < 3 or np.bincount(labels).max() < 2:
+        return 1.0
+    sim = _similarity(texts)
+    observed = float(_within_call(sim, labels[None, :])[0])
+    hits = 0
+    for b in range(0, PERMUTATIONS, _BLOCK):
+        perms = np.stack([rng.permutation(labels) for _ in range(min(_BLOCK, PERMUTATIONS - b))])
+        hits += int(np.count_nonzero(_within_call(sim, perms) >= observed - 1e-9))
+    return float((hits + 1) / (PERMUTATIONS + 1))
+
+
+def check_contract(rewriter: TextRewriter, text: str, *, seed: int, batched: bool = True) -> ContractReport:
+    """Check the contract on ``text`` (module docstring); raise :class:`DPCoreError` when broken.
+
+    Parameters
+    ----------
+    rewriter, text:
+        What is checked, on which input.
+    seed:
+        The audit's seed (the check's streams derive from it).
+    batched:
+        Whether the audit will draw many copies per call. ``False`` (a rewriter that declares
+        ``independent_copies = False``: the audit then draws one copy per call) checks items 1
+        and 4 only: copies within a call are never used together.
+    """
     # a first call loads what the rewriter loads lazily (a model, a library that seeds something
     # on import): only what a rewrite itself draws is the contract's business
     call_rewrite(rewriter, [text], _rng(seed, "warm-up"))
@@ -103,6 +213,8 @@ def check_contract(rewriter: TextRewriter, text: str, *, seed: int) -> ContractR
         )
     other = call_rewrite(rewriter, [text] * PROBE, _rng(seed, "other"))
     deterministic = other == first
+    if not batched:
+        return ContractReport(True, bool(deterministic), 1.0, 1.0, PROBE, batched=False)
     singles = [call_rewrite(rewriter, [text], _rng(seed, "single", i))[0] for i in range(PROBE)]
     prng = _rng(seed, "permutations")
     both = [*other, *singles]
@@ -110,6 +222,20 @@ def check_contract(rewriter: TextRewriter, text: str, *, seed: int) -> ContractR
     lengths = np.asarray([len(t.split()) for t in both], dtype=np.float64)
     p_distinct = _perm_p(codes, PROBE, _distinct, prng)
     p_length = _perm_p(lengths, PROBE, _mean, prng)
+    groups = [call_rewrite(rewriter, [text] * GROUP_SIZE, _rng(seed, "group", g)) for g in range(GROUPS)]
+    content = [*other, *(t for g in groups for t in g), *singles]
+    labels = [0] * PROBE + [1 + g for g in range(GROUPS) for _ in range(GROUP_SIZE)]
+    labels += [1 + GROUPS + i for i in range(PROBE)]
+    p_content = content_p_value(content, labels, prng)
+    if p_content < CONTRACT_ALPHA:
+        raise DPCoreError(
+            f"{rewriter.name}: the copies of one call are not independent: they agree in content more than "
+            "copies of different calls "
+            f"({len(content)} rewrites in {GROUPS + 1 + PROBE} calls; permutation p = {p_content:.2g}): they "
+            "share randomness, so the audit cannot treat them as independent draws. Draw every copy "
+            "independently, or set independent_copies = False on the rewriter (the audit then draws one "
+            "copy per call)"
+        )
     if min(p_distinct, p_length) < CONTRACT_ALPHA:
         what = "how many distinct rewrites" if p_distinct <= p_length else "how long the rewrites are"
         raise DPCoreError(
@@ -117,4 +243,13 @@ def check_contract(rewriter: TextRewriter, text: str, *, seed: int) -> ContractR
             f"(permutation p = {min(p_distinct, p_length):.2g}): the copies of a call are not independent "
             "draws, so the audit cannot batch them"
         )
-    return ContractReport(True, bool(deterministic), float(p_distinct), float(p_length), PROBE)
+    return ContractReport(
+        True,
+        bool(deterministic),
+        float(p_distinct),
+        float(p_length),
+        PROBE,
+        content_p_value=p_content,
+        content_rewrites=len(content),
+        content_calls=GROUPS + 1 + PROBE,
+    )

@@ -78,12 +78,24 @@ class Task:
 
 
 def plan_tasks(pairs: Sequence[tuple[str, str]], rewrites: int, chunk: int = CHUNK) -> list[Task]:
-    """Every chunk of every input of every pair, in order."""
+    """Every chunk of every input of every pair, in order.
+
+    The first ``rewrites // 2`` rewrites of an input (the audit's selection half) and the rest
+    (its evaluation half) are chunked separately, so that no ``rewrite`` call draws copies for
+    both halves: copies of one call are checked for independence
+    (:mod:`dpcore.rewriter.contract`), but the halves' independence, on which every bound rests,
+    never depends on that check. Chunk numbers run on across the two halves; when ``rewrites``
+    is a multiple of ``2 * chunk`` the chunks are those of one run over all the rewrites.
+    """
+    m = int(rewrites) // 2
     out = []
     for p, pair in enumerate(pairs):
         for side, text in enumerate(pair):
-            for c, start in enumerate(range(0, rewrites, chunk)):
-                out.append(Task(p, side, c, text, min(chunk, rewrites - start)))
+            c = 0
+            for lo, hi in ((0, m), (m, int(rewrites))):
+                for start in range(lo, hi, chunk):
+                    out.append(Task(p, side, c, text, min(chunk, hi - start)))
+                    c += 1
     return out
 
 

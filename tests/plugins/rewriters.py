@@ -82,3 +82,21 @@ def wrong_length(epsilon: float) -> WrongLength:
 
 def not_a_rewriter(epsilon: float) -> object:
     return object()
+
+
+class SharedWord(_Base):
+    """One word per call, "alpha" or "beta", shared by all its copies, beside an independent word
+    per copy: its output ignores its input, but its copies are not independent (the contract
+    refuses it; batched, it would look like a leak)."""
+
+    name = "plugin:shared-word"
+    WORDS = tuple(f"w{i}" for i in range(200))
+
+    def rewrite(self, texts: list[str], rng: np.random.Generator) -> list[str]:
+        shared = ("alpha", "beta")[int(rng.integers(2))]
+        own = rng.choice(np.asarray(self.WORDS), size=len(texts))
+        return [f"{shared} {w}" for w in own.tolist()]
+
+
+def shared_word(epsilon: float) -> SharedWord:
+    return SharedWord(epsilon)
