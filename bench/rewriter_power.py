@@ -11,15 +11,22 @@ Bonferroni) then runs on many seeds, and the caught rate is judged by a one-side
 - ``copy``: copies its input with probability q, else one of K = 20 public sentences (x and x′
   are two of them);
 - ``leak-word``: a public sentence and one word, the input's last word with probability q, else
-  one of K = 100 public words (x and x′ differ in their last word).
+  one of K = 100 public words (x and x′ differ in their last word);
+- ``leak-suffix``: a public sentence and a public word with one letter glued to it, the input's
+  last letter with probability q, else one of K = 26 letters: a marker only in characters, which
+  the statement does **not** cover (:data:`dpcore.rewriter.power.NOT_COVERED`). Its cells are
+  reported, not judged: they show why the statement leaves such markers out.
 
 False alarms: the copy rewriter audited against its own exact loss (a claim that holds with
 equality); at most 1 − confidence of the runs may flag it.
 
 Prints one line per cell and the command that reproduces it::
 
-    python bench/rewriter_power.py [--runs 200] [--sizes 100,200,400,1000]
-        [--distinguishers exact,words,chars] [--minilm-runs 30]
+    python bench/rewriter_power.py [--runs 400] [--sizes 200,1000]
+        [--distinguishers exact,words,chars,minilm] [--kinds copy,leak-word,leak-suffix,false-alarms]
+
+400 runs per cell tell a caught rate of 0.90 from 0.87 (the default distinguishers, MiniLM
+included, are the audit's own defaults).
 """
 
 from __future__ import annotations
@@ -34,8 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scipy.stats import binom
 
 from dpcore.rewriter.audit import audit_rewriter
+from dpcore.rewriter.distinguish import DISTINGUISHERS
 from dpcore.rewriter.pairs import _replacement_words, corpus_sentences
-from dpcore.rewriter.planted import CopyRewriter, LeakWordRewriter, planted_loss
+from dpcore.rewriter.planted import CopyRewriter, LeakSuffixRewriter, LeakWordRewriter, planted_loss
 from dpcore.rewriter.power import stated_power
 from dpcore.stats import cp_lower, cp_upper
 
@@ -49,12 +57,18 @@ def _make(kind: str, q: float, claim: float):
     if kind == "copy":
         return CopyRewriter(epsilon=claim, q=q, pool=pool), (pool[0], pool[1]), 20
     words = _replacement_words()[:100]
+    if kind == "leak-suffix":
+        rw = LeakSuffixRewriter(epsilon=claim, q=q, pool=pool, words=words)
+        return rw, ("the storm hit the coast", "the storm hit the town"), 26
     rw = LeakWordRewriter(epsilon=claim, q=q, pool=pool, words=words)
     return rw, (f"the storm hit {words[0]}", f"the storm hit {words[1]}"), 100
 
 
+K = {"copy": 20, "leak-word": 100, "leak-suffix": 26}
+
+
 def _stated(kind: str, q: float, n: int) -> float:
-    k = 20 if kind == "copy" else 100
+    k = K[kind]
     alpha = (1 - CONFIDENCE) / 2
     return stated_power(n - n // 2, alpha, CLAIM, q + (1 - q) / k, planted_loss(q, k))
 
@@ -78,22 +92,27 @@ def _rate(k: int, runs: int) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=200)
-    ap.add_argument("--sizes", default="100,200,400,1000")
-    ap.add_argument("--distinguishers", default="exact,words,chars")
-    ap.add_argument("--minilm-runs", type=int, default=30)
+    ap.add_argument("--runs", type=int, default=400)
+    ap.add_argument("--sizes", default="200,1000")
+    ap.add_argument("--distinguishers", default=",".join(DISTINGUISHERS))
+    ap.add_argument("--kinds", default="copy,leak-word,leak-suffix,false-alarms")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     dist = tuple(args.distinguishers.split(","))
+    kinds = args.kinds.split(",")
     print(
         f"# python bench/rewriter_power.py --runs {args.runs} --sizes {args.sizes} "
-        f"--distinguishers {args.distinguishers} --minilm-runs {args.minilm_runs}"
+        f"--distinguishers {args.distinguishers} --kinds {args.kinds}"
     )
     print(f"# claim ε = {CLAIM:g} per document, confidence {CONFIDENCE:g}, one pair (2 tests)")
     print('# rule: "caught rate ≥ stated" is rejected when Pr[Bin(runs, stated) ≤ caught] < 0.05')
     failed = 0
-    cells = [(kind, n, args.runs, dist) for kind in ("copy", "leak-word") for n in sizes]
-    cells.append(("copy", 200, args.minilm_runs, ("exact", "words", "chars", "minilm")))
+    cells = [
+        (kind, n, args.runs, dist)
+        for kind in ("copy", "leak-word", "leak-suffix")
+        if kind in kinds
+        for n in sizes
+    ]
     for kind, n, runs, ds in cells:
         if runs <= 0:
             continue
@@ -107,16 +126,20 @@ def main() -> int:
             for s in range(runs)
         )
         p_value = float(binom.cdf(caught, runs, stated))
-        ok = p_value >= 0.05
+        covered = kind != "leak-suffix"
+        ok = p_value >= 0.05 or not covered
         failed += not ok
+        judged = (
+            ("holds" if ok else "REJECTED") if covered else "not covered by the statement (reported only)"
+        )
         print(
-            f"{kind:<9} N = {n:>5,} q = {q:.4f} (K = {k}, marker p = {q + (1 - q) / k:.3f}, exact loss "
-            f"{planted_loss(q, k):.3f}) distinguishers {','.join(ds)}: stated {stated:.3f}, caught "
-            f"{_rate(caught, runs)}; binomial p = {p_value:.3g}: "
-            f"{'holds' if ok else 'REJECTED'} [{time.perf_counter() - t0:.0f} s]",
+            f"{kind:<11} N = {n:>5,} q = {q:.4f} (K = {k}, marker p = {q + (1 - q) / k:.3f}, exact loss "
+            f"{planted_loss(q, k):.3f}) distinguishers {','.join(ds)}: at the statement's 90% point "
+            f"{stated:.3f}, caught {_rate(caught, runs)}; binomial p = {p_value:.3g}: "
+            f"{judged} [{time.perf_counter() - t0:.0f} s]",
             flush=True,
         )
-    for n in sizes:
+    for n in sizes if "false-alarms" in kinds else ():
         q = q_at("copy", n)
         loss = planted_loss(q, 20)
         rw, pair, _ = _make("copy", q, loss)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import subprocess
 import sys
@@ -59,3 +60,21 @@ def test_every_page_is_listed_and_guards_navigation() -> None:
         rel = f"pages/{path.name}"
         assert rel in listed, f"{rel} is not in pages._shared.PAGES"
         assert "ensure_navigation()" in path.read_text(encoding="utf-8"), rel
+
+
+def _keyword_true(call: ast.Call, name: str) -> bool:
+    return any(
+        k.arg == name and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords
+    )
+
+
+def test_every_model_load_stays_offline() -> None:
+    # no network at run time: every from_pretrained in dpcore reads local files only
+    calls, offenders = 0, []
+    for path in sorted((ROOT / "dpcore").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "from_pretrained":
+                calls += 1
+                if not _keyword_true(node, "local_files_only"):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert calls >= 9 and offenders == []

@@ -21,8 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="audit a sentence- or document-level text rewriter: a lower bound on its privacy loss",
         description=(
             "Rewrite each of two neighbouring inputs x and x′ --rewrites times; on the first half of the "
-            "rewrites choose one event per direction (a set of whole outputs, a word or character n-gram, "
-            "or a threshold on a naive-Bayes or MiniLM score, the scores cross-fitted), and bound its "
+            "rewrites choose one event per direction (a set of whole outputs, a word 1–2-gram, or a "
+            "threshold on a naive-Bayes score over word or character n-grams or on a MiniLM score, the "
+            "scores cross-fitted), and bound its "
             "privacy loss on the second half with Clopper–Pearson bounds, Bonferroni over both directions "
             "of every pair. A pair violates its claim when that lower bound exceeds the claimed bound: ε "
             "per document, ε per token times the text's tokens, or ε·d summed over the words. NAME is "
@@ -30,7 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             "(see `list`) or your own code as path/to/file.py:factory or package.module:factory, called "
             "as factory(epsilon=E) and returning an object with name, claim (a dpcore.rewriter."
             "RewriterClaim) and rewrite(texts, rng). Before any verdict its contract is checked: the rng "
-            "it is handed is its only randomness, and calls of other sizes draw alike. Every result says "
+            "it is handed is its only randomness, calls of other sizes draw alike, and copies within a call "
+            "are independent, checked on their content (independent_copies = False on the rewriter draws "
+            "one copy per call instead). Every result says "
             "the largest bound its size could certify; a claim above it is 'out-of-reach', never 'no "
             "violation found'. Exit status 0 when the audit ran (whatever its verdict), 2 on bad input, "
             "3 when no pair was within the claim's premise."

@@ -186,8 +186,16 @@ class SmolLM2:
             self.tokenizer, model = _load_converted(cached)
         else:
             with _gguf_conversion():
-                self.tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-                model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+                self.tokenizer = AutoTokenizer.from_pretrained(
+                    folder, gguf_file=name, local_files_only=True, trust_remote_code=False
+                )
+                model = AutoModelForCausalLM.from_pretrained(
+                    folder,
+                    gguf_file=name,
+                    dtype=torch.float32,
+                    local_files_only=True,
+                    trust_remote_code=False,
+                )
             if cached is not None:
                 _save_converted(cached, self.tokenizer, model)
         self.model = model.to(self.device).eval()
@@ -306,8 +314,8 @@ def _load_converted(folder: Path) -> tuple[Any, Any]:
     from safetensors.torch import load_model
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(folder))
-    config = AutoConfig.from_pretrained(str(folder))
+    tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
+    config = AutoConfig.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     load_model(model, str(folder / "model.safetensors"))
     return tokenizer, model

@@ -279,7 +279,9 @@ def _ngram_candidates(
 def _minilm_candidates(texts: list[str], m: int, n_eval: int, alpha: float) -> dict[str, _Candidate]:
     from dpcore.minilm import encode_sentences
 
-    emb = encode_sentences(texts)
+    # each distinct text once (a rewriter's outputs often repeat), then every row from its text
+    unique, rows = np.unique(np.asarray(texts, dtype=object).astype(str), return_inverse=True)
+    emb = encode_sentences(unique.tolist())[rows.ravel()]
 
     def fit(fx: np.ndarray, fxp: np.ndarray) -> np.ndarray:
         return fx.mean(axis=0) - fxp.mean(axis=0)

@@ -15,6 +15,13 @@ its power statement promises (``bench/rewriter_power.py``, ``tests/test_rewriter
     probability q, otherwise a uniform word of a public list of K words. Its only leak is one
     word; for inputs differing there (both words in the list) the exact loss is
     ln(1 + qK/(1 − q)) by the same argument.
+:class:`LeakSuffixRewriter`
+    Outputs a uniform pool sentence followed by a uniform public word with one letter glued to
+    its end: the input's last letter with probability q, otherwise a uniform letter a–z (K = 26).
+    Its only leak is that letter, which no single word or word pair carries (each word-and-letter
+    is one of K·26 rare words): a marker only in characters, which the power statement does
+    not cover (:data:`dpcore.rewriter.power.NOT_COVERED`). For inputs whose last letters differ
+    the exact loss is ln(1 + 26q/(1 − q)).
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import numpy as np
 from dpcore.rewriter.interface import RewriterClaim
 from dpcore.validation import DPCoreError, check_epsilon, check_probability
 
-__all__ = ["CopyRewriter", "LeakWordRewriter", "planted_loss", "q_for_loss"]
+__all__ = ["CopyRewriter", "LeakSuffixRewriter", "LeakWordRewriter", "planted_loss", "q_for_loss"]
 
 
 def planted_loss(q: float, k: int) -> float:
@@ -144,3 +151,45 @@ class LeakWordRewriter(_Planted):
         if w not in known or wp not in known:
             return math.inf
         return planted_loss(self.q, int(self.words.size))
+
+
+class LeakSuffixRewriter(LeakWordRewriter):
+    """A pool sentence and a public word with a letter glued on, the input's last letter with
+    probability q (module docstring).
+
+    Parameters
+    ----------
+    epsilon, q, pool, words:
+        As :class:`LeakWordRewriter` (``words``: the public words the letter is glued to).
+    """
+
+    name = "planted:leak-suffix"
+    LETTERS = tuple("abcdefghijklmnopqrstuvwxyz")
+
+    def __init__(self, *, epsilon: float, q: float, pool: Sequence[str], words: Sequence[str]) -> None:
+        super().__init__(epsilon=epsilon, q=q, pool=pool, words=words)
+        self.letters = np.asarray(self.LETTERS, dtype=object)
+
+    def _letter(self, text: str) -> str:
+        letters = [c for c in str(text).lower() if c in self.LETTERS]
+        return letters[-1] if letters else ""
+
+    def rewrite(self, texts: Sequence[str], rng: np.random.Generator) -> list[str]:
+        n = len(texts)
+        leak = rng.random(n) < self.q
+        base = self.pool[rng.integers(0, self.pool.size, size=n)]
+        word = self.words[rng.integers(0, self.words.size, size=n)]
+        other = self.letters[rng.integers(0, self.letters.size, size=n)]
+        return [
+            f"{b} {w}{self._letter(t) if lk else o}"
+            for t, lk, b, w, o in zip(texts, leak, base, word, other, strict=True)
+        ]
+
+    def exact_loss(self, x: str, x_prime: str) -> float:
+        """The pair's exact privacy loss (∞ when an input has no letter a–z)."""
+        a, b = self._letter(x), self._letter(x_prime)
+        if a == b:
+            return 0.0
+        if not a or not b:
+            return math.inf
+        return planted_loss(self.q, len(self.LETTERS))
