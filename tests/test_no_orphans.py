@@ -164,6 +164,20 @@ def test_local_pool_workers_die_with_the_audit(run: Callable[[list[str]], Run], 
     assert left == {}, f"still alive {GRACE:.0f} s after {sig.name} to the parent: {left}"
 
 
+def _spawned(r: Run, table: dict) -> list[int]:
+    return [p for p in r.children(table) if "spawn_main" in table[p][3]]
+
+
+def test_rewriter_audit_workers_die_with_it(run: Callable[[list[str]], Run]) -> None:
+    argv = [sys.executable, "-m", "dpcore", "audit-rewriter", "--rewriter", "planted:copy", "--epsilon", "1"]
+    argv += ["--x", "the storm hit the coast", "--x-prime", "the storm hit the town", "--rewrites", "1000000"]
+    argv += ["--distinguishers", "exact", "--workers", "2"]
+    r = run(argv)
+    r.wait_for(lambda table: len(_spawned(r, table)) >= 2, "the rewriter pool's two workers")
+    left = r.signal_parent_and_watch(signal.SIGKILL)
+    assert left == {}, f"still alive {GRACE:.0f} s after SIGKILL to the parent: {left}"
+
+
 PROBES = """
 import time
 from dpcore.textaudit.contract import in_forks

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -67,3 +68,11 @@ def test_a_rewriter_that_cannot_be_pickled_says_so() -> None:
     rw.hook = lambda: None  # a lambda does not pickle
     with pytest.raises(DPCoreError, match="cannot be sent to workers"):
         audit_rewriter(rw, PAIRS, workers=2, check=False, **KW)
+
+
+def test_a_worker_that_dies_ends_the_audit_with_one_clear_error() -> None:
+    plugin = f"{Path(__file__).resolve().parent / 'plugins' / 'rewriters.py'}:dies_in_worker"
+    source = RewriterSource(name=plugin, epsilon=1.0, allow_user_code=True)
+    rw = source.build()
+    with pytest.raises(DPCoreError, match="worker process of the rewriter audit ended abruptly"):
+        audit_rewriter(rw, PAIRS, workers=2, source=source, **KW)

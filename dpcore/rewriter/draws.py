@@ -109,7 +109,10 @@ def _run(rewriter: TextRewriter, task: Task, seed: int) -> list[str]:
 _WORKER: dict[str, Any] = {}
 
 
-def _init(source: RewriterSource) -> None:
+def _init(source: RewriterSource, parent: int) -> None:
+    from dpcore.lifeline import worker_init
+
+    worker_init(parent)  # dies with the audit's process, which handles Ctrl-C
     _WORKER["rewriter"] = source.build()
 
 
@@ -169,24 +172,62 @@ def draw_rewrites(
         batches = [list(range(b, len(tasks), n_batches)) for b in range(n_batches)]
         batches = [b for b in batches if b]
         if engine == "local":
-            import multiprocessing
-
-            ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(
-                max_workers=workers, mp_context=ctx, initializer=_init, initargs=(src,)
-            ) as ex:
-                futs = {ex.submit(_work, [tasks[i] for i in b], seed): b for b in batches}
-                for fut in as_completed(futs):
-                    for i, out in zip(futs[fut], fut.result(), strict=True):
-                        results[i] = out
-                        if progress:
-                            progress(tasks[i].count)
+            results = _draw_pool(src, tasks, batches, seed, workers, progress)
         else:
             results = _draw_ray(src, tasks, batches, seed, workers, address, progress)
     out: dict[tuple[int, int], list[str]] = {}
     for i, t in enumerate(tasks):
         out.setdefault((t.pair, t.side), []).extend(results[i])
     return out
+
+
+def _draw_pool(
+    src: RewriterSource,
+    tasks: list[Task],
+    batches: list[list[int]],
+    seed: int,
+    workers: int,
+    progress: Callable[[int], None] | None,
+) -> dict[int, list[str]]:
+    """The batches on a pool of ``spawn`` processes (a model may hold threads a fork would copy).
+
+    The workers die with this process (:func:`dpcore.lifeline.worker_init`, SIGKILL included) and
+    are killed at once when the run is interrupted or fails here, instead of finishing the
+    batches they hold. A worker that dies (a crash, ``os._exit``, a kill) ends the audit with one
+    clear error: every rewrite counts, so none is left out.
+    """
+    import multiprocessing
+    import os
+    from concurrent.futures.process import BrokenProcessPool
+
+    from dpcore.lifeline import kill_workers
+
+    ctx = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=ctx, initializer=_init, initargs=(src, os.getpid())
+    )
+    results: dict[int, list[str]] = {}
+    finished = False
+    try:
+        futs = {pool.submit(_work, [tasks[i] for i in b], seed): b for b in batches}
+        for fut in as_completed(futs):
+            try:
+                outs = fut.result()
+            except BrokenProcessPool:
+                raise DPCoreError(
+                    "a worker process of the rewriter audit ended abruptly (a crash, os._exit or a kill); "
+                    "run again, or with --workers 1 to see the rewriter's own error"
+                ) from None
+            for i, out in zip(futs[fut], outs, strict=True):
+                results[i] = out
+                if progress:
+                    progress(tasks[i].count)
+        finished = True
+        return results
+    finally:
+        if not finished:  # interrupted (Ctrl-C, SIGTERM as an exception) or failed
+            kill_workers(pool)
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _draw_ray(

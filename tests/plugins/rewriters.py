@@ -100,3 +100,22 @@ class SharedWord(_Base):
 
 def shared_word(epsilon: float) -> SharedWord:
     return SharedWord(epsilon)
+
+
+class DiesInWorker(_Base):
+    """Rewrites like :class:`Shuffle` in the audit's own process, but a worker process that calls
+    it ends at once (``os._exit``): what a crash in a pool looks like."""
+
+    name = "plugin:dies-in-worker"
+
+    def rewrite(self, texts: list[str], rng: np.random.Generator) -> list[str]:
+        import multiprocessing
+        import os
+
+        if multiprocessing.parent_process() is not None:
+            os._exit(3)
+        return [" ".join(rng.permutation(t.split()).tolist()) for t in texts]
+
+
+def dies_in_worker(epsilon: float) -> DiesInWorker:
+    return DiesInWorker(epsilon)
