@@ -174,7 +174,8 @@ page_intro(
     "sentence's tokens (sequential composition; both sentences must have the same number of tokens). "
     "N rewrites can certify a loss of at most about ln N: a claim above that is *out of reach*, "
     "never “no violation”. Before any verdict the rewriter's contract is checked (the random generator "
-    "it is handed is its only randomness; calls of other sizes draw alike).",
+    "it is handed is its only randomness; calls of other sizes draw alike; copies within a call are "
+    "independent, or each rewrite is drawn in its own call).",
 )
 
 apply_query_params(SPECS, page="audit_rewriter")

@@ -170,7 +170,7 @@ def test_the_flawed_control_is_one_click_away_and_back(no_compute: None) -> None
         "Largest certifiable bound": "3.81",
     }
     assert "The rewriter's contract: passed." in md and "What this run could have caught" in md
-    assert "The bounds rest on this: copies within one rewrite call are independent (the contract's content" in md
+    assert "The bounds rest on this: copies within one rewrite call are independent" in md
     assert [c.value for c in at.code] == [shell_command(view_command(view))]
     assert any("FLAWED" in o for o in at.selectbox(key="rw").options)
     # and back, in one click

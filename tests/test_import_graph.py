@@ -1,8 +1,9 @@
 """No import circles among dpcore's modules, read from the source with ``ast`` (nothing imported).
 
-Every import of a ``dpcore`` module counts, wherever it stands: at module level or inside a
-function (a function-level import only delays a circle, it does not remove it). Imports under
-``if TYPE_CHECKING:`` are skipped: they never run.
+Every import of a ``dpcore`` module counts, wherever it stands: at module level, inside a
+function (a function-level import only delays a circle, it does not remove it) or under
+``if TYPE_CHECKING:`` (a type-only import never runs, but it still ties the two modules: a type
+that two stages share lives on a floor below both, issue 60).
 
 How an import names a module:
 
@@ -78,25 +79,11 @@ def _module_path(root: Path, top: str, module: str) -> str:
     return str(base.with_suffix(".py").relative_to(root))
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    """True for ``TYPE_CHECKING`` and ``typing.TYPE_CHECKING`` (any ``X.TYPE_CHECKING``)."""
-    if isinstance(test, ast.Name):
-        return test.id == "TYPE_CHECKING"
-    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-
-
 def _imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Yield every import statement in ``tree`` at any depth, except under ``if TYPE_CHECKING:``."""
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
+    """Yield every import statement in ``tree`` at any depth, ``if TYPE_CHECKING:`` included."""
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-            continue
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            stack.extend(node.orelse)
-            continue
-        stack.extend(ast.iter_child_nodes(node))
 
 
 def _package_of(module: str, is_package: bool) -> str:
@@ -271,15 +258,18 @@ def test_checker_finds_a_circle_in_a_synthetic_package(tmp_path: Path) -> None:
     )
     _write(tmp_path, "pkg/ok.py", "from . import typed\n")
     found = describe_cycles(tmp_path, "pkg")
-    assert set(found) == {frozenset({"pkg.sub", "pkg.sub.low", "pkg.high"})}
+    typed = frozenset({"pkg.ok", "pkg.typed"})  # a type-only import counts
+    assert set(found) == {frozenset({"pkg.sub", "pkg.sub.low", "pkg.high"}), typed}
+    assert "pkg/typed.py:3: from pkg.ok import x" in found[typed]
+    found.pop(typed)
     report = next(iter(found.values()))
     assert "pkg/sub/low.py:2: from pkg.high import run" in report
     assert "pkg/high.py:1: from pkg import sub" in report
     # the allowlist: a listed circle passes; a listed circle that is gone is reported as stale
     assert against_allowlist(found, frozenset(found)) == ([], [])
     assert against_allowlist(found, frozenset())[0] == [report]
-    gone = frozenset({"pkg.ok", "pkg.typed"})
-    assert against_allowlist(found, frozenset({*found, gone})) == ([], [["pkg.ok", "pkg.typed"]])
+    gone = frozenset({"pkg.gone", "pkg.typed"})
+    assert against_allowlist(found, frozenset({*found, gone})) == ([], [["pkg.gone", "pkg.typed"]])
 
 
 def test_checker_resolves_relative_and_package_imports(tmp_path: Path) -> None:

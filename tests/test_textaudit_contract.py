@@ -29,11 +29,11 @@ from dpcore.textaudit.contract import (
     GlobalStateReseeded,
     RngContract,
     enforce_rng_contract,
-    stdout_to_stderr,
     unwrap,
 )
 from dpcore.textaudit.engine import DrawPlan, draw_words
 from dpcore.textaudit.sampling import OutputCodebook, SanitizerRaised, draw_counts
+from dpcore.textaudit.wrapping import stdout_to_stderr
 from dpcore.validation import DPCoreError
 from tests.cli_errors import error_lines
 from tests.conftest import RAY_GROUP

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from dpcore.stats import cp_log_ratio_lower
+from dpcore.textaudit.observer import text_line, tpr_record
 from dpcore.textaudit.result import PairResult
-from dpcore.textaudit.tradeoffs import build, strongest_first, text_line, thin_curve, tpr_record
+from dpcore.textaudit.tradeoffs import build, strongest_first, thin_curve
 from dpcore.tradeoff import FPR_LEVELS, Box, box_outside, box_violation, roc_from_logpmfs, tpr_ceiling
 from tests.conftest import Cli
 

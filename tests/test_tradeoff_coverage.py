@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from dpcore.stats import cp_log_ratio_lower
+from dpcore.textaudit.observer import text_line
 from dpcore.textaudit.result import PairResult
-from dpcore.textaudit.tradeoffs import build, text_line
+from dpcore.textaudit.tradeoffs import build
 from dpcore.tradeoff import (
     TESTED,
     Box,

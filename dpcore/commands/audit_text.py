@@ -324,7 +324,7 @@ def _print_text(result: Any) -> None:
     print(f"verdict: {outcome(result.verdict, result.premise)} — {result.verdict_text}")
     if result.exact_verdict is not None:
         print(f"exact distribution: {result.exact_verdict} (max exact loss per pair shown in --json)")
-    from dpcore.textaudit.tradeoffs import text_line
+    from dpcore.textaudit.observer import text_line
 
     line = text_line(result.tradeoff_pairs)
     if line is not None:

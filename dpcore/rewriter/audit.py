@@ -463,6 +463,8 @@ def audit_rewriter(
         if check and tested_idx
         else None
     )
+    if contract is not None:
+        batched = contract.batched  # copies of a call not shown independent: one copy per call
     tested_pairs = [pairs[i] for i in tested_idx]
     tasks = plan_tasks(tested_pairs, rewrites, CHUNK if batched else 1)
     total = sum(t.count for t in tasks)

@@ -9,8 +9,7 @@
    copies of an input per call and treats them as independent rewrites. :data:`PROBE` rewrites
    from one call are compared with as many single-copy calls by two permutation tests (2,000
    permutations): the number of distinct rewrites (a rewriter that repeats one rewrite within a
-   call, or caches by input, fails it) and their mean length in words. Either p-value below
-   :data:`CONTRACT_ALPHA` refuses the rewriter.
+   call, or caches by input, fails it) and their mean length in words.
 3. **Copies within a call are independent, on content.** Counts alone miss a rewriter whose
    copies share part of one draw (one word per call, shared by every copy, beside an independent
    one). :data:`GROUPS` more calls of :data:`GROUP_SIZE` copies are drawn. Every rewrite of the
@@ -18,13 +17,16 @@
    other by the Jaccard similarity of their word sets (plus 1 when they are the same text). Under
    the contract the rewrites are independent and identically distributed whichever call drew
    them, so the calls' labels can be permuted; the statistic is the summed similarity of the
-   pairs drawn by one call, against :data:`PERMUTATIONS` label permutations. A p-value below
-   :data:`CONTRACT_ALPHA` refuses the rewriter. A false refusal (of a rewriter that keeps the
-   contract) has probability ≤ 3·0.001 over the three permutation tests. A rewriter whose copies
-   may share randomness by design declares ``independent_copies = False``: the audit then draws
-   one copy per call (slower, but its bounds need no check of this item) and items 2–3 are
-   skipped. Every audit result states which independence its bounds rest on
-   (:meth:`ContractReport.independence`).
+   pairs drawn by one call, against :data:`PERMUTATIONS` label permutations.
+
+   Items 2 and 3 decide *how* the audit draws, never a verdict (the word audit's policy,
+   :mod:`dpcore.textaudit.calls`): when any of their three p-values is below
+   :data:`CONTRACT_ALPHA` the audit draws **one copy per call** (every rewrite its own call and
+   stream: slower, but its bounds then rest only on item 1), and says why. A rewriter that keeps
+   the contract is drawn one per call needlessly with probability ≤ 3·0.001. A rewriter whose
+   copies may share randomness by design declares ``independent_copies = False`` and is drawn
+   one per call without items 2–3. Every audit result states which independence its bounds
+   rest on (:meth:`ContractReport.independence`).
 4. **Different seeds.** When two seeds give the same rewrites the rewriter is deterministic; that
    is reported (a deterministic rewriter whose rewrites of x and x′ differ has an unbounded
    loss, which the audit then shows), not refused.
@@ -74,16 +76,20 @@ class ContractReport:
     #: Rewrites the content check compared, and in how many calls.
     content_rewrites: int = 0
     content_calls: int = 0
-    #: Whether the audit draws many copies per call (False: one copy per call, items 2–3 unchecked).
+    #: Whether the audit draws many copies per call (False: one copy per call).
     batched: bool = True
+    #: Why not: the check that failed (None: declared by the rewriter, or batched).
+    unbatched_because: str | None = None
 
     def independence(self) -> str:
         """The independence the audit's bounds rest on, in one sentence."""
         if not self.batched:
-            return (
-                "one copy per rewrite call (the rewriter declares that copies within a call may share "
-                "randomness): every rewrite has its own call and random stream"
+            why = (
+                f"the contract's check found that {self.unbatched_because}"
+                if self.unbatched_because
+                else "the rewriter declares that copies within a call may share randomness"
             )
+            return f"one copy per rewrite call ({why}): every rewrite has its own call and random stream"
         return (
             "copies within one rewrite call are independent (the contract's content check: "
             f"{self.content_rewrites} rewrites in {self.content_calls} calls, "
@@ -227,22 +233,19 @@ def check_contract(rewriter: TextRewriter, text: str, *, seed: int, batched: boo
     labels = [0] * PROBE + [1 + g for g in range(GROUPS) for _ in range(GROUP_SIZE)]
     labels += [1 + GROUPS + i for i in range(PROBE)]
     p_content = content_p_value(content, labels, prng)
+    found = []
     if p_content < CONTRACT_ALPHA:
-        raise DPCoreError(
-            f"{rewriter.name}: the copies of one call are not independent: they agree in content more than "
-            "copies of different calls "
-            f"({len(content)} rewrites in {GROUPS + 1 + PROBE} calls; permutation p = {p_content:.2g}): they "
-            "share randomness, so the audit cannot treat them as independent draws. Draw every copy "
-            "independently, or set independent_copies = False on the rewriter (the audit then draws one "
-            "copy per call)"
+        found.append(
+            f"its copies of one call agree in content more than copies of different calls ({len(content)} "
+            f"rewrites in {GROUPS + 1 + PROBE} calls, permutation p = {p_content:.2g}): they share randomness"
         )
     if min(p_distinct, p_length) < CONTRACT_ALPHA:
-        what = "how many distinct rewrites" if p_distinct <= p_length else "how long the rewrites are"
-        raise DPCoreError(
-            f"{rewriter.name}: {PROBE} rewrites from one call differ from {PROBE} single calls in {what} "
-            f"(permutation p = {min(p_distinct, p_length):.2g}): the copies of a call are not independent "
-            "draws, so the audit cannot batch them"
+        what = "how many distinct rewrites they hold" if p_distinct <= p_length else "how long they are"
+        found.append(
+            f"{PROBE} rewrites from one call differ from {PROBE} single calls in {what} (permutation "
+            f"p = {min(p_distinct, p_length):.2g})"
         )
+    why = "; and ".join(found) or None
     return ContractReport(
         True,
         bool(deterministic),
@@ -252,4 +255,6 @@ def check_contract(rewriter: TextRewriter, text: str, *, seed: int, batched: boo
         content_p_value=p_content,
         content_rewrites=len(content),
         content_calls=GROUPS + 1 + PROBE,
+        batched=why is None,
+        unbatched_because=why,
     )

@@ -52,9 +52,9 @@ from scipy import stats as sps
 from dpcore.rng import cell_seed_sequence
 from dpcore.text.vocab import index_positions
 from dpcore.textaudit.budget import per_test
-from dpcore.textaudit.contract import fork_available, in_forks, stdout_to_stderr
+from dpcore.textaudit.contract import fork_available, in_forks
 from dpcore.textaudit.sampling import BLACKBOX_CHUNK, FAST_CHUNK, output_keys
-from dpcore.textaudit.wrapping import SanitizerWrapper
+from dpcore.textaudit.wrapping import SanitizerWrapper, stdout_to_stderr
 
 if TYPE_CHECKING:
     from dpcore.textaudit.plan import AuditPlan

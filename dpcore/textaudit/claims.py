@@ -118,8 +118,7 @@ class SharedOutputSets:
                     overlapping.append((i, j))
         base = {
             "premise": (
-                "output sets that partition V (any two words' sets equal or disjoint; "
-                "Chen et al. 2023, §3.2)"
+                "output sets that partition V (any two words' sets equal or disjoint; Chen et al. 2023, §3.2)"
             ),
             "source": self.source,
             "words_checked": len(known),

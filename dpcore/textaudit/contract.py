@@ -37,14 +37,12 @@ worker died.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import random
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +50,7 @@ import numpy as np
 
 from dpcore.blas import one_blas_thread
 from dpcore.rng import cell_seed_sequence
-from dpcore.textaudit.wrapping import SanitizerWrapper, unwrap
+from dpcore.textaudit.wrapping import SanitizerWrapper, stdout_to_stderr, unwrap
 from dpcore.validation import DPCoreError
 
 if TYPE_CHECKING:
@@ -64,7 +62,6 @@ __all__ = [
     "GlobalStateReseeded",
     "RngContract",
     "enforce_rng_contract",
-    "stdout_to_stderr",
     "unwrap",
 ]
 
@@ -91,37 +88,6 @@ _CONTRACT = (
     "rng contract: the same seed must give the same outputs and different seeds different outputs, "
     "in this process and in forked worker processes"
 )
-
-
-# --- the sanitizer's stdout ------------------------------------------------------------------
-
-_REDIRECT_LOCK = threading.Lock()
-_REDIRECT_DEPTH = 0
-_REDIRECT_SAVED: Any = None
-
-
-@contextlib.contextmanager
-def stdout_to_stderr() -> Iterator[None]:
-    """While a sanitizer runs, Python-level ``print``/``sys.stdout`` writes go to stderr.
-
-    A plugin that prints cannot corrupt ``--json`` output. Unlike
-    :func:`contextlib.redirect_stdout` it may be entered from several threads at once (the
-    thread-pool engine): the first entry swaps ``sys.stdout``, the last exit puts it back.
-    """
-    global _REDIRECT_DEPTH, _REDIRECT_SAVED
-    with _REDIRECT_LOCK:
-        if _REDIRECT_DEPTH == 0:
-            _REDIRECT_SAVED = sys.stdout
-            sys.stdout = sys.stderr
-        _REDIRECT_DEPTH += 1
-    try:
-        yield
-    finally:
-        with _REDIRECT_LOCK:
-            _REDIRECT_DEPTH -= 1
-            if _REDIRECT_DEPTH == 0:
-                sys.stdout = _REDIRECT_SAVED
-                _REDIRECT_SAVED = None
 
 
 # --- the wrapper -----------------------------------------------------------------------------

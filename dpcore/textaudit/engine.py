@@ -327,7 +327,7 @@ def row_blocks_of(sanitizer: Any) -> Any | None:
     fn = getattr(sanitizer, "row_blocks", None)
     if not callable(fn):
         return None
-    from dpcore.textaudit.contract import stdout_to_stderr
+    from dpcore.textaudit.wrapping import stdout_to_stderr
 
     try:
         with stdout_to_stderr():
@@ -676,7 +676,7 @@ def _draw_ray(
     try:
         import ray
 
-        from dpcore.textaudit.contract import unwrap
+        from dpcore.textaudit.wrapping import unwrap
 
         _pickle_user_code_by_value(sanitizer)
         _pickle_user_code_by_value(unwrap(sanitizer))  # a plugin inside GlobalStateReseeded

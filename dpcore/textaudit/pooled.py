@@ -63,12 +63,13 @@ from dpcore.textaudit.pairs import nearest_neighbors
 from dpcore.textaudit.sampling import eligible_outputs
 
 if TYPE_CHECKING:
-    from dpcore.textaudit.screen import ScreenDraws
+    from dpcore.textaudit.engine import WordDraws
 
 __all__ = [
     "FAMILIES",
     "FamilyTest",
     "Pairing",
+    "ScreenDraws",
     "family_tests",
     "frequency_matching",
     "nearest_matching",
@@ -94,6 +95,36 @@ class Pairing:
     @property
     def pairs(self) -> int:
         return int((self.partner >= 0).sum() // 2)
+
+
+@dataclass(frozen=True, eq=False)
+class ScreenDraws:
+    """Stage 1's draws: one summary (or failure) per screened word, and how they were paired.
+
+    Attributes
+    ----------
+    draws:
+        One :class:`~dpcore.textaudit.engine.WordDraws` per screened position (``plan.screen_ids``).
+    pairings:
+        The pooled tests' pairings over positions (:func:`~dpcore.textaudit.pooled.pairings_for`).
+    halves:
+        Draws per half (m // 2, m − m // 2).
+    nn:
+        Each screened word's nearest screened words (positions), or None.
+    failures:
+        Words whose ``sample`` raised, with the message.
+    """
+
+    draws: list[WordDraws]
+    pairings: list[Pairing]
+    halves: tuple[int, int]
+    nn: np.ndarray | None
+    failures: dict[str, str]
+
+    @property
+    def colocated(self) -> np.ndarray:
+        """Pairing 0 (partner position per position): its pairs were drawn side by side."""
+        return self.pairings[0].partner
 
 
 def random_matching(n: int, rng: np.random.Generator) -> np.ndarray:

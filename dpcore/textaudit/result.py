@@ -285,8 +285,8 @@ class TextAuditResult:
         """What the tested pairs mean for an observer of one sanitized word: ``tpr_at_fpr`` (the
         verdict's worst pair at 1% and 5% FPR: TPR, its bounds, the claim's ceiling, one sentence)
         and ``tradeoff`` (each pair's claim curve, event boxes, exact curve and violations, the
-        first ``max_pairs``; :func:`dpcore.textaudit.tradeoffs.observer_record`)."""
-        from dpcore.textaudit.tradeoffs import JSON_PAIRS, observer_record
+        first ``max_pairs``; :func:`dpcore.textaudit.observer.observer_record`)."""
+        from dpcore.textaudit.observer import JSON_PAIRS, observer_record
 
         return observer_record(self.tradeoff_pairs, max_pairs=JSON_PAIRS if max_pairs is None else max_pairs)
 

@@ -220,7 +220,7 @@ def draw_counts(
     runs, its Python-level stdout goes to stderr, so a plugin that prints cannot corrupt JSON
     output (in this process and in every worker).
     """
-    from dpcore.textaudit.contract import stdout_to_stderr
+    from dpcore.textaudit.wrapping import stdout_to_stderr
 
     bounds = [0, *itertools.accumulate(int(s) for s in (split if split is not None else (n,)))]
     if bounds[-1] != n:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -46,12 +46,28 @@ from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit.engine import DrawPlan, WordDraws
 from dpcore.textaudit.estimator import best_prefix_event, estimate_direction
 from dpcore.textaudit.pairs import nearest_neighbors
-from dpcore.textaudit.pooled import MATCH_NEIGHBOURS, Pairing, pairings_for
+from dpcore.textaudit.pooled import MATCH_NEIGHBOURS, ScreenDraws, pairings_for
 from dpcore.textaudit.sampling import OutputCodebook, eligible_outputs
 from dpcore.validation import DPCoreError
 
-if TYPE_CHECKING:
-    from dpcore.textaudit.plan import AuditPlan
+
+class ScreenPlan(Protocol):
+    """What the screen reads of the audit's plan (:class:`dpcore.textaudit.plan.AuditPlan` has it):
+    a structural type, so the screen sits below the plan that sizes it and imports nothing of it."""
+
+    screen_ids: np.ndarray | None
+    m_screen: int
+    pairs: int
+    neighbors: int
+    seed: int
+    workers: int
+    vocab_size: int
+    screen_budget: int
+    screen_minutes: float
+    fitted: bool
+
+    def pairs_rng(self) -> np.random.Generator: ...
+
 
 __all__ = [
     "DEFAULT_SCREEN_BUDGET",
@@ -535,38 +551,8 @@ def pair_lower_bounds(
 # --- the audit's stage -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
-class ScreenDraws:
-    """Stage 1's draws: one summary (or failure) per screened word, and how they were paired.
-
-    Attributes
-    ----------
-    draws:
-        One :class:`~dpcore.textaudit.engine.WordDraws` per screened position (``plan.screen_ids``).
-    pairings:
-        The pooled tests' pairings over positions (:func:`~dpcore.textaudit.pooled.pairings_for`).
-    halves:
-        Draws per half (m // 2, m − m // 2).
-    nn:
-        Each screened word's nearest screened words (positions), or None.
-    failures:
-        Words whose ``sample`` raised, with the message.
-    """
-
-    draws: list[WordDraws]
-    pairings: list[Pairing]
-    halves: tuple[int, int]
-    nn: np.ndarray | None
-    failures: dict[str, str]
-
-    @property
-    def colocated(self) -> np.ndarray:
-        """Pairing 0 (partner position per position): its pairs were drawn side by side."""
-        return self.pairings[0].partner
-
-
 def run(
-    plan: AuditPlan,
+    plan: ScreenPlan,
     draw: Callable[[np.ndarray, DrawPlan], list[WordDraws]],
     *,
     sanitizer: Any,
@@ -619,7 +605,7 @@ def run(
 
 
 def propose(
-    plan: AuditPlan,
+    plan: ScreenPlan,
     sd: ScreenDraws,
     *,
     sanitizer: Any,
@@ -671,7 +657,7 @@ class ScreenOutcome:
 
 
 def outcome(
-    plan: AuditPlan, sd: ScreenDraws, prop: ScreenProposal, pooled_pairs: np.ndarray, words: np.ndarray
+    plan: ScreenPlan, sd: ScreenDraws, prop: ScreenProposal, pooled_pairs: np.ndarray, words: np.ndarray
 ) -> ScreenOutcome:
     """Merge the proposals with the pooled tests' pairs, and write the screen's record."""
     assert plan.screen_ids is not None
@@ -724,7 +710,7 @@ def top_words(words: np.ndarray, ids: np.ndarray, scores: np.ndarray, k: int) ->
 
 
 def observations(
-    plan: AuditPlan, sd: ScreenDraws, pairs: np.ndarray, codebook: OutputCodebook
+    plan: ScreenPlan, sd: ScreenDraws, pairs: np.ndarray, codebook: OutputCodebook
 ) -> dict[int, tuple[np.ndarray, np.ndarray, int]]:
     """The screen's counts for the declaration test: the pairs' words and a seeded spread of others.
 

@@ -7,13 +7,49 @@ per call, each draw from its own sentence-sized call). A wrapper forwards every 
 (``name``, ``epsilon``, ``guarantee``, ``claimed_bound``, ``log_prob_row``, ``exact``, …) to the
 sanitizer inside, except ``sample_ids`` and ``row_blocks`` (the wrapped sampler always goes
 through the wrapper's ``sample``), and pickles when the wrapped sanitizer does.
+
+:func:`stdout_to_stderr` is how every stage calls a user's sanitizer: its ``print`` goes to
+stderr, so ``--json`` output stays clean.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
+import threading
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["SanitizerWrapper", "unwrap"]
+__all__ = ["SanitizerWrapper", "stdout_to_stderr", "unwrap"]
+
+_REDIRECT_LOCK = threading.Lock()
+_REDIRECT_DEPTH = 0
+_REDIRECT_SAVED: Any = None
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """While a sanitizer runs, Python-level ``print``/``sys.stdout`` writes go to stderr.
+
+    A plugin that prints cannot corrupt ``--json`` output. Unlike
+    :func:`contextlib.redirect_stdout` it may be entered from several threads at once (the
+    thread-pool engine): the first entry swaps ``sys.stdout``, the last exit puts it back.
+    """
+    global _REDIRECT_DEPTH, _REDIRECT_SAVED
+    with _REDIRECT_LOCK:
+        if _REDIRECT_DEPTH == 0:
+            _REDIRECT_SAVED = sys.stdout
+            sys.stdout = sys.stderr
+        _REDIRECT_DEPTH += 1
+    try:
+        yield
+    finally:
+        with _REDIRECT_LOCK:
+            _REDIRECT_DEPTH -= 1
+            if _REDIRECT_DEPTH == 0:
+                sys.stdout = _REDIRECT_SAVED
+                _REDIRECT_SAVED = None
+
 
 #: Attributes never forwarded: the engine's fast paths would bypass the wrapper's ``sample``.
 _NOT_FORWARDED = ("_wrapped", "sample_ids", "row_blocks")
