@@ -46,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from dpcore.pairtest.power import flag_probability  # noqa: E402
 from dpcore.stats import (  # noqa: E402
     cp_log_ratio_interval,
     cp_log_ratio_lower,
@@ -59,7 +60,6 @@ from dpcore.text.sampling import distances  # noqa: E402
 from dpcore.text.vocab import Vocabulary, build_vocabulary  # noqa: E402
 from dpcore.textaudit.loaders import load_sanitizer  # noqa: E402
 from dpcore.textaudit.pairs import nearest_neighbors  # noqa: E402
-from dpcore.textaudit.power import flag_probability  # noqa: E402
 
 #: The default audit: K = 50 pairs at T = 10⁵ draws per word (half select, half decide), 95%
 #: family-wise over both directions (α = 0.05 / (2K) per test).

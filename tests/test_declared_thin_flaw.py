@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpcore.pairtest.budget import AlphaBudget
 from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit import audit_text
-from dpcore.textaudit.budget import AlphaBudget
 from tests.textaudit_helpers import ThinFlawKrr
 
 

@@ -28,12 +28,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dpcore.pairtest.power import flag_probability
 from dpcore.stats import cp_lower, cp_upper, poisson_log_tail
 from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit import audit_text
 from dpcore.textaudit.loaders import load_sanitizer
 from dpcore.textaudit.pairs import nearest_neighbors
-from dpcore.textaudit.power import flag_probability
 from tests.conftest import VERDICTS_GROUP, CliRun
 
 ROOT = Path(__file__).resolve().parents[1]

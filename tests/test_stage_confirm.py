@@ -16,11 +16,11 @@ import pytest
 from scipy.stats import beta
 
 from dpcore.flawed.text import OverclaimedRandomizedResponse
+from dpcore.pairtest.budget import AlphaBudget
+from dpcore.pairtest.estimator import best_prefix_event
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit import confirm
-from dpcore.textaudit.budget import AlphaBudget
 from dpcore.textaudit.engine import DrawPlan, WordDraws
-from dpcore.textaudit.estimator import best_prefix_event
 from dpcore.textaudit.plan import AuditPlan
 from dpcore.textaudit.reference import KaryRandomizedResponse
 from dpcore.textaudit.result import PairResult

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
+from dpcore.pairtest.budget import AlphaBudget
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit import declaration
-from dpcore.textaudit.budget import AlphaBudget
 from dpcore.textaudit.declaration import DECLARED_TOP, own_draws_per_word
 from dpcore.textaudit.engine import DrawPlan, WordDraws
 from dpcore.textaudit.plan import AuditPlan

@@ -13,9 +13,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from dpcore.pairtest.budget import ALPHA_DECLARATION, ALPHA_POOLED, AlphaBudget
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit import confirm, declaration, screen
-from dpcore.textaudit.budget import ALPHA_DECLARATION, ALPHA_POOLED, AlphaBudget
 from dpcore.textaudit.engine import DrawPlan, draw_words
 from dpcore.textaudit.plan import AuditPlan, word_ids_of
 from dpcore.textaudit.reference import KaryRandomizedResponse

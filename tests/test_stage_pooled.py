@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 
+from dpcore.pairtest.budget import AlphaBudget
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit import pooled, screen
-from dpcore.textaudit.budget import AlphaBudget
 from dpcore.textaudit.engine import DrawPlan, WordDraws, reduce_draws
 from dpcore.textaudit.plan import AuditPlan
 from dpcore.textaudit.sampling import OutputCodebook

@@ -11,11 +11,11 @@ from scipy.stats import binom, chisquare
 
 from dpcore.cli import main
 from dpcore.flawed.text import BottomFallbackTEM, InputAwareVickrey, OverclaimedRandomizedResponse
+from dpcore.pairtest.estimator import best_prefix_event, estimate_direction
 from dpcore.text import create_text_mechanism
 from dpcore.text.metrics import bound_check
 from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit import DpcoreSanitizer, KaryRandomizedResponse, audit_text, max_detectable_loss
-from dpcore.textaudit.estimator import best_prefix_event, estimate_direction
 from dpcore.textaudit.loaders import load_sanitizer
 from dpcore.textaudit.pypantera import pypantera_available
 from dpcore.textaudit.sampling import OutputCodebook, draw_counts

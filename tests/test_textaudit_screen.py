@@ -14,12 +14,12 @@ import pytest
 from scipy.stats import binom
 
 from dpcore.cli import main
+from dpcore.pairtest.power import detectable_excess, flag_probability
 from dpcore.text import create_text_mechanism
 from dpcore.text.sampling import pair_distances
 from dpcore.text.vocab import Vocabulary, build_vocabulary
 from dpcore.textaudit import DpcoreSanitizer, KaryRandomizedResponse, audit_text
 from dpcore.textaudit.engine import DrawPlan, draw_words, summarize
-from dpcore.textaudit.power import detectable_excess, flag_probability
 from dpcore.validation import DPCoreError
 from tests.conftest import RAY_GROUP
 from tests.test_textaudit import _word_vocab

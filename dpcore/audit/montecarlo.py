@@ -51,6 +51,7 @@ import numpy as np
 from dpcore.audit.exact import binomial_logpmf
 from dpcore.audit.loss import decision_loss, ratio_loss
 from dpcore.mechanisms.base import BufferedSampler, IIDAuditable, VectorMechanism
+from dpcore.pairtest.budget import per_test
 from dpcore.parallel import resolve_workers
 from dpcore.stats import cp_log_ratio_den, cp_log_ratio_num, cp_lower, cp_upper
 from dpcore.validation import DPCoreError
@@ -385,7 +386,7 @@ def _agreement(declared_logp: np.ndarray, ones: np.ndarray, draws: int, alpha: f
     Each input is tested at ``alpha/2`` (Bonferroni), so a mechanism whose sampler matches its
     declaration fails with probability at most ``alpha``.
     """
-    a = alpha / 4.0  # two sides × two inputs
+    a = per_test(alpha, 4)  # two sides × two inputs
     declared = np.exp(np.asarray(declared_logp, dtype=np.float64))
     ones = np.asarray(ones, dtype=np.float64)
     lo = cp_lower(ones, draws, a)
@@ -473,7 +474,7 @@ def majority_from_counts(
     c = total[:, m + 1 :].sum(axis=1).astype(np.float64)  # guess-1 counts under D, D'
     p1 = c / trials
     point = decision_loss(_log(np.array([1 - p1[0], p1[0]])), _log(np.array([1 - p1[1], p1[1]])), delta)
-    a = (1.0 - confidence) / 4.0
+    a = per_test(1.0 - confidence, 4)
     lo1, hi1 = cp_lower(c, trials, a), cp_upper(c, trials, a)
     lo0, hi0 = 1.0 - hi1, 1.0 - lo1  # bounds on P(guess 0)
     lower = max(

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.pairtest.budget import per_test
 from dpcore.tradeoff import Box, TradeoffPair, roc_from_logpmfs
 
 __all__ = [
@@ -145,14 +146,19 @@ def mc_pair(
     evaluation = _at_least(hist[1])
     m = n // 2 + 1
     boxes = Box.many_from_counts(
-        total[0, [m]], trials, total[1, [m]], trials, alpha=alpha / 4.0, labels=[f"majority vote: K ≥ {m}"]
+        total[0, [m]],
+        trials,
+        total[1, [m]],
+        trials,
+        alpha=per_test(alpha, 4),
+        labels=[f"majority vote: K ≥ {m}"],
     )
     boxes += Box.many_from_counts(
         evaluation[0, [lr_cut]],
         t_eval,
         evaluation[1, [lr_cut]],
         t_eval,
-        alpha=alpha / 4.0,
+        alpha=per_test(alpha, 4),
         labels=[f"likelihood-ratio cut: K ≥ {lr_cut} (chosen on one half, counted on the other)"],
     )
     ks = np.arange(1, n + 1)
@@ -167,14 +173,14 @@ def mc_pair(
             trials,
             total[1, keep],
             trials,
-            alpha=alpha / (2.0 * n),
+            alpha=per_test(alpha, 2 * n),
             labels=[f"cut K ≥ {k}" for k in keep],
         )
     note = (
         f"Clopper–Pearson boxes, all holding together with probability ≥ {confidence:g} (union "
         "bound): the majority vote (all trials) and the likelihood-ratio cut (chosen on one half "
-        f"of the trials, counted on the other) each fail with probability ≤ {alpha / 4:.3g}; "
-        f"every cut K ≥ k, k = 1..{n}, with ≤ {alpha / (2 * n):.3g} (shown: the {len(keep)} "
+        f"of the trials, counted on the other) each fail with probability ≤ {per_test(alpha, 4):.3g}; "
+        f"every cut K ≥ k, k = 1..{n}, with ≤ {per_test(alpha, 2 * n):.3g} (shown: the {len(keep)} "
         "with distinct counts that some but not all trials passed)."
     )
     exact_fpr = exact_tpr = None

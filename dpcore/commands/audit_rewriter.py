@@ -33,10 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
             "RewriterClaim) and rewrite(texts, rng). Before any verdict its contract is checked: the rng "
             "it is handed is its only randomness, calls of other sizes draw alike, and copies within a call "
             "are independent, checked on their content (a rewriter that fails either of the last two, or "
-            "sets independent_copies = False, is drawn one copy per call; the result says which). Every result says "
-            "the largest bound its size could certify; a claim above it is 'out-of-reach', never 'no "
-            "violation found'. Exit status 0 when the audit ran (whatever its verdict), 2 on bad input, "
-            "3 when no pair was within the claim's premise."
+            "sets independent_copies = False, is drawn one copy per call; the result says which). Every "
+            "result says the largest bound its size could certify; a claim above it is 'out-of-reach', "
+            "never 'no violation found'. Exit status 0 when the audit ran (whatever its verdict), 2 on bad "
+            "input, 3 when no pair was within the claim's premise."
         ),
     )
     p.add_argument(

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dpcore.pairtest.budget import per_test
 from dpcore.rewriter.contract import ContractReport, check_contract
 from dpcore.rewriter.distinguish import DISTINGUISHERS, FORWARD, TITLES, Choice, choose_events
 from dpcore.rewriter.draws import CHUNK, RewriterSource, draw_rewrites, plan_tasks
@@ -456,7 +457,7 @@ def audit_rewriter(
             bound = claim.bound(*tokens)
         plans.append((tokens, bound, outside))
     tested_idx = [i for i, (_, _, o) in enumerate(plans) if o is None]
-    alpha = (1.0 - confidence) / max(1, 2 * len(tested_idx))
+    alpha = per_test(1.0 - confidence, max(1, 2 * len(tested_idx)))  # Bonferroni: both directions
     batched = getattr(rewriter, "independent_copies", True) is not False
     contract = (
         check_contract(rewriter, pairs[tested_idx[0]][0], seed=seed, batched=batched)

@@ -101,7 +101,9 @@ def tpr_reach(rewrites: int, confidence: float) -> float:
     from dpcore.tradeoff import Box, TradeoffPair
 
     n = int(rewrites) - int(rewrites) // 2
-    alpha = (1.0 - float(confidence)) / 2.0  # one pair, two directions (the audit's Bonferroni)
+    from dpcore.pairtest.budget import per_test
+
+    alpha = per_test(1.0 - float(confidence), 2)  # one pair, two directions (the audit's Bonferroni)
     box = Box.many_from_counts([0], n, [n], n, alpha=alpha, labels=["perfect"])
     pair = TradeoffPair(null="x′", alt="x", epsilon=1.0, boxes=tuple(box))
     return float(pair.tpr_at_fpr([FPR], exact=False)[0]["lower"])

@@ -13,7 +13,7 @@ seen once from winning), the best of all of them taken per direction:
 
 ``exact``
     A set of whole outputs: a prefix of the outputs ordered by their likelihood ratio (the
-    Neyman–Pearson shape, as the word-level audit's :func:`dpcore.textaudit.estimator.best_prefix`),
+    Neyman–Pearson shape, as the word-level audit's :func:`dpcore.pairtest.estimator.best_prefix`),
     the order taken on one half of the selection rewrites and the prefix on the other, since a
     rewriter's outputs may never repeat. Catches a rewriter that copies its input.
 ``words`` / ``chars``
@@ -41,8 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpcore.pairtest.estimator import SORT_ALPHA, best_prefix
 from dpcore.stats import cp_log_ratio_lower, log_cp_lower, log_cp_upper
-from dpcore.textaudit.estimator import SORT_ALPHA, best_prefix
 from dpcore.validation import DPCoreError
 
 __all__ = ["DISTINGUISHERS", "Choice", "choose_events", "parse_distinguishers"]

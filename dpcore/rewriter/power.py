@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dpcore.pairtest.power import DEFAULT_POWER, detectable_excess, flag_probability
 from dpcore.stats import cp_max_log_ratio
-from dpcore.textaudit.power import DEFAULT_POWER, detectable_excess, flag_probability
 
 __all__ = [
     "MARKERS",

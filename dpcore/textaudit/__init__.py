@@ -2,9 +2,9 @@
 
 - :mod:`dpcore.textaudit.interface` — the :class:`TextSanitizer` protocol (name, epsilon,
   guarantee, ``sample(words, rng)``) and :class:`DpcoreSanitizer` for dpcore's mechanisms.
-- :mod:`dpcore.textaudit.estimator` — event selection and Clopper–Pearson bounds per pair.
+- :mod:`dpcore.pairtest.estimator` — event selection and Clopper–Pearson bounds per pair.
 - :mod:`dpcore.textaudit.runner` — :func:`audit_text`: a plan (:mod:`~dpcore.textaudit.plan`),
-  an α budget (:mod:`~dpcore.textaudit.budget`) and the stages, one module each (contract,
+  an α budget (:mod:`~dpcore.pairtest.budget`) and the stages, one module each (contract,
   screen, pooled, declaration, confirm, power); docs/development.md draws them.
 - :mod:`dpcore.textaudit.reference` — k-ary randomized response over a word list.
 - :mod:`dpcore.textaudit.loaders` — names to sanitizers: registered, third-party, user code.

@@ -49,9 +49,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from dpcore.pairtest.budget import per_test
 from dpcore.rng import cell_seed_sequence
 from dpcore.text.vocab import index_positions
-from dpcore.textaudit.budget import per_test
 from dpcore.textaudit.contract import fork_available, in_forks
 from dpcore.textaudit.sampling import BLACKBOX_CHUNK, FAST_CHUNK, output_keys
 from dpcore.textaudit.wrapping import SanitizerWrapper, stdout_to_stderr

@@ -2,7 +2,7 @@
 
 Every word of the chosen pairs gets ``samples`` *fresh* draws, split into a selection half and
 an evaluation half; each pair is tested in both directions with Clopper–Pearson bounds at the
-level its :class:`~dpcore.textaudit.budget.AlphaBudget` gives (Bonferroni over every test), and
+level its :class:`~dpcore.pairtest.budget.AlphaBudget` gives (Bonferroni over every test), and
 the pair *violates* when a lower bound exceeds its claimed bound. Every pair is tested on the
 event selected from its own draws; a pair the screen proposed for one output also tests that
 output on all draws; and an exact sanitizer whose sampler passed the declaration test also gets,
@@ -27,20 +27,20 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.stats import cp_max_log_ratio
-from dpcore.text.sampling import pair_distances
-from dpcore.text.vocab import Vocabulary
-from dpcore.textaudit.budget import AlphaBudget
-from dpcore.textaudit.declaration import exact_rows, pad_log
-from dpcore.textaudit.engine import DrawPlan, WordDraws
-from dpcore.textaudit.estimator import (
+from dpcore.pairtest.budget import AlphaBudget
+from dpcore.pairtest.estimator import (
     MAX_EVENT_CANDIDATES,
     best_prefix,
     best_prefix_event,
     estimate_direction,
 )
+from dpcore.pairtest.power import DEFAULT_POWER, detectable_excess
+from dpcore.stats import cp_max_log_ratio
+from dpcore.text.sampling import pair_distances
+from dpcore.text.vocab import Vocabulary
+from dpcore.textaudit.declaration import exact_rows, pad_log
+from dpcore.textaudit.engine import DrawPlan, WordDraws
 from dpcore.textaudit.plan import AuditPlan
-from dpcore.textaudit.power import DEFAULT_POWER, detectable_excess
 from dpcore.textaudit.result import PairResult
 from dpcore.textaudit.sampling import OutputCodebook, eligible_outputs
 from dpcore.topk import largest_k
@@ -123,7 +123,7 @@ def test_pair(
     """(estimate, lower bound, event size, a, b, samples, direction, event source) of the strongest test.
 
     Every test runs at ``alpha``; the caller counts them all in its Bonferroni correction
-    (:meth:`~dpcore.textaudit.budget.AlphaBudget.confirmation_tests`). In each direction:
+    (:meth:`~dpcore.pairtest.budget.AlphaBudget.confirmation_tests`). In each direction:
 
     - ``selected``: the event chosen on the selection half, bounded on the evaluation half
       (always made);

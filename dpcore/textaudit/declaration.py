@@ -25,7 +25,7 @@ were chosen from the data. A mismatch voids the declaration for the whole audit:
 chosen from data and no ``exact_verdict`` is reported. Because the test uses only draws made
 before stage 2, stage 2's verdicts keep their level whichever way it goes; stage 2 counts the
 planned events among its tests only when it agrees
-(:meth:`~dpcore.textaudit.budget.AlphaBudget.confirmation_tests`).
+(:meth:`~dpcore.pairtest.budget.AlphaBudget.confirmation_tests`).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from dpcore.textaudit.engine import DrawPlan, WordDraws
 from dpcore.textaudit.sampling import OutputCodebook
 
 if TYPE_CHECKING:
+    from dpcore.pairtest.budget import AlphaBudget
     from dpcore.text.vocab import Vocabulary
-    from dpcore.textaudit.budget import AlphaBudget
     from dpcore.textaudit.plan import AuditPlan
 
 __all__ = ["DeclarationCheck", "check_declaration", "declares_rows", "exact_rows", "pad_log"]

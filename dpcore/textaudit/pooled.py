@@ -56,9 +56,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpcore.pairtest.budget import AlphaBudget, per_test
 from dpcore.stats import chernoff_ratio_bounds, chernoff_ratio_lower_exceeds, chernoff_ratio_upper_many
 from dpcore.text.vocab import Vocabulary
-from dpcore.textaudit.budget import AlphaBudget, per_test
 from dpcore.textaudit.pairs import nearest_neighbors
 from dpcore.textaudit.sampling import eligible_outputs
 

@@ -1,7 +1,7 @@
 """``audit_text``: the empirical word-level privacy loss of any sanitizer, pair by pair.
 
 ``audit_text`` is wiring. It makes one :class:`~dpcore.textaudit.plan.AuditPlan` (every
-argument validated once), one :class:`~dpcore.textaudit.budget.AlphaBudget` (the only split of
+argument validated once), one :class:`~dpcore.pairtest.budget.AlphaBudget` (the only split of
 α = 1 − confidence), starts the engine, and runs the stages, one module each:
 
 1. **rng contract** (:mod:`~dpcore.textaudit.contract`): the sanitizer draws from the rng it is
@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.pairtest.budget import AlphaBudget
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit import (
     calls,
@@ -51,7 +52,6 @@ from dpcore.textaudit import (
     tradeoffs,
     users_calls,
 )
-from dpcore.textaudit.budget import AlphaBudget
 from dpcore.textaudit.claims import check_premise
 from dpcore.textaudit.confirm import max_detectable_loss
 from dpcore.textaudit.declaration import declares_rows

@@ -39,12 +39,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dpcore.pairtest.estimator import best_prefix_event, estimate_direction
 from dpcore.rng import cell_seed_sequence
 from dpcore.stats import log_cp_lower, log_cp_upper
 from dpcore.text.sampling import iter_chunks, pair_distances
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit.engine import DrawPlan, WordDraws
-from dpcore.textaudit.estimator import best_prefix_event, estimate_direction
 from dpcore.textaudit.pairs import nearest_neighbors
 from dpcore.textaudit.pooled import MATCH_NEIGHBOURS, ScreenDraws, pairings_for
 from dpcore.textaudit.sampling import OutputCodebook, eligible_outputs
@@ -511,7 +511,7 @@ def pair_lower_bounds(
     """Score a pair on all its outputs: (lower bound favouring a, lower bound favouring b).
 
     The event is the best prefix of the likelihood-ratio order chosen on the first half of both
-    words' draws (:func:`~dpcore.textaudit.estimator.best_prefix_event`, over every output, not
+    words' draws (:func:`~dpcore.pairtest.estimator.best_prefix_event`, over every output, not
     one), and its loss is bounded on the second half. A violation spread thinly over many
     outputs (none of them frequent enough to stand out alone) still gives a high score. The
     engine calls it on pairing 0's pairs, side by side in a shard (``DrawPlan.pair_scorer``).

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpcore.pairtest.budget import per_test
 from dpcore.prose import and_list
-from dpcore.textaudit.budget import per_test
 from dpcore.textaudit.calls import CHECK_ALPHA, SENTENCE_WORDS, CallCheck, call_sizes, homogeneity_counts
 from dpcore.textaudit.engine import DrawPlan, WordDraws
 
