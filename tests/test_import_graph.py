@@ -323,3 +323,19 @@ def test_flawed_mechanisms_are_registered_where_they_are_listed(setup: str) -> N
     names = proc.stdout.strip().split(",")
     assert names[-4:] == ["adept", "dpnr", "dptext", "dptext-resample"], names
     assert "laplace" in names[:-4]
+
+
+def test_the_pair_test_floor_imports_no_audit() -> None:
+    """``dpcore.pairtest`` sits below every audit (issue 60): it imports none of them, and the
+    rewriter audit reaches the pair test without loading the text audit."""
+    audits = ("dpcore.audit", "dpcore.textaudit", "dpcore.rewriter", "dpcore.verdicts")
+    up = [
+        e.describe(ROOT, "dpcore")
+        for e in import_edges(ROOT)
+        if e.source.startswith("dpcore.pairtest") and e.target.startswith(audits)
+    ]
+    assert up == []
+    code = "import sys, dpcore.rewriter.audit; print(sorted(m for m in sys.modules if 'dpcore.' in m))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    loaded = out.stdout.strip()
+    assert out.returncode == 0 and "dpcore.pairtest.estimator" in loaded and "dpcore.textaudit" not in loaded
