@@ -115,12 +115,6 @@ def available_rewriters(*, torch: bool = True) -> list[RewriterChoice]:
     return out if torch else [c for c in out if not c.needs_torch]
 
 
-def _user_factory(name: str) -> Any:
-    from dpcore.textaudit.loaders import _load_factory
-
-    return _load_factory(name)
-
-
 def load_rewriter(
     name: str, *, epsilon: float, allow_user_code: bool = False, **options: Any
 ) -> TextRewriter:
@@ -191,7 +185,9 @@ def load_rewriter(
             raise DPCoreError(
                 "user code (file.py:factory or module:factory) can be audited from the CLI only"
             )
-        factory = _user_factory(name)
+        from dpcore.usercode import load_factory
+
+        factory = load_factory(name)
         try:
             obj = factory(epsilon=epsilon, **options)
         except DPCoreError:

@@ -23,23 +23,16 @@ vocabulary words, and must return an object with the
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import re
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit.interface import DpcoreSanitizer, check_sanitizer
 from dpcore.textaudit.reference import KaryRandomizedResponse
+from dpcore.usercode import load_factory
 from dpcore.validation import DPCoreError
 
 __all__ = ["SanitizerChoice", "available_sanitizers", "is_user_code", "load_sanitizer"]
-
-_MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -93,38 +86,6 @@ def is_user_code(name: str) -> bool:
         return True
     head = name.rsplit(":", 1)[0]
     return head not in ("flawed", "pypantera", "mldp")
-
-
-def _load_factory(spec: str) -> Any:
-    target, _, attr = spec.rpartition(":")
-    if not _IDENT_RE.match(attr):
-        raise DPCoreError(f"{spec!r}: the factory after ':' must be a Python name")
-    if target.endswith(".py"):
-        path = Path(target).expanduser()
-        if not path.is_file():
-            raise DPCoreError(f"no such Python file: {target!r}")
-        mod_name = f"dpcore_user_sanitizer_{abs(hash(str(path.resolve())))}"
-        mspec = importlib.util.spec_from_file_location(mod_name, path)
-        if mspec is None or mspec.loader is None:
-            raise DPCoreError(f"cannot load {target!r} as a Python module")
-        module = importlib.util.module_from_spec(mspec)
-        sys.modules[mod_name] = module
-        try:
-            mspec.loader.exec_module(module)
-        except Exception as exc:
-            sys.modules.pop(mod_name, None)
-            raise DPCoreError(f"importing {target!r} failed: {type(exc).__name__}: {exc}") from None
-    else:
-        if not _MODULE_RE.match(target):
-            raise DPCoreError(f"{spec!r} is neither path/to/file.py:factory nor package.module:factory")
-        try:
-            module = importlib.import_module(target)
-        except Exception as exc:
-            raise DPCoreError(f"importing {target!r} failed: {type(exc).__name__}: {exc}") from None
-    factory = getattr(module, attr, None)
-    if factory is None or not callable(factory):
-        raise DPCoreError(f"{target!r} has no callable {attr!r}")
-    return factory
 
 
 def load_sanitizer(
@@ -185,7 +146,7 @@ def load_sanitizer(
             raise DPCoreError(
                 "user code (file.py:factory or module:factory) can be audited from the CLI only"
             )
-        factory = _load_factory(name)
+        factory = load_factory(name)
         try:
             obj = factory(epsilon=epsilon, vocab=list(map(str, vocab.words)))
         except DPCoreError:
