@@ -28,22 +28,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "plugins"))
 
+from rewriter_power import _rate  # noqa: E402 (bench/: the caught-rate line, with its CI)
 from rewriters import SharedWord  # noqa: E402 (tests/plugins: the rewriter of the issue)
 
 from dpcore.rewriter import audit_rewriter, available_rewriters, load_rewriter  # noqa: E402
 from dpcore.rewriter.contract import check_contract  # noqa: E402
-from dpcore.stats import cp_lower, cp_upper  # noqa: E402
 from dpcore.validation import DPCoreError  # noqa: E402
 
 PAIR = ("the storm hit the coast last night", "the storm hit the town last night")
 CLAIM = 0.1
 REWRITES = 1000
 SLOW = ("dp-prompt", "flawed:dp-prompt-keeps-last-word")
-
-
-def _rate(k: int, runs: int) -> str:
-    lo, hi = float(cp_lower(k, runs, 0.025)), float(cp_upper(k, runs, 0.025))
-    return f"{k}/{runs} = {k / runs:.3f} (95% CI {lo:.3f}–{hi:.3f})"
 
 
 def main() -> int:
