@@ -2,7 +2,9 @@
 
 For each pair of neighbouring inputs (x, x′) (:mod:`dpcore.rewriter.pairs`) the rewriter
 rewrites each N times (:mod:`dpcore.rewriter.draws`: batched, across workers or Ray, the same
-for the same seed). The first half of each input's rewrites selects one event per direction
+for the same seed; one copy per call when the contract, :mod:`dpcore.rewriter.contract`, could
+not show a call's copies independent, and every result says which independence it rests on).
+The first half of each input's rewrites selects one event per direction
 (:mod:`dpcore.rewriter.distinguish`: whole outputs, word and character n-grams, the MiniLM
 sentence encoder); the second half bounds its privacy loss,
 

@@ -64,7 +64,9 @@ _WORD = re.compile(r"\w+")
 
 @dataclass(frozen=True)
 class ContractReport:
-    """What the contract check found (all passed, or the audit would have been refused)."""
+    """What the contract check found: the rng rules held (or the audit would have been refused),
+    and whether the audit may draw many copies per call (``batched``; else one copy per call,
+    ``unbatched_because`` says why)."""
 
     reproducible: bool
     deterministic: bool
