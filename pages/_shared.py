@@ -24,6 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.jsonutil import dumps
+from dpcore.pairtest.verdicts import VERDICTS
 from dpcore.validation import DPCoreError
 
 
@@ -634,13 +635,8 @@ def page_intro(title: str, plain: str, how_to_read: str) -> None:
 
 #: Machine codes that tables show in words (downloads keep the codes).
 CELL_WORDS: dict[str, str] = {
-    "violates": "violates its claim",
-    "violation": "violates its claim",
-    "not-detected": "no violation found",
-    "within-claim": "within its claim",
-    "no-claim": "claims no privacy",
-    "untested": "not tested",
-    "declaration-mismatch": "declared distribution does not match its sampler",
+    **{v.code: v.label for v in VERDICTS.values()},
+    "violation": VERDICTS["violates"].label,
     "bayes-unigram": "Bayesian attacker (word frequencies)",
     "bayes-mlm": "Bayesian attacker (masked LM prior)",
     "mlm": "masked-LM attacker",

@@ -391,7 +391,7 @@ def show_row(row: dict[str, Any]) -> None:
     text = _plain(_sentence(view.safe_headline(row)))
     if v == "violates":
         st.error(text, icon=":material/error:")
-    elif v == "not-detected":
+    elif v in ("not-detected", "out-of-reach"):
         st.info(text, icon=":material/info:")
     else:
         st.warning(text, icon=":material/block:")

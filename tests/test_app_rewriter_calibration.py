@@ -479,7 +479,7 @@ def test_untested_cells_and_infinite_bounds_are_drawn_and_written(shipped: dict[
     row = table.iloc[0]
     assert row[CLAIM] == "∞" and row[BOUND] == "none"
     assert row[TPR] == row[SIMILARITY] == ""
-    assert row[VERDICT] == "not tested"
+    assert row[VERDICT] == "untested"
     fig = calibration_figure(doc)
     trace = next(t for t in fig.data if t.meta["rewriter"] == cell["rewriter"] and t.meta["panel"] == "tpr")
     assert trace.y[0] is None and trace.error_y.array[0] == 0.0

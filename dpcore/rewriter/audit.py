@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpcore.pairtest.budget import per_test
+from dpcore.pairtest.verdicts import OUT_OF_REACH, decide
 from dpcore.rewriter.contract import ContractReport, check_contract
 from dpcore.rewriter.distinguish import DISTINGUISHERS, FORWARD, TITLES, Choice, choose_events
 from dpcore.rewriter.draws import CHUNK, RewriterSource, draw_rewrites, plan_tasks
@@ -356,7 +357,7 @@ def _verdict(
             f"{len(viol)} of {len(tested)} pair(s) flagged ({size})"
         )
     beyond = [p for p in tested if p.claimed_bound >= top]
-    if len(beyond) == len(tested):
+    if decide(flagged=False, tested=len(tested), beyond_reach=len(beyond)) == OUT_OF_REACH:
         lowest = min(p.claimed_bound for p in tested)
         need = rewrites_needed(lowest, alpha)
         if need:
@@ -367,7 +368,7 @@ def _verdict(
                 f" reaching {lowest:.3g} would take about 10^{digits:.0f} rewrites per input (what an audit "
                 "can certify grows only with the logarithm of its rewrites), so no audit can tell"
             )
-        return "out-of-reach", (
+        return OUT_OF_REACH, (
             f"out of reach: the claimed bound{'s' if len(tested) > 1 else ''} (≥ {lowest:.3g}) "
             f"{'are' if len(tested) > 1 else 'is'} above {top:.3g}, the largest loss {rewrites:,} rewrites "
             f"per input can certify at {conf} confidence, so this audit could not have shown a "

@@ -9,6 +9,15 @@ from typing import Any
 import pandas as pd
 
 from dpcore import __version__
+from dpcore.pairtest.verdicts import (
+    DECLARATION_MISMATCH,
+    NOT_DETECTED,
+    OUT_OF_REACH,
+    UNTESTED,
+    VIOLATES,
+    WITHIN_CLAIM,
+    decide,
+)
 from dpcore.prose import and_list
 
 __all__ = ["PairResult", "TextAuditResult", "lower_bound_ratio"]
@@ -203,9 +212,9 @@ class TextAuditResult:
         text = _failure_lead(failures, screen, len(vocab)) + text
         text += _notes(verdict, pw, screen, declaration, rc, shape, failures, len(pairs) - n)
         exact = [p.exact_violates for p in tested if p.exact_violates is not None]
-        exact_verdict = None if not exact else ("violates" if any(exact) else "within-claim")
+        exact_verdict = None if not exact else (VIOLATES if any(exact) else WITHIN_CLAIM)
         if declaration is not None and declaration.get("status") == "mismatch":
-            exact_verdict = "declaration-mismatch"
+            exact_verdict = DECLARATION_MISMATCH
         describe = getattr(sanitizer, "describe", None)
         info: dict[str, Any] = describe() if callable(describe) else {"type": type(sanitizer).__name__}
         return cls(
@@ -369,13 +378,22 @@ def _verdict(
         verdict = "untested"
     else:
         unreachable = sum(1 for p in tested if p.claimed_bound >= max_detectable)
-        text = f"no violation detected by this test ({size}); this does not show the mechanism is private"
-        if unreachable:
-            text += (
-                f". {unreachable} of the {n} claimed bounds are ≥ {max_detectable:.3g}, the largest loss "
-                f"{samples:,} samples per word can show: raise the samples to test them"
+        verdict = decide(flagged=False, tested=n, beyond_reach=unreachable, others_in_reach=bool(pooled_run))
+        if verdict == OUT_OF_REACH:
+            lowest = min(p.claimed_bound for p in tested)
+            text = (
+                f"out of reach: the claimed bound{'s' if n > 1 else ''} (≥ {lowest:.3g}) "
+                f"{'are' if n > 1 else 'is'} at or above {max_detectable:.3g}, the largest loss "
+                f"{samples:,} samples per word can show, so this run could not have shown a violation "
+                f"({size}); raise the samples to test them. Nothing was shown either way"
             )
-        verdict = "not-detected"
+        else:
+            text = f"no violation detected by this test ({size}); this does not show the mechanism is private"
+            if unreachable:
+                text += (
+                    f". {unreachable} of the {n} claimed bounds are ≥ {max_detectable:.3g}, the largest loss "
+                    f"{samples:,} samples per word can show: raise the samples to test them"
+                )
     return verdict, text
 
 
@@ -394,7 +412,7 @@ def _notes(
     text = ""
     found = _call_size_findings(shape)
     sizes = _sizes_text(shape)
-    if found and verdict == "not-detected":  # right after the headline: what it does not cover
+    if found and verdict in (NOT_DETECTED, OUT_OF_REACH):  # right after the headline: what it does not cover
         text += f". It covers only the call sizes this run drew ({sizes}): " + "; ".join(found)
     if pw.get("text") and verdict != "untested":
         text += f". Power: {pw['text']}"
@@ -416,7 +434,7 @@ def _notes(
     sized = shape.get("stage_one_size") or {}
     if sized.get("status") == "call-size-dependent":
         text += f". Call sizes: {sized.get('text')}"
-    if found and verdict not in ("not-detected", "untested"):
+    if found and verdict not in (NOT_DETECTED, OUT_OF_REACH, UNTESTED):
         text += f". This run drew calls of {sizes}: " + "; ".join(found)
     if rc.get("status") in ("global-state-reseeded", "state-across-calls", "not-reproducible"):
         text += f". rng: {rc.get('text', 'the global random state was reseeded from the audit rng per call')}"

@@ -19,6 +19,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from dpcore.pairtest.verdicts import NOT_DETECTED, OUT_OF_REACH, UNTESTED, VIOLATES, decide
 from dpcore.validation import DPCoreError
 
 SCHEMA = "dpcore-verdicts/1"
@@ -64,15 +65,18 @@ ROW_KEYS: tuple[str, ...] = (
     "seconds",
 )
 STATUSES = ("ran", "cannot-run")
-VERDICTS = ("violates", "not-detected", "untested")
+#: The verdicts a row's audit may hold (:mod:`dpcore.pairtest.verdicts` holds every verdict's words).
+VERDICTS = (VIOLATES, NOT_DETECTED, OUT_OF_REACH, UNTESTED)
 
 DEFINITIONS: dict[str, str] = {
     "verdict": (
         "violates: a test certified, at the stated confidence family-wise, a privacy loss above the "
-        "claim; not-detected: no test did, which does not show the mechanism is private; untested: "
-        "nothing could be sampled; premise-broken: the implementation breaks a premise its paper's "
-        "guarantee rests on (e.g. CusText's output sets must partition V), shown with evidence, so "
-        "the paper's claim says nothing of most pairs; the audit then tested only the pairs it still covers"
+        "claim; not-detected: no test did, which does not show the mechanism is private; out-of-reach: "
+        "every claimed bound tested was above what the run's size can certify, so nothing was shown "
+        "either way; untested: nothing could be sampled; premise-broken: the implementation breaks a "
+        "premise its paper's guarantee rests on (e.g. CusText's output sets must partition V), shown "
+        "with evidence, so the paper's claim says nothing of most pairs; the audit then tested only the "
+        "pairs it still covers"
     ),
     "largest certified violation": (
         "the flagged pair with the largest lower bound ÷ claimed bound (ε, or ε·d(x, x′) + ε₀), "
@@ -147,14 +151,32 @@ def load_shipped() -> dict[str, Any]:
     return load(SHIPPED_PATH)
 
 
+def _number(v: Any) -> float:
+    """A bound of the file as a float (the strings ``"inf"``/``"-inf"``/``"nan"`` included)."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def evidence_says(audit: dict[str, Any]) -> str:
     """The verdict a row's kept evidence supports: ``violates`` when a kept pair is flagged or a
-    pooled test rejects, ``untested`` when nothing was tested, else ``not-detected``."""
-    if audit.get("violating_pairs_total", 0) > 0 or any(t.get("rejects") for t in audit.get("pooled", [])):
-        return "violates"
-    if audit.get("pairs_tested", 0) == 0 and not any(t.get("terms", 0) > 0 for t in audit.get("pooled", [])):
-        return "untested"
-    return "not-detected"
+    pooled test rejects, ``untested`` when nothing was tested, ``out-of-reach`` when no pooled test
+    ran and every kept pair's claimed bound is at or above the largest loss the run could certify
+    (:func:`dpcore.pairtest.verdicts.decide`), else ``not-detected``."""
+    pooled_ran = any(t.get("terms", 0) > 0 for t in audit.get("pooled", []))
+    pairs = [p for p in audit.get("pairs", []) if p.get("error") is None]
+    top = audit.get("max_detectable_loss")
+    beyond = sum(
+        1 for p in pairs if top is not None and _number(p.get("claimed_bound")) >= _number(top)
+    )
+    rejects = any(t.get("rejects") for t in audit.get("pooled", []))
+    return decide(
+        flagged=audit.get("violating_pairs_total", 0) > 0 or rejects,
+        tested=int(audit.get("pairs_tested", 0)),
+        beyond_reach=int(audit.get("pairs_tested", 0)) if pairs and beyond == len(pairs) else 0,
+        others_in_reach=pooled_ran,
+    )
 
 
 def validate(doc: Any) -> list[str]:
@@ -237,7 +259,8 @@ def outcome(verdict: str, premise: dict[str, Any] | None) -> str:
 
 
 def verdict_of(row: dict[str, Any]) -> str:
-    """``violates``, ``not-detected``, ``untested``, ``premise-broken`` or ``cannot-run``."""
+    """``violates``, ``not-detected``, ``out-of-reach``, ``untested``, ``premise-broken`` or
+    ``cannot-run`` (:mod:`dpcore.pairtest.verdicts`)."""
     if row["status"] != "ran":
         return "cannot-run"
     return outcome(row["audit"]["verdict"], row["audit"].get("premise"))

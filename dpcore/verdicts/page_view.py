@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from dpcore.pairtest.verdicts import NOT_DETECTED, VIOLATES, label
 from dpcore.verdicts.document import verdict_of
 from dpcore.verdicts.rows import GROUPS
 from dpcore.verdicts.wording import (
@@ -73,15 +74,16 @@ __all__ = [
 ]
 
 #: The verdicts a row can have (:func:`dpcore.verdicts.document.verdict_of`), in the filter's order.
-VERDICT_KINDS: tuple[str, ...] = ("violates", "premise-broken", "not-detected", "cannot-run", "untested")
+VERDICT_KINDS: tuple[str, ...] = (
+    "violates",
+    "premise-broken",
+    "not-detected",
+    "out-of-reach",
+    "cannot-run",
+    "untested",
+)
 #: Each verdict in words (the filter and the tables).
-VERDICT_WORDS: dict[str, str] = {
-    "violates": "violates its claim",
-    "not-detected": "no violation found",
-    "cannot-run": "cannot run",
-    "untested": "untested",
-    "premise-broken": "premise of its claim broken",
-}
+VERDICT_WORDS: dict[str, str] = {k: label(k) for k in VERDICT_KINDS}
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 
@@ -276,7 +278,7 @@ def pooled_tests(row: dict[str, Any]) -> pd.DataFrame:
                 "pairs": terms,
                 "verdict": "not run: no pair to test"
                 if terms == 0
-                else ("violates its claim" if rejects else "no violation found"),
+                else label(VIOLATES if rejects else NOT_DETECTED),
                 "certified excess (nats)": _sig(t.get("excess_lower_bound")) if rejects else None,
             }
         )

@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from dpcore.pairtest.verdicts import NOT_DETECTED, OUT_OF_REACH, label
 from dpcore.verdicts.document import verdict_of
 from dpcore.verdicts.rows import plan_full_vocabulary
 
@@ -193,6 +194,16 @@ def call_size_dependence(row: dict[str, Any]) -> str:
     return f"its output depends on the call's size ({found[0]}), so this covers only the call sizes it drew"
 
 
+def _out_of_reach(row: dict[str, Any]) -> str:
+    a = row.get("audit") or {}
+    return (
+        f"{label(OUT_OF_REACH)}: every claimed bound tested is at or above "
+        f"{nats(a.get('max_detectable_loss'))}, the largest loss its {int(a.get('samples') or 0):,} "
+        "samples per word can certify, so the run could not have shown a violation; nothing was shown "
+        "either way"
+    )
+
+
 def _not_detected(row: dict[str, Any]) -> str:
     p = power_summary(row)
     conf = f"{p['power']:g}"
@@ -201,17 +212,18 @@ def _not_detected(row: dict[str, Any]) -> str:
     if p["uniform_delta"] is not None:
         flaw = uniform_flaw(p["uniform_family"], p["uniform_pairing"], p["uniform_delta"])
         return (
-            f"no violation found{dep}; had {flaw}, that flaw would have been caught with probability {conf}"
+            f"{label(NOT_DETECTED)}{dep}; had {flaw}, that flaw would have been caught with probability "
+            f"{conf}"
         )
     reachable = [s for s in p["single_output"] if s["output_probability"] <= 1]
     if reachable:
         s = reachable[len(reachable) // 2]
         return (
-            f"no violation found{dep}; one output with loss claim + 1 nat and probability ≥ "
+            f"{label(NOT_DETECTED)}{dep}; one output with loss claim + 1 nat and probability ≥ "
             f"{_g(s['output_probability'])} (claim {_g(s['claim'], 3)}) would have been caught with "
             f"probability {conf}"
         )
-    return f"no violation found{dep}; the run states no flaw it would have caught"
+    return f"{label(NOT_DETECTED)}{dep}; the run states no flaw it would have caught"
 
 
 def failed_share(row: dict[str, Any]) -> str:
@@ -260,6 +272,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any]], str]] = {
     "untested": _untested,
     "violates": _with_failures(_violates),
     "not-detected": _with_failures(_not_detected),
+    "out-of-reach": _with_failures(_out_of_reach),
     "premise-broken": _premise_broken,
 }
 

@@ -32,6 +32,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dpcore.pairtest.verdicts import NOT_DETECTED, OUT_OF_REACH, UNTESTED, VIOLATES, label
 from dpcore.prose import and_list
 from dpcore.rewriter.calibrate import NOMINAL, title, tpr_reach
 from dpcore.rewriter.calibrate import headline as calibration_headline
@@ -65,12 +66,7 @@ __all__ = [
 #: What the bar above each dot is, as the figure and the table say it.
 ESTIMATE_WORDS = "estimate (best measured test, biased upward)"
 #: The verdict of a cell in words (the table; downloads keep the codes).
-VERDICT_WORDS = {
-    "violates": "violates its claim",
-    "not-detected": "no violation found",
-    "out-of-reach": "out of reach",
-    "untested": "not tested",
-}
+VERDICT_WORDS = {k: label(k) for k in (VIOLATES, NOT_DETECTED, OUT_OF_REACH, UNTESTED)}
 #: The keys every calibration record has (:func:`check_calibration`).
 _KEYS = ("pair", "rewriters", "epsilons", "rewrites_per_input", "confidence", "cells")
 _CELL_KEYS = ("rewriter", "epsilon", "claimed_bound", "lower_bound", "verdict", "tpr_at_fpr")

@@ -195,6 +195,7 @@ VERDICTS: dict[str, str] = {
     "violates": BAD,
     "premise-broken": "#db3700",  # amber-red: no mechanism's (SanText+'s orange was here)
     "not-detected": SOFT_INK,
+    "out-of-reach": SOFT_INK,
     "within-claim": OK,
     "no-claim": "#5a5a5a",
 }

@@ -19,6 +19,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpcore.pairtest.verdicts import NOT_DETECTED, OUT_OF_REACH, VIOLATES, label
 from dpcore.textaudit.result import TextAuditResult
 from dpcore.viz.audit_words import (
     CALL_STATUS_WORDS,
@@ -149,6 +150,14 @@ def headline(result: TextAuditResult) -> str:
         )
     if result.verdict == "untested":
         return "Nothing could be tested, so this run shows neither a violation nor its absence."
+    if result.verdict == OUT_OF_REACH:
+        lowest = min(p.claimed_bound for p in tested)
+        return (
+            f"Out of reach: every claimed bound (≥ {lowest:.3g} nats) is at or above "
+            f"{result.max_detectable_loss:.3g}, the largest loss {result.samples:,} samples per word can "
+            f"certify at {conf} confidence, so this run could not have shown a violation and shows nothing "
+            "either way."
+        )
     if tested:
         w = max(tested, key=lambda p: (p.ratio, p.lower_bound))
         bound = f"loses at least {w.lower_bound:.3g} nats where {w.claimed_bound:.3g} is claimed"
@@ -183,7 +192,7 @@ def pooled_table(result: TextAuditResult) -> pd.DataFrame:
         if terms == 0:
             verdict = "not run: no pair to test"
         else:
-            verdict = "violates its claim" if t.get("rejects") else "no violation found"
+            verdict = label(VIOLATES if t.get("rejects") else NOT_DETECTED)
         rows.append(
             {
                 "event": POOLED_FAMILY_WORDS.get(t.get("family"), t.get("family")),

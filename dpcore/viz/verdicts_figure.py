@@ -30,6 +30,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from dpcore.pairtest.verdicts import label
 from dpcore.verdicts.document import verdict_of
 from dpcore.verdicts.page_view import (
     caught_delta,
@@ -70,8 +71,9 @@ OPENED = "opened row"
 
 #: The note on a line without a marker, by verdict (not-detected: its run states no uniform flaw).
 NOTES = {
-    "cannot-run": "cannot run",
-    "untested": "untested",
+    "cannot-run": label("cannot-run"),
+    "untested": label("untested"),
+    "out-of-reach": label("out-of-reach"),
     "not-detected": "no flaw size stated",
     "premise-broken": "premise broken",
 }

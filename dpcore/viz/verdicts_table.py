@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from dpcore.pairtest.verdicts import NOT_DETECTED, VIOLATES, label
 from dpcore.verdicts.document import verdict_of
 from dpcore.verdicts.page_view import (
     VERDICT_KINDS,
@@ -62,6 +63,10 @@ def _never_audited(by: dict[str, list[dict[str, Any]]]) -> list[str]:
         why.append(f"{n} {'breaks its paper' if n == 1 else 'break their papers'}'s premise")
     if by["untested"]:
         why.append(f"{len(by['untested'])} had nothing to sample")
+    if by["out-of-reach"]:
+        n = len(by["out-of-reach"])
+        whose = "its run" if n == 1 else "their runs"
+        why.append(f"{n} {'claims' if n == 1 else 'claim'} more than {whose} could certify")
     return why
 
 
@@ -91,7 +96,7 @@ def _sanitizers_clause(others: Sequence[dict[str, Any]]) -> str:
     if bad:
         excess = [certified_excess(r) or 0.0 for r in bad]
         names = f"{', '.join(r['name'] for r in bad[:3])}{', …' if len(bad) > 3 else ''}"
-        verb = "violates its claim" if len(bad) == 1 else "violate their claims"
+        verb = label(VIOLATES) if len(bad) == 1 else "violate their claims"
         lead += f": {len(bad)} {verb} ({names}; losing {_span(excess)} more privacy than claimed)"
         if quiet:
             lead += f" and {len(quiet)} showed no violation{sizes}"
@@ -182,11 +187,11 @@ def verdict_cell(row: dict[str, Any]) -> str:
     v = verdict_of(row)
     if v == "violates":
         excess = certified_excess(row)
-        return "violates its claim" if excess is None else f"violates: ≥ {nats(excess)} above its claim"
-    if v == "not-detected":
+        return label(v) if excess is None else f"violates: ≥ {nats(excess)} above its claim"
+    if v == NOT_DETECTED:
         d = caught_delta(row)
-        return "no violation found" + ("" if d is None else f"; would catch ≥ {nats(d)}")
-    return {"premise-broken": "premise of its claim broken", "cannot-run": "cannot run"}.get(v, v)
+        return label(v) + ("" if d is None else f"; would catch ≥ {nats(d)}")
+    return label(v)
 
 
 def count_cell(n: Any) -> str:
