@@ -44,7 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a fresh clone
 
 from dpcore.attack.mask_inference import attacker_strength, masked_position_logits
-from dpcore.attack.mlm import DEFAULT_BATCH_SIZE, DEFAULT_MLM_DIR, MaskedLM, _load_onnx, load_mlm
+from dpcore.models.masked_lm import DEFAULT_BATCH_SIZE, DEFAULT_MLM_DIR, MaskedLM, _load_onnx, load_mlm
 from dpcore.text.tokenize import GloveTokenizer
 
 #: onnxruntime rows whose session memory is measured, and their ``fuse_decoder`` setting.
@@ -60,7 +60,7 @@ def session_rss_mib(fuse_decoder: bool) -> float:
         "def rss():\n"
         "    with open('/proc/self/status') as fh:\n"
         "        return next(int(x.split()[1]) / 1024 for x in fh if x.startswith('VmRSS'))\n"
-        "from dpcore.attack.mlm import DEFAULT_MLM_DIR, _load_onnx\n"
+        "from dpcore.models.masked_lm import DEFAULT_MLM_DIR, _load_onnx\n"
         "a = rss(); m = _load_onnx.__wrapped__(str(DEFAULT_MLM_DIR), FUSE); print(rss() - a)\n"
     ).replace("FUSE", str(fuse_decoder))
     root = str(Path(__file__).resolve().parents[1])

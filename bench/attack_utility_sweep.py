@@ -40,9 +40,9 @@ def main() -> int:
 
     from dpcore.attack.datasets import load_labelled_dataset, split_dataset
     from dpcore.attack.experiment import attack_sweep, sample_attack_sentences
-    from dpcore.attack.mlm import default_mlm_available, load_mlm
     from dpcore.attack.utility import DEFAULT_N_TEST, DEFAULT_N_TRAIN, utility_sweep
     from dpcore.jsonutil import dumps
+    from dpcore.models.masked_lm import default_mlm_available, load_mlm
     from dpcore.text import create_text_mechanism
     from dpcore.text.vocab import build_vocabulary
     from dpcore.viz.attack_figure import epsilon_figure, tradeoff_figure

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dpcore.rewriter.causal_lm import load_smollm2  # noqa: E402
+from dpcore.models.causal_lm import load_smollm2  # noqa: E402
 from dpcore.rewriter.dpprompt import DEFAULT_CLIP, _round_clip, calibrate_clip  # noqa: E402
 from dpcore.rewriter.pairs import corpus_sentences  # noqa: E402
 

@@ -55,7 +55,7 @@ _LAZY = {
     "audit_text": ("dpcore.textaudit", "audit_text"),
     "create_mechanism": ("dpcore.api", "create_mechanism"),
     "create_text_mechanism": ("dpcore.text", "create_text_mechanism"),
-    "load_mlm": ("dpcore.attack.mlm", "load_mlm"),
+    "load_mlm": ("dpcore.models.masked_lm", "load_mlm"),
     "mask_token_inference": ("dpcore.attack.mask_inference", "mask_token_inference"),
     "sanitize": ("dpcore.api", "sanitize"),
     "text_mechanism": ("dpcore.api", "text_mechanism"),

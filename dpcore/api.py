@@ -208,7 +208,7 @@ def attack(
 
     mlm = None
     if {"mlm", "bayes-mlm"} & set(attacks):
-        from dpcore.attack.mlm import load_mlm
+        from dpcore.models.masked_lm import load_mlm
 
         mlm = load_mlm()
     size = default_vocab_size(embedding) if vocab_size is None else vocab_size

@@ -2,7 +2,7 @@
 §5.2–5.3, Fig. 4), with a mechanism-aware Bayesian attacker beyond the paper.
 
 Widgets → dpcore.attack (experiment, utility) → dpcore.viz.attack_figure. torch loads only when
-a masked-LM attack is selected (dpcore.attack.mlm imports it lazily). Caps keep one visit to
+a masked-LM attack is selected (dpcore.models.masked_lm imports it lazily). Caps keep one visit to
 about a minute at most: ≤ 200 sentences, ≤ 6 ε values, ≤ 4,000 training sentences, and with a
 masked-LM attack at most 480 sentence runs (sentences × (ε values + 1) ×
 mechanisms). Long runs report progress after every batch, so a widget change stops them.
@@ -39,7 +39,7 @@ from dpcore.attack import page_view as pv
 from dpcore.attack import paper_setting as paper
 from dpcore.attack.bayes import prepare_channels
 from dpcore.attack.datasets import DATASETS
-from dpcore.attack.mlm import default_mlm_available
+from dpcore.models.masked_lm import default_mlm_available
 from dpcore.text import TEXT_MECHANISMS
 from dpcore.text.registry import required_embedding
 from dpcore.text.vocab import build_vocabulary
@@ -151,7 +151,7 @@ def paper_fig4_setting() -> None:
 
 @st.cache_resource(max_entries=1, show_spinner="Loading the masked-LM attacker…")
 def get_mlm():
-    from dpcore.attack.mlm import load_mlm
+    from dpcore.models.masked_lm import load_mlm
 
     return load_mlm()
 

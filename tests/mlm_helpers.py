@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dpcore.attack.mlm import MaskedLM, mlm_from_objects
+from dpcore.models.masked_lm import MaskedLM, mlm_from_objects
 
 VOCAB = [
     "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",

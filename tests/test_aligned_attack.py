@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dpcore.attack.mlm import default_mlm_available
+from dpcore.models.masked_lm import default_mlm_available
 from tests.conftest import Cli
 
 TEXT = "the hospital kept my records private.\nshe was diagnosed with cancer in march\n"

@@ -59,7 +59,7 @@ def shipped() -> dict[str, Any]:
 @pytest.fixture
 def no_compute(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any audit, calibration or sentence encoding the page would run fails the test."""
-    import dpcore.minilm
+    import dpcore.models.minilm
     import dpcore.rewriter
     import dpcore.rewriter.audit
 
@@ -69,7 +69,7 @@ def no_compute(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(calibrate, "calibrate_rewriters", fail)
     monkeypatch.setattr(dpcore.rewriter.audit, "audit_rewriter", fail)
     monkeypatch.setattr(dpcore.rewriter, "audit_rewriter", fail)
-    monkeypatch.setattr(dpcore.minilm, "encode_sentences", fail)
+    monkeypatch.setattr(dpcore.models.minilm, "encode_sentences", fail)
 
 
 def _page(**query: str) -> AppTest:

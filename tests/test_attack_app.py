@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.attack.mlm import default_mlm_available
+from dpcore.models.masked_lm import default_mlm_available
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "attack.py")
@@ -74,7 +74,7 @@ def test_widget_change_updates_the_figure() -> None:
 
 def test_bad_query_params_warn_and_fall_back(monkeypatch: pytest.MonkeyPatch) -> None:
     # The fallback attack list includes the masked-LM attacks: hide the model to keep this fast.
-    monkeypatch.setattr("dpcore.attack.mlm.default_mlm_available", lambda: False)
+    monkeypatch.setattr("dpcore.models.masked_lm.default_mlm_available", lambda: False)
     at = _app(mechs="santext", eps="1,2,3,6,10,14,20", n="5000", data="imdb", attacks="nope").run()
     assert not at.exception
     text = " ".join(w.value for w in at.warning)
@@ -92,7 +92,7 @@ def test_mlm_attacks_run_with_the_shipped_model() -> None:
 
 
 def test_missing_model_is_explained_not_fatal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("dpcore.attack.mlm.default_mlm_available", lambda: False)
+    monkeypatch.setattr("dpcore.models.masked_lm.default_mlm_available", lambda: False)
     at = _app(mechs="santext", eps="3", attacks="bayes-unigram,mlm").run()
     assert not at.exception
     assert any("masked-LM" in w.value for w in at.warning)

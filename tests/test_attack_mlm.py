@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from dpcore.attack import mask_inference as mi  # noqa: E402
-from dpcore.attack.mlm import (  # noqa: E402
+from dpcore.models.masked_lm import (  # noqa: E402
     MaskedLM,
     default_mlm_available,
     fill_mask,
@@ -207,7 +207,7 @@ def test_load_mlm_errors_are_clear(tmp_path) -> None:
 
 def test_torch_is_not_imported_by_dpcore_or_the_attack_modules() -> None:
     code = (
-        "import sys, dpcore, dpcore.attack.mask_inference, dpcore.attack.mlm, dpcore.cli;"
+        "import sys, dpcore, dpcore.attack.mask_inference, dpcore.models.masked_lm, dpcore.cli;"
         "dpcore.cli.build_parser();"
         "print('torch' in sys.modules, 'transformers' in sys.modules)"
     )
@@ -294,9 +294,9 @@ def test_train_attacker_continues_on_public_tweets_on_the_cpu(tmp_path, capsys) 
     import json
 
     pytest.importorskip("torch")
-    from dpcore.attack.mlm import DEFAULT_MLM_DIR
     from dpcore.attack.tweet_split import split_tweets
     from dpcore.cli import main
+    from dpcore.models.masked_lm import DEFAULT_MLM_DIR
 
     out = tmp_path / "att"
     args = ["train-attacker", "--init", str(DEFAULT_MLM_DIR), "--sources", "tweets", "--epochs", "0.002"]
@@ -392,12 +392,12 @@ def test_mask_attack_cli_json_with_the_shipped_model(tmp_path, capsys) -> None:
 
 def test_cli_batch_size_defaults_match_the_library() -> None:
     # The CLI's parsers stay import-light (no dpcore.attack at start-up), so they repeat the
-    # number; it must be the library's DEFAULT_BATCH_SIZE (chosen for memory, see dpcore.attack.mlm)
+    # number; it must be the library's DEFAULT_BATCH_SIZE (chosen for memory, see dpcore.models.masked_lm)
     import inspect
 
     from dpcore.attack import bayes, experiment
-    from dpcore.attack.mlm import DEFAULT_BATCH_SIZE
     from dpcore.cli import build_parser
+    from dpcore.models.masked_lm import DEFAULT_BATCH_SIZE
 
     parser = build_parser()
     required = {"attack": ["--mechanism", "santext", "--epsilon", "1"], "mask-attack": ["--input", "x.txt"]}

@@ -14,8 +14,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dpcore.attack import page_view as pv
-from dpcore.attack.mlm import default_mlm_available
 from dpcore.cli import main
+from dpcore.models.masked_lm import default_mlm_available
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "attack.py")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from dpcore.attack import paper_setting as paper
-from dpcore.attack.mlm import default_mlm_available
 from dpcore.cli import main
+from dpcore.models.masked_lm import default_mlm_available
 from tests.cli_errors import error_lines
 from tests.conftest import Cli
 

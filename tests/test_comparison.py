@@ -124,7 +124,7 @@ def test_shipped_results_name_the_model_never_a_path() -> None:
     from pathlib import Path
 
     from dpcore.attack.comparison import _model_label
-    from dpcore.attack.mlm import DEFAULT_MLM_DIR
+    from dpcore.models.masked_lm import DEFAULT_MLM_DIR
 
     class M:
         name = str(DEFAULT_MLM_DIR)

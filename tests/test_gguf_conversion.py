@@ -1,4 +1,4 @@
-"""The GGUF conversion block of :mod:`dpcore.rewriter.causal_lm` (issue 59).
+"""The GGUF conversion block of :mod:`dpcore.models.causal_lm` (issue 59).
 
 transformers parses a GGUF file three times on a first load (config, tokenizer, weights) and
 builds gguf's tensor-name map once per submodule. Inside ``_gguf_conversion`` each is made once:
@@ -38,7 +38,7 @@ def _tiny(path: Path, gguf) -> Path:  # type: ignore[no-untyped-def]
 
 
 def test_the_file_is_parsed_once_per_path_and_everything_is_put_back(tmp_path: Path) -> None:
-    from dpcore.rewriter.causal_lm import _GGUF_LOCK, _gguf_conversion
+    from dpcore.models.causal_lm import _GGUF_LOCK, _gguf_conversion
 
     gguf, gguf_utils = _modules()
     a, b = _tiny(tmp_path / "a.gguf", gguf), _tiny(tmp_path / "b.gguf", gguf)
@@ -65,7 +65,7 @@ def test_the_file_is_parsed_once_per_path_and_everything_is_put_back(tmp_path: P
 
 
 def test_an_error_inside_puts_everything_back(tmp_path: Path) -> None:
-    from dpcore.rewriter.causal_lm import _GGUF_LOCK, _gguf_conversion
+    from dpcore.models.causal_lm import _GGUF_LOCK, _gguf_conversion
 
     gguf, gguf_utils = _modules()
     before = (gguf.GGUFReader, gguf.get_tensor_name_map, gguf_utils.tqdm)
@@ -76,7 +76,7 @@ def test_an_error_inside_puts_everything_back(tmp_path: Path) -> None:
 
 
 def test_a_second_conversion_waits_for_the_first() -> None:
-    from dpcore.rewriter.causal_lm import _gguf_conversion
+    from dpcore.models.causal_lm import _gguf_conversion
 
     gguf, _ = _modules()
     original = gguf.GGUFReader

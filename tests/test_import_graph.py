@@ -339,3 +339,24 @@ def test_the_pair_test_floor_imports_no_audit() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     loaded = out.stdout.strip()
     assert out.returncode == 0 and "dpcore.pairtest.estimator" in loaded and "dpcore.textaudit" not in loaded
+
+
+def test_no_mechanism_imports_the_attack_room_for_a_model() -> None:
+    """Models and devices live in :mod:`dpcore.models` (issue 60): the mechanisms (vector and
+    text), the rewriters, the audits and the pair test import nothing of :mod:`dpcore.attack`,
+    and :mod:`dpcore.models` imports no mechanism, attack or audit."""
+    rooms = ("dpcore.mechanisms", "dpcore.text", "dpcore.rewriter", "dpcore.textaudit", "dpcore.pairtest")
+    edges = import_edges(ROOT)
+    wrong = [
+        e.describe(ROOT, "dpcore")
+        for e in edges
+        if e.source.startswith(rooms) and e.target.split(".")[:2] == ["dpcore", "attack"]
+    ]
+    assert wrong == []
+    above = ("dpcore.attack", "dpcore.text", "dpcore.rewriter", "dpcore.audit", "dpcore.mechanisms")
+    up = [
+        e.describe(ROOT, "dpcore")
+        for e in edges
+        if e.source.startswith("dpcore.models") and e.target.startswith(above)
+    ]
+    assert up == []

@@ -89,7 +89,7 @@ def test_masked_lm_passes_trim_once_per_loop(monkeypatch: pytest.MonkeyPatch) ->
     import numpy as np
 
     import dpcore.memory as memory
-    from dpcore.attack.mask_inference import masked_position_logits
+    from dpcore.models.masked_lm import masked_position_logits
 
     class _Tok:
         pad_token_id = 0

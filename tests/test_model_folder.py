@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dpcore.attack.mlm import DEFAULT_MLM_DIR, load_mlm
-from dpcore.attack.model_folder import validate_model_folder
+from dpcore.models.folder import validate_model_folder
+from dpcore.models.masked_lm import DEFAULT_MLM_DIR, load_mlm
 from dpcore.validation import DPCoreError
 
 ROOT = Path(__file__).resolve().parents[1]

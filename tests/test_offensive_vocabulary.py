@@ -275,8 +275,8 @@ class _AdversarialLM:
     the issue's sentence."""
 
     def __init__(self) -> None:
-        from dpcore.attack.mlm import DEFAULT_MLM_DIR
-        from dpcore.attack.wordpiece import WordPieceTokenizer
+        from dpcore.models.masked_lm import DEFAULT_MLM_DIR
+        from dpcore.models.wordpiece import WordPieceTokenizer
 
         self.tokenizer = WordPieceTokenizer(str(DEFAULT_MLM_DIR))
         words = self.tokenizer.convert_ids_to_tokens(list(range(len(self.tokenizer))))

@@ -1,4 +1,4 @@
-"""``dpcore.onnx_session``: the one home of the onnxruntime settings, ``DPCORE_ORT_THREADS``, and
+"""``dpcore.models.onnx_session``: the one home of the onnxruntime settings, ``DPCORE_ORT_THREADS``, and
 the same results whatever the thread count (the test suite runs one thread per pytest worker)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpcore import minilm
-from dpcore.onnx_session import THREADS_ENV, intra_op_threads, session_options
+from dpcore.models import minilm
+from dpcore.models.onnx_session import THREADS_ENV, intra_op_threads, session_options
 from dpcore.validation import DPCoreError
 
 

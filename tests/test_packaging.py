@@ -116,7 +116,7 @@ def test_fresh_virtualenv_install_imports_and_runs_the_cli(wheel: Path, tmp_path
     code = (
         "import dpcore, pathlib; "
         "assert 'site-packages' in dpcore.__file__, dpcore.__file__; "
-        "from dpcore.attack.mlm import default_mlm_available; assert default_mlm_available(); "
+        "from dpcore.models.masked_lm import default_mlm_available; assert default_mlm_available(); "
         "out = dpcore.sanitize('the patient has hiv', mechanism='santext', epsilon=3.0, seed=0); "
         "print(len(out.lines), out.parameters['mechanism'])"
     )

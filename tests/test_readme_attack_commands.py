@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dpcore.attack.mlm import default_mlm_available
+from dpcore.models.masked_lm import default_mlm_available
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = "the hospital kept my records private.\nshe was diagnosed with cancer in march\n"

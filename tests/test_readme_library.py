@@ -61,7 +61,7 @@ def test_every_top_level_entry_point_has_a_docstring_example() -> None:
         "dpcore.attack",
         "dpcore.attack.mask_inference",
         "dpcore.mechanisms",
-        "dpcore.minilm",
+        "dpcore.models.minilm",
     ],
 )
 def test_entry_point_docstring_examples(module: str) -> None:

@@ -256,7 +256,7 @@ def test_the_shipped_model_runs_offline_and_the_planted_leak_violates_from_the_c
     assert out["parameters"]["temperature"] == pytest.approx(2 * (DEFAULT_CLIP[1] - DEFAULT_CLIP[0]) / 0.05)
     (pair,) = out["pairs"]
     assert pair["event"] is not None and ("diabetes" in pair["event"] or "cancer" in pair["event"])
-    from dpcore.rewriter.causal_lm import _DONE, converted_path, loading_message, smollm2_path
+    from dpcore.models.causal_lm import _DONE, converted_path, loading_message, smollm2_path
 
     monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))
     kept = converted_path(smollm2_path())
@@ -270,8 +270,8 @@ def test_the_kept_weights_are_the_de_quantized_numbers(tmp_path) -> None:  # typ
     SmolLM2's architecture: the same tensors bit for bit, and the same logits."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    from dpcore.minilm import minilm_file
-    from dpcore.rewriter.causal_lm import _DONE, _load_converted, _save_converted
+    from dpcore.models.causal_lm import _DONE, _load_converted, _save_converted
+    from dpcore.models.minilm import minilm_file
 
     tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_file=str(minilm_file("tokenizer.json")))
     config = transformers.LlamaConfig(
@@ -373,7 +373,7 @@ def _tiny_smollm2(seed: int = 0):  # type: ignore[no-untyped-def]
     same weights for the same seed): the shipped model's code path, without its 540 MB."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    from dpcore.rewriter.causal_lm import SmolLM2
+    from dpcore.models.causal_lm import SmolLM2
 
     torch.manual_seed(seed)
     config = transformers.LlamaConfig(
@@ -389,7 +389,7 @@ def _tiny_smollm2(seed: int = 0):  # type: ignore[no-untyped-def]
 def test_a_kept_prefill_gives_the_same_logits_as_a_new_one() -> None:
     """SmolLM2.start keeps a prompt's prefill and copies it for the next call: every step's logits
     equal those of a model that runs the prompt afresh, through evictions and other batch sizes."""
-    from dpcore.rewriter.causal_lm import PREFILLS_KEPT
+    from dpcore.models.causal_lm import PREFILLS_KEPT
 
     prompts = [np.arange(3 + k, dtype=np.int64) % 40 + k for k in range(PREFILLS_KEPT + 1)]
 

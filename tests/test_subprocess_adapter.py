@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dpcore.cache_folder import cache_dir
 from dpcore.text.vocab import build_vocabulary
-from dpcore.textaudit.envs import cache_dir, installed_env
+from dpcore.textaudit.envs import installed_env
 from dpcore.textaudit.loaders import load_sanitizer
 from dpcore.textaudit.subprocess_adapter import SubprocessSanitizer, vocabulary_file
 from dpcore.validation import DPCoreError
@@ -485,7 +486,9 @@ def test_every_mldp_mechanism_audits_or_refuses_in_one_line(kind: str, real_cach
                                          "--json"))  # fmt: skip
     if status == 0:
         d = json.loads(out)
-        assert d["mechanism"] == f"mldp:{kind}" and d["verdict"] in ("violates", "not-detected")
+        # ε = 10 is beyond what 400 samples per word can certify: out-of-reach is the right word
+        assert d["mechanism"] == f"mldp:{kind}"
+        assert d["verdict"] in ("violates", "not-detected", "out-of-reach")
     else:
         lines = _dpcore_lines(err)
         assert status == 2 and len(lines) == 1 and f"mldp:{kind}" in lines[0], err

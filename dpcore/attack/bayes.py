@@ -79,9 +79,9 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.attack.mlm import DEFAULT_BATCH_SIZE
 from dpcore.logspace import logsumexp
 from dpcore.memory import trim_after
+from dpcore.models.masked_lm import DEFAULT_BATCH_SIZE
 from dpcore.stats import cp_lower, cp_upper
 from dpcore.text.mechanisms import ExponentialTokenMechanism, TextMechanism
 from dpcore.text.sampling import DEFAULT_MAX_ELEMENTS, Candidates, iter_chunks, log_weight_rows
@@ -790,7 +790,7 @@ def vocab_first_pieces(
 
 def _forward_log_probs(mlm: Any, variants: list[tuple[list[int], int]]) -> np.ndarray:
     """log-softmax of the MLM's output at the mask position of each variant (float64, numpy)."""
-    from dpcore.attack.mask_inference import masked_position_logits
+    from dpcore.models.masked_lm import masked_position_logits
 
     z = masked_position_logits(mlm, variants).astype(np.float64)
     return z - logsumexp(z, axis=-1, keepdims=True)
@@ -840,7 +840,7 @@ def mlm_bayes_attack(
     mech
         The sanitizer (its channel; ``use_channel=False`` skips it, e.g. on unsanitized text).
     mlm
-        A :class:`dpcore.attack.mlm.MaskedLM`.
+        A :class:`dpcore.models.masked_lm.MaskedLM`.
     log_unigram
         log u over V for the first-piece split (default :func:`unigram_log_prior`).
     batch_size

@@ -32,7 +32,7 @@ def _model_label(mlm: Any) -> str:
     """The shipped attacker by name, never its path on this machine; a user's model as given."""
     from pathlib import Path
 
-    from dpcore.attack.mlm import DEFAULT_MLM_DIR
+    from dpcore.models.masked_lm import DEFAULT_MLM_DIR
 
     name = str(getattr(mlm, "name", "?"))
     try:
@@ -165,7 +165,7 @@ def compare_mechanisms(
     split = split_dataset(data, n_train=n_train, n_test=n_test, split_seed=seed)
     vocabs = {"glove": build_vocabulary("glove", size=vocab_size, full=full_vocabulary)}
     if "mlm" in attacks and mlm is None:
-        from dpcore.attack.mlm import load_mlm
+        from dpcore.models.masked_lm import load_mlm
 
         mlm = load_mlm()
 

@@ -49,7 +49,7 @@ from dpcore.attack.bayes import (
     unigram_log_prior,
 )
 from dpcore.attack.datasets import LabelledData
-from dpcore.attack.mlm import DEFAULT_BATCH_SIZE
+from dpcore.models.masked_lm import DEFAULT_BATCH_SIZE
 from dpcore.rng import cell_seed_sequence, resolve_seed
 from dpcore.text.mechanisms import TextMechanism
 from dpcore.text.sanitize import OOV_TOKEN, sanitize_lines
@@ -379,7 +379,7 @@ def attack_sweep(
     attacks
         Any of :data:`ATTACKS`.
     mlm
-        A :class:`dpcore.attack.mlm.MaskedLM`; required for ``mlm`` and ``bayes-mlm``.
+        A :class:`dpcore.models.masked_lm.MaskedLM`; required for ``mlm`` and ``bayes-mlm``.
     seed
         Sanitization seed (recorded; None draws a fresh one).
     progress

@@ -55,8 +55,8 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.attack.mlm import DEFAULT_BATCH_SIZE, MaskedLM
-from dpcore.memory import release_after_pass, trim_after
+from dpcore.memory import trim_after
+from dpcore.models.masked_lm import DEFAULT_BATCH_SIZE, MaskedLM, masked_position_logits
 from dpcore.stats import cp_lower, cp_upper
 from dpcore.validation import DPCoreError, check_finite_float, check_int
 
@@ -260,29 +260,6 @@ def target_id(tok: Any, token: str, vocab_size: int, allowed: Any) -> int:
     return int(tid) if ok else -1
 
 
-def masked_position_logits(mlm: MaskedLM, variants: list[tuple[list[int], int]]) -> np.ndarray:
-    """float32 logits (numpy) at the mask position of each ``(ids, position)`` variant, one pass.
-
-    Variants are right-padded into one batch. The output head is computed only at the masked
-    positions (:meth:`dpcore.attack.mlm.MaskedLM.masked_logits`), on either backend.
-    """
-    tok = mlm.tokenizer
-    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-    width = max(len(ids) for ids, _ in variants)
-    inp = np.full((len(variants), width), pad, dtype=np.int64)
-    att = np.zeros((len(variants), width), dtype=np.int64)
-    for r, (ids, _) in enumerate(variants):
-        inp[r, : len(ids)] = ids
-        att[r, : len(ids)] = 1
-    cols = np.fromiter((p for _, p in variants), dtype=np.int64, count=len(variants))
-    logits = mlm.masked_logits(inp, att, cols)
-    # The forward pass's activations were freed inside the heaps of the runtime's worker threads;
-    # hand them back to the OS so a long-running server does not keep them (dpcore.memory): now,
-    # or once at the end of the caller's loop of passes (trim_after).
-    release_after_pass()
-    return logits
-
-
 def _forward_top1(mlm: MaskedLM, variants: list[tuple[list[int], int]], allowed: np.ndarray) -> np.ndarray:
     """Top-1 allowed id at the mask position of each variant, in one forward pass."""
     logits = masked_position_logits(mlm, variants)
@@ -308,7 +285,7 @@ def mask_token_inference(
     pairs
         ``(original tokens, sanitized tokens)`` per sentence, aligned one to one.
     mlm
-        The attacker (:func:`dpcore.attack.mlm.load_mlm`).
+        The attacker (:func:`dpcore.models.masked_lm.load_mlm`).
     unit
         ``"word"`` or ``"wordpiece"``; see the module docstring.
     batch_size
@@ -333,7 +310,7 @@ def mask_token_inference(
     Examples
     --------
     >>> from dpcore.attack.mask_inference import mask_token_inference
-    >>> from dpcore.attack.mlm import load_mlm
+    >>> from dpcore.models.masked_lm import load_mlm
     >>> words = "i went to the store to buy some milk .".split()
     >>> res = mask_token_inference([(words, words)], load_mlm())
     >>> res.n_tokens, 0.0 <= res.defense_rate <= 1.0

@@ -3,10 +3,10 @@
 Two graphs are written (``python -m dpcore export-onnx``; needs ``requirements-dev.txt``):
 
 ``dpcore/attack/models/minilm-mlm/model.onnx``
-    The masked-LM attacker (:mod:`dpcore.attack.mlm`). Inputs ``input_ids`` and
+    The masked-LM attacker (:mod:`dpcore.models.masked_lm`). Inputs ``input_ids`` and
     ``attention_mask`` (batch × length, int64) and ``positions`` (batch, int64); output
     ``logits`` (batch × 30,522, float32): the head is computed only at each row's mask
-    position, as :func:`dpcore.attack.mask_inference.masked_position_logits` does in torch.
+    position, as :func:`dpcore.models.masked_lm.masked_position_logits` does in torch.
 ``dpcore/data/minilm/encoder.onnx``
     The all-MiniLM-L6-v2 sentence encoder (:mod:`dpcore.attack.utility`, classifier
     ``minilm``). Inputs ``inputs_embeds`` (batch × length × 384, float32: rows of the shipped
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpcore.minilm import MINILM_DIR
+from dpcore.models.minilm import MINILM_DIR
 from dpcore.validation import DPCoreError
 
 __all__ = ["DATA_DIR", "export_attacker", "export_encoder", "store_weights_fp16", "unpack_tied_decoder"]
@@ -83,7 +83,7 @@ def unpack_tied_decoder(path: str | os.PathLike[str]) -> bool:
     also read by the input ``Gather``, so both stay: 45 MiB more resident. This writes the same
     product as ``Transpose(Gemm(W, h, transB=1)) + b``, where W is the A input, which is not
     pre-packed. The loader turns off onnxruntime's ``GemmTransposeFusion``, which would fold it
-    back (:func:`dpcore.attack.mlm._load_onnx`). Logits change by float32 rounding only (the
+    back (:func:`dpcore.models.masked_lm._load_onnx`). Logits change by float32 rounding only (the
     products are summed in another order); ``tests/test_torch_free.py`` checks them against
     torch.
 
@@ -148,8 +148,8 @@ def export_attacker(folder: str | os.PathLike[str] | None = None) -> Path:
     import torch
     from transformers import AutoModelForMaskedLM
 
-    from dpcore.attack.mlm import DEFAULT_MLM_DIR
-    from dpcore.attack.model_folder import validate_model_folder
+    from dpcore.models.folder import validate_model_folder
+    from dpcore.models.masked_lm import DEFAULT_MLM_DIR
 
     src = Path(folder) if folder is not None else DEFAULT_MLM_DIR
     validate_model_folder(src)

@@ -293,7 +293,7 @@ class Resources:
         if self.mlm is not None:
             return self.mlm()
         if "mlm" not in self._memo:
-            from dpcore.attack.mlm import load_mlm
+            from dpcore.models.masked_lm import load_mlm
 
             self._memo["mlm"] = load_mlm()
         return self._memo["mlm"]

@@ -30,16 +30,15 @@ from typing import Any
 import numpy as np
 
 from dpcore.attack.corpus import DEFAULT_SOURCES, TrainingCorpus, build_corpus
+from dpcore.models.devices import resolve_device
 from dpcore.validation import DPCoreError, check_finite_float, check_int
 
 __all__ = [
     "TrainConfig",
     "TrainResult",
     "base_model_path",
-    "check_device_name",
     "evaluate_heldout",
     "read_init_record",
-    "resolve_device",
     "train_attacker",
     "training_lineage",
     "training_stages",
@@ -205,42 +204,6 @@ def _heldout_items(
         if len(items) >= n_words:
             break
     return items
-
-
-def check_device_name(device: str) -> str:
-    """``device`` lower-cased if it names a device ``train-attacker`` knows, without importing torch.
-
-    Raises
-    ------
-    DPCoreError
-        Anything but ``cpu``, ``cuda``, ``cuda:N`` or ``auto``.
-    """
-    name = str(device).strip().lower()
-    if name in ("cpu", "cuda", "auto") or (name.startswith("cuda:") and name[5:].isdigit()):
-        return name
-    raise DPCoreError(f"unknown --device {device!r}; choose cpu, cuda, cuda:N or auto")
-
-
-def resolve_device(device: str) -> str:
-    """``auto`` → ``cuda`` when torch sees a GPU, else ``cpu``; ``cuda[:N]`` checked to exist.
-
-    Raises
-    ------
-    DPCoreError
-        An unknown device name, or CUDA asked for where torch sees no GPU.
-    """
-    name = check_device_name(device)
-    import torch
-
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if name == "cpu":
-        return "cpu"
-    if not torch.cuda.is_available():
-        raise DPCoreError(f"--device {device}: torch sees no CUDA GPU here (use --device cpu or auto)")
-    if ":" in name and int(name[5:]) >= torch.cuda.device_count():
-        raise DPCoreError(f"--device {device}: torch sees {torch.cuda.device_count()} GPU(s)")
-    return name
 
 
 def evaluate_heldout(

@@ -25,7 +25,7 @@ Classifiers
     more and scored no better on the tweets).
 ``minilm``
     Mean-pooled token embeddings of all-MiniLM-L6-v2 (shipped ONNX graph run with onnxruntime,
-    :mod:`dpcore.minilm`; no torch) + logistic regression. Stronger and slower than ``tfidf``.
+    :mod:`dpcore.models.minilm`; no torch) + logistic regression. Stronger and slower than ``tfidf``.
 
 Accuracies carry two-sided Clopper–Pearson intervals over the test sentences.
 """
@@ -71,7 +71,7 @@ def accuracy_ci(correct: int, n: int, confidence: float = 0.95) -> tuple[float, 
 
 def _minilm_embed(texts: Sequence[str]) -> np.ndarray:
     """Mean-pooled, L2-normalised all-MiniLM-L6-v2 sentence embeddings (onnxruntime, offline)."""
-    from dpcore.minilm import encode_sentences
+    from dpcore.models.minilm import encode_sentences
 
     return encode_sentences(list(texts))
 

@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _print_rows(rows: list[dict[str, object]]) -> None:
-    from dpcore.textaudit.envs import cache_dir
+    from dpcore.cache_folder import cache_dir
 
     print(f"dpcore cache folder: {cache_dir()}")
     for r in rows:

@@ -257,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
     sentences = _sentences(args, n, seed)
     mlm = None
     if attack != "bayes-unigram":
-        from dpcore.attack.mlm import load_mlm
+        from dpcore.models.masked_lm import load_mlm
 
         mlm = load_mlm(args.mlm)
     res = attack_sweep(

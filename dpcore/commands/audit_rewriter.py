@@ -145,7 +145,7 @@ def _audit(args: argparse.Namespace) -> Any:
             args.max_new_tokens, name="--max-new-tokens", min_value=1, max_value=MAX_NEW_TOKENS
         )
     if args.device is not None:
-        from dpcore.attack.training import check_device_name
+        from dpcore.models.devices import check_device_name
 
         options["device"] = check_device_name(args.device)
     try:
@@ -154,7 +154,7 @@ def _audit(args: argparse.Namespace) -> Any:
         code = "" if exc.code is None else repr(exc.code)
         raise DPCoreError(f"loading {args.rewriter} called sys.exit({code})") from None
     if getattr(rewriter, "NEEDS_TORCH", False):
-        from dpcore.rewriter.causal_lm import loading_message
+        from dpcore.models.causal_lm import loading_message
 
         print(f"audit-rewriter: {loading_message()}", file=sys.stderr)
         rewriter.lm  # noqa: B018 (load now, so that the message is true)

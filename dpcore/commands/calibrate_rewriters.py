@@ -49,9 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _calibrate(args: argparse.Namespace) -> Any:
-    from dpcore.attack.training import check_device_name
     from dpcore.commands.audit_rewriter import _text
     from dpcore.commands.common import stderr_progress
+    from dpcore.models.devices import check_device_name
     from dpcore.rewriter.calibrate import PAIR, calibrate_rewriters
     from dpcore.rewriter.dpprompt import MAX_NEW_TOKENS
     from dpcore.validation import check_finite_float, check_int, check_probability
@@ -70,7 +70,7 @@ def _calibrate(args: argparse.Namespace) -> Any:
     from dpcore.rewriter.registry import available_rewriters
 
     if any(c.needs_torch for c in available_rewriters() if c.name in names):
-        from dpcore.rewriter.causal_lm import loading_message
+        from dpcore.models.causal_lm import loading_message
 
         try:
             print(f"calibrate-rewriters: {loading_message()}", file=sys.stderr)

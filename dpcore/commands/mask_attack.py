@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     if not pairs:
         raise DPCoreError("no non-empty lines to attack")
 
-    from dpcore.attack.mlm import load_mlm
+    from dpcore.models.masked_lm import load_mlm
 
     mlm = load_mlm(args.mlm, precision=args.precision)
     if threads is not None:

@@ -142,8 +142,8 @@ def _one(name: str, path: Path, args: argparse.Namespace) -> tuple[dict, str, bo
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpcore.attack.mlm import default_mlm_available
     from dpcore.attack.page_view import SHIPPED_VIEWS, shipped_path
+    from dpcore.models.masked_lm import default_mlm_available
 
     if not default_mlm_available():
         raise DPCoreError("the shipped masked-LM attacker is not installed (python -m dpcore train-attacker)")

@@ -108,7 +108,7 @@ def check_output_folder(path: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpcore.attack.mlm import torch_available
+    from dpcore.models.masked_lm import torch_available
 
     if not torch_available():
         raise DPCoreError(
@@ -133,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
         minutes = check_finite_float(args.minutes, name="minutes", min_value=0.05, max_value=24 * 60)
     else:  # a step or epoch count is the budget: no wall clock cuts it
         minutes = 25.0 if max_steps is None and epochs is None else 24 * 60.0
-    from dpcore.attack.training import check_device_name, read_init_record
+    from dpcore.attack.training import read_init_record
+    from dpcore.models.devices import check_device_name
 
     if args.init is not None:
         read_init_record(args.init)  # a bad folder is refused before any training

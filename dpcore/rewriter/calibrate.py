@@ -15,7 +15,7 @@ rewriter at each nominal ε:
   (:meth:`dpcore.tradeoff.TradeoffPair.tpr_at_fpr` on the audit's events: a lower bound that
   holds with the boxes, and the point estimate of the best measured test);
 - **utility**: the mean cosine similarity between each rewrite and its input in the shipped
-  all-MiniLM-L6-v2 sentence embedding (:func:`dpcore.minilm.encode_sentences`; 1 = same meaning);
+  all-MiniLM-L6-v2 sentence embedding (:func:`dpcore.models.minilm.encode_sentences`; 1 = same meaning);
 - a few **sample rewrites** of public sentences (the Lee corpus).
 
 The shipped view (``dpcore/data/rewriter_calibration.json``, shown by the dashboard's
@@ -281,7 +281,7 @@ def render_text(d: dict[str, Any]) -> str:
 
 
 def _similarity(x: str, rewrites: list[str]) -> float:
-    from dpcore.minilm import encode_sentences
+    from dpcore.models.minilm import encode_sentences
 
     e = encode_sentences([x, *rewrites])
     return float(np.mean(e[1:] @ e[0]))

@@ -27,7 +27,7 @@ seen once from winning), the best of all of them taken per direction:
     ``bench/rewriter_power.py``).
 ``minilm``
     A threshold on the projection of the shipped all-MiniLM-L6-v2 sentence embedding
-    (:func:`dpcore.minilm.encode_sentences`) onto the difference of the two inputs' mean
+    (:func:`dpcore.models.minilm.encode_sentences`) onto the difference of the two inputs' mean
     embeddings, cross-fitted in the same way: what a paraphrase keeps of the meaning.
 
 Everything is vectorised over rewrites and n-grams; nothing loops over rewrites.
@@ -277,7 +277,7 @@ def _ngram_candidates(
 
 
 def _minilm_candidates(texts: list[str], m: int, n_eval: int, alpha: float) -> dict[str, _Candidate]:
-    from dpcore.minilm import encode_sentences
+    from dpcore.models.minilm import encode_sentences
 
     # each distinct text once (a rewriter's outputs often repeat), then every row from its text
     unique, rows = np.unique(np.asarray(texts, dtype=object).astype(str), return_inverse=True)

@@ -22,7 +22,7 @@ paraphrase is accounted: the claim dpcore audits is therefore **n·ε per docume
 the released tokens). The draw (2) is exact: float64, Gumbel-max over all of V
 (:func:`sample_tokens`), with no top-k or top-p truncation, which would break (1)–(3).
 
-**The model and the clip.** The model is SmolLM2-135M-Instruct (:mod:`dpcore.rewriter.causal_lm`).
+**The model and the clip.** The model is SmolLM2-135M-Instruct (:mod:`dpcore.models.causal_lm`).
 The paper used larger models and gives no clip for this one, so dpcore calibrates its own on
 public text (:func:`calibrate_clip`, as :mod:`dpcore.text.dpmlm` does for DP-MLM: over the first
 steps of greedy paraphrases of the first 50 Lee-corpus sentences, b₁ = the median of each step's
@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.rewriter.causal_lm import MODEL_NAME
+from dpcore.models.causal_lm import MODEL_NAME
 from dpcore.rewriter.interface import RewriterClaim
 from dpcore.validation import DPCoreError, check_epsilon, check_finite_float, check_int
 
@@ -137,7 +137,7 @@ class DPPromptRewriter:
     device:
         Where the shipped model runs (``cpu``, ``cuda``, ``auto``).
     lm:
-        A :class:`~dpcore.rewriter.causal_lm.CausalLM` to use instead of the shipped one (tests).
+        A :class:`~dpcore.models.causal_lm.CausalLM` to use instead of the shipped one (tests).
     batch_size:
         Rewrites generated together.
     """
@@ -164,7 +164,7 @@ class DPPromptRewriter:
         self.temperature = temperature(self.epsilon, self.clip)
         self.batch_size = check_int(batch_size, name="batch_size", min_value=1, max_value=10_000)
         if lm is None:
-            from dpcore.attack.training import check_device_name
+            from dpcore.models.devices import check_device_name
 
             self.device = check_device_name(device)
         else:
@@ -184,9 +184,9 @@ class DPPromptRewriter:
 
     @property
     def lm(self) -> Any:
-        """The causal LM (the shipped SmolLM2, loaded on first use: :mod:`dpcore.rewriter.causal_lm`)."""
+        """The causal LM (the shipped SmolLM2, loaded on first use: :mod:`dpcore.models.causal_lm`)."""
         if self._lm is None:
-            from dpcore.rewriter.causal_lm import load_smollm2
+            from dpcore.models.causal_lm import load_smollm2
 
             self._lm = load_smollm2(self.device)
         return self._lm

@@ -37,7 +37,7 @@ def _replacement_words() -> tuple[str, ...]:
     (the vocabulary is roughly in frequency order there), not stopwords, not offensive."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    from dpcore.minilm import minilm_file
+    from dpcore.models.minilm import minilm_file
     from dpcore.text.offensive import offensive_mask
 
     vocab = minilm_file("vocab.txt").read_text(encoding="utf-8").split("\n")[2000:12000]

@@ -45,9 +45,9 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.attack.mlm import DEFAULT_BATCH_SIZE
 from dpcore.logspace import logsumexp
 from dpcore.memory import trim_after
+from dpcore.models.masked_lm import DEFAULT_BATCH_SIZE
 from dpcore.text.mechanisms import TextMechanism, TextPrivacy
 from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
@@ -123,7 +123,7 @@ def _batches(variants: list[tuple[list[int], int]]) -> Iterator[slice]:
 
 def _masked_logits(mlm: Any, variants: list[tuple[list[int], int]]) -> np.ndarray:
     """Logits at each variant's mask (the attack's own batching: padding, head at the mask)."""
-    from dpcore.attack.mask_inference import masked_position_logits
+    from dpcore.models.masked_lm import masked_position_logits
 
     return masked_position_logits(mlm, variants)
 
@@ -148,7 +148,7 @@ def calibrate_clip(
     from dpcore.text.vocab import build_vocabulary
 
     if mlm is None:
-        from dpcore.attack.mlm import load_mlm
+        from dpcore.models.masked_lm import load_mlm
 
         mlm = load_mlm()
     sents = list(load_corpus("lee")[:50]) if sentences is None else list(sentences)
@@ -202,7 +202,7 @@ class DPMLM(TextMechanism):
     clip_low, clip_high
         The public clip bounds (a, b); default :data:`DEFAULT_CLIP`.
     mlm
-        A :class:`dpcore.attack.mlm.MaskedLM` with the bert-base-uncased WordPiece vocabulary
+        A :class:`dpcore.models.masked_lm.MaskedLM` with the bert-base-uncased WordPiece vocabulary
         (default: the shipped attacker, loaded on first use).
     """
 
@@ -265,7 +265,7 @@ class DPMLM(TextMechanism):
     def mlm(self) -> Any:
         """The masked LM (the shipped attacker unless one was given)."""
         if self._mlm is None:
-            from dpcore.attack.mlm import load_mlm
+            from dpcore.models.masked_lm import load_mlm
 
             self._mlm = load_mlm()
         return self._mlm

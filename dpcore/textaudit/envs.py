@@ -6,7 +6,8 @@ touched. The audit then runs the library there through
 :mod:`dpcore.textaudit.subprocess_adapter`.
 
 The cache folder is ``$DPCORE_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/dpcore``, else
-``~/.cache/dpcore`` (:func:`cache_dir`). An environment lives in ``<cache>/envs/<name>``; it
+``~/.cache/dpcore`` (:func:`dpcore.cache_folder.cache_dir`).
+An environment lives in ``<cache>/envs/<name>``; it
 counts as installed once its marker file ``dpcore-env.json`` is written, which is the last step
 of a successful install (a failed install removes what it built).
 """
@@ -29,13 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dpcore.cache_folder import cache_dir
 from dpcore.textaudit.worker_protocol import WORKER_DEFAULT_ENV, WorkerDied, WorkerProcess
 from dpcore.validation import DPCoreError
 
 __all__ = [
     "MANAGED_ENVS",
     "ManagedEnv",
-    "cache_dir",
     "check_index",
     "env_dir",
     "env_python",
@@ -92,17 +93,6 @@ MANAGED_ENVS: dict[str, ManagedEnv] = {
         ),
     ),
 }
-
-
-def cache_dir() -> Path:
-    """``$DPCORE_CACHE_DIR``, else ``$XDG_CACHE_HOME/dpcore``, else ``~/.cache/dpcore``."""
-    own = os.environ.get("DPCORE_CACHE_DIR")
-    if own:
-        return Path(own).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg and os.path.isabs(os.path.expanduser(xdg)):
-        return Path(xdg).expanduser() / "dpcore"
-    return Path.home() / ".cache" / "dpcore"
 
 
 def _spec(name: str) -> ManagedEnv:

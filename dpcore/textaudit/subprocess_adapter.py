@@ -49,8 +49,8 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.cache_folder import cache_dir
 from dpcore.text.vocab import Vocabulary
-from dpcore.textaudit.envs import cache_dir
 from dpcore.textaudit.worker_protocol import WORKER_DEFAULT_ENV, WorkerDied, WorkerProcess
 from dpcore.validation import DPCoreError, check_epsilon
 

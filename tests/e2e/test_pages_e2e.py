@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from dpcore.attack.mlm import DEFAULT_MLM_DIR
 from dpcore.mechanisms import PAPER_FIG2
+from dpcore.models.masked_lm import DEFAULT_MLM_DIR
 from tests.e2e.cancellation import LongRunWatch, expect_recompute
 from tests.e2e.idle import wait_idle
 

@@ -171,7 +171,7 @@ class SmolLM2:
             if importlib.util.find_spec(need) is None:
                 raise DPCoreError(f"DP-Prompt needs the {need} package: pip install -r requirements-dev.txt")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from dpcore.attack.training import resolve_device
+        from dpcore.models.devices import resolve_device
 
         self.device = resolve_device(device)
         import torch
@@ -273,9 +273,9 @@ def loading_message() -> str:
 
 def converted_path(gguf: Path) -> Path:
     """Where the de-quantized model is kept: ``<cache>/models/<GGUF file>-<size>``, under
-    :func:`dpcore.textaudit.envs.cache_dir` (``$DPCORE_CACHE_DIR``, else
+    :func:`dpcore.cache_folder.cache_dir` (``$DPCORE_CACHE_DIR``, else
     ``$XDG_CACHE_HOME/dpcore``, else ``~/.cache/dpcore``)."""
-    from dpcore.textaudit.envs import cache_dir
+    from dpcore.cache_folder import cache_dir
 
     return cache_dir() / "models" / f"{gguf.stem}-{gguf.stat().st_size}"
 

@@ -3,7 +3,7 @@ tokenizer API that dpcore's attacks use, on top of the ``tokenizers`` package (n
 transformers).
 
 Only what :mod:`dpcore.attack.mask_inference`, :mod:`dpcore.attack.bayes` and
-:mod:`dpcore.attack.mlm` call is offered: special-token ids, ``get_vocab``,
+:mod:`dpcore.models.masked_lm` call is offered: special-token ids, ``get_vocab``,
 ``convert_tokens_to_ids`` / ``convert_ids_to_tokens``, ``backend_tokenizer`` (its normaliser)
 and calling the tokenizer on a text, a batch of texts, or one pre-split list of words.
 """

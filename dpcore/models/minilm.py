@@ -27,7 +27,7 @@ from dpcore.validation import DPCoreError
 __all__ = ["MINILM_DIR", "encode_sentences", "load_word_embeddings", "minilm_file"]
 
 #: Folder of the shipped MiniLM files.
-MINILM_DIR = Path(__file__).resolve().parent / "data" / "minilm"
+MINILM_DIR = Path(__file__).resolve().parents[1] / "data" / "minilm"
 
 #: Longest input of the sentence encoder, special tokens included (as sentence-transformers).
 ENCODER_MAX_LENGTH = 128
@@ -54,7 +54,7 @@ def _encoder() -> tuple[Any, Any]:
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
-    from dpcore.onnx_session import session_options
+    from dpcore.models.onnx_session import session_options
 
     opts = session_options()
     session = ort.InferenceSession(
@@ -76,7 +76,7 @@ def encode_sentences(texts: list[str], *, batch_size: int = ENCODER_BATCH_SIZE) 
 
     Examples
     --------
-    >>> from dpcore.minilm import encode_sentences
+    >>> from dpcore.models.minilm import encode_sentences
     >>> e = encode_sentences(["a good movie", "a great film"])
     >>> e.shape
     (2, 384)

@@ -14,7 +14,7 @@ Any other fill-mask model can be used instead (``--mlm NAME_OR_PATH``) where tor
 transformers are installed: a local folder, or a hub name that is already in the local Hugging
 Face cache. Nothing is downloaded at run time (``HF_HUB_OFFLINE=1``, ``local_files_only=True``),
 and no folder runs code: every folder passes
-:func:`dpcore.attack.model_folder.validate_model_folder` first (no ``auto_map``, no pickle
+:func:`dpcore.models.folder.validate_model_folder` first (no ``auto_map``, no pickle
 weights, sane config and files), and loaders get ``trust_remote_code=False`` and
 ``use_safetensors=True``.
 
@@ -38,7 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.attack.model_folder import validate_model_folder
+from dpcore.memory import release_after_pass
+from dpcore.models.folder import validate_model_folder
 from dpcore.validation import DPCoreError, check_int
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "default_mlm_available",
     "fill_mask",
     "load_mlm",
+    "masked_position_logits",
     "mlm_from_objects",
 ]
 
@@ -65,7 +67,7 @@ BACKENDS = ("auto", "onnxruntime", "torch")
 
 #: The shipped attacker (config, tokenizer files, model.onnx, fp16 model.safetensors,
 #: training_record.json).
-DEFAULT_MLM_DIR = Path(__file__).resolve().parent / "models" / "minilm-mlm"
+DEFAULT_MLM_DIR = Path(__file__).resolve().parents[1] / "attack" / "models" / "minilm-mlm"
 
 _HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
 
@@ -88,7 +90,7 @@ class MaskedLM:
         ``InferenceSession`` (onnxruntime backend).
     tokenizer
         Its tokenizer: a ``transformers`` fast tokenizer, or a
-        :class:`~dpcore.attack.wordpiece.WordPieceTokenizer`.
+        :class:`~dpcore.models.wordpiece.WordPieceTokenizer`.
     training_record
         The shipped model's ``training_record.json``, when present.
     precision
@@ -211,9 +213,9 @@ def _load_onnx(folder: str, fuse_decoder: bool = False) -> MaskedLM:
     """
     import onnxruntime as ort
 
-    from dpcore.attack.wordpiece import WordPieceTokenizer
     from dpcore.memory import release_free_memory
-    from dpcore.onnx_session import session_options
+    from dpcore.models.onnx_session import session_options
+    from dpcore.models.wordpiece import WordPieceTokenizer
 
     opts = session_options()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -317,7 +319,7 @@ def load_mlm(
 
     Examples
     --------
-    >>> from dpcore.attack.mlm import fill_mask, load_mlm
+    >>> from dpcore.models.masked_lm import fill_mask, load_mlm
     >>> mlm = load_mlm()                      # the shipped attacker, on onnxruntime
     >>> [w for w, _ in fill_mask(mlm, "this movie was [MASK] and too long .", top_k=3)]  # doctest: +SKIP
     ['boring', 'good', 'funny']
@@ -351,6 +353,29 @@ def load_mlm(
     if shipped and not (DEFAULT_MLM_DIR / "model.safetensors").is_file():
         raise DPCoreError(f"the shipped attacker's torch weights are missing from {DEFAULT_MLM_DIR}")
     return _load_torch(name, _resolve_precision(precision))
+
+
+def masked_position_logits(mlm: MaskedLM, variants: list[tuple[list[int], int]]) -> np.ndarray:
+    """float32 logits (numpy) at the mask position of each ``(ids, position)`` variant, one pass.
+
+    Variants are right-padded into one batch. The output head is computed only at the masked
+    positions (:meth:`MaskedLM.masked_logits`), on either backend.
+    """
+    tok = mlm.tokenizer
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    width = max(len(ids) for ids, _ in variants)
+    inp = np.full((len(variants), width), pad, dtype=np.int64)
+    att = np.zeros((len(variants), width), dtype=np.int64)
+    for r, (ids, _) in enumerate(variants):
+        inp[r, : len(ids)] = ids
+        att[r, : len(ids)] = 1
+    cols = np.fromiter((p for _, p in variants), dtype=np.int64, count=len(variants))
+    logits = mlm.masked_logits(inp, att, cols)
+    # The forward pass's activations were freed inside the heaps of the runtime's worker threads;
+    # hand them back to the OS so a long-running server does not keep them (dpcore.memory): now,
+    # or once at the end of the caller's loop of passes (trim_after).
+    release_after_pass()
+    return logits
 
 
 def fill_mask(mlm: MaskedLM, text: str, *, top_k: int = 5) -> list[tuple[str, float]]:
