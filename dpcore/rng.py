@@ -8,15 +8,26 @@ Results record the seed, so any figure or table can be reproduced exactly. Indep
 
 from __future__ import annotations
 
+import contextlib
+import random
 import secrets
 import struct
+import threading
 import zlib
+from collections.abc import Iterator
 
 import numpy as np
 
 from dpcore.validation import check_int
 
-__all__ = ["MAX_SEED", "cell_seed_sequence", "make_rng", "resolve_seed", "spawn_rngs"]
+__all__ = [
+    "MAX_SEED",
+    "cell_seed_sequence",
+    "global_state_seeded_from",
+    "make_rng",
+    "resolve_seed",
+    "spawn_rngs",
+]
 
 MAX_SEED = 2**63 - 1
 
@@ -59,3 +70,29 @@ def cell_seed_sequence(seed: int, *key: str | int | float) -> np.random.SeedSequ
         else:
             words.append(int(k))
     return np.random.SeedSequence(words)
+
+
+_GLOBAL_STATE_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def global_state_seeded_from(rng: np.random.Generator) -> Iterator[None]:
+    """NumPy's legacy global state and Python's ``random`` seeded from ``rng`` for the block.
+
+    The one policy both audits apply to code that reads a global random state (a third-party
+    sanitizer or rewriter): two integers are drawn from ``rng``, seed ``np.random.seed`` and
+    ``random.seed``, and both global states are put back as they were when the block ends, so the
+    code's draws are a function of the handed ``rng`` and nothing else sees them. Blocks run one
+    at a time per process (threads would otherwise reseed the one global state under each other).
+    """
+    a, b = (int(v) for v in rng.integers(0, 2**32, size=2))
+    with _GLOBAL_STATE_LOCK:
+        np_state = np.random.get_state()  # noqa: NPY002  (the state the wrapped code reads)
+        py_state = random.getstate()
+        np.random.seed(a)  # noqa: NPY002
+        random.seed(b)
+        try:
+            yield
+        finally:
+            np.random.set_state(np_state)  # noqa: NPY002
+            random.setstate(py_state)

@@ -181,14 +181,39 @@ def test_a_plugin_rewriter_is_audited_and_user_code_needs_permission() -> None:
 @pytest.mark.parametrize(
     ("factory", "message"),
     [
-        ("global_random", "NumPy's global random state"),
-        ("python_random", "Python's global random state"),
+        ("own_generator", "gives other rewrites for the same seed"),
         ("wrong_length", "returned 1 texts for"),
     ],
 )
 def test_the_contract_refuses_rewriters_that_break_it(factory: str, message: str) -> None:
     with pytest.raises(DPCoreError, match=message):
         audit_rewriter(_plugin(factory), [("a b c d", "a b c e")], rewrites=40, seed=0, distinguishers=FAST)
+
+
+@pytest.mark.parametrize(("factory", "which"), [("global_random", "NumPy's"), ("python_random", "Python's")])
+def test_a_rewriter_that_reads_a_global_random_state_is_audited_with_it_seeded_per_call(
+    factory: str, which: str
+) -> None:
+    """The word audit's policy (issue 60): not refused, but audited with NumPy's and Python's
+    global states seeded from the handed rng on every call; the same seed gives the same result,
+    the caller's global states are left as they were, and the result says what it rests on."""
+    import random
+
+    np.random.seed(7)  # noqa: NPY002 (the caller's state, which the audit must leave alone)
+    random.seed(7)
+    before = (np.random.get_state()[1].copy(), random.getstate())  # noqa: NPY002
+    runs = [
+        audit_rewriter(_plugin(factory), [("a b c d", "a b c e")], rewrites=40, seed=0, distinguishers=FAST)
+        for _ in range(2)
+    ]
+    assert np.array_equal(np.random.get_state()[1], before[0]) and random.getstate() == before[1]  # noqa: NPY002
+    a, b = (r.to_dict() for r in runs)
+    assert {k: v for k, v in a.items() if k != "seconds"} == {k: v for k, v in b.items() if k != "seconds"}
+    res = runs[0]
+    assert res.contract is not None and res.contract.global_state_reseeded == which
+    assert res.contract.reproducible and res.contract.batched
+    assert "global random state, which the audit seeds from the handed rng" in res.independence
+    assert res.verdict == "violates"  # it appends its input: the leak is still there, and caught
 
 
 @pytest.mark.parametrize(

@@ -28,12 +28,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpcore.pairtest.budget import per_test
 from dpcore.pairtest.verdicts import OUT_OF_REACH, decide
-from dpcore.rewriter.contract import ContractReport, check_contract
+from dpcore.rewriter.contract import ContractReport, GlobalStateReseeded, check_contract
 from dpcore.rewriter.distinguish import DISTINGUISHERS, FORWARD, TITLES, Choice, choose_events
 from dpcore.rewriter.draws import CHUNK, RewriterSource, draw_rewrites, plan_tasks
 from dpcore.rewriter.interface import TextRewriter, check_rewriter
@@ -469,6 +469,12 @@ def audit_rewriter(
     )
     if contract is not None:
         batched = contract.batched  # copies of a call not shown independent: one copy per call
+        if contract.global_state_reseeded:  # the word audit's policy: seed its global states per call
+            rewriter = GlobalStateReseeded(rewriter)  # type: ignore[assignment]
+            if source is not None and source.pickled is None:
+                source = replace(source, reseeded=True)
+            elif source is not None:
+                source = None  # the wrapper pickles (RewriterSource.of)
     tested_pairs = [pairs[i] for i in tested_idx]
     tasks = plan_tasks(tested_pairs, rewrites, CHUNK if batched else 1)
     total = sum(t.count for t in tasks)

@@ -42,6 +42,9 @@ class RewriterSource:
     options: dict[str, Any] = field(default_factory=dict)
     allow_user_code: bool = False
     pickled: bytes | None = None
+    #: Build it with its global random states seeded from the handed rng on every call
+    #: (:class:`dpcore.rewriter.contract.GlobalStateReseeded`: the contract found it reads them).
+    reseeded: bool = False
 
     @classmethod
     def of(cls, rewriter: TextRewriter) -> RewriterSource:
@@ -58,12 +61,17 @@ class RewriterSource:
             return pickle.loads(self.pickled)
         from dpcore.rewriter.registry import load_rewriter
 
-        return load_rewriter(
+        built = load_rewriter(
             str(self.name),
             epsilon=float(self.epsilon or 0),
             allow_user_code=self.allow_user_code,
             **self.options,
         )
+        if self.reseeded:
+            from dpcore.rewriter.contract import GlobalStateReseeded
+
+            return GlobalStateReseeded(built)  # type: ignore[return-value]
+        return built
 
 
 @dataclass(frozen=True)

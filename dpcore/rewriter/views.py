@@ -45,18 +45,20 @@ VIEWS: dict[str, dict[str, Any]] = {
 
 
 def view_command(settings: dict[str, Any]) -> list[str]:
-    """The ``python -m dpcore audit-rewriter`` arguments that compute ``settings``."""
-    return [
-        "python", "-m", "dpcore", "audit-rewriter",
-        "--rewriter", str(settings["rewriter"]),
-        "--epsilon", f"{settings['epsilon']:g}",
-        "--x", str(settings["x"]),
-        "--x-prime", str(settings["x_prime"]),
-        "--rewrites", str(settings["rewrites"]),
-        "--seed", str(settings["seed"]),
-        "--distinguishers", ",".join(settings["distinguishers"]),
-        "--confidence", f"{settings['confidence']:g}",
-    ]  # fmt: skip
+    """The ``python -m dpcore audit-rewriter`` arguments that compute ``settings``
+    (:func:`dpcore.reproduce.audit_rewriter_command`, the one builder of that command)."""
+    from dpcore.reproduce import audit_rewriter_command
+
+    return audit_rewriter_command(
+        str(settings["rewriter"]),
+        float(settings["epsilon"]),
+        x=str(settings["x"]),
+        x_prime=str(settings["x_prime"]),
+        rewrites=int(settings["rewrites"]),
+        seed=int(settings["seed"]),
+        distinguishers=list(settings["distinguishers"]),
+        confidence=float(settings["confidence"]),
+    )
 
 
 def compute_view(settings: dict[str, Any], progress: Any = None) -> dict[str, Any]:

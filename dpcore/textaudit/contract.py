@@ -39,8 +39,6 @@ from __future__ import annotations
 
 import math
 import os
-import random
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -49,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpcore.blas import one_blas_thread
-from dpcore.rng import cell_seed_sequence
+from dpcore.rng import cell_seed_sequence, global_state_seeded_from
 from dpcore.textaudit.wrapping import SanitizerWrapper, stdout_to_stderr, unwrap
 from dpcore.validation import DPCoreError
 
@@ -93,9 +91,6 @@ _CONTRACT = (
 # --- the wrapper -----------------------------------------------------------------------------
 
 
-_GLOBAL_STATE_LOCK = threading.Lock()
-
-
 class GlobalStateReseeded(SanitizerWrapper):
     """A sanitizer whose global random state is seeded from the audit's generator on every call.
 
@@ -116,18 +111,10 @@ class GlobalStateReseeded(SanitizerWrapper):
     describe_key = "global_state_reseeded"
 
     def sample(self, words: Sequence[str], rng: np.random.Generator) -> Any:
-        """The wrapped ``sample(words, rng)`` with NumPy's and Python's global state seeded from ``rng``."""
-        a, b = (int(v) for v in rng.integers(0, 2**32, size=2))
-        with _GLOBAL_STATE_LOCK:  # one call at a time per process (the thread-pool engine)
-            np_state = np.random.get_state()  # noqa: NPY002  (the state the wrapped code reads)
-            py_state = random.getstate()
-            np.random.seed(a)  # noqa: NPY002
-            random.seed(b)
-            try:
-                return self.wrapped.sample(words, rng)
-            finally:
-                np.random.set_state(np_state)  # noqa: NPY002
-                random.setstate(py_state)
+        """The wrapped ``sample(words, rng)`` with NumPy's and Python's global state seeded from ``rng``
+        (:func:`dpcore.rng.global_state_seeded_from`, the policy the rewriter audit applies too)."""
+        with global_state_seeded_from(rng):
+            return self.wrapped.sample(words, rng)
 
 
 # --- the result ------------------------------------------------------------------------------

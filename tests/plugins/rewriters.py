@@ -26,7 +26,7 @@ class Shuffle(_Base):
 
 
 class GlobalRandom(_Base):
-    """Draws from NumPy's global state (breaks the contract)."""
+    """Draws from NumPy's global state (audited with it seeded from the handed rng per call)."""
 
     name = "plugin:global-random"
 
@@ -35,7 +35,7 @@ class GlobalRandom(_Base):
 
 
 class PythonRandom(_Base):
-    """Draws from Python's global state (breaks the contract)."""
+    """Draws from Python's global state (audited with it seeded from the handed rng per call)."""
 
     name = "plugin:python-random"
 
@@ -62,6 +62,23 @@ class WrongLength(_Base):
 
 def shuffle(epsilon: float) -> Shuffle:
     return Shuffle(epsilon)
+
+
+class OwnGenerator(_Base):
+    """Draws from a generator of its own, seeded once from the OS: no seed reproduces it (refused)."""
+
+    name = "plugin:own-generator"
+
+    def __init__(self, epsilon: float) -> None:
+        super().__init__(epsilon)
+        self._rng = np.random.default_rng()
+
+    def rewrite(self, texts: list[str], rng: np.random.Generator) -> list[str]:
+        return [f"{t} {int(self._rng.integers(1000))}" for t in texts]
+
+
+def own_generator(epsilon: float) -> OwnGenerator:
+    return OwnGenerator(epsilon)
 
 
 def global_random(epsilon: float) -> GlobalRandom:
