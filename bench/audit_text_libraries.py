@@ -132,14 +132,18 @@ def _table(vocab, names: list[str], samples: int) -> None:  # type: ignore[no-un
         )
 
 
-_VERDICT = {"violates": "**violates**", "not-detected": "no violation detected", "untested": "untested"}
+def _words(verdict: str) -> str:
+    """A verdict in the table's words (dpcore.pairtest.verdicts), a violation in bold."""
+    from dpcore.pairtest.verdicts import VIOLATES, label
+
+    return f"**{label(verdict)}**" if verdict == VIOLATES else label(verdict)
 
 
 def _outcome(r) -> str:  # type: ignore[no-untyped-def]
     """The verdict, led by a broken premise (the claim then covers only some pairs)."""
     if (r.premise or {}).get("status") == "broken":
-        return f"**premise broken** (covered pairs: {_VERDICT[r.verdict]})"
-    return _VERDICT[r.verdict]
+        return f"**premise broken** (covered pairs: {_words(r.verdict)})"
+    return _words(r.verdict)
 
 
 if __name__ == "__main__":

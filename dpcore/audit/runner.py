@@ -217,6 +217,7 @@ def audit(
         majority_from_counts(counts.total, trials, confidence=conf2, delta=delta)["lower"],
         lr_from_counts(counts, confidence=conf2, delta=delta)["lower"],
     )
+    reach = _max_detectable(trials, 1.0 - conf2)  # the largest loss these trials can show
     declared = None
     if isinstance(mech, IIDAuditable):
         lp = mech.threshold_logprobs(0.5)
@@ -238,11 +239,11 @@ def audit(
         lr_lower_bound=lr["lower"],
         lr_cut=lr["cut"],
         verdict_lower_bound=verdict_lb,
-        verdict=verdict_for(verdict_lb, claimed, exact=False, reach=_max_detectable(trials, 1.0 - conf2)),
+        verdict=verdict_for(verdict_lb, claimed, exact=False, reach=reach),
         guess1_d=mv["guess1_d"],
         guess1_dprime=mv["guess1_dprime"],
         elapsed_s=time.perf_counter() - t0,
-        max_detectable_loss=_max_detectable(trials, 1.0 - conf2),
+        max_detectable_loss=reach,
         sampler="model-based" if model_based else "real",
         sampler_check=check,
         streams=STREAMS,

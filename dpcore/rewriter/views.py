@@ -49,16 +49,7 @@ def view_command(settings: dict[str, Any]) -> list[str]:
     (:func:`dpcore.reproduce.audit_rewriter_command`, the one builder of that command)."""
     from dpcore.reproduce import audit_rewriter_command
 
-    return audit_rewriter_command(
-        str(settings["rewriter"]),
-        float(settings["epsilon"]),
-        x=str(settings["x"]),
-        x_prime=str(settings["x_prime"]),
-        rewrites=int(settings["rewrites"]),
-        seed=int(settings["seed"]),
-        distinguishers=list(settings["distinguishers"]),
-        confidence=float(settings["confidence"]),
-    )
+    return audit_rewriter_command(**settings)  # a view's settings are the builder's keywords
 
 
 def compute_view(settings: dict[str, Any], progress: Any = None) -> dict[str, Any]:
