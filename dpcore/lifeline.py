@@ -137,6 +137,17 @@ def kill_workers(pool: Any) -> None:
             proc.kill()
         except (OSError, ValueError, AttributeError):  # already gone or closed
             pass
+    # A worker killed while it wrote a large result (a corpus batch) leaves half a message in the
+    # result pipe, and the pool's manager thread waits for the rest for ever: this process holds
+    # a write end of that pipe too, so the reader never sees its end. Closing this process's
+    # write end (the workers never use it here) lets the read end once the killed workers' ends
+    # are gone: the manager sees a broken pool and ``shutdown`` returns.
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        try:
+            writer.close()
+        except OSError:  # pragma: no cover - already closed
+            pass
 
 
 # --- the sweeper of a local Ray ------------------------------------------------------------------

@@ -39,7 +39,7 @@ Fixtures
     One local Ray (2 CPUs) for the pytest worker, started by the first test that asks for it and
     stopped after the last test of the run of tests that ask for it (idle, it takes about 5% of
     a core). dpcore's Ray engines reuse a Ray that is already running
-    (``dpcore.corpus.engines.start_ray``), so every test that runs on Ray, directly or through
+    (``dpcore.executor.start_ray``), so every test that runs on Ray, directly or through
     the CLI, uses this one: starting Ray costs 8–15 s, and its worker processes stay warm. Mark
     such a test (or its file) ``RAY_GROUP`` as well, so that all of them run in the same worker.
     A test about starting or stopping Ray itself (``tests/test_no_orphans.py``) starts its own,
@@ -187,7 +187,7 @@ def ray_runtime() -> None:
     """One local Ray for this pytest worker (see the module's docstring); skips without Ray."""
     pytest.importorskip("ray")
     if _RAY.stop is None:
-        from dpcore.corpus.engines import start_ray
+        from dpcore.executor import start_ray
 
         _RAY.stop = start_ray(None, 2)
 

@@ -212,7 +212,7 @@ def test_local_ray_started_for_the_run_dies_with_it(
     pytest.importorskip("ray")
     r = run([sys.executable, "-m", "dpcore", *AUDIT, "--engine", "ray"])
     r.wait_for(
-        lambda table: any("ray::_draw_shard" in cmd for cmd in r.alive(table).values()),
+        lambda table: any("ray::_shard_task" in cmd for cmd in r.alive(table).values()),
         "Ray task drawing words",
     )
     left = r.signal_parent_and_watch(sig)

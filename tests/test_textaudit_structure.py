@@ -7,7 +7,11 @@ Read with ``ast`` (nothing is imported):
 - no module of any audit (``dpcore/audit/``, ``dpcore/textaudit/``, ``dpcore/rewriter/``,
   ``dpcore/verdicts/``, ``dpcore/pairtest/``) but ``dpcore/pairtest/budget.py`` divides α (or
   1 − confidence): every test's level comes from :mod:`dpcore.pairtest.budget`, and the
-  two-sided bounds split their α inside :mod:`dpcore.stats` (issue 60).
+  two-sided bounds split their α inside :mod:`dpcore.stats` (issue 60);
+- no module of ``dpcore/`` but ``dpcore/executor.py`` starts a pool of worker processes or a
+  Ray task (issue 60: one executor, so every pool's workers die with their parent and every
+  broken pool is recovered the same way). Thread pools inside one process (BLAS work) are not
+  process pools: they end with their process.
 """
 
 from __future__ import annotations
@@ -118,3 +122,50 @@ def test_the_development_map_names_every_module_of_the_audit():
     site = (root / "mkdocs.yml").read_text(encoding="utf-8")
     assert "name: mermaid" in site and "assets/mermaid/mermaid.min.js" in site
     assert (root / "docs" / "assets" / "mermaid" / "mermaid.min.js").stat().st_size > 1_000_000
+
+
+#: What starts worker processes: a process pool, ``multiprocessing``'s ``Pool``, a Ray task or Ray.
+POOL_NAMES = ("ProcessPoolExecutor", "Pool")
+RAY_CALLS = ("ray.remote", "ray.init")
+EXECUTOR = DPCORE / "executor.py"
+
+
+def pool_starts(source: str) -> list[tuple[int, str]]:
+    """(line, what) of every use of a process-pool class or of ``ray.remote`` / ``ray.init``."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name) and node.id == "ProcessPoolExecutor":
+            out.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute) and (node.attr in POOL_NAMES or ast.unparse(node) in RAY_CALLS):
+            out.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.ImportFrom) and any(a.name in POOL_NAMES for a in node.names):
+            out.append((node.lineno, f"from {node.module} import ..."))
+    return sorted(set(out))
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in sorted(DPCORE.rglob("*.py")) if p != EXECUTOR],
+    ids=lambda p: str(p.relative_to(DPCORE)),
+)
+def test_workers_are_started_only_by_the_executor(path):
+    assert pool_starts(path.read_text(encoding="utf-8")) == []
+
+
+def test_the_executor_is_where_workers_start():
+    found = {what for _, what in pool_starts(EXECUTOR.read_text(encoding="utf-8"))}
+    assert {"ProcessPoolExecutor", "ray.remote"} <= found
+
+
+def test_the_pool_check_finds_what_it_looks_for():
+    src = (
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "import multiprocessing as mp\n"
+        "p = mp.Pool(2)\n"
+        "f = ray.remote(g)\n"
+        "ray.init()\n"
+        "x = pool.submit(f)\n"
+        "class M:\n    Pool = InProcess\n"
+        "from concurrent.futures import ThreadPoolExecutor\n"
+    )
+    assert [line for line, _ in pool_starts(src)] == [1, 3, 4, 5]

@@ -1,7 +1,9 @@
 """Engines that map batches through :class:`~dpcore.corpus.core.BatchSanitizer`.
 
 ``local``
-    In this process (``workers=1``) or in a pool of ``workers`` processes. Batches are read in
+    In this process (``workers=1``) or in a pool of ``workers`` processes
+    (:func:`dpcore.executor.run_tasks`: they die with this process, and a broken pool is
+    replaced, its lost batches sanitized again). Batches are read in
     the main process and at most ``2·workers`` of them are in flight, so memory stays bounded
     whatever the corpus size; results are written in input order. On Linux the workers are
     forked after the vocabulary is loaded, so they share it (copy-on-write) and start at once.
@@ -19,15 +21,14 @@ Both produce the same rows: every row is seeded by ``[seed, row index]``.
 from __future__ import annotations
 
 import itertools
-import os
 import sys
 import time
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from dpcore.corpus.core import BatchSanitizer, MechanismSpec
 from dpcore.corpus.io import InputPlan, read_chunk
+from dpcore.executor import ENGINES
 from dpcore.validation import DPCoreError
 
 __all__ = [
@@ -38,10 +39,8 @@ __all__ = [
     "iter_ray",
     "ray_context",
     "ray_sanitize_dataset",
-    "start_ray",
 ]
 
-ENGINES = ("local", "ray")
 
 # --- progress ---------------------------------------------------------------------------------
 
@@ -85,25 +84,12 @@ class Progress:
             self.stream.flush()
 
 
-# --- local --------------------------------------------------------------------------------------
-
-_WORKER: BatchSanitizer | None = None
-_TEXT_COLUMN: str = ""
+# --- local ------------------------------------------------------------------------------------
 
 
-def _init_worker(spec: MechanismSpec, seed: int, text_column: str, parent: int) -> None:
-    global _WORKER, _TEXT_COLUMN
-    from dpcore.lifeline import worker_init
-
-    worker_init(parent)  # dies with the main process, which handles Ctrl-C
-    if _WORKER is None or _WORKER.spec != spec or _WORKER.seed != seed:
-        _WORKER = BatchSanitizer(spec, seed)
-    _TEXT_COLUMN = text_column
-
-
-def _work(table: Any) -> Any:
-    assert _WORKER is not None
-    return _WORKER.sanitize_table(table, _TEXT_COLUMN)
+def _work(state: tuple[BatchSanitizer, str], table: Any) -> Any:
+    sanitizer, text_column = state
+    return sanitizer.sanitize_table(table, text_column)
 
 
 def file_batches(plan: InputPlan, batch_size: int) -> Iterator[tuple[int, Any]]:
@@ -121,38 +107,27 @@ def iter_local(
     workers: int = 1,
 ) -> Iterator[tuple[int, Any]]:
     """Sanitize ``(file index, table)`` batches; yield them in the same order."""
-    if workers <= 1:
-        for idx, t in batches:
-            yield idx, sanitizer.sanitize_table(t, text_column)
-        return
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
+    from dpcore.executor import run_tasks
 
-    global _WORKER, _TEXT_COLUMN
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    if method == "fork":  # the forked workers inherit the built sanitizer (V loaded once)
-        _WORKER, _TEXT_COLUMN = sanitizer, text_column
-    pool = ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=mp.get_context(method),
-        initializer=_init_worker,
-        initargs=(sanitizer.spec, sanitizer.seed, text_column, os.getpid()),
-    )
-    pending: deque[tuple[int, Any]] = deque()
-    try:
-        for idx, t in batches:
-            pending.append((idx, pool.submit(_work, t)))
-            while len(pending) >= 2 * workers:
-                idx, fut = pending.popleft()
-                yield idx, fut.result()
-        while pending:
-            idx, fut = pending.popleft()
-            yield idx, fut.result()
-    finally:
-        for _, fut in pending:
-            fut.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
-        _WORKER = None
+    files: dict[int, int] = {}
+
+    def tables() -> Iterator[Any]:
+        for k, (idx, t) in enumerate(batches):
+            files[k] = idx
+            yield t
+
+    # forked workers inherit the built sanitizer (V loaded once); a lost batch is sanitized
+    # again, to the same rows (every row is seeded by its index)
+    for k, t in run_tasks(
+        _work,
+        tables(),
+        workers=workers,
+        state=(sanitizer, text_column),
+        ordered=True,
+        on_lost="retry",
+        what="sanitize-corpus",
+    ):
+        yield files.pop(k), t
 
 
 # --- ray ----------------------------------------------------------------------------------------
@@ -182,65 +157,6 @@ class _RaySanitizer:
 
     def __call__(self, table: Any) -> Any:
         return self.sanitizer.sanitize_table(table, self.text_column)
-
-
-def start_ray(address: str | None, workers: int) -> Callable[[], None]:
-    """Connect to ``address`` (an existing cluster) or start a local Ray; return the stopper."""
-    try:
-        import ray
-    except ImportError:
-        raise DPCoreError(
-            "--engine ray needs Ray Data: pip install -r requirements-dev.txt "
-            "(or pip install 'dpcore[corpus]')"
-        ) from None
-    if ray.is_initialized():
-        return lambda: None
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR"}
-    env: dict[str, str] = {}
-    sweeper = None
-    if address:
-        # a cluster that is not the run's: when this process ends, Ray itself stops the run's tasks
-        kwargs["address"] = address
-    else:
-        # a local Ray for this run: its workers must import this dpcore. The processes Ray starts
-        # inherit the variables now; they are restored afterwards, so the caller's process is
-        # unchanged. They carry the sweeper's token too: if this process ends without stopping
-        # Ray (SIGKILL), the sweeper kills what is left of it (dpcore.lifeline).
-        from dpcore.lifeline import start_sweeper
-
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        sweeper = start_sweeper()
-        env = {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), **sweeper.env}
-        kwargs["num_cpus"] = max(1, workers)
-    old_env = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        ray.init(**kwargs)
-    except BaseException as exc:
-        if sweeper is not None:  # what ray.init started before it failed or was interrupted
-            sweeper.close()
-        if not isinstance(exc, Exception):
-            raise
-        where = f"the Ray cluster at {address!r}" if address else "a local Ray"
-        raise DPCoreError(f"cannot start {where}: {str(exc).splitlines()[0][:200]}") from None
-    finally:
-        for k, v in old_env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    if sweeper is None:
-        return ray.shutdown
-
-    def stop() -> None:
-        try:
-            ray.shutdown()
-        finally:
-            sweeper.close()
-
-    return stop
 
 
 def ray_context() -> Any:
@@ -292,6 +208,8 @@ def iter_ray(
     address: str | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(file index, sanitized table)`` in input order, computed on Ray Data."""
+    from dpcore.executor import start_ray
+
     stop = start_ray(address, workers)
     try:
         import ray.data

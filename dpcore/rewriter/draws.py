@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from dpcore.executor import ENGINES, run_tasks
 from dpcore.rewriter.interface import TextRewriter, call_rewrite
 from dpcore.rng import cell_seed_sequence
 from dpcore.validation import DPCoreError
@@ -29,7 +29,6 @@ __all__ = ["CHUNK", "ENGINES", "RewriterSource", "Task", "draw_rewrites", "plan_
 
 #: Copies of one input per ``rewrite`` call (fixed: the rewrites never depend on the workers).
 CHUNK = 50
-ENGINES = ("local", "ray")
 
 
 @dataclass(frozen=True)
@@ -114,25 +113,13 @@ def _run(rewriter: TextRewriter, task: Task, seed: int) -> list[str]:
     return call_rewrite(rewriter, [task.text] * task.count, rng)
 
 
-_WORKER: dict[str, Any] = {}
+def _build(source: RewriterSource) -> TextRewriter:
+    return source.build()
 
 
-def _init(source: RewriterSource, parent: int) -> None:
-    from dpcore.lifeline import worker_init
-
-    worker_init(parent)  # dies with the audit's process, which handles Ctrl-C
-    _WORKER["rewriter"] = source.build()
-
-
-def _work(tasks: list[Task], seed: int) -> list[list[str]]:
-    rewriter = _WORKER["rewriter"]
+def _work(rewriter: TextRewriter, job: tuple[list[Task], int]) -> list[list[str]]:
+    tasks, seed = job
     return [_run(rewriter, t, seed) for t in tasks]
-
-
-def _ray_work(source: RewriterSource, tasks: list[Task], seed: int) -> list[list[str]]:
-    if "rewriter" not in _WORKER or _WORKER.get("source") != source:
-        _WORKER["rewriter"], _WORKER["source"] = source.build(), source
-    return _work(tasks, seed)
 
 
 def draw_rewrites(
@@ -167,111 +154,35 @@ def draw_rewrites(
     """
     if engine not in ENGINES:
         raise DPCoreError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-    results: dict[int, list[str]] = {}
     tasks = list(tasks)
     if engine == "local" and workers <= 1:
-        for i, t in enumerate(tasks):
-            results[i] = _run(rewriter, t, seed)
-            if progress:
-                progress(t.count)
+        jobs, state = [[i] for i in range(len(tasks))], rewriter
+        build = None
     else:
-        src = source if source is not None else RewriterSource.of(rewriter)
+        state = source if source is not None else RewriterSource.of(rewriter)
+        build = _build
         n_batches = max(1, min(len(tasks), 4 * max(1, workers)))
-        batches = [list(range(b, len(tasks), n_batches)) for b in range(n_batches)]
-        batches = [b for b in batches if b]
-        if engine == "local":
-            results = _draw_pool(src, tasks, batches, seed, workers, progress)
-        else:
-            results = _draw_ray(src, tasks, batches, seed, workers, address, progress)
+        jobs = [list(range(b, len(tasks), n_batches)) for b in range(n_batches)]
+        jobs = [b for b in jobs if b]
+    results: dict[int, list[str]] = {}
+    for k, outs in run_tasks(
+        _work,
+        (([tasks[i] for i in b], seed) for b in jobs),
+        workers=workers,
+        state=state,
+        build=build,
+        engine=engine,
+        address=address,
+        start="spawn",  # a model may hold threads a fork would copy; each worker builds it once
+        cpus_per_task=1.0,
+        on_lost="retry",  # a chunk's rewrites depend only on its seed: a retry draws the same
+        what="the rewriter audit",
+    ):
+        for i, out in zip(jobs[k], outs, strict=True):
+            results[i] = out
+            if progress:
+                progress(tasks[i].count)
     out: dict[tuple[int, int], list[str]] = {}
     for i, t in enumerate(tasks):
         out.setdefault((t.pair, t.side), []).extend(results[i])
     return out
-
-
-def _draw_pool(
-    src: RewriterSource,
-    tasks: list[Task],
-    batches: list[list[int]],
-    seed: int,
-    workers: int,
-    progress: Callable[[int], None] | None,
-) -> dict[int, list[str]]:
-    """The batches on a pool of ``spawn`` processes (a model may hold threads a fork would copy).
-
-    The workers die with this process (:func:`dpcore.lifeline.worker_init`, SIGKILL included) and
-    are killed at once when the run is interrupted or fails here, instead of finishing the
-    batches they hold. A worker that dies (a crash, ``os._exit``, a kill) ends the audit with one
-    clear error: every rewrite counts, so none is left out.
-    """
-    import multiprocessing
-    import os
-    from concurrent.futures.process import BrokenProcessPool
-
-    from dpcore.lifeline import kill_workers
-
-    ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=ctx, initializer=_init, initargs=(src, os.getpid())
-    )
-    results: dict[int, list[str]] = {}
-    finished = False
-    try:
-        futs = {pool.submit(_work, [tasks[i] for i in b], seed): b for b in batches}
-        for fut in as_completed(futs):
-            try:
-                outs = fut.result()
-            except BrokenProcessPool:
-                raise DPCoreError(
-                    "a worker process of the rewriter audit ended abruptly (a crash, os._exit or a kill); "
-                    "run again, or with --workers 1 to see the rewriter's own error"
-                ) from None
-            for i, out in zip(futs[fut], outs, strict=True):
-                results[i] = out
-                if progress:
-                    progress(tasks[i].count)
-        finished = True
-        return results
-    finally:
-        if not finished:  # interrupted (Ctrl-C, SIGTERM as an exception) or failed
-            kill_workers(pool)
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _draw_ray(
-    src: RewriterSource,
-    tasks: list[Task],
-    batches: list[list[int]],
-    seed: int,
-    workers: int,
-    address: str | None,
-    progress: Callable[[int], None] | None,
-) -> dict[int, list[str]]:
-    from dpcore.corpus.engines import start_ray
-
-    stop = start_ray(address, workers)
-    try:
-        import ray
-
-        remote = ray.remote(_ray_work)
-        ref_src = ray.put(src)
-        refs = {remote.remote(ref_src, [tasks[i] for i in b], seed): b for b in batches}
-        results: dict[int, list[str]] = {}
-        pending = list(refs)
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                try:
-                    outs = ray.get(ref)
-                except Exception as exc:
-                    cause = getattr(exc, "cause", None) or exc
-                    if isinstance(cause, DPCoreError):
-                        raise cause from None
-                    raise DPCoreError(f"a Ray task failed: {str(cause).splitlines()[0][:300]}") from None
-                for i, o in zip(refs[ref], outs, strict=True):
-                    results[i] = o
-                    if progress:
-                        progress(tasks[i].count)
-        return results
-    finally:
-        stop()

@@ -9,6 +9,9 @@ word), so a run's result does not depend on the engine, the number of workers or
 
 Engines
 -------
+Both run on :func:`dpcore.executor.run_tasks`, dpcore's one home for worker processes (workers
+die with their parent; a broken pool is replaced).
+
 ``local``
     ``workers = 1``: in this process. ``workers > 1``: a pool of forked processes (on Linux
     they share the sanitizer and the vocabulary copy-on-write and start at once; where fork is
@@ -37,15 +40,14 @@ words times the summary size, not by the draws.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from dpcore.blas import one_blas_thread
+from dpcore.executor import ENGINES
 from dpcore.rng import cell_seed_sequence
 from dpcore.textaudit.sampling import OutputCodebook, SanitizerRaised, draw_counts
 from dpcore.topk import largest_k
@@ -59,7 +61,6 @@ __all__ = [
     "draw_words",
 ]
 
-ENGINES = ("local", "ray")
 #: Scores a co-located pair of full screen draws: (lower bound favouring a, favouring b).
 PairScorer = Callable[
     ["WordDraws", "WordDraws", int, tuple[int, ...], "np.ndarray | None"], tuple[float, float]
@@ -441,15 +442,12 @@ def _screen_shard(
     return out
 
 
-# --- local pool ------------------------------------------------------------------------------
-
-_FORKED: tuple[Any, np.ndarray] | None = None
+# --- local pool and Ray: dpcore.executor -------------------------------------------------------
 
 
-def _forked_shard(wids: Sequence[int], seed: int, plan: DrawPlan) -> list:
-    assert _FORKED is not None
-    sanitizer, words = _FORKED
-    return _draw_shard(sanitizer, words, wids, seed, plan)
+def _shard_task(state: tuple[Any, np.ndarray, int, DrawPlan], shard: np.ndarray) -> list:
+    sanitizer, words, seed, plan = state
+    return _draw_shard(sanitizer, words, shard, seed, plan)
 
 
 def _shards(wids: np.ndarray, plan: DrawPlan, workers: int) -> list[np.ndarray]:
@@ -497,45 +495,9 @@ def draw_words(
     wids = np.asarray(wids, dtype=np.int64)
     if wids.size == 0:
         return []
-    if engine == "ray":
-        return _draw_ray(sanitizer, words, wids, seed, plan, workers, address, tick)
-    if workers <= 1 or wids.size == 1:
+    if engine == "local" and (workers <= 1 or wids.size == 1):
         return _draw_shard(sanitizer, words, wids, seed, plan, tick)
-    return _draw_pool(sanitizer, words, wids, seed, plan, workers, tick)
-
-
-def _collect(
-    submit: Callable[[np.ndarray], Any],
-    shards: list[np.ndarray],
-    plan: DrawPlan,
-    wait_any: Callable[[list], tuple[list, list]],
-    fetch: Callable[[Any], list],
-    in_flight: int,
-    tick: Callable[[int], None] | None,
-) -> list[WordDraws]:
-    """Run shards with at most ``in_flight`` pending; reassemble in shard order.
-
-    ``fetch`` returns a shard's results, or a string when the shard was lost because its worker
-    process died: every word of that shard is then a failed word, with that reason.
-    """
-    results: dict[int, list] = {}
-    pending: dict[Any, int] = {}
-    nxt = 0
-    while nxt < len(shards) or pending:
-        while nxt < len(shards) and len(pending) < in_flight:
-            pending[submit(shards[nxt])] = nxt
-            nxt += 1
-        done, _ = wait_any(list(pending))
-        for fut in done:
-            k = pending.pop(fut)
-            got = fetch(fut)
-            if isinstance(got, str):
-                why = f"the worker process died while sampling this word ({got})"
-                got = [WordDraws(wid=int(w), error=why) for w in shards[k]]
-            results[k] = got
-            if tick is not None:
-                tick(len(shards[k]) * plan.draws_per_word)
-    return [wd for k in range(len(shards)) for wd in results[k]]
+    return _draw_pool(sanitizer, words, wids, seed, plan, workers, tick, engine=engine, address=address)
 
 
 def _draw_pool(
@@ -546,166 +508,46 @@ def _draw_pool(
     plan: DrawPlan,
     workers: int,
     tick: Callable[[int], None] | None,
+    *,
+    engine: str = "local",
+    address: str | None = None,
 ) -> list[WordDraws]:
-    """Shards in a pool of forked processes (threads where fork is not available).
+    """Shards on :func:`dpcore.executor.run_tasks`: forked local processes, or Ray tasks.
 
-    A worker process that dies (the sanitizer calls ``os._exit``, crashes, or is killed) breaks
-    the pool: the words of the shards then in flight are failed words, a fresh pool draws the
-    remaining shards, and after 3 broken pools every remaining word is a failed word.
-
-    The workers die with this process (they are killed when it ends, SIGKILL included:
-    :func:`dpcore.lifeline.worker_init`), and are killed at once when the run is interrupted or
-    fails here, instead of finishing the shards they hold.
+    A worker that dies (the sanitizer calls ``os._exit``, crashes, or is killed) loses the
+    shards then in flight: their words are failed words, with the reason, and a fresh pool draws
+    the remaining shards; after :data:`~dpcore.executor.MAX_POOLS` broken pools every remaining
+    word is a failed word (``on_lost="report"``: a sanitizer that ends its process on one word
+    would end every pool it was sent to again). The workers die with this process and are killed
+    at once when the run is interrupted or fails here (:mod:`dpcore.executor`).
     """
-    global _FORKED
-    import multiprocessing as mp
-    import os
-    from concurrent.futures import Future
-    from concurrent.futures.process import BrokenProcessPool
+    from dpcore.executor import Lost, pickle_by_value, run_tasks
 
-    from dpcore.lifeline import kill_workers, worker_init
-
-    shards = _shards(wids, plan, workers)
-    max_broken = 3
-    state: dict[str, Any] = {"pool": None, "gen": 0, "broken": 0, "stale": False}
-    gen_of: dict[Any, int] = {}
-    if "fork" in mp.get_all_start_methods():
-        _FORKED = (sanitizer, words)
-        ctx = mp.get_context("fork")
-        parent = os.getpid()
-
-        def new_pool() -> Executor:  # forked from this thread, which shuts the pool down
-            return ProcessPoolExecutor(
-                max_workers=workers, mp_context=ctx, initializer=worker_init, initargs=(parent,)
-            )
-
-        def run(pool: Executor, s: np.ndarray) -> Any:
-            return pool.submit(_forked_shard, s, seed, plan)
-    else:  # pragma: no cover - no fork (Windows, some macOS set-ups)
-
-        def new_pool() -> Executor:
-            return ThreadPoolExecutor(max_workers=workers)
-
-        def run(pool: Executor, s: np.ndarray) -> Any:
-            return pool.submit(_draw_shard, sanitizer, words, s, seed, plan)
-
-    def broke(gen: int) -> None:
-        if gen == state["gen"] and not state["stale"]:
-            state["broken"] += 1
-            state["stale"] = True
-
-    def submit(s: np.ndarray) -> Any:
-        while True:
-            if state["stale"]:  # the pool broke: a fresh one, while fewer than max_broken died
-                state["pool"].shutdown(wait=True, cancel_futures=True)
-                state["pool"] = new_pool() if state["broken"] < max_broken else None
-                state["gen"] += 1
-                state["stale"] = False
-            if state["pool"] is None:
-                lost: Future = Future()
-                lost.set_result(
-                    f"not drawn: worker processes died {max_broken} times, so no further pool was started"
-                )
-                return lost
-            try:
-                fut = run(state["pool"], s)
-            except BrokenProcessPool:
-                broke(state["gen"])
-                continue
-            gen_of[fut] = state["gen"]
-            return fut
-
-    def fetch(fut: Any) -> list | str:
-        gen = gen_of.pop(fut, -1)
-        try:
-            return fut.result()
-        except BrokenProcessPool:
-            broke(gen)
-            return (
-                "a process of the local pool ended abruptly — os._exit, a crash or a kill — while this "
-                f"word's shard was in flight; pool {gen + 1} of at most {max_broken}"
-            )
-
-    state["pool"] = new_pool()
-    finished = False
-    try:
-        out = _collect(
-            submit,
-            shards,
-            plan,
-            lambda fs: wait(fs, return_when=FIRST_COMPLETED),
-            fetch,
-            2 * workers,
-            tick,
-        )
-        finished = True
-        return out
-    finally:
-        if state["pool"] is not None:
-            if not finished:  # interrupted (Ctrl-C, SIGTERM as an exception) or failed
-                kill_workers(state["pool"])
-            state["pool"].shutdown(wait=True, cancel_futures=True)
-        _FORKED = None
-
-
-# --- Ray ---------------------------------------------------------------------------------------
-
-
-def _pickle_user_code_by_value(sanitizer: Any) -> None:
-    """A sanitizer from a user's ``file.py`` lives in a module a Ray worker cannot import."""
-    mod = sys.modules.get(type(sanitizer).__module__)
-    if mod is not None and mod.__name__.startswith("dpcore_user_sanitizer_"):
-        from ray import cloudpickle  # Ray serialises with its own copy of cloudpickle
-
-        cloudpickle.register_pickle_by_value(mod)
-
-
-def _draw_ray(
-    sanitizer: Any,
-    words: np.ndarray,
-    wids: np.ndarray,
-    seed: int,
-    plan: DrawPlan,
-    workers: int,
-    address: str | None,
-    tick: Callable[[int], None] | None,
-) -> list[WordDraws]:
-    from dpcore.corpus.engines import start_ray
-
-    stop = start_ray(address, workers)
-    try:
-        import ray
-
+    if engine == "ray":
         from dpcore.textaudit.wrapping import unwrap
 
-        _pickle_user_code_by_value(sanitizer)
-        _pickle_user_code_by_value(unwrap(sanitizer))  # a plugin inside GlobalStateReseeded
-        remote = ray.remote(num_cpus=1, max_retries=0)(_draw_shard)
-        s_ref, w_ref = ray.put(sanitizer), ray.put(words)
-        in_flight = 2 * max(1, int(ray.cluster_resources().get("CPU", workers)))
-        shards = _shards(wids, plan, max(workers, in_flight // 2))
+        pickle_by_value(sanitizer)
+        pickle_by_value(unwrap(sanitizer))  # a plugin inside GlobalStateReseeded
+        import ray
 
-        died = (ray.exceptions.WorkerCrashedError, ray.exceptions.OutOfMemoryError)
-
-        def fetch(ref: Any) -> list | str:
-            try:
-                return ray.get(ref)
-            except died as exc:  # the sanitizer ended its worker (os._exit, a crash, a kill)
-                return f"its Ray worker ended abruptly: {type(exc).__name__}"
-            except Exception as exc:
-                cause = getattr(exc, "cause", None) or exc
-                first = str(cause).splitlines()[0][:300] if str(cause) else ""
-                name = type(cause).__name__
-                raise DPCoreError(f"a Ray task of the audit failed: {name}: {first}") from None
-
-        return _collect(
-            lambda s: remote.remote(s_ref, w_ref, s, seed, plan),
-            shards,
-            plan,
-            lambda refs: ray.wait(refs, num_returns=1),
-            fetch,
-            in_flight,
-            tick,
-        )
-    finally:
-        stop()
+        if ray.is_initialized():
+            workers = max(workers, int(ray.cluster_resources().get("CPU", workers)))
+    shards = _shards(wids, plan, workers)
+    results: list[list | None] = [None] * len(shards)
+    for k, got in run_tasks(
+        _shard_task,
+        shards,
+        workers=workers,
+        state=(sanitizer, words, seed, plan),
+        engine=engine,
+        address=address,
+        on_lost="report",
+        what="the text audit",
+    ):
+        if isinstance(got, Lost):
+            why = f"the worker process died while sampling this word ({got.reason})"
+            got = [WordDraws(wid=int(w), error=why) for w in shards[k]]
+        results[k] = got
+        if tick is not None:
+            tick(len(shards[k]) * plan.draws_per_word)
+    return [wd for part in results for wd in (part or [])]

@@ -418,7 +418,7 @@ def _start_engine(engine: str, workers: int, address: str | None) -> Callable[[]
     """Start (or join) Ray once for all stages of a run; nothing to start for the local engine."""
     if engine != "ray":
         return lambda: None
-    from dpcore.corpus.engines import start_ray
+    from dpcore.executor import start_ray
 
     return start_ray(address, workers)
 

@@ -398,29 +398,26 @@ def _run_ray(
     on_row: Callable[[dict[str, Any]], None] | None,
     full_vocabulary: bool = False,
 ) -> list[dict[str, Any]]:
-    from dpcore.corpus.engines import start_ray
+    from dpcore.executor import run_tasks
 
-    stop = start_ray(address, max(workers, os.cpu_count() or 1))
-    try:
-        import ray
-
-        task = ray.remote(num_cpus=workers, max_retries=0)(_ray_row)
-        refs = {task.remote(spec, minutes, seed, workers, full_vocabulary): i for i, spec in enumerate(specs)}
-        out: list[dict[str, Any] | None] = [None] * len(specs)
-        pending = list(refs)
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                row = ray.get(ref)
-                out[refs[ref]] = row
-                if on_row is not None:
-                    on_row(row)
-    finally:
-        stop()
+    out: list[dict[str, Any] | None] = [None] * len(specs)
+    for i, row in run_tasks(
+        _ray_row,
+        specs,
+        workers=max(workers, os.cpu_count() or 1),
+        state=(minutes, seed, workers, full_vocabulary),
+        engine="ray",
+        address=address,
+        cpus_per_task=workers,
+        in_flight=len(specs),
+        what="the verdict table",
+    ):
+        out[i] = row
+        if on_row is not None:
+            on_row(row)
     return [r for r in out if r is not None]
 
 
-def _ray_row(
-    spec: RowSpec, minutes: float, seed: int, workers: int, full_vocabulary: bool = False
-) -> dict[str, Any]:
+def _ray_row(settings: tuple[float, int, int, bool], spec: RowSpec) -> dict[str, Any]:
+    minutes, seed, workers, full_vocabulary = settings
     return run_row(spec, minutes=minutes, seed=seed, workers=workers, full_vocabulary=full_vocabulary)
