@@ -62,6 +62,8 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.formatting import percent
+
 __all__ = [
     "COVERS",
     "DEFINITIONS",
@@ -75,7 +77,6 @@ __all__ = [
     "claim_tradeoff",
     "concave_hull",
     "pair_epsilon",
-    "percent",
     "roc_from_logpmfs",
     "tpr_at",
     "tpr_at_fpr_entry",
@@ -459,13 +460,6 @@ def box_outside(box: Box, epsilon: float, delta: float = 0.0, *, covers: str = "
     """
     hit = box_violation(box, epsilon, delta, covers=covers)
     return None if hit is None else hit[0]
-
-
-def percent(p: float) -> str:
-    """A rate as a percentage for sentences: two significant digits below 10%, whole percents above."""
-    if p >= 0.1:
-        return f"{100 * p:.0f}%"
-    return f"{100 * p:.2g}%"
 
 
 def tpr_at_fpr_entry(

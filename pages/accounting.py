@@ -23,6 +23,7 @@ from dpcore.accounting import (
     dpnr_dropout_curve,
     dpnr_report,
 )
+from dpcore.formatting import epsilon_text, percent
 from dpcore.samplers_inspect import SamplerInspection, infinite_loss_example, inspect_samplers
 from dpcore.viz.accounting_figure import binary_bits_figure, dpnr_dropout_figure
 from dpcore.viz.sampler_figure import sampler_histogram_figure
@@ -162,12 +163,13 @@ with tab_dpnr:
     else:
         after = f"brings it to {rep.true_epsilon_dropout:.4g}, within the claim"
     headline.markdown(
-        f"DPNR claims **ε = {rep.claimed_epsilon:g}** per word but spends **{rep.true_epsilon:.4g}**; "
-        f"dropping {mu:.0%} of the words {after}."
+        f"DPNR claims **ε = {epsilon_text(rep.claimed_epsilon)}** per word but spends "
+        f"**{epsilon_text(rep.true_epsilon, digits=4)}**; "
+        f"dropping {percent(mu, exact=True)} of the words {after}."
     )
     fig = dpnr_dropout_figure(mus, curve, k=k, epsilon=eps, selected_mu=mu, selected=rep.true_epsilon_dropout)
     plot(talk_sized(fig), key="dpnr", slot=fig_col)
-    set_col.metric("True ε = kε (tight)", f"{rep.true_epsilon:.4g}")
+    set_col.metric("True ε = kε (tight)", epsilon_text(rep.true_epsilon, digits=4))
     set_col.metric(
         "ε′ with dropout (tight)",
         f"{rep.true_epsilon_dropout:.4g}",
@@ -285,8 +287,8 @@ with tab_samp:
     neg_flawed = max((s.fraction_negative for s in flawed), default=0.0)
     neg_correct = min((s.fraction_negative for s in correct), default=0.0)
     headline.markdown(
-        f'DPText\'s "Laplace" noise is **never negative** ({neg_flawed:.1%} of {size:,} draws below 0, '
-        f"against {neg_correct:.0%} for a correct sampler): an output between 0 and 1 can come from "
+        f'DPText\'s "Laplace" noise is **never negative** ({percent(neg_flawed)} of {size:,} draws below 0, '
+        f"against {percent(neg_correct)} for a correct sampler): an output between 0 and 1 can come from "
         "input 0 but never from input 1, so **the privacy loss is infinite**."
     )
     plot(sampler_histogram_figure(ins, height=SAMPLER_HEIGHT), key="samplers", slot=fig_col)

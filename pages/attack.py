@@ -39,6 +39,7 @@ from dpcore.attack import page_view as pv
 from dpcore.attack import paper_setting as paper
 from dpcore.attack.bayes import prepare_channels
 from dpcore.attack.datasets import DATASETS
+from dpcore.formatting import epsilon_text
 from dpcore.models.masked_lm import default_mlm_available
 from dpcore.text import TEXT_MECHANISMS
 from dpcore.text.registry import required_embedding
@@ -488,11 +489,11 @@ with show_errors():
             if pl["fast"]:
                 unit = attack_unit_for(mech, e, prm, tuple(pl["fast"]))
                 attack_rows += [{"mechanism": mech, **r} for r in unit["rows"]]
-                step(f"Bayesian attack: {mech}, ε = {e:g}")
+                step(f"Bayesian attack: {mech}, ε = {epsilon_text(e)}")
             if pl["utility"]:
                 row = utility_unit_for(mech, e, prm)
                 utility_rows.append({"mechanism": mech, **row})
-                step(f"Utility: {mech}, ε = {e:g}")
+                step(f"Utility: {mech}, ε = {epsilon_text(e)}")
     todo = [(mech, pl, e) for mech, pl in plan.items() if pl["slow"] for e in pl["eps"]]
     pending = [t for t in todo if shipped_attack(t[0], t[2], t[1]["params"], t[1]["slow"]) is None]
     if len(pending) < len(todo):  # shipped masked-LM units: no need to draw twice
@@ -502,7 +503,7 @@ with show_errors():
     draw(final=not pending)
     # Phase 2: the masked-LM attack fills in, one (mechanism, ε) unit at a time.
     for i, (mech, pl, e) in enumerate(pending):
-        label = f"Masked-LM attacker: {mech}, ε = {e:g} ({i + 1} of {len(pending)})"
+        label = f"Masked-LM attacker: {mech}, ε = {epsilon_text(e)} ({i + 1} of {len(pending)})"
         status.progress(i / len(pending), text=label)
         tick = bar_updater(
             status,

@@ -16,11 +16,12 @@ import streamlit as st
 
 from dpcore.audit import audit
 from dpcore.audit.runner import plan_monte_carlo
+from dpcore.formatting import epsilon_text, percent
 from dpcore.limits import AUDIT_PAGE_MAX_DRAWS, AUDIT_PAGE_WORKERS
 from dpcore.mechanisms import PAPER_FIG2, VECTOR_MECHANISMS, IIDAuditable
 from dpcore.parallel import default_workers
 from dpcore.prose import and_list
-from dpcore.tradeoff import DEFINITIONS, TradeoffPair, percent
+from dpcore.tradeoff import DEFINITIONS, TradeoffPair
 from dpcore.viz.audit_figure import audit_figure
 from dpcore.viz.tradeoff_figure import tradeoff_figure
 from pages._shared import (
@@ -182,7 +183,7 @@ def headline(
     bad, kept, free = ([_display(m) for m in ms] for ms in (violators, within, no_claim))
     if violators:
         verb = "breaks" if len(violators) == 1 else "break"
-        text = f"In this test, {and_list(bad)} {verb} the promise of ε = {eps:g}: "
+        text = f"In this test, {and_list(bad)} {verb} the promise of ε = {epsilon_text(eps)}: "
         text += and_list([_worst(rows, m, eps) for m in violators[:3]])
         if within:
             text += f"; {and_list(kept)} {'stays' if len(within) == 1 else 'stay'} within it"
@@ -191,7 +192,7 @@ def headline(
         return text + "."
     if within:
         return (
-            f"In this test, no mechanism shown exceeds its promise of ε = {eps:g} "
+            f"In this test, no mechanism shown exceeds its promise of ε = {epsilon_text(eps)} "
             "(passing one test is not a proof of privacy)."
         )
     text = f"{and_list(free)} {'claims' if len(no_claim) == 1 else 'claim'} no privacy: nothing to test."
@@ -212,7 +213,7 @@ def observer_sentence(cells: dict[str, tuple[TradeoffPair, list[dict]]], dim: in
     ceiling = percent(next(iter(at1.values()))["claim_ceiling"])
     return (
         f"At n = {dim}, an observer who wrongly names 1ⁿ for 1 in 100 releases of 0ⁿ names it rightly "
-        f"{and_list(parts)}; ε = {eps:g} allows at most {ceiling}."
+        f"{and_list(parts)}; ε = {epsilon_text(eps)} allows at most {ceiling}."
     )
 
 
@@ -358,7 +359,7 @@ how = "drawn from the declared probabilities (model-based)" if model_based else 
 mc_span = ""
 if plan is not None and not plan.complete and plan.mc_dims:
     mc_span = f" at n = {plan.mc_dims[0]}…{plan.mc_dims[-1]}"
-size = f"n = {nmin}…{nmax}, ε = {eps:g}" + (
+size = f"n = {nmin}…{nmax}, ε = {epsilon_text(eps)}" + (
     f", exact values and {trials:,} Monte-Carlo trials per neighbour{mc_span} {how}, confidence {conf:g}"
     if mc_dims
     else ", exact values"
@@ -444,7 +445,7 @@ if exact_mechs:
     plot(
         tradeoff_figure(
             pairs,
-            title=f"Telling 0ⁿ from 1ⁿ after thresholding, against what ε = {eps:g} allows",
+            title=f"Telling 0ⁿ from 1ⁿ after thresholding, against what ε = {epsilon_text(eps)} allows",
             tpr_scale="linear",
             mirror=False,
             label_violation=True,
@@ -532,7 +533,7 @@ with more("Values and downloads", icon=":material/table:"):
             "exact": "Exact ε̂",
             "exact_verdict": "Exact verdict",
             "mc": "MC ε̂",
-            "mc_lower": f"MC lower ({100 * conf:g}%)",
+            "mc_lower": f"MC lower ({percent(conf, exact=True)})",
             "mc_verdict": "MC verdict",
             "mc_sampler": "Sampler run",
         },

@@ -20,6 +20,7 @@ from typing import Any
 
 import streamlit as st
 
+from dpcore.formatting import epsilon_text, percent
 from dpcore.reproduce import audit_rewriter_command, shell_command
 from dpcore.rewriter.distinguish import DISTINGUISHERS, TITLES
 from dpcore.rewriter.registry import available_rewriters
@@ -364,8 +365,8 @@ with more("The sentences, their rewrites and the chosen event", icon=":material/
     m1.metric(
         "Lower bound on the loss",
         bound(pair["lower_bound"]),
-        help=f"At {100 * conf:g}% family-wise confidence (Clopper–Pearson); 'none': no loss above 0 was "
-        "certified (no leak shown).",
+        help=f"At {percent(conf, exact=True)} family-wise confidence (Clopper–Pearson); 'none': no loss "
+        "above 0 was certified (no leak shown).",
     )
     m2.metric(
         "Point estimate ε̂", fmt(pair["point_estimate"]), help="ln of the ratio of the event's frequencies."
@@ -374,7 +375,9 @@ with more("The sentences, their rewrites and the chosen event", icon=":material/
         "Claimed bound",
         fmt(pair["claimed_bound"]),
         help=(
-            f"{tokens[0]} tokens × ε = {fmt(claim['epsilon'])} per token" if per_token else "ε per document"
+            f"{tokens[0]} tokens × ε = {epsilon_text(claim['epsilon'], digits=3)} per token"
+            if per_token
+            else "ε per document"
         ),
     )
     m4.metric(
@@ -474,7 +477,7 @@ with st.expander("How to read this"):
   Viswanath 2015): no test reaches the shaded region while the claim holds.
 - **Points with bars**: the two chosen events (one chosen for x, one for x′) with Clopper–Pearson
   intervals on both rates at the verdict's level per test. **A red cross** is a box wholly in the
-  shaded region: a violation at {100 * conf:g}% family-wise confidence.
+  shaded region: a violation at {percent(conf, exact=True)} family-wise confidence.
 - **The verdict** reads the same events as a ratio: a lower bound on ln Pr[M(x) ∈ S] − ln Pr[M(x′) ∈ S]
   above the claimed bound violates it. DP-MLM claims ε per token: a sentence of n WordPieces claims
   n·ε, and sentences of different lengths are outside its claim (untested).

@@ -12,6 +12,7 @@ import re
 import pandas as pd
 import streamlit as st
 
+from dpcore.formatting import percent
 from dpcore.reproduce import audit_text_command, shell_command
 from dpcore.text.embeddings import EMBEDDINGS
 from dpcore.text.vocab import build_vocabulary
@@ -546,7 +547,7 @@ with st.expander("How to read this"):
         f"""
 - **Each point is a pair of words.** Horizontal: the bound the mechanism claims for it
   (ε for LDP, ε·d(x, x′) + ε₀ for metric LDP). Vertical: a lower confidence bound on its real privacy
-  loss. **Above the dashed diagonal** = a violation at {100 * conf:g}% family-wise confidence.
+  loss. **Above the dashed diagonal** = a violation at {percent(conf, exact=True)} family-wise confidence.
 - **Dotted line** (or, when it lies far above every pair, the note above the chart): the largest
   loss {samples:,} samples per word can ever show. Claims above it cannot be refuted by this run;
   more samples raise it (about ln T).

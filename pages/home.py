@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
+from dpcore.formatting import epsilon_text
 from pages._shared import PAGES, PageInfo, ensure_navigation, more, plot, talk_mode
 
 # The headline: Habernal's (2022) check of ADePT next to a correct Laplace mechanism, both
@@ -66,7 +67,8 @@ n_max = GLANCE_DIMS[-1]
 true_eps = ADePTFig2(epsilon=GLANCE_EPSILON, dim=n_max).true_epsilon
 clipped_eps = adept_true_epsilon(GLANCE_EPSILON, n_max)
 headline.markdown(
-    f"#### ADePT promised ε = {GLANCE_EPSILON:g}, but its privacy loss reaches **{adept_peak:.1f}** at "
+    f"#### ADePT promised ε = {epsilon_text(GLANCE_EPSILON)}, but its privacy loss reaches "
+    f"**{adept_peak:.1f}** at "
     f"n = {n_max}, {adept_peak / GLANCE_EPSILON:.0f}× its promise; a correct Laplace "
     f"mechanism {'stays at or below it' if within else f'reaches {laplace_peak:.2f}'}."
 )
@@ -75,20 +77,22 @@ plot(
         glance,
         epsilon=GLANCE_EPSILON,
         show_lr=False,
-        title=f"Privacy loss in Habernal's (2022) check, both claiming ε = {GLANCE_EPSILON:g}",
+        title=f"Privacy loss in Habernal's (2022) check, both claiming ε = {epsilon_text(GLANCE_EPSILON)}",
         height=GLANCE_HEIGHT_TALK if talk_mode() else GLANCE_HEIGHT,
     ),
     key="glance-figure",
 )
 st.caption(
     f"Habernal's (2022) reconstruction check, exact values from `dpcore.audit`, n = 1 … "
-    f"{n_max}: both mechanisms claim ε = {GLANCE_EPSILON:g}. The Laplace mechanism "
+    f"{n_max}: both mechanisms claim ε = {epsilon_text(GLANCE_EPSILON)}. The Laplace mechanism "
     f"{'stays at or below' if within else 'exceeds'} its claim in this test (largest value "
     f"{laplace_peak:.2f}; passing one test is not a proof of privacy). The ADePT shown is Habernal's "
     f"Fig. 2 version, unclipped on [0, 1]ⁿ: its noise assumes inputs 1 apart where two can be n apart "
-    f"in L1, so it is only n·ε-DP (ε = {true_eps:g} at n = {n_max}); in this test its privacy loss "
+    f"in L1, so it is only n·ε-DP (ε = {epsilon_text(true_eps)} at n = {n_max}); in this test its "
+    "privacy loss "
     f"reaches {adept_peak:.2f} at n = {n_max}. ADePT as published clips to L2 norm C, whose L1 "
-    f"sensitivity is 2C·√n: its true ε is ε·√n = {clipped_eps:.4g} at n = {n_max} (the Sensitivity page)."
+    f"sensitivity is 2C·√n: its true ε is ε·√n = {epsilon_text(clipped_eps, digits=4)} at n = {n_max} "
+    "(the Sensitivity page)."
 )
 page_link(
     next(p for p in PAGES if p.path == "pages/audit.py"),

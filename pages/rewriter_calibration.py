@@ -19,6 +19,7 @@ from typing import Any
 import streamlit as st
 
 import dpcore.rewriter.calibrate as calibrate
+from dpcore.formatting import epsilon_text, percent
 from dpcore.reproduce import shell_command
 from dpcore.rewriter.words import LEFT_OUT, NON_LATIN, shown_text
 from dpcore.validation import DPCoreError
@@ -33,7 +34,6 @@ from dpcore.viz.calibration_figure import (
     page_headline,
     pair_examples,
     per_unit,
-    percent,
     rewriter_title,
     samples_of,
     shown_table,
@@ -112,7 +112,8 @@ names = [str(r) for r in calib["rewriters"]]
 epsilons = sorted(float(e) for e in calib["epsilons"])
 fpr = float(calib.get("fpr", 0.01))
 rewrites = int(calib["rewrites_per_input"])
-conf = f"{100 * float(calib['confidence']):g}%"
+conf = percent(float(calib["confidence"]), exact=True)
+alarms = percent(fpr, exact=True)
 cap = tpr_cap(calib)
 x, x_prime = (str(s) for s in calib["pair"])
 units = "; ".join(f"{rewriter_title(calib, n)}: ε {per_unit(calib, n)}" for n in names)
@@ -128,11 +129,11 @@ HOW_TO_READ = f"""
   rewriter is audited at each nominal ε on one pair of sentences that differ in one word,
   x = “{_plain(x)}” and x′ = “{_plain(x_prime)}”, {rewrites:,} rewrites of each.
 - **The figure, left.** An observer sees one rewrite and must say whether x or x′ went in, naming x′
-  wrongly for at most {fpr:.0%} of the rewrites of x (the false alarms). Up: how often the best
-  distinguisher the audit found names x rightly (its TPR at {fpr:.0%} FPR). The **dot** is a lower
+  wrongly for at most {alarms} of the rewrites of x (the false alarms). Up: how often the best
+  distinguisher the audit found names x rightly (its TPR at {alarms} FPR). The **dot** is a lower
   confidence bound ({conf} per audit): the audit vouches for it. The **bar** reaches up to the
   {_plain(ESTIMATE_WORDS)}: the best of the measured tests, so it flatters the observer. The dotted
-  line is chance: a guess catches x {fpr:.0%} of the time at {fpr:.0%} false alarms. The dashed line
+  line is chance: a guess catches x {alarms} of the time at {alarms} false alarms. The dashed line
   is the most {rewrites:,} rewrites per sentence can certify ({percent(cap)}): even a test that is
   always right gets no higher dot, so a dot on that line says “at least this”, and more rewrites
   would raise it.
@@ -204,7 +205,8 @@ with more("Sample rewrites", icon=":material/format_quote:"):
     )
     rw, eps = str(st.session_state["rw"]), float(st.session_state["eps"])
     st.caption(
-        f"{_plain(rewriter_title(calib, rw))} at nominal ε = {eps:g} ({_plain(per_unit(calib, rw))}). "
+        f"{_plain(rewriter_title(calib, rw))} at nominal ε = {epsilon_text(eps)} "
+        f"({_plain(per_unit(calib, rw))}). "
         "Rewrites are shown as plain text, as words: a WordPiece that continues a word (DP-MLM's ##…) is "
         "joined to the word before unless that word was kept from the input, a word in another script is "
         f"shown as {_plain(NON_LATIN)} (the page's font cannot draw every script) and a word on dpcore's "

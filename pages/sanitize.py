@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.commands.sanitize import DEFAULT_VOCAB_SIZE
+from dpcore.formatting import epsilon_text
 from dpcore.jsonutil import dumps
 from dpcore.reproduce import sanitize_command, shell_command
 from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
@@ -460,7 +461,7 @@ unknown = (
     else ""
 )
 headline.markdown(
-    f"**{mechanism_title(mech)} at ε = {eps:g} replaced {replaced} of {in_vocab} "
+    f"**{mechanism_title(mech)} at ε = {epsilon_text(eps)} replaced {replaced} of {in_vocab} "
     f"{'word' if in_vocab == 1 else 'words'}** in {what}{unknown}."
 )
 
@@ -536,7 +537,7 @@ with more("Side by side and every draw", icon=":material/compare:"):
                 body = "<br>".join(
                     highlight(t_, c, u) for t_, c, u in zip(toks, ch, other["oov"], strict=True)
                 )
-                col.markdown(f"**{mechanism_title(pm)}, ε = {pe:g}**")
+                col.markdown(f"**{mechanism_title(pm)}, ε = {epsilon_text(pe)}**")
                 col.markdown(f'<div class="dp-side">{body}</div>', unsafe_allow_html=True)
                 col.caption(other["parameters"]["privacy"])
 

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.flawed.mechanisms import ADePTFig2
+from dpcore.formatting import epsilon_text, percent
 from dpcore.sensitivity import (
     DISTRIBUTIONS,
     MAX_DIM,
@@ -89,13 +90,15 @@ def headline(rep: SensitivityReport, clip: float, eps: float) -> str:
     if rep.dim == 1:
         return (
             f"In one dimension ADePT's inputs are at most 2C = {rep.claimed_sensitivity:.4g} apart, as its "
-            f"noise assumes, so its promise of ε = {eps:g} holds; from n = 2 on two of them can be 2C√n "
+            f"noise assumes, so its promise of ε = {epsilon_text(eps)} holds; from n = 2 on two of them "
+            "can be 2C√n "
             "apart, and the promise fails."
         )
     return (
         f"ADePT added noise for inputs at most 2C = {rep.claimed_sensitivity:.4g} apart, but in "
         f"n = {rep.dim} dimensions two of them can be {rep.l1_sensitivity_l2_clip:.4g} apart: its noise "
-        f"is {rep.ratio:.3g}× too small, and its promise of ε = {eps:g} is really ε = {rep.true_epsilon:.4g}."
+        f"is {rep.ratio:.3g}× too small, and its promise of ε = {epsilon_text(eps)} is really ε = "
+        f"{epsilon_text(rep.true_epsilon, digits=4)}."
     )
 
 
@@ -166,8 +169,10 @@ c2.metric(
     f"×{rep.ratio:.3g}",
     delta_color="inverse",
 )
-c3.metric("Claimed ε", f"{eps:g}")
-c4.metric("True ε = ε√n", f"{rep.true_epsilon:.4g}", f"×{rep.ratio:.3g}", delta_color="inverse")
+c3.metric("Claimed ε", epsilon_text(eps))
+c4.metric(
+    "True ε = ε√n", epsilon_text(rep.true_epsilon, digits=4), f"×{rep.ratio:.3g}", delta_color="inverse"
+)
 v = rep.extreme_x[0]
 with more("The extreme pair", icon=":material/straighten:"):
     st.markdown(
@@ -179,10 +184,13 @@ with more("The extreme pair", icon=":material/straighten:"):
 with st.expander("How to read this", icon=":material/menu_book:"):
     st.markdown(HOW_TO_READ)
 st.caption(
-    f"This page's ADePT is ADePT as published: L2 clipping at C, so at n = {n} its ε = {eps:g} is "
-    f"really ε·√n = {rep.true_epsilon:.4g}. The Home and Audit pages audit Habernal's (2022) Fig. 2 "
+    f"This page's ADePT is ADePT as published: L2 clipping at C, so at n = {n} its ε = "
+    f"{epsilon_text(eps)} is "
+    f"really ε·√n = {epsilon_text(rep.true_epsilon, digits=4)}. The Home and Audit pages audit "
+    "Habernal's (2022) Fig. 2 "
     f"version instead, which skips the clipping: on [0, 1]ⁿ two inputs can be n apart in L1, so it "
-    f"is only n·ε-DP (ε = {ADePTFig2(epsilon=eps, dim=n).true_epsilon:.4g} here), which is why its "
+    f"is only n·ε-DP (ε = {epsilon_text(ADePTFig2(epsilon=eps, dim=n).true_epsilon, digits=4)} here), "
+    "which is why its "
     "audited privacy loss can exceed ε·√n."
 )
 
@@ -227,7 +235,7 @@ df = pd.DataFrame(rows)
 for res in results:
     if res.dims[-1] >= 16:
         at16 = next(f for d, f in zip(res.dims, res.fractions, strict=True) if d >= 16)
-        st.markdown(f"- **{res.dist}**: {100 * at16:.1f}% of pairs violate at n ≈ 16.")
+        st.markdown(f"- **{res.dist}**: {percent(at16)} of pairs violate at n ≈ 16.")
 with st.expander("Table"):
     show_table(
         df,

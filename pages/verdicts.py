@@ -21,6 +21,7 @@ from typing import Any
 import streamlit as st
 
 import dpcore.verdicts.document as verdict_file
+from dpcore.formatting import epsilon_text, percent
 from dpcore.jsonutil import dumps
 from dpcore.reproduce import shell_command
 from dpcore.validation import DPCoreError
@@ -397,7 +398,7 @@ def show_row(row: dict[str, Any]) -> None:
         st.warning(text, icon=":material/block:")
     st.caption(
         _plain(
-            f"{view.library_label(row)}; ε = {row['epsilon']:g}"
+            f"{view.library_label(row)}; ε = {epsilon_text(row['epsilon'])}"
             + (f", {row['embedding']} embedding" if row.get("embedding") else "")
             + f"; claim: {short_claim(row)}. "
             + (
@@ -415,7 +416,7 @@ def show_row(row: dict[str, Any]) -> None:
         _row_download(row)
         return
     a = row["audit"]
-    conf = f"{100 * float(a['confidence']):g}%"
+    conf = percent(float(a["confidence"]), exact=True)
     st.markdown(_plain(_sentence(test_sentence(row))))
     for line in view.claim_lines(row):
         st.markdown(_plain(line))

@@ -202,7 +202,7 @@ def test_cli_text_prints_one_observer_line_per_cell(cli: Cli) -> None:
     assert len(lines) == 2
     assert lines[1] == (
         "observer at 1% false positives: names 1ⁿ correctly 100% of the time "
-        "(the claim allows at most 2.72%; exceeded)"
+        "(the claim allows at most 2.7%; exceeded)"
     )
     assert "exceeded" not in lines[0]
     argv = ["audit", "--mechanism", "laplace", "--dim", "8", "--epsilon", "1", "--method", "mc"]

@@ -111,9 +111,10 @@ def test_a_loss_of_zero_is_drawn_above_the_frame() -> None:
 
 
 def test_rates_read_as_plain_percentages() -> None:
-    from dpcore.viz.axes import log_axis, percent_label
+    from dpcore.formatting import percent
+    from dpcore.viz.axes import log_axis
 
-    assert [percent_label(v) for v in (1e-6, 1e-3, 0.0025, 0.01, 0.1, 0.5, 1.0)] == [
+    assert [percent(v) for v in (1e-6, 1e-3, 0.0025, 0.01, 0.1, 0.5, 1.0)] == [
         "0.0001%", "0.1%", "0.25%", "1%", "10%", "50%", "100%",
     ]  # fmt: skip
     axis = log_axis("FPR", [2e-6, 1.0], percent=True)
@@ -159,7 +160,7 @@ def test_the_observer_chart_shows_adepts_curve_and_cross_inside_the_frame() -> N
     assert len(filled) == 1 and max(np.asarray(fig.data[0].y)) == 1.0
     # the cross says in words what it shows, with the numbers
     (label,) = fig.layout.annotations
-    assert label.text.startswith("majority vote") and "100% of the time" in label.text
+    assert label.text.startswith("majority vote") and "99.9997% of the time" in label.text  # not 100%
     assert "ε = 1 allows at most 0.00029%" in label.text and "drawn at the end" not in label.text
     assert len(_legend(fig)) <= 6  # measured events on an exact curve stay out of the legend
 

@@ -15,6 +15,7 @@ import math
 import numpy as np
 import pytest
 
+from dpcore.formatting import percent
 from dpcore.stats import cp_log_ratio_lower
 from dpcore.textaudit.observer import text_line
 from dpcore.textaudit.result import PairResult
@@ -26,7 +27,6 @@ from dpcore.tradeoff import (
     box_outside,
     box_violation,
     claim_curve,
-    percent,
     tpr_at_fpr_entry,
     tpr_ceiling,
     tpr_floor,

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from dpcore.formatting import epsilon_text
 from dpcore.validation import DPCoreError
 
 __all__ = ["claim_row", "compare_mechanisms", "epsilon_scale"]
@@ -230,7 +231,7 @@ def compare_mechanisms(
                     "accuracy_ci": None if a is None else [a["ci_low"], a["ci_high"]],
                     "note": ""
                     if e > floor
-                    else f"undefined: {name} needs ε > {floor:.4g} on this vocabulary",
+                    else f"undefined: {name} needs ε > {epsilon_text(floor, digits=4)} on this vocabulary",
                     **claim_row(claim, e, b),
                 }
             )

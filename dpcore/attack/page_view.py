@@ -46,6 +46,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from dpcore.formatting import epsilon_text, percent
+
 __all__ = [
     "ATTACKER_GRAPH",
     "COMPARISON_DEFAULTS",
@@ -878,12 +880,12 @@ def attacker_caption(
         top1 = float(rec["heldout_top1"])
         what = (
             f"**The masked-LM attacker** is {base}, a small model (6 layers) {trained}. "
-            f"Masking one word in each of {held}, it names {100 * top1:.0f}% at its first guess "
-            f"and {100 * float(rec['heldout_top5']):.0f}% within five guesses. "
+            f"Masking one word in each of {held}, it names {percent(top1)} at its first guess "
+            f"and {percent(float(rec['heldout_top5']))} within five guesses. "
         )
         if top1_here is not None:
             what += (
-                f"On the chart it names {100 * top1_here:.0f}% of the original words (its ε = ∞ "
+                f"On the chart it names {percent(top1_here)} of the original words (its ε = ∞ "
                 f"marker), because there it is scored on every vocabulary word of the "
                 f"{sentences or 'attacked'} attacked sentences, and a word it cannot spell as one "
                 "piece of its own vocabulary counts as missed, where its training test masked only "
@@ -909,16 +911,6 @@ _ATTACKER_WORDS = {
     "bayes-mlm": "the Bayesian attacker with a masked-LM prior",
     "mlm": "the masked-LM attacker",
 }
-
-
-def _pct(x: float) -> str:
-    """A share as a percentage for a sentence: whole percents, never a rounded 0% or 100%."""
-    v = 100.0 * float(x)
-    if 0.0 < v < 0.5:
-        return "under 1%"
-    if 99.5 <= v < 100.0:
-        return "over 99%"
-    return f"{v:.0f}%"
 
 
 def _attacker(a: str) -> str:
@@ -964,19 +956,19 @@ def headline(
     mine = [r for r in attack_rows if r["mechanism"] == m]
     eps = sorted(set(acc) | {float(r["epsilon"]) for r in mine})
     lo, hi = eps[0], eps[-1]
-    span = f"from ε = {lo:g} to {hi:g}" if hi > lo else f"at ε = {lo:g}"
+    span = f"from ε = {epsilon_text(lo)} to {epsilon_text(hi)}" if hi > lo else f"at ε = {epsilon_text(lo)}"
 
     def both(values: dict[float, float]) -> str:
         return (
-            f"{_pct(values[lo])} → {_pct(values[hi])}"
+            f"{percent(values[lo])} → {percent(values[hi])}"
             if hi > lo and lo in values and hi in values
-            else _pct(values[max(values)])
+            else percent(values[max(values)])
         )
 
     parts: list[str] = []
     if acc:
         unsan = baselines.get("accuracy_unsanitized")
-        orig = "" if unsan is None else f" ({_pct(unsan)} on the original text)"
+        orig = "" if unsan is None else f" ({percent(unsan)} on the original text)"
         from dpcore.text.registry import TEXT_MECHANISMS  # lazy: the page's light imports
 
         name = TEXT_MECHANISMS.display_name(m) if m in TEXT_MECHANISMS else m
@@ -1007,11 +999,11 @@ def tradeoff_caption(attack_rows: Sequence[dict[str, Any]], utility_rows: Sequen
     if len(tops) == 1:
         ((a, t),) = tops.items()
         first += (
-            f"; the hollow circle is {_attacker(a)} on the original text (ε = ∞), where it names {_pct(t)}"
+            f"; the hollow circle is {_attacker(a)} on the original text (ε = ∞), where it names {percent(t)}"
         )
     elif tops:
         names = " and ".join(
-            f"{_attacker(a)} names {_pct(t)}" if i == 0 else f"{_attacker(a)} {_pct(t)}"
+            f"{_attacker(a)} names {percent(t)}" if i == 0 else f"{_attacker(a)} {percent(t)}"
             for i, (a, t) in enumerate(tops.items())
         )
         first += f"; the hollow circles are the attackers on the original text (ε = ∞), where {names}"
@@ -1028,7 +1020,10 @@ def tradeoff_caption(attack_rows: Sequence[dict[str, Any]], utility_rows: Sequen
         if tail and tail[0] == at[0]:
             second += "; here they lie at 0: the claims allow naming every word"
         elif tail:
-            second += f"; from ε = {tail[0]:g} on they lie at 0: the claims then allow naming every word"
+            second += (
+                f"; from ε = {epsilon_text(tail[0])} on they lie at 0: the claims then allow "
+                "naming every word"
+            )
         elif len(nonzero) < len(floors):
             second += "; where one lies at 0, its claim allows naming every word"
         second += "."

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dpcore.formatting import epsilon_text
 from dpcore.validation import DPCoreError
 
 __all__ = ["ATTACKS", "CHANNEL_ATTACKS", "MechanismPlan", "plan_mechanism"]
@@ -73,9 +74,10 @@ class MechanismPlan:
         Bayesian attacks dropped, a refuted guarantee."""
         out = []
         if self.undefined:
-            skipped = ", ".join(f"{e:g}" for e in self.undefined)
+            skipped = ", ".join(epsilon_text(e) for e in self.undefined)
             out.append(
-                f"**{self.mechanism}** is defined only for ε > {self.floor:.4g} on this vocabulary: "
+                f"**{self.mechanism}** is defined only for ε > {epsilon_text(self.floor, digits=4)} on "
+                "this vocabulary: "
                 f"{skipped} skipped."
             )
         if self.bayes_reason and any(a in CHANNEL_ATTACKS for a in asked):

@@ -35,6 +35,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from dpcore.formatting import percent
+
 __all__ = [
     "EVALUATION_SHARE",
     "TWEET_DATASETS",
@@ -120,7 +122,8 @@ class TweetSplit:
         """Sizes and rule, for training records and JSON outputs."""
         return {
             "rule": "primary key (lower case, HTML decoded, URLs/@handles/RT removed, letters and digits) "
-            f"with SHA-256 in the first {EVALUATION_SHARE:.0%} of its range → evaluation pool; "
+            f"with SHA-256 in the first {percent(EVALUATION_SHARE, exact=True)} of its range → "
+            "evaluation pool; "
             "evaluation tweets sharing any key (primary, handles kept, plain) with a public tweet dropped",
             "public_tweets": len(self.public),
             "evaluation_tweets": len(self.evaluation),

@@ -6,6 +6,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from dpcore.formatting import epsilon_text
 from dpcore.jsonutil import to_jsonable
 from dpcore.pairtest.verdicts import (
     NO_CLAIM,
@@ -109,7 +110,7 @@ class AuditResult:
     @property
     def test_description(self) -> str:
         """The test, its size and confidence, e.g. for a verdict."""
-        size = f"n = {self.dim}, ε = {self.epsilon:g}"
+        size = f"n = {self.dim}, ε = {epsilon_text(self.epsilon)}"
         if self.method == "mc":
             how = (
                 "from the real sampler"
@@ -144,7 +145,7 @@ class AuditResult:
             text = VERDICT_TEXT[NO_CLAIM]
         elif self.verdict == OUT_OF_REACH:
             text = (
-                f"out of reach: the claimed ε = {self.claimed_epsilon:g} is at or above "
+                f"out of reach: the claimed ε = {epsilon_text(self.claimed_epsilon)} is at or above "
                 f"{self.max_detectable_loss:.3g}, the largest loss {self.trials:,} trials can show, so "
                 f"this run could not have shown a violation ({size}). Nothing was shown either way"
             )

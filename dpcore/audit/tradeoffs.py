@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.formatting import percent
 from dpcore.pairtest.budget import per_test
 from dpcore.tradeoff import Box, TradeoffPair, roc_from_logpmfs
 
@@ -220,32 +221,28 @@ def observer_record(pair: TradeoffPair, *, measured: bool) -> dict[str, Any]:
     return {"tpr_at_fpr": entries, "tradeoff": tradeoff}
 
 
-def _pct(p: float) -> str:
-    return f"{100 * p:.3g}%"
-
-
 def observer_line(entry: dict[str, Any], *, confidence: float | None = None) -> str:
     """One short line for the CLI's text output from a ``tpr_at_fpr`` entry, e.g. ``observer at
-    1% false positives: names 1ⁿ correctly 100% of the time (the claim allows at most 2.72%;
+    1% false positives: names 1ⁿ correctly 100% of the time (the claim allows at most 2.7%;
     exceeded)``.
 
     An estimated entry (Monte-Carlo) states its lower bound first and its value as what it is,
     the best of many measured tests, a point estimate biased upward by that choice:
     ``names 1ⁿ correctly at least 3.1% of the time with confidence 0.95 (measured best 3.5%, …)``.
     """
-    text = f"observer at {_pct(entry['fpr'])} false positives: names {ALT} correctly "
+    text = f"observer at {percent(entry['fpr'])} false positives: names {ALT} correctly "
     extra = []
     if entry["how"] != "exact":
-        text += f"at least {_pct(entry['lower'])} of the time"
+        text += f"at least {percent(entry['lower'])} of the time"
         if confidence is not None:
             text += f" with confidence {confidence:g}"
-        best = _pct(entry["tpr"])
+        best = percent(entry["tpr"])
         extra.append(f"measured best {best}, a point estimate biased upward by the choice of test")
     else:
-        text += f"{_pct(entry['tpr'])} of the time"
+        text += f"{percent(entry['tpr'])} of the time"
     ceiling = float(entry["claim_ceiling"])
     extra.append(
-        "the claim allows any rate" if ceiling >= 1.0 else f"the claim allows at most {_pct(ceiling)}"
+        "the claim allows any rate" if ceiling >= 1.0 else f"the claim allows at most {percent(ceiling)}"
     )
     if entry["exceeds_claim"]:
         extra.append("exceeded")

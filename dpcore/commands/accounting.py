@@ -6,6 +6,7 @@ import argparse
 
 from dpcore.accounting import BINARY_NOTE, binary_encoding_costs, dpnr_report
 from dpcore.commands.common import emit_json
+from dpcore.formatting import epsilon_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,9 +53,9 @@ def run_dpnr(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(rep.to_dict())
         return 0
-    print(f"DPNR, k = {rep.k}, ε = {rep.epsilon:g}, dropout μ = {rep.dropout:g}")
+    print(f"DPNR, k = {rep.k}, ε = {epsilon_text(rep.epsilon)}, dropout μ = {rep.dropout:g}")
     print(f"  claimed ε:                      {rep.claimed_epsilon:.6g}")
-    print(f"  true ε = kε (corr. Thm 1):      {rep.true_epsilon:.6g}")
+    print(f"  true ε = kε (corr. Thm 1):      {epsilon_text(rep.true_epsilon, digits=6)}")
     print(f"  with dropout ε' (corr. Thm 2):  {rep.true_epsilon_dropout:.6g}")
     return 0
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dpcore.commands.common import emit_json, stderr_progress, vocabulary_line
+from dpcore.formatting import epsilon_text, percent
 from dpcore.validation import DPCoreError, check_epsilon, check_int, check_probability
 
 #: At most this many ε values per sweep.
@@ -248,9 +249,10 @@ def run(args: argparse.Namespace) -> int:
     # Bayesian attack on a mechanism without an exact channel (dpcore.attack.plan)
     plan = plan_mechanism(args.mechanism, eps, [attack], make, make.vocab)
     if plan.undefined:
-        given = ", ".join(f"{e:g}" for e in plan.undefined)
+        given = ", ".join(epsilon_text(e) for e in plan.undefined)
         raise DPCoreError(
-            f"{args.mechanism} is defined only for ε > {plan.floor:.4g} on this vocabulary; ε = {given} given"
+            f"{args.mechanism} is defined only for ε > {epsilon_text(plan.floor, digits=4)} on this "
+            f"vocabulary; ε = {given} given"
         )
     if plan.bayes_reason and attack not in plan.attacks:
         raise DPCoreError(plan.bayes_reason)
@@ -293,9 +295,9 @@ def run(args: argparse.Namespace) -> int:
     for o in out:
         gap = round(o["defense_rate"] - (1 - o["attacker_top1_unsanitized"]), 10) + 0.0  # no "-0.0000"
         print(
-            f"ε = {o['epsilon']:g}  {o['attack']}: defense rate {o['defense_rate']:.4f} "
+            f"ε = {epsilon_text(o['epsilon'])}  {o['attack']}: defense rate {o['defense_rate']:.4f} "
             f"[{o['ci_low']:.4f}, {o['ci_high']:.4f}], {gap:+.4f} over unsanitized; "
-            f"kept unchanged: {100 * o['kept_share']:.1f}% of positions"
+            f"kept unchanged: {percent(o['kept_share'])} of positions"
         )
         if "claim_success_ceiling" in o:
             print(_claim_line(o))
@@ -333,7 +335,8 @@ def _claim_line(o: dict[str, Any]) -> str:
     where = "ABOVE the ceiling: evidence against the claim" if o["claim_ceiling_crossed"] else "not above it"
     note = f"; {o['claim_note']}" if o.get("claim_note") else ""
     return (
-        f"    the claim's ceiling at ε = {o['epsilon']:g}: success ≤ {o['claim_success_ceiling']:.4f}, "
+        f"    the claim's ceiling at ε = {epsilon_text(o['epsilon'])}: success ≤ "
+        f"{o['claim_success_ceiling']:.4f}, "
         f"defense rate ≥ {o['claim_defense_floor']:.4f} (best guess without the word: "
         f"{o['claim_prior_best']:.4f}); measured success ≥ {o['claim_success_ci_low']:.4f} "
         f"(Clopper–Pearson lower bound), {where}{note}"

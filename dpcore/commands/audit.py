@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from dpcore.commands.common import emit_json, stderr_progress
+from dpcore.formatting import epsilon_text
 from dpcore.limits import AUDIT_MAX_TRIALS as MAX_TRIALS
 from dpcore.limits import AUDIT_METHODS as METHODS
 from dpcore.limits import MAX_DIM
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     for r in results:
         lb = "" if r.lower_bound is None else f"  lower={r.lower_bound:.4g}"
         print(
-            f"{r.mechanism} n={r.dim} ε={r.epsilon:g} {r.method}"
+            f"{r.mechanism} n={r.dim} ε={epsilon_text(r.epsilon)} {r.method}"
             f"{'' if r.sampler is None else ' (' + r.sampler + ' sampler)'}: "
             f"empirical={r.empirical_epsilon:.4g}{lb}  lr={r.lr_epsilon:.4g}  "
             f"claimed={r.claimed_epsilon:g}  → {r.verdict_text}"

@@ -13,6 +13,7 @@ from dpcore.commands.common import (
     stdout_reserved,
     vocabulary_line,
 )
+from dpcore.formatting import epsilon_text
 from dpcore.validation import DPCoreError
 
 
@@ -277,7 +278,8 @@ def _audit(args: argparse.Namespace) -> Any:
 
 def _print_text(result: Any) -> None:
     print(
-        f"{result.mechanism}: ε = {result.epsilon:g} ({result.guarantee}), {result.embedding} |V| = "
+        f"{result.mechanism}: ε = {epsilon_text(result.epsilon)} ({result.guarantee}), "
+        f"{result.embedding} |V| = "
         f"{result.vocab_size:,}, seed {result.seed}"
     )
     if getattr(result, "vocabulary", ""):

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from dpcore.commands.common import emit_json, stderr_progress
+from dpcore.formatting import percent
 from dpcore.validation import DPCoreError, check_finite_float, check_int
 
 TOKENIZERS = ("glove", "whitespace")
@@ -179,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(out)
         return 0
-    lvl = f"{100 * conf:g}%"
+    lvl = percent(conf, exact=True)
     print(f"model: {res.model} ({res.precision})")
     print(f"{res.n_sentences} sentences, {res.n_tokens:,} positions ({res.unit} level)")
     print(

@@ -13,6 +13,7 @@ from dpcore.commands.common import (
     mechanism_params,
     vocabulary_line,
 )
+from dpcore.formatting import epsilon_text
 from dpcore.validation import check_epsilon, check_int, check_probability
 
 #: Default vocabulary sizes of the CLI and the dashboard's Sanitize page: GloVe is cut to the 15,000
@@ -154,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
         c = result.summary()
         print(
             f"dpcore: sanitized {c['lines']} lines, {c['tokens']} tokens ({c['replaced']} replaced, "
-            f"{c['oov']} out of vocabulary, policy {args.oov}) with {mech.name} ε={mech.epsilon:g}, "
+            f"{c['oov']} out of vocabulary, policy {args.oov}) with {mech.name} "
+            f"ε={epsilon_text(mech.epsilon)}, "
             f"seed {seed} → {args.output}",
             file=sys.stderr,
         )

@@ -7,6 +7,7 @@ import sys
 
 from dpcore.commands.common import emit_json
 from dpcore.commands.sanitize import add_mechanism_arguments
+from dpcore.formatting import epsilon_text
 from dpcore.validation import check_epsilon, check_int, check_probability
 
 
@@ -126,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
             f"dpcore: sanitized {c['rows']:,} rows, {c['tokens']:,} tokens "
             f"({c['replaced_tokens']:,} replaced, "
             f"{c['oov_tokens']:,} out of vocabulary, policy {args.oov}) with {manifest['mechanism']} "
-            f"ε={spec.epsilon:g}, {seed_text}; longest document {pr['max_tokens_per_document']:,} tokens "
+            f"ε={epsilon_text(spec.epsilon)}, {seed_text}; longest document "
+            f"{pr['max_tokens_per_document']:,} tokens "
             f"→ {args.output} (manifest _dpcore_manifest.json)",
             file=sys.stderr,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from dpcore.commands.common import emit_json
+from dpcore.formatting import epsilon_text
 from dpcore.sensitivity import MAX_DIM, sensitivity_report
 
 
@@ -42,5 +43,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"  extreme pair: x = (C/√n)·1 = {rep.extreme_x[0]:.4g}·1, x' = -x")
     if rep.true_epsilon is not None:
-        print(f"  claimed ε = {rep.epsilon:g} → true ε = ε√n = {rep.true_epsilon:.6g}")
+        print(
+            f"  claimed ε = {epsilon_text(rep.epsilon)} → true ε = ε√n = "
+            f"{epsilon_text(rep.true_epsilon, digits=6)}"
+        )
     return 0

@@ -6,6 +6,7 @@ import argparse
 
 from dpcore.commands.common import emit_json, vocabulary_line
 from dpcore.commands.sanitize import add_mechanism_arguments, build_mechanism
+from dpcore.formatting import epsilon_text
 from dpcore.validation import DPCoreError
 
 
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(out)
         return 0
-    print(f"{mech.name} ε={mech.epsilon:g} |V|={len(mech.vocab):,} ({mech.privacy.describe()})")
+    print(f"{mech.name} ε={epsilon_text(mech.epsilon)} |V|={len(mech.vocab):,} ({mech.privacy.describe()})")
     print(vocabulary_line(mech.vocab))
     print(f"{'word':<16} {'N_x':>9} {'S_x':>7} {'S_x_mc':>7} {'S_y*_mc':>8}  method")
     for r in rows:

@@ -6,6 +6,7 @@ import argparse
 
 from dpcore.commands.attack import add_common_arguments, load_data, mechanism_factory, parse_epsilons
 from dpcore.commands.common import emit_json, stderr_progress, vocabulary_line
+from dpcore.formatting import epsilon_text
 from dpcore.validation import check_int
 
 
@@ -74,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     )
     for o in out:
         print(
-            f"ε = {o['epsilon']:g}: accuracy {o['accuracy']:.4f} [{o['ci_low']:.4f}, {o['ci_high']:.4f}]  "
+            f"ε = {epsilon_text(o['epsilon'])}: accuracy {o['accuracy']:.4f} [{o['ci_low']:.4f}, "
+            f"{o['ci_high']:.4f}]  "
             f"(raw test text: {o['accuracy_raw_test']:.4f})"
         )
     return 0

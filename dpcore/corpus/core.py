@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from dpcore.blas import one_blas_thread
+from dpcore.formatting import epsilon_text
 from dpcore.validation import DPCoreError
 
 __all__ = [
@@ -196,10 +197,11 @@ def privacy_statement(mech: Any, *, max_tokens: int, oov: str) -> dict[str, Any]
     else:
         diameter, exact = vocabulary_diameter(mech.vocab)
         d_name = "the diameter of V" if exact else "an upper bound on the diameter of V"
-        e0_text = "" if e0 == 0 else f" + n·ε₀ (ε₀ = {e0:.4g})"
+        e0_text = "" if e0 == 0 else f" + n·ε₀ (ε₀ = {epsilon_text(e0, digits=4)})"
         out["per_document"] = (
             f"for documents x = (x₁…xₙ), x′ = (x′₁…x′ₙ) of n in-vocabulary tokens, the log-ratio of "
-            f"any output's probability is at most ε·Σᵢ d(xᵢ, x′ᵢ){e0_text} with ε = {eps:g} per unit "
+            f"any output's probability is at most ε·Σᵢ d(xᵢ, x′ᵢ){e0_text} with ε = {epsilon_text(eps)} "
+            "per unit "
             f"of {pr.metric} (sequential composition of the per-token {pr.notion} guarantee); "
             f"since d ≤ D = {diameter:.4g} ({d_name}), at most n·(ε·D{' + ε₀' if e0 else ''})"
         )

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dpcore.formatting import percent
 from dpcore.pairtest.budget import per_test
 from dpcore.pairtest.verdicts import OUT_OF_REACH, decide
 from dpcore.rewriter.contract import ContractReport, GlobalStateReseeded, check_contract
@@ -224,7 +225,8 @@ class RewriterAuditResult:
             f"claim: {self.claim['text']}",
             f"verdict: {self.verdict} — {self.verdict_text}",
             f"rewrites: {self.rewrites:,} per input ({self.rewrites // 2:,} select the event, "
-            f"{self.rewrites - self.rewrites // 2:,} bound it); confidence {100 * self.confidence:g}% "
+            f"{self.rewrites - self.rewrites // 2:,} bound it); "
+            f"confidence {percent(self.confidence, exact=True)} "
             f"family-wise over {2 * len(self.tested)} test(s)",
             f"distinguishers: {', '.join(self.distinguishers)}",
             f"rests on: {self.independence}",
@@ -337,7 +339,7 @@ def _test_pair(
 def _verdict(
     tested: list[PairOutcome], n_pairs: int, rewrites: int, confidence: float, top: float, alpha: float
 ) -> tuple[str, str]:
-    conf = f"{100 * confidence:g}%"
+    conf = percent(confidence, exact=True)
     size = (
         f"{len(tested)} pair(s), {rewrites:,} rewrites per input, Clopper–Pearson at {conf} confidence "
         "family-wise"

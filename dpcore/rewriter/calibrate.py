@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.formatting import epsilon_text, percent
 from dpcore.validation import DPCoreError, check_epsilon, check_int, check_probability
 
 __all__ = [
@@ -202,10 +203,6 @@ class CalibrationResult:
         return render_text(self.to_dict())
 
 
-def _pct(p: float | None) -> str:
-    return "—" if p is None else f"{100 * p:.0f}%"
-
-
 def headline(
     cells: Sequence[dict[str, Any]],
     epsilons: Sequence[float],
@@ -237,14 +234,18 @@ def headline(
             continue
         capped = tpr_cap is not None and t["lower"] >= tpr_cap - 1e-9
         parts.append(
-            f"{title(r)}: the best held-out test named the right sentence {_pct(t['tpr'])} of the time "
-            f"(at least {_pct(t['lower'])} at "
-            + (f"{100 * confidence:g}% confidence" if confidence is not None else "the stated confidence")
+            f"{title(r)}: the best held-out test named the right sentence {percent(t['tpr'])} of the time "
+            f"(at least {percent(t['lower'])} at "
+            + (
+                f"{percent(confidence, exact=True)} confidence"
+                if confidence is not None
+                else "the stated confidence"
+            )
             + (", the most this many rewrites can certify)" if capped else ")")
         )
     return (
-        f"At the same nominal ε = {best_eps:g}, one rewrite tells the two sentences apart at "
-        f"{_pct(FPR)} false alarms very differently by rewriter — " + "; ".join(parts) + "."
+        f"At the same nominal ε = {epsilon_text(best_eps)}, one rewrite tells the two sentences apart at "
+        f"{percent(FPR)} false alarms very differently by rewriter — " + "; ".join(parts) + "."
     )
 
 
@@ -254,7 +255,7 @@ def render_text(d: dict[str, Any]) -> str:
     lines = [
         d["headline"],
         f"pair: x = {x!r}, x′ = {xp!r}; {d['rewrites_per_input']:,} rewrites per input, "
-        f"{100 * d['confidence']:g}% confidence per audit, seed {d['seed']}",
+        f"{percent(d['confidence'], exact=True)} confidence per audit, seed {d['seed']}",
         "",
         f"{'rewriter':<22}{'nominal ε':>10}{'claim':>12}{'certified ≥':>13}"
         f"{'TPR@1%FPR ≥':>13}{'(estimate)':>12}{'similarity':>12}  verdict",
@@ -266,7 +267,7 @@ def render_text(d: dict[str, Any]) -> str:
         lines.append(
             f"{c['title']:<22}{c['epsilon']:>10g}{claim:>12.4g}"
             f"{(f'{lb:.3g}' if math.isfinite(lb) else '—'):>13}"
-            f"{_pct(t['lower']):>13}{_pct(t['tpr']):>12}"
+            f"{percent(t['lower']):>13}{percent(t['tpr']):>12}"
             f"{sim:>12}  {c['verdict']}"
         )
     lines += ["", "nominal ε is each rewriter's own: " + "; ".join(
@@ -276,7 +277,9 @@ def render_text(d: dict[str, Any]) -> str:
     lines.append("samples (public Lee-corpus sentences):")
     for c in d["cells"]:
         for s in c["samples"][:1]:
-            lines.append(f"  {c['title']} at ε = {c['epsilon']:g}: {s['text']!r} → {s['rewrites'][0]!r}")
+            lines.append(
+                f"  {c['title']} at ε = {epsilon_text(c['epsilon'])}: {s['text']!r} → {s['rewrites'][0]!r}"
+            )
     return "\n".join(lines)
 
 
@@ -414,7 +417,7 @@ def calibrate_rewriters(
         opts = _options(name, max_new_tokens, device)
         for e in eps:
 
-            def tick(done: int, total: int, _label: str = f"{name} ε={e:g}") -> None:
+            def tick(done: int, total: int, _label: str = f"{name} ε={epsilon_text(e)}") -> None:
                 if progress is not None:
                     progress(_label, done, total)
 

@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from dpcore.formatting import epsilon_text
 from dpcore.validation import DPCoreError
 
 __all__ = ["UNITS", "RewriterClaim", "TextRewriter", "check_rewriter", "same_length_premise"]
@@ -95,14 +96,17 @@ class RewriterClaim:
     def describe(self) -> str:
         """One line: what is claimed, per what, composed how."""
         if self.unit == "document":
-            text = f"ε = {self.epsilon:g} per document"
+            text = f"ε = {epsilon_text(self.epsilon)} per document"
         elif self.metric:
             text = (
                 f"ε·d = {self.epsilon:g}·d(xᵢ, x′ᵢ) per word (d: {self.metric}), summed over the positions "
                 "by sequential composition"
             )
         else:
-            text = f"ε = {self.epsilon:g} per token, a text of n tokens (n·ε)-DP by sequential composition"
+            text = (
+                f"ε = {epsilon_text(self.epsilon)} per token, a text of n tokens (n·ε)-DP by "
+                "sequential composition"
+            )
         if self.same_length:
             text += "; premise: both texts have the same number of tokens"
         return text + (f" ({self.citation})" if self.citation else "")

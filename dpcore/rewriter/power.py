@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dpcore.formatting import percent
 from dpcore.pairtest.power import DEFAULT_POWER, detectable_excess, flag_probability
 from dpcore.stats import cp_max_log_ratio
 
@@ -117,12 +118,13 @@ def statements(
                 "markers": list(MARKERS),
                 "not_covered": NOT_COVERED,
                 "text": (
-                    f"a marker (a whole output or a word 1–2-gram) in {100 * p:g}% of x's rewrites with "
-                    f"privacy loss ≥ {d.loss:.3g} is flagged with probability ≥ {100 * power:g}% "
+                    "a marker (a whole output or a word 1–2-gram) in "
+                    f"{percent(p, exact=True)} of x's rewrites with "
+                    f"privacy loss ≥ {d.loss:.3g} is flagged with probability ≥ {percent(power, exact=True)} "
                     f"(claim {claim:.3g}); {NOT_COVERED}"
                     if math.isfinite(d.loss)
-                    else f"no marker in {100 * p:g}% of x's rewrites can be flagged with probability "
-                    f"≥ {100 * power:g}% at this size"
+                    else f"no marker in {percent(p, exact=True)} of x's rewrites can be flagged with "
+                    f"probability ≥ {percent(power, exact=True)} at this size"
                 ),
             }
         )

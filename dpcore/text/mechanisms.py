@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from dpcore.blas import one_blas_thread
+from dpcore.formatting import epsilon_text
 from dpcore.logspace import logsumexp
 from dpcore.text.nearest import POSITION_CHUNK, nearest_k
 from dpcore.text.parameters import ParameterSpec
@@ -104,7 +105,7 @@ class TextPrivacy:
             return f"{self.epsilon:g}-LDP ({self.citation}){scope}"
         e0 = "" if self.epsilon0 == 0 else f", ε₀ = ln(1/p) = {self.epsilon0:.4g}"
         per = f"per unit of {self.metric}"
-        return f"{self.notion} with ε = {self.epsilon:g} {per}{e0} ({self.citation}){scope}"
+        return f"{self.notion} with ε = {epsilon_text(self.epsilon)} {per}{e0} ({self.citation}){scope}"
 
 
 class TextMechanism(ABC):

@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 from scipy.special import lambertw, pdtr
 
+from dpcore.formatting import epsilon_text
 from dpcore.stats import poisson_log_tail
 from dpcore.text.mechanisms import NOISY_NN_MAX_ELEMENTS, TextMechanism, TextPrivacy
 from dpcore.text.registry import TEXT_MECHANISMS
@@ -120,7 +121,7 @@ def gumbel_calibration(epsilon: float, vocab_size: int, d_min: float, d_max: flo
         raise DPCoreError(
             f"truncated-gumbel is calibrated only for ε > (5 + 2·ln|V|)/Δ_min = "
             f"{minimum_epsilon(vocab_size, d_min):.4g} on this vocabulary (|V| = {vocab_size:,}, "
-            f"Δ_min = {d_min:.4g}); ε = {epsilon:g} gives no positive noise scale"
+            f"Δ_min = {d_min:.4g}); ε = {epsilon_text(epsilon)} gives no positive noise scale"
         )
     den = min(float(lambertw(2.0 * a * d_max).real), math.log(a * d_min))
     return a, 2.0 * d_max / den

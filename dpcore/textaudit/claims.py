@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpcore.formatting import epsilon_text
 from dpcore.stats import cp_lower
 
 if TYPE_CHECKING:
@@ -245,9 +246,9 @@ class ClaimModel:
     def formula(self) -> str:
         """The bound in symbols: ``ε``, ``ε·d(x, x′) + ε₀`` with the values."""
         if self.notion == "ldp":
-            return f"ε = {self.epsilon:g}"
-        e0 = "∞" if math.isinf(self.epsilon0) else f"{self.epsilon0:.4g}"
-        return f"ε·d(x, x′) + ε₀ with ε = {self.epsilon:g}, ε₀ = {e0}, d = {self.metric_name}"
+            return f"ε = {epsilon_text(self.epsilon)}"
+        e0 = epsilon_text(self.epsilon0, digits=4)
+        return f"ε·d(x, x′) + ε₀ with ε = {epsilon_text(self.epsilon)}, ε₀ = {e0}, d = {self.metric_name}"
 
     def covers(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """True for the pairs of vocabulary ids the claim makes a statement about."""

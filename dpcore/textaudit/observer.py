@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dpcore.tradeoff import DEFINITIONS, FPR_LEVELS, TradeoffPair, percent
+from dpcore.formatting import percent
+from dpcore.tradeoff import DEFINITIONS, FPR_LEVELS, TradeoffPair
 
 __all__ = ["CURVE_POINTS", "JSON_PAIRS", "UNIT", "observer_record", "text_line", "tpr_record"]
 

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from dpcore import __version__
+from dpcore.formatting import epsilon_text, percent
 from dpcore.pairtest.verdicts import (
     DECLARATION_MISMATCH,
     NOT_DETECTED,
@@ -321,7 +322,7 @@ def _failure_lead(failures: dict[str, str], screen: dict[str, Any] | None, vocab
     word, msg = next(iter(failures.items()))
     return (
         f"the sanitizer's sample() failed on {len(failures):,} of the {tried:,} words tried "
-        f"({100 * share:.0f}%; first {word!r}: {msg}), so this covers only the others; "
+        f"({percent(share)}; first {word!r}: {msg}), so this covers only the others; "
     )
 
 
@@ -341,8 +342,11 @@ def _verdict(
     viol = [p for p in tested if p.violates]
     pooled_run = [t for t in pooled if t.get("terms", 0) > 0]
     pooled_viol = [t for t in pooled_run if t.get("rejects")]
-    conf = f"{100 * confidence:g}%"
-    size = f"ε = {epsilon:g}, {n} pair(s), {samples:,} samples per word, confidence {conf} family-wise"
+    conf = percent(confidence, exact=True)
+    size = (
+        f"ε = {epsilon_text(epsilon)}, {n} pair(s), {samples:,} samples per word, confidence {conf} "
+        "family-wise"
+    )
     if pooled_run:
         size += f", {len(pooled_run)} pooled test(s)"
     if viol or pooled_viol:

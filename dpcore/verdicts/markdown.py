@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpcore.formatting import percent
 from dpcore.verdicts.wording import headline, short_claim, vocabulary_note
 
 #: The line under the header that says how to read the claim and verdict cells.
@@ -43,7 +44,7 @@ def markdown_table(doc: dict[str, Any]) -> str:
     h = doc["header"]
     lines = [
         f"Generated from `{h['command']}`, {h['started']} to {h['finished']}, on {h['machine']} "
-        f"(dpcore {h['dpcore_version']}, seed {h['seed']}, confidence {100 * h['confidence']:g}% "
+        f"(dpcore {h['dpcore_version']}, seed {h['seed']}, confidence {percent(h['confidence'], exact=True)} "
         "family-wise per row)." + (f" {note}" if (note := vocabulary_note(doc["rows"])) else ""),
         "",
         LEGEND,

@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from dpcore.formatting import percent
 from dpcore.pairtest.verdicts import NOT_DETECTED, VIOLATES, label
 from dpcore.verdicts.document import verdict_of
 from dpcore.verdicts.rows import GROUPS
@@ -230,7 +231,7 @@ def caught_delta(row: dict[str, Any]) -> float | None:
 
 def _pair_rows(row: dict[str, Any], violates: bool) -> pd.DataFrame:
     a = row.get("audit") or {}
-    conf = f"{100 * float(a.get('confidence', 0.95)):g}%"
+    conf = percent(float(a.get("confidence", 0.95)), exact=True)
     out = []
     for p in a.get("pairs", []):
         if bool(p.get("violates")) != violates or p.get("error"):
@@ -466,7 +467,7 @@ def header_sentence(header: dict[str, Any]) -> str:
         f"seed {header.get('seed', '?')}",
     ]
     if conf is not None:
-        bits.append(f"confidence {100 * _num(conf):g}% family-wise per row")
+        bits.append(f"confidence {percent(_num(conf), exact=True)} family-wise per row")
     bits.append(f"dpcore {header.get('dpcore_version', '?')}")
     text = ", ".join(bits) + "."
     if "--full-vocabulary" in str(header.get("command", "")):

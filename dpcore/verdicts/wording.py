@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from dpcore.formatting import epsilon_text, percent
 from dpcore.pairtest.verdicts import NOT_DETECTED, OUT_OF_REACH, label
 from dpcore.verdicts.document import verdict_of
 from dpcore.verdicts.rows import plan_full_vocabulary
@@ -236,7 +237,7 @@ def failed_share(row: dict[str, Any]) -> str:
     if failed == 0 or tried == 0 or failed / tried <= 0.05:
         return ""
     first = a.get("first_failure") or ""
-    return f"{failed:,} of {tried:,} words ({100 * failed / tried:.0f}%) fail to sample" + (
+    return f"{failed:,} of {tried:,} words ({percent(failed / tried)}) fail to sample" + (
         f" (first {first})" if first else ""
     )
 
@@ -304,14 +305,14 @@ def test_sentence(row: dict[str, Any]) -> str:
     if row["status"] != "ran":
         return ""
     a = row["audit"]
-    conf = f"{100 * a['confidence']:g}%"
+    conf = percent(a["confidence"], exact=True)
     screen = a.get("screen")
     size = (
         f"{a['pairs_tested']} of {a['pairs_total']} pair(s) confirmed at T = {a['samples']:,} draws per word"
     )
     if screen:
         size = f"screen of {screen['words_screened']:,} words × {screen['draws_per_word']:,} draws, " + size
-    where = f"ε = {row['epsilon']:g}, |V| = {a['vocab_size']:,}"
+    where = f"ε = {epsilon_text(row['epsilon'])}, |V| = {a['vocab_size']:,}"
     return f"{a['test']}; {size}; {where}; confidence {conf} family-wise"
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dpcore.accounting import BinaryEncodingReport
+from dpcore.formatting import epsilon_text
 from dpcore.viz.axes import log_axis
 from dpcore.viz.palette import BAD, CLAIM, OK
 
@@ -73,7 +74,7 @@ def dpnr_dropout_figure(
             y=[k * epsilon, k * epsilon],
             mode="lines",
             line={"color": BAD, "dash": "dot", "width": 1.5},
-            name=f"kε = {k * epsilon:.4g}: true ε without dropout",
+            name=f"kε = {epsilon_text(k * epsilon, digits=4)}: true ε without dropout",
             hoverinfo="skip",
         )
     )
@@ -83,7 +84,7 @@ def dpnr_dropout_figure(
             y=[epsilon, epsilon],
             mode="lines",
             line={"color": CLAIM, "dash": "dash", "width": 2},
-            name=f"claimed ε = {epsilon:g}",
+            name=f"claimed ε = {epsilon_text(epsilon)}",
             hoverinfo="skip",
         )
     )

@@ -42,6 +42,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dpcore.formatting import epsilon_text, percent
 from dpcore.viz.axes import log_axis
 from dpcore.viz.palette import ATTACKER_INK, CLAIM, SOFT_INK, attacker_style, colour, unsanitized_marker
 
@@ -136,14 +137,14 @@ def tradeoff_figure(
         name = f"{mech}, {ATTACK_LABELS.get(atk, atk)}"
         # ε labels only where they do not collide with another (hover shows every ε).
         labels = [
-            f"ε={e:g}" if free(float(x), float(y)) else ""
+            f"ε={epsilon_text(e)}" if free(float(x), float(y)) else ""
             for e, x, y in zip(g["epsilon"], g["accuracy"], g["defense_rate"], strict=True)
         ]
         fig.add_trace(
             go.Scatter(
                 x=g["accuracy"], y=g["defense_rate"], mode="lines+markers+text", name=name,
                 text=labels, textposition="top right", cliponaxis=False, textfont={"color": color},
-                hovertext=[f"{name}<br>ε={e:g}" for e in g["epsilon"]], hoverinfo="text+x+y",
+                hovertext=[f"{name}<br>ε={epsilon_text(e)}" for e in g["epsilon"]], hoverinfo="text+x+y",
                 line={"color": color, "dash": style.dash, "width": 2.5},
                 marker={"color": color, "symbol": style.symbol, "size": 9}, legendgroup=name,
                 error_y={"type": "data", "symmetric": False,
@@ -168,7 +169,7 @@ def tradeoff_figure(
                     marker=unsanitized_marker(str(atk)),
                     cliponaxis=False, name=name,
                     hovertemplate=(f"{name}<br>accuracy %{{x:.3f}}<br>defense rate %{{y:.3f}}: the attacker "
-                                   f"names {100 * top1:.0f}% of the original words<extra></extra>"),
+                                   f"names {percent(top1)} of the original words<extra></extra>"),
                 )
             )  # fmt: skip
     if baselines.get("accuracy_random") is not None:
@@ -204,7 +205,7 @@ def _eps_axis(title: str, values: Sequence[float], measured: Sequence[float]) ->
     vals = [float(v) for v in values if v is not None and float(v) > 0]
     inside = [t for t in axis.get("tickvals", []) if vals and min(vals) <= t <= max(vals)]
     if len(inside) < 2 and measured:
-        axis.update(tickvals=list(measured), ticktext=[f"{e:g}" for e in measured])
+        axis.update(tickvals=list(measured), ticktext=[epsilon_text(e) for e in measured])
     return axis
 
 

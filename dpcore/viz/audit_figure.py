@@ -15,6 +15,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpcore.formatting import epsilon_text
 from dpcore.viz.axes import FONT, log_axis
 from dpcore.viz.palette import BAD, CLAIM, GRID, MIN_FONT_PX, SOFT_INK, colour
 
@@ -232,7 +233,7 @@ def audit_figure(
     fig.add_hline(y=epsilon, line={"color": CLAIM, "dash": "dash", "width": 2})
     fig.add_annotation(
         x=1, xref="paper", xanchor="left", xshift=4, y=ay(epsilon), yref="y", showarrow=False,
-        text=f"claimed ε = {epsilon:g}", align="left", font={"size": 15, "color": CLAIM},
+        text=f"claimed ε = {epsilon_text(epsilon)}", align="left", font={"size": 15, "color": CLAIM},
     )  # fmt: skip
     fig.add_hline(y=top, line={"color": "#b0b0b0", "width": 1})
     fig.add_annotation(

@@ -11,7 +11,9 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["FONT", "decade_ticks", "log_axis", "percent_label"]
+from dpcore import formatting
+
+__all__ = ["FONT", "decade_ticks", "log_axis"]
 
 #: Base font of every figure (px): readable on a projector.
 FONT = {"size": 15}
@@ -19,24 +21,6 @@ FONT = {"size": 15}
 
 def _label(v: float) -> str:
     return f"{v:,.0f}" if v >= 1 else f"{v:g}"
-
-
-def percent_label(rate: float) -> str:
-    """A rate in [0, 1] as a tick label, to two significant digits: ``0.001`` → ``"0.1%"``,
-    ``1e-06`` → ``"0.0001%"``, ``0.0025`` → ``"0.25%"``, ``1`` → ``"100%"`` (plain decimals, never
-    exponent notation).
-
-    Parameters
-    ----------
-    rate
-        The rate (a fraction, not a percentage).
-    """
-    pct = 100.0 * float(rate)
-    if pct == 0.0 or not math.isfinite(pct):
-        return f"{pct:g}%"
-    digits = max(0, 1 - math.floor(math.log10(abs(pct)) + 1e-9))  # two significant digits
-    text = f"{pct:,.{digits}f}"
-    return (text.rstrip("0").rstrip(".") if "." in text else text) + "%"
 
 
 def decade_ticks(values: Iterable[float]) -> list[float]:
@@ -73,7 +57,7 @@ def log_axis(
         The data drawn on this axis: the ticks are :func:`decade_ticks` of it. Without it, Plotly
         places a tick at every decade (``dtick=1``).
     percent
-        The values are rates: label the decades as percentages (:func:`percent_label`). Needs
+        The values are rates: label the decades as percentages (:func:`dpcore.formatting.percent`). Needs
         ``values``.
     **extra
         More axis properties (``overlaying``, ``side``, ``range``…).
@@ -85,6 +69,6 @@ def log_axis(
         axis.update(dtick=1, tickformat=",~g")
     else:
         ticks = decade_ticks(values)
-        axis.update(tickvals=ticks, ticktext=[percent_label(t) if percent else _label(t) for t in ticks])
+        axis.update(tickvals=ticks, ticktext=[formatting.percent(t) if percent else _label(t) for t in ticks])
     axis.update(extra)
     return axis

@@ -32,12 +32,13 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dpcore.formatting import epsilon_text, percent
 from dpcore.pairtest.verdicts import NOT_DETECTED, OUT_OF_REACH, UNTESTED, VIOLATES, label
 from dpcore.prose import and_list
 from dpcore.rewriter.calibrate import NOMINAL, title, tpr_reach
 from dpcore.rewriter.calibrate import headline as calibration_headline
 from dpcore.validation import DPCoreError
-from dpcore.viz.axes import FONT, percent_label
+from dpcore.viz.axes import FONT
 from dpcore.viz.palette import SOFT_INK, colour
 from dpcore.viz.rewriter_figure import as_float, fmt
 
@@ -197,13 +198,16 @@ def page_headline(calib: Mapping[str, Any]) -> str:
             shown.append(f"{percent(low)}{' of the time' if not shown else ''} under {title_}")
     n, conf = int(calib["rewrites_per_input"]), 100 * float(calib["confidence"])
     size = f"({n:,} rewrites each, {conf:g}% confidence)"  # of each sentence; short: two lines at 1280 px
-    alarms = f"at {percent_label(fpr)} false alarms"
+    alarms = f"at {percent(fpr)} false alarms"
     if not shown:
         return (
-            f"At nominal ε = {eps:g}, no rewriter was shown to tell the two sentences apart better than "
+            f"At nominal ε = {epsilon_text(eps)}, no rewriter was shown to tell the two sentences apart "
+            "better than "
             f"chance {alarms} {size}, which does not show that any of them is private."
         )
-    sentence = f"At the same nominal ε = {eps:g}, one rewrite gives the sentence away {alarms} at least "
+    sentence = (
+        f"At the same nominal ε = {epsilon_text(eps)}, one rewrite gives the sentence away {alarms} at least "
+    )
     sentence += " and at least ".join(shown)
     if chance:
         sentence += f", but no better than chance was shown under {and_list(chance)}"
@@ -226,12 +230,6 @@ def headline_epsilon(calib: Mapping[str, Any]) -> float:
     return best if best is not None else max(eps)
 
 
-def percent(p: Any) -> str:
-    """A rate as the page shows it: ``9.4%``, ``100%``; blank for none."""
-    v = as_float(p)
-    return "" if math.isnan(v) else percent_label(v)
-
-
 def _cells(calib: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
     return sorted((c for c in calib["cells"] if c["rewriter"] == name), key=lambda c: float(c["epsilon"]))
 
@@ -244,7 +242,7 @@ def _names(calib: Mapping[str, Any]) -> list[str]:
 
 def _hover(calib: Mapping[str, Any], c: Mapping[str, Any]) -> str:
     t = c["tpr_at_fpr"]
-    fpr = percent_label(_fpr(calib))
+    fpr = percent(_fpr(calib))
     low = as_float(t.get("lower"))
     if math.isnan(low):
         told = "not measured"
@@ -257,9 +255,9 @@ def _hover(calib: Mapping[str, Any], c: Mapping[str, Any]) -> str:
     sim = as_float(c.get("similarity"))
     return (
         f"<b>{html.escape(rewriter_title(calib, str(c['rewriter'])))}</b>, nominal ε = "
-        f"{float(c['epsilon']):g} ({html.escape(per_unit(calib, str(c['rewriter'])))})<br>"
+        f"{epsilon_text(c['epsilon'])} ({html.escape(per_unit(calib, str(c['rewriter'])))})<br>"
         f"one rewrite tells x from x′ at {fpr} false alarms: {told}<br>"
-        f"{ESTIMATE_WORDS}: {percent(t.get('tpr')) or '—'}<br>"
+        f"{ESTIMATE_WORDS}: {percent(t.get('tpr'))}<br>"
         f"claim for the pair: {loss(c['claimed_bound'])}; "
         + (
             f"certified loss ≥ {loss(c['lower_bound'])}<br>"
@@ -360,7 +358,7 @@ def calibration_figure(calib: Mapping[str, Any], *, height: int = HEIGHT) -> go.
     fig.add_hline(
         y=fpr,
         line={"color": _CHANCE_COLOUR, "width": 1.5, "dash": "dot"},
-        annotation_text=f"chance at {percent_label(fpr)} false alarms",
+        annotation_text=f"chance at {percent(fpr)} false alarms",
         annotation_position="bottom right",
         annotation_font={"color": SOFT_INK},
         annotation_bgcolor="rgba(255, 255, 255, 0.85)",
@@ -384,7 +382,7 @@ def calibration_figure(calib: Mapping[str, Any], *, height: int = HEIGHT) -> go.
     x_axis = {
         "type": "log",
         "tickvals": eps,
-        "ticktext": [f"{e:g}" for e in eps],
+        "ticktext": [epsilon_text(e) for e in eps],
         "range": [lo - pad, hi + pad],
         "title": {"text": "nominal ε (each rewriter's own unit)"},
     }
@@ -412,7 +410,7 @@ def calibration_figure(calib: Mapping[str, Any], *, height: int = HEIGHT) -> go.
     )
     fig.update_layout(
         title={
-            "text": f"Same nominal ε, different distinguishability (at {percent_label(fpr)} false alarms)",
+            "text": f"Same nominal ε, different distinguishability (at {percent(fpr)} false alarms)",
             "subtitle": {"text": f"dot: certified lower bound · bar: up to the {ESTIMATE_WORDS}"},
             "x": 0.0,
             "xanchor": "left",

@@ -26,6 +26,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dpcore.formatting import epsilon_text, percent_value
 from dpcore.viz.palette import ATTACKER_INK, CLAIM, MIN_FONT_PX, attacker_style, colour, unsanitized_marker
 
 __all__ = ["DEFAULT_SHOWN", "comparison_figure", "comparison_table"]
@@ -49,7 +50,7 @@ _LABEL_DX, _LABEL_DY = 0.12, 0.09
 
 
 def _eps_text(e: float) -> str:
-    return "ε=∞" if math.isinf(e) else f"ε={e:g}"
+    return "ε=∞" if math.isinf(e) else f"ε={epsilon_text(e)}"
 
 
 def comparison_figure(rows: Sequence[dict[str, Any]], mechanisms: Sequence[str] | None = None) -> go.Figure:
@@ -208,15 +209,12 @@ def comparison_table(rows: Sequence[dict[str, Any]], *, claim: bool = False) -> 
     """Rows with human column names (for tables and CSV); ``claim=True`` adds the claim's floor
     and ceiling (:mod:`dpcore.attack.ceiling`; for downloads: the shown table fits a screen)."""
 
-    def pct(v: Any) -> Any:
-        return None if v is None else round(100 * float(v), 1)
-
     def extra(r: dict[str, Any]) -> dict[str, Any]:
         if not claim:
             return {}
         return {
-            "claim's floor (%)": pct(r.get("claim_defense_floor")),
-            "claim's ceiling on success (%)": pct(r.get("claim_success_ceiling")),
+            "claim's floor (%)": percent_value(r.get("claim_defense_floor")),
+            "claim's ceiling on success (%)": percent_value(r.get("claim_success_ceiling")),
             "claim note": r.get("claim_note", ""),
         }
 
@@ -226,13 +224,13 @@ def comparison_table(rows: Sequence[dict[str, Any]], *, claim: bool = False) -> 
             "ε": r["epsilon"],
             # the ε scale and the guarantee it belongs to (one column: the table fits a screen)
             "ε scale": "ε-LDP" if r["notion"] == "LDP" else f"ε·d ({r['notion']})",
-            "Bayesian defense (%)": pct(r["defense_bayes"]),
-            "masked-LM defense (%)": pct(r["defense_mlm"]),
-            "accuracy (%)": pct(r["accuracy"]),
+            "Bayesian defense (%)": percent_value(r["defense_bayes"]),
+            "masked-LM defense (%)": percent_value(r["defense_mlm"]),
+            "accuracy (%)": percent_value(r["accuracy"]),
             "masked-LM, ε = ∞ (%)": None
             if r.get("attacker_top1_unsanitized_mlm") is None
-            else pct(1.0 - float(r["attacker_top1_unsanitized_mlm"])),
-            "kept (%)": pct(r.get("kept_share")),
+            else percent_value(1.0 - float(r["attacker_top1_unsanitized_mlm"])),
+            "kept (%)": percent_value(r.get("kept_share")),
             "note": _note(r),
             **extra(r),
         }

@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpcore.formatting import epsilon_text, percent
 from dpcore.rewriter.distinguish import TITLES
 from dpcore.rewriter.registry import display_name
 from dpcore.rewriter.words import join_wordpieces, shown_event, shown_word
@@ -152,7 +153,10 @@ def rewriter_tradeoff_figure(
     tp = tradeoff_pair(result["pairs"][pair])
     if tp is None:
         return None
-    title = f"What an observer of one rewrite can do, against the claim (ε = {fmt(tp.epsilon)} for this pair)"
+    title = (
+        "What an observer of one rewrite can do, against the claim (ε = "
+        f"{epsilon_text(tp.epsilon, digits=3)} for this pair)"
+    )
     return tradeoff_figure([tp], title=title, label_violation=True, height=height)
 
 
@@ -167,7 +171,7 @@ def headline(result: Mapping[str, Any]) -> str:
     """
     verdict = result["verdict"]
     name = rewriter_name(str(result["rewriter"]))
-    conf = f"{100 * float(result['confidence']):g}%"
+    conf = percent(float(result["confidence"]), exact=True)
     n = int(result["rewrites_per_input"])
     tested = [p for p in result["pairs"] if p.get("outside_premise") is None]
     size = f"{n:,} rewrites per sentence, {conf} confidence"

@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dpcore.formatting import percent
 from dpcore.samplers_inspect import SamplerInspection
 from dpcore.viz.palette import INK, SOFT_INK, colour
 
@@ -87,9 +88,9 @@ def sampler_histogram_figure(ins: SamplerInspection, *, height: int | None = Non
             col=c,
         )
         p = "< 1e-16" if s.ks_pvalue < 1e-16 else f"= {s.ks_pvalue:.2g}"
-        note = f"negative: {100 * s.fraction_negative:.1f}%  KS p {p}"
+        note = f"negative: {percent(s.fraction_negative)}  KS p {p}"
         if max(s.density) > top:
-            note += f"<br>atom at 0: {100 * s.fraction_zero:.1f}% (off scale)"
+            note += f"<br>atom at 0: {percent(s.fraction_zero)} (off scale)"
         xref = "x domain" if i == 0 else f"x{i + 1} domain"
         yref = "y domain" if i == 0 else f"y{i + 1} domain"
         fig.add_annotation(

@@ -21,6 +21,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dpcore.formatting import epsilon_text, percent
 from dpcore.viz.axes import log_axis
 from dpcore.viz.palette import SERIES, SOFT_INK
 
@@ -34,6 +35,8 @@ WORD_STYLES: tuple[tuple[str, str, str], ...] = tuple(
     zip(SERIES, ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot"),
         ("circle", "diamond", "square", "triangle-up", "x", "star"), strict=True)
 )  # fmt: skip
+#: The ticks of the "chance it is kept" axis.
+KEPT_TICKS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 
 
 def plot_words(metrics: Iterable[Mapping[str, Any]], n: int = 4) -> list[str]:
@@ -124,19 +127,24 @@ def sanitize_figure(df: pd.DataFrame, *, epsilon: float | None = None, threshold
             fig.add_vline(x=epsilon, line={"color": SOFT_INK, "dash": "dot", "width": 1.5}, row=row, col=1)
         fig.add_annotation(
             x=math.log10(epsilon), y=1.0, xref="x", yref="paper", yanchor="bottom", showarrow=False,
-            text=f"your ε = {epsilon:g}", font={"color": SOFT_INK},
+            text=f"your ε = {epsilon_text(epsilon)}", font={"color": SOFT_INK},
         )  # fmt: skip
     eps_axis = log_axis("ε", df["epsilon"])
     # Explicit decade ticks from the data: Plotly's own log ticks came out duplicated and
     # decreasing ("5, 4, 3, 2, 2, 1") over S_x ≈ 1 … 12,900.
-    support_axis = log_axis(f"words it becomes<br>({threshold:.0%} of draws)", df["S_x"])
+    support_axis = log_axis(f"words it becomes<br>({percent(threshold, exact=True)} of draws)", df["S_x"])
     if len(support_axis["tickvals"]) > 4:  # every other decade: the panel is short
         support_axis["tickvals"] = support_axis["tickvals"][::2]
         support_axis["ticktext"] = support_axis["ticktext"][::2]
     fig.update_layout(
         xaxis={k: v for k, v in eps_axis.items() if k != "title"},  # the top panel: ticks only
         xaxis2=eps_axis,
-        yaxis={"title": "chance it is kept", "range": [-0.03, 1.05], "tickformat": ".0%"},
+        yaxis={
+            "title": "chance it is kept",
+            "range": [-0.03, 1.05],
+            "tickvals": list(KEPT_TICKS),
+            "ticktext": [percent(v) for v in KEPT_TICKS],
+        },
         yaxis2=support_axis,
         legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.08, "yanchor": "bottom"},
         margin={"t": 70, "l": 80, "r": 16, "b": 50},

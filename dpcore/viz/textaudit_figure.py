@@ -19,6 +19,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpcore.formatting import percent
 from dpcore.pairtest.verdicts import NOT_DETECTED, OUT_OF_REACH, VIOLATES, label
 from dpcore.textaudit.result import TextAuditResult
 from dpcore.viz.audit_words import (
@@ -63,7 +64,7 @@ def pairs_table(result: TextAuditResult) -> pd.DataFrame:
                 "distance d(x, x′)": p.distance,
                 "claimed bound": p.claimed_bound,
                 "empirical ε̂": p.empirical_epsilon,
-                f"lower bound ({100 * result.confidence:g}%)": p.lower_bound,
+                f"lower bound ({percent(result.confidence, exact=True)})": p.lower_bound,
                 "exact loss": p.exact_epsilon,
                 "violates": "not tested" if p.error else ("yes" if p.violates else "no"),
                 "event size |S|": p.event_size,
@@ -98,7 +99,7 @@ def pairs_in_words(result: TextAuditResult) -> pd.DataFrame:
 
     The downloads keep the numbers (:func:`pairs_table`).
     """
-    conf = f"lower bound ({100 * result.confidence:g}%)"
+    conf = f"lower bound ({percent(result.confidence, exact=True)})"
     rows = []
     for p in result.pairs:
         never = "x′" if p.direction == "x>x'" else "x"
@@ -130,7 +131,7 @@ def headline(result: TextAuditResult) -> str:
     is :attr:`TextAuditResult.verdict_text`.
     """
     tested = [p for p in result.pairs if p.error is None]
-    conf = f"{100 * result.confidence:g}%"
+    conf = percent(result.confidence, exact=True)
     if result.verdict == "violates":
         viol = [p for p in tested if p.violates]
         if viol:
@@ -438,7 +439,7 @@ def textaudit_figure(result: TextAuditResult) -> go.Figure:
     fig.update_layout(
         font={"size": _FONT},
         xaxis={"title": "claimed bound for the pair (nats)", "range": [0, top]},
-        yaxis={"title": f"loss, lower bound at {100 * result.confidence:g}%", "range": [0, top]},
+        yaxis={"title": f"loss, lower bound at {percent(result.confidence, exact=True)}", "range": [0, top]},
         # the legend beside the plot, so that the figure fits under the page's verdict
         legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"},
         margin={"l": 70, "r": 20, "t": 36, "b": 40},

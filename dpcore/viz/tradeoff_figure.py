@@ -26,8 +26,9 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dpcore.tradeoff import Box, TradeoffPair, box_violation, claim_curve, percent, tpr_ceiling
-from dpcore.viz.axes import FONT, log_axis, percent_label
+from dpcore.formatting import epsilon_text, percent
+from dpcore.tradeoff import Box, TradeoffPair, box_violation, claim_curve, tpr_ceiling
+from dpcore.viz.axes import FONT, log_axis
 from dpcore.viz.palette import BAD, CLAIM, INK, NAMED, SERIES, colour
 
 __all__ = ["tradeoff_figure"]
@@ -129,7 +130,7 @@ def _claim_traces(fig: go.Figure, pair: TradeoffPair, f: np.ndarray, floor_y: fl
     curve = claim_curve(pair.epsilon, pair.delta, 401, covers=pair.covers)
     ceil = np.interp(f, curve["fpr"], curve["tpr_ceiling"])
     floor = np.interp(f, curve["fpr"], curve["tpr_floor"])
-    eps_text = "∞" if math.isinf(pair.epsilon) else f"{pair.epsilon:.3g}"
+    eps_text = epsilon_text(pair.epsilon, digits=3)
     name = f"claim's ceiling, ε = {eps_text}" + (f", δ = {pair.delta:g}" if pair.delta else "")
     if pair.covers == "events":
         name += ", event branch only (the claim covers some outputs)"
@@ -189,7 +190,7 @@ def _violation_label(
     """Say in words, beside its red cross at (``x``, ``y``), what the clearest violating box of
     ``pair`` shows (annotations on a log axis are placed in log10 units)."""
     ceiling = float(tpr_ceiling(np.array([box.fpr]), pair.epsilon, pair.delta, covers=pair.covers)[0])
-    eps_text = f"{pair.epsilon:.3g}" + (f", δ = {pair.delta:g}" if pair.delta else "")
+    eps_text = epsilon_text(pair.epsilon, digits=3) + (f", δ = {pair.delta:g}" if pair.delta else "")
     text = (
         f"{box.label}: names {pair.alt} rightly {_rate(box.tpr)} of the time<br>"
         f"with {_rate(box.fpr)} false alarms; ε = {eps_text} allows at most {_rate(ceiling)}"
@@ -228,7 +229,7 @@ def _rate_axis(title: str, log: bool, lo: float) -> dict[str, object]:
         "type": "linear",
         "range": [-LINEAR_PAD, 1.0 + LINEAR_PAD],
         "tickvals": ticks,
-        "ticktext": [percent_label(t) for t in ticks],
+        "ticktext": [percent(t) for t in ticks],
         "zeroline": False,
     }
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from dpcore.formatting import percent
 from dpcore.pairtest.verdicts import label
 from dpcore.verdicts.document import verdict_of
 from dpcore.verdicts.page_view import (
@@ -81,10 +82,6 @@ NOTES = {
 _NOTE_COLOURS = {"premise-broken": colour("premise-broken")}
 
 
-def _pct(v: float) -> str:
-    return f"{100 * v:g}%"
-
-
 def _lines(text: str) -> str:
     """``text`` broken into hover lines of at most :data:`_HOVER_CHARS` characters."""
     return "<br>".join(textwrap.wrap(text, _HOVER_CHARS, break_long_words=False))
@@ -92,7 +89,7 @@ def _lines(text: str) -> str:
 
 def violating_name(confidence: float) -> str:
     """The legend's name of the violating rows' markers at a confidence level."""
-    return f"certified excess (lower bound at {_pct(confidence)})"
+    return f"certified excess (lower bound at {percent(confidence, exact=True)})"
 
 
 def caught_name(power: float) -> str:
