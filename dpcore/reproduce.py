@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import numbers
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from dpcore.validation import DPCoreError
 
@@ -155,10 +155,12 @@ def audit_rewriter_command(
     seed: int,
     distinguishers: Sequence[str],
     confidence: float,
+    options: Mapping[str, float | int | bool] | None = None,
 ) -> list[str]:
     """``python -m dpcore audit-rewriter …`` giving the result of
     :func:`dpcore.rewriter.audit_rewriter` on the one pair (``x``, ``x_prime``) with these
-    parameters (a registered rewriter, run with its default options).
+    parameters (a registered rewriter, with its default options unless ``options`` says
+    otherwise).
 
     Parameters
     ----------
@@ -170,6 +172,10 @@ def audit_rewriter_command(
         The two inputs.
     rewrites, seed, distinguishers, confidence
         As :func:`~dpcore.rewriter.audit_rewriter`.
+    options
+        The rewriter's options that differ from their defaults
+        (:func:`dpcore.rewriter.registry.rewriter_parameter_specs`), one ``--param NAME=VALUE``
+        each.
 
     Returns
     -------
@@ -187,6 +193,9 @@ def audit_rewriter_command(
     cmd = [*PREFIX, "audit-rewriter", "--rewriter", rewriter, "--epsilon", number(float(epsilon))]
     cmd += [*_option("--x", x), *_option("--x-prime", x_prime)]
     cmd += ["--rewrites", number(int(rewrites)), "--seed", number(int(seed))]
+    for name, value in sorted((options or {}).items()):
+        text = ("true" if value else "false") if isinstance(value, bool) else number(value)
+        cmd += ["--param", f"{name}={text}"]
     return [*cmd, "--distinguishers", ",".join(distinguishers), "--confidence", number(float(confidence))]
 
 

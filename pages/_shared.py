@@ -414,11 +414,7 @@ def mechanism_param_url_specs() -> dict[str, Param]:
         for sp in mechanism_parameter_specs(name):
             if sp.name in out:
                 continue
-            lo, hi = sp.widget_range
-            if sp.kind == "int":
-                out[sp.name] = int_param(int(sp.default), int(lo), int(hi))
-            else:
-                out[sp.name] = float_param(float(sp.default), float(lo), float(hi))
+            out[sp.name] = spec_param(sp)
     return out
 
 
@@ -438,23 +434,43 @@ def mechanism_param_widgets(mechs: Sequence[str]) -> dict[str, dict[str, float |
             owners.setdefault(sp.name, []).append(m)
             specs.setdefault(sp.name, sp)
     for pname, sp in specs.items():
-        lo, hi = sp.widget_range
-        label = f"{pname} ({', '.join(owners[pname])})"
-        tip = sp.describe()
-        if sp.kind == "int":
-            st.slider(label, int(lo), int(hi), step=int(sp.step or 1), key=pname, help=tip)
-        elif sp.step and (hi - lo) / sp.step <= 200:
-            st.slider(label, float(lo), float(hi), step=float(sp.step), key=pname, help=tip)
-        else:
-            st.number_input(
-                label, float(lo), float(hi), step=float(sp.step or (hi - lo) / 100), key=pname,
-                format="%.4g", help=tip,
-            )  # fmt: skip
+        spec_widget(sp, label=f"{pname} ({', '.join(owners[pname])})", key=pname)
+    return {m: {sp.name: spec_value(sp, sp.name) for sp in mechanism_parameter_specs(m)} for m in mechs}
 
-    def value(sp: Any) -> float | int:
-        return int(st.session_state[sp.name]) if sp.kind == "int" else float(st.session_state[sp.name])
 
-    return {m: {sp.name: value(sp) for sp in mechanism_parameter_specs(m)} for m in mechs}
+def spec_param(sp: Any) -> Param:
+    """The URL parameter of one :class:`~dpcore.parameters.ParameterSpec` (its widget range)."""
+    lo, hi = sp.widget_range
+    if sp.kind == "bool":
+        return bool_param(bool(sp.default))
+    if sp.kind == "int":
+        return int_param(int(sp.default), int(lo), int(hi))
+    return float_param(float(sp.default), float(lo), float(hi))
+
+
+def spec_widget(sp: Any, *, label: str, key: str) -> None:
+    """The widget of one :class:`~dpcore.parameters.ParameterSpec`, in the current container: a
+    switch, a slider, or a number box where a slider would have too many steps; its help line
+    is the schema's."""
+    lo, hi = sp.widget_range
+    tip = sp.describe()
+    if sp.kind == "bool":
+        st.toggle(label, key=key, help=tip)
+    elif sp.kind == "int":
+        st.slider(label, int(lo), int(hi), step=int(sp.step or 1), key=key, help=tip)
+    elif sp.step and (hi - lo) / sp.step <= 200:
+        st.slider(label, float(lo), float(hi), step=float(sp.step), key=key, help=tip)
+    else:
+        st.number_input(
+            label, float(lo), float(hi), step=float(sp.step or (hi - lo) / 100), key=key,
+            format="%.4g", help=tip,
+        )  # fmt: skip
+
+
+def spec_value(sp: Any, key: str) -> float | int | bool:
+    """The value of :func:`spec_widget`'s widget ``key``, in the spec's kind."""
+    v = st.session_state[key]
+    return bool(v) if sp.kind == "bool" else int(v) if sp.kind == "int" else float(v)
 
 
 def params_key(params: dict[str, float | int]) -> tuple[tuple[str, float | int], ...]:

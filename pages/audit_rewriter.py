@@ -52,6 +52,9 @@ from pages._shared import (
     plot,
     show_errors,
     show_table,
+    spec_param,
+    spec_value,
+    spec_widget,
     sync_query_params,
     talk_mode,
 )
@@ -72,6 +75,8 @@ TALK_HEIGHT, TALK_LEGEND_Y, TALK_Y_TITLE = 425, -0.3, "rightly naming it (TPR)"
 # registered only (no user code), and no torch model: DP-Prompt is shown on the calibration page
 CHOICES = {c.name: c for c in available_rewriters(torch=False)}
 NAMES = list(CHOICES)
+#: Every option of the rewriters offered (their ParameterSpec): one widget and one URL key each.
+OPTIONS = {sp.name: sp for c in CHOICES.values() for sp in c.parameters}
 #: The page opens on dpcore's DP-MLM (a shipped view).
 DEFAULT = VIEWS["dp-mlm"]
 #: The shipped views the sidebar opens in one click: (key, button label).
@@ -108,6 +113,7 @@ SPECS = {
     "conf": choice_param(DEFAULT["confidence"], CONFIDENCES),
     "dist": multi_param(DEFAULT["distinguishers"], list(DISTINGUISHERS)),
     "seed": int_param(DEFAULT["seed"], 0, 2**31 - 1),
+    **{name: spec_param(sp) for name, sp in OPTIONS.items()},
 }
 
 
@@ -132,6 +138,7 @@ def _open_view(key: str) -> None:
         conf=view["confidence"],
         dist=list(view["distinguishers"]),
         seed=view["seed"],
+        **{name: sp.default for name, sp in OPTIONS.items()},  # a view runs the defaults
     )
 
 
@@ -145,10 +152,11 @@ def run_audit(
     seed: int,
     distinguishers: tuple[str, ...],
     conf: float,
+    options: tuple[tuple[str, float | int | bool], ...] = (),
     _progress=None,
 ) -> dict:
     """The audit's JSON record (the shipped views' form), computed here."""
-    settings = {
+    settings: dict[str, Any] = {
         "rewriter": rewriter,
         "epsilon": eps,
         "x": x,
@@ -158,6 +166,8 @@ def run_audit(
         "distinguishers": list(distinguishers),
         "confidence": conf,
     }
+    if options:
+        settings["options"] = dict(options)
     return compute_view(settings, progress=_progress)
 
 
@@ -205,6 +215,9 @@ with st.sidebar:
         help="The ε the rewriter is built with. DP-MLM and its variants: ε per token, so a sentence of "
         "n tokens claims n·ε. Planted rewriters: ε per document.",
     )
+    rw_choice = CHOICES.get(str(st.session_state["rw"]))
+    for sp in rw_choice.parameters if rw_choice else ():  # its options, from the registry's schema
+        spec_widget(sp, label=sp.name.replace("_", " "), key=sp.name)
     st.header("Sentences")
     st.text_input("x: the first sentence", key="x", max_chars=MAX_CHARS)
     st.text_input(
@@ -233,6 +246,12 @@ rewrites = int(st.session_state["rewrites"])
 conf = float(st.session_state["conf"])
 seed = int(st.session_state["seed"])
 chosen = set(st.session_state["dist"])
+# the chosen rewriter's options that differ from their defaults (a shipped view runs the defaults)
+options = {
+    sp.name: spec_value(sp, sp.name)
+    for sp in (CHOICES[rewriter].parameters if rewriter in CHOICES else ())
+    if spec_value(sp, sp.name) != sp.default
+}
 distinguishers = [d for d in DISTINGUISHERS if d in chosen]  # one order: the library's
 
 # ---- bad input: one clear message, the settings kept ----------------------------------------
@@ -262,7 +281,11 @@ settings: dict[str, Any] = {
     "distinguishers": distinguishers,
     "confidence": conf,
 }
-args = (rewriter, eps, x, x_prime, rewrites, seed, tuple(distinguishers), conf)
+if options:
+    settings["options"] = options
+args = (
+    rewriter, eps, x, x_prime, rewrites, seed, tuple(distinguishers), conf, tuple(sorted(options.items())),
+)
 
 # ---- the result: shipped (at once), asked for earlier in this session, or on a press ------------
 res = shipped_view(settings)
@@ -449,16 +472,7 @@ with more("Every test: both directions, their events and bounds", icon=":materia
     )
 
 with st.expander("Reproduce this from the command line"):
-    cmd = audit_rewriter_command(
-        rewriter,
-        eps,
-        x=x,
-        x_prime=x_prime,
-        rewrites=rewrites,
-        seed=seed,
-        distinguishers=distinguishers,
-        confidence=conf,
-    )
+    cmd = audit_rewriter_command(**settings)  # the settings are the builder's keywords, options included
     st.code(shell_command(cmd), language="bash")
     if shipped:
         st.caption(

@@ -314,3 +314,22 @@ def test_a_pair_outside_the_claims_premise_is_untested() -> None:
     assert head.startswith("Untested for dpcore's DP-MLM\\: the pair is outside its claim's premise — the ")
     assert "have 4 and 5" in head and _one_sentence(head)
     assert not at.get("plotly_chart") and not at.error
+
+
+def test_the_rewriters_options_are_widgets_from_the_registry(computed: list[dict]) -> None:
+    """Each rewriter's options (its ParameterSpec) are its widgets and URL keys; an option off its
+    default is never a shipped view, and its command carries it."""
+    at = _page(**LIVE, q="0.2")
+    assert not at.exception, at.exception
+    assert at.slider(key="q").value == 0.2 and not at.get("toggle")  # planted: q only
+    at.button(key="run").click().run()
+    assert not at.exception, at.exception
+    assert len(computed) == 1 and computed[0]["options"] == {"q": 0.2}
+    (cmd,) = [c.value for c in at.code]
+    assert "--param q=0.2" in cmd
+    at.slider(key="q").set_value(0.5).run()  # back to the default: no option in the settings
+    at.button(key="run").click().run()
+    assert "options" not in computed[-1] and at.query_params["q"] == "0.5"
+    dp_mlm = _page(rw="dp-mlm")
+    assert [t.label for t in dp_mlm.get("toggle")] == ["full vocabulary"] and not dp_mlm.get("slider")
+    assert at.get("toggle") == [] and dp_mlm.info  # DP-MLM's default is still its shipped view

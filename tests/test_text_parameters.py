@@ -8,9 +8,10 @@ import math
 import pytest
 
 from dpcore.cli import main
+from dpcore.parameters import check_parameter
 from dpcore.text import TEXT_MECHANISMS, create_text_mechanism
 from dpcore.text.mechanisms import mechanism_parameters
-from dpcore.text.parameters import check_parameter, mechanism_parameter_specs
+from dpcore.text.parameters import mechanism_parameter_specs
 from dpcore.text.registry import required_embedding
 from dpcore.text.vocab import build_vocabulary
 from dpcore.validation import DPCoreError

@@ -80,6 +80,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="DP-Prompt: most tokens per paraphrase, n (the claim is n·ε per document; default 32)",
     )
     p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a rewriter option (repeatable; --q, --full-vocabulary and --max-new-tokens are shorthands); "
+        "`list` shows each rewriter's options, their ranges and defaults",
+    )
+    p.add_argument(
         "--device", default=None, help="DP-Prompt: where the model runs: cpu (default), cuda, cuda:N or auto"
     )
     p.add_argument("--seed", default="0", help="seed of the pairs and of every rewrite (default 0)")
@@ -101,6 +109,33 @@ def _text(value: str | None, what: str) -> str | None:
     if len(text) > MAX_TEXT_CHARS:
         raise DPCoreError(f"{what} has {len(text):,} characters; at most {MAX_TEXT_CHARS:,}")
     return text
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """The rewriter's options (shorthands and ``--param NAME=VALUE``), each checked against the
+    rewriter's :class:`~dpcore.parameters.ParameterSpec` by the registry."""
+    options: dict[str, Any] = {}
+    if args.q is not None:
+        options["q"] = args.q
+    if args.full_vocabulary:
+        options["full_vocabulary"] = True
+    if args.max_new_tokens is not None:
+        options["max_new_tokens"] = args.max_new_tokens
+    for item in args.param or []:
+        name, sep, value = str(item).partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise DPCoreError(f"--param takes NAME=VALUE, got {item!r}")
+        if name in options:
+            raise DPCoreError(f"{name} is given twice")
+        options[name] = value.strip()
+    if args.device is not None:
+        from dpcore.models.devices import check_device_name
+
+        options["device"] = check_device_name(args.device)
+    from dpcore.rewriter.registry import check_options
+
+    return check_options(args.rewriter, options)
 
 
 def _audit(args: argparse.Namespace) -> Any:
@@ -133,21 +168,7 @@ def _audit(args: argparse.Namespace) -> Any:
     n_pairs = 1 if x is not None else 4
     if args.pairs is not None:
         n_pairs = check_int(args.pairs, name="--pairs", min_value=1, max_value=MAX_PAIRS)
-    options: dict[str, Any] = {}
-    if args.q is not None:
-        options["q"] = check_probability(check_finite_float(args.q, name="--q"), name="--q", open_high=True)
-    if args.full_vocabulary:
-        options["full_vocabulary"] = True
-    if args.max_new_tokens is not None:
-        from dpcore.rewriter.dpprompt import MAX_NEW_TOKENS
-
-        options["max_new_tokens"] = check_int(
-            args.max_new_tokens, name="--max-new-tokens", min_value=1, max_value=MAX_NEW_TOKENS
-        )
-    if args.device is not None:
-        from dpcore.models.devices import check_device_name
-
-        options["device"] = check_device_name(args.device)
+    options = _options(args)
     try:
         rewriter = load_rewriter(args.rewriter, epsilon=epsilon, allow_user_code=True, **options)
     except SystemExit as exc:  # user code that calls sys.exit while it is imported or built

@@ -162,7 +162,8 @@ def mechanism_params(mechanism: str, args: Any) -> dict[str, float]:
         raise DPCoreError(
             f"{flags} {verb} not apply to {mechanism} (its parameters: {has}{'; ' + where if where else ''})"
         )
-    from dpcore.text.parameters import check_parameter, mechanism_parameter_specs
+    from dpcore.parameters import check_parameter
+    from dpcore.text.parameters import mechanism_parameter_specs
 
     specs = {sp.name: sp for sp in mechanism_parameter_specs(mechanism)}
     out: dict[str, float] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from dpcore.commands.common import emit_json
 
@@ -45,19 +46,7 @@ def rows() -> list[dict[str, object]]:
                 + (f" Parameters: {', '.join(f'{k}={v:g}' for k, v in params.items())}." if params else ""),
                 "citation": e.citation,
                 "parameters": params,
-                "parameter_specs": [
-                    {
-                        "name": sp.name,
-                        "default": sp.default,
-                        "kind": sp.kind,
-                        "low": sp.low,
-                        "high": sp.high,
-                        "open_low": sp.open_low,
-                        "open_high": sp.open_high,
-                        "help": sp.help,
-                    }
-                    for sp in specs
-                ],
+                "parameter_specs": _spec_rows(specs),
             }
         )
     from dpcore.textaudit.loaders import available_sanitizers
@@ -81,18 +70,46 @@ def rows() -> list[dict[str, object]]:
         out.append({"family": "text-audit", "flawed": False, "citation": "", **row})
     from dpcore.rewriter.registry import available_rewriters
 
-    for c in available_rewriters():  # audit-rewriter --rewriter NAME
+    for c in available_rewriters():  # audit-rewriter --rewriter NAME [--param NAME=VALUE]
+        defaults = {sp.name: sp.default for sp in c.parameters}
+        shown = ", ".join(f"{sp.name}={_default(sp)}" for sp in c.parameters)
         out.append(
             {
                 "name": c.name,
                 "family": "rewriter",
                 "flawed": c.flawed,
-                "summary": c.summary,
-                "citation": "",
+                "summary": c.summary + (f". Options: {shown}." if shown else ""),
+                "citation": c.citation,
                 "available": True,
+                "parameters": defaults,
+                "parameter_specs": _spec_rows(c.parameters),
             }
         )
     return out
+
+
+def _default(sp: Any) -> str:
+    """A parameter's default as ``list`` prints it: ``0.5``, ``32``, ``off``."""
+    if sp.kind == "bool":
+        return "on" if sp.default else "off"
+    return f"{sp.default:g}"
+
+
+def _spec_rows(specs: Any) -> list[dict[str, Any]]:
+    """The schema of a mechanism's parameters or a rewriter's options, for ``list --json``."""
+    return [
+        {
+            "name": sp.name,
+            "default": sp.default,
+            "kind": sp.kind,
+            "low": sp.low,
+            "high": sp.high,
+            "open_low": sp.open_low,
+            "open_high": sp.open_high,
+            "help": sp.help,
+        }
+        for sp in specs
+    ]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import string
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from dpcore.rewriter.catalog import REWRITERS
 from dpcore.rewriter.dpmlm import DPMLMRewriter
 from dpcore.rewriter.dpprompt import DPPromptRewriter
 from dpcore.rewriter.interface import RewriterClaim
 
-__all__ = ["FLAWED_REWRITERS", "DPMLMLineEpsilon", "DPMLMStopwordsVerbatim", "DPPromptKeepsLastWord"]
+__all__ = ["DPMLMLineEpsilon", "DPMLMStopwordsVerbatim", "DPPromptKeepsLastWord"]
 
 
 def _kept(token: str) -> bool:
@@ -41,13 +41,19 @@ def _kept(token: str) -> bool:
     return t in ENGLISH_STOP_WORDS or (len(t) > 0 and all(c in string.punctuation for c in t))
 
 
+@REWRITERS.register(
+    "flawed:dp-mlm-stopwords",
+    summary="DP-MLM as its authors' code runs by default: stopwords and punctuation kept verbatim",
+    flawed=True,
+    citation="FLAWED: Meisenbacher et al. 2024's published dpmlm_rewrite keeps stopwords verbatim",
+    tags=("kind:flawed",),
+    display="the flawed DP-MLM that keeps stopwords",
+)
 class DPMLMStopwordsVerbatim(DPMLMRewriter):
     """DP-MLM keeping stopwords and punctuation verbatim (FLAWED: module docstring)."""
 
     name = "flawed:dp-mlm-stopwords"
     flawed = True
-    #: the options :func:`dpcore.rewriter.registry.load_rewriter` passes on
-    OPTIONS = ("full_vocabulary",)
 
     def rewrite(self, texts: Sequence[str], rng: np.random.Generator) -> list[str]:
         tokens, out = self._draw_ids(texts, rng)
@@ -59,12 +65,19 @@ class DPMLMStopwordsVerbatim(DPMLMRewriter):
         return lines
 
 
+@REWRITERS.register(
+    "flawed:dp-mlm-line-epsilon",
+    summary="DP-MLM reporting its per-token ε as the line's (n·ε is spent)",
+    flawed=True,
+    citation="FLAWED accounting: DP-MLM's per-token ε reported as the line's",
+    tags=("kind:flawed",),
+    display="the flawed DP-MLM that reports its per-token ε as the line's",
+)
 class DPMLMLineEpsilon(DPMLMRewriter):
     """DP-MLM whose per-token ε is reported as the line's (FLAWED: module docstring)."""
 
     name = "flawed:dp-mlm-line-epsilon"
     flawed = True
-    OPTIONS = ("full_vocabulary",)
 
     def _claim(self) -> RewriterClaim:
         return RewriterClaim(
@@ -75,31 +88,21 @@ class DPMLMLineEpsilon(DPMLMRewriter):
         )
 
 
+@REWRITERS.register(
+    "flawed:dp-prompt-keeps-last-word",
+    summary="DP-Prompt appending the input's last word verbatim (a planted leak)",
+    flawed=True,
+    citation="FLAWED (planted): post-processing that reads the input",
+    tags=("kind:flawed", "needs-torch"),
+    display="the flawed DP-Prompt that keeps the input's last word",
+)
 class DPPromptKeepsLastWord(DPPromptRewriter):
     """DP-Prompt appending the input's last word verbatim (FLAWED, a planted leak: module docstring)."""
 
     name = "flawed:dp-prompt-keeps-last-word"
     flawed = True
-    OPTIONS = ("max_new_tokens", "device")
 
     def rewrite(self, texts: Sequence[str], rng: np.random.Generator) -> list[str]:
         out = super().rewrite(texts, rng)
         last = [(str(t).split() or [""])[-1] for t in texts]
         return [f"{o} {w}".strip() for o, w in zip(out, last, strict=True)]
-
-
-#: name → (class, one-line summary)
-FLAWED_REWRITERS: dict[str, tuple[type[Any], str]] = {
-    DPMLMStopwordsVerbatim.name: (
-        DPMLMStopwordsVerbatim,
-        "DP-MLM as its authors' code runs by default: stopwords and punctuation kept verbatim",
-    ),
-    DPMLMLineEpsilon.name: (
-        DPMLMLineEpsilon,
-        "DP-MLM reporting its per-token ε as the line's (n·ε is spent)",
-    ),
-    DPPromptKeepsLastWord.name: (
-        DPPromptKeepsLastWord,
-        "DP-Prompt appending the input's last word verbatim (a planted leak)",
-    ),
-}

@@ -21,9 +21,19 @@ Examples
 'violates'
 """
 
-from dpcore.rewriter.audit import RewriterAuditResult, audit_rewriter
-from dpcore.rewriter.interface import RewriterClaim, TextRewriter, check_rewriter
-from dpcore.rewriter.registry import available_rewriters, load_rewriter
+from __future__ import annotations
+
+#: Public name → (module, attribute): loaded on first use, so that reading the registry (the CLI's
+#: options, ``list``) does not load the audit.
+_LAZY = {
+    "RewriterAuditResult": ("dpcore.rewriter.audit", "RewriterAuditResult"),
+    "audit_rewriter": ("dpcore.rewriter.audit", "audit_rewriter"),
+    "RewriterClaim": ("dpcore.rewriter.interface", "RewriterClaim"),
+    "TextRewriter": ("dpcore.rewriter.interface", "TextRewriter"),
+    "check_rewriter": ("dpcore.rewriter.interface", "check_rewriter"),
+    "available_rewriters": ("dpcore.rewriter.registry", "available_rewriters"),
+    "load_rewriter": ("dpcore.rewriter.registry", "load_rewriter"),
+}
 
 __all__ = [
     "RewriterAuditResult",
@@ -34,3 +44,18 @@ __all__ = [
     "check_rewriter",
     "load_rewriter",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'dpcore.rewriter' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.rewriter.catalog import FULL_VOCABULARY, REWRITERS
 from dpcore.rewriter.interface import RewriterClaim, same_length_premise
 from dpcore.validation import check_epsilon
 
@@ -27,6 +28,13 @@ __all__ = ["DPMLMRewriter"]
 CITATION = "Meisenbacher et al. 2024, DP-MLM §3.1: each token ε-LDP, a line of n tokens n·ε"
 
 
+@REWRITERS.register(
+    "dp-mlm",
+    summary="DP-MLM on whole lines (ε per token, a line of n tokens n·ε)",
+    citation=CITATION,
+    tags=("kind:dpcore",),
+    display="dpcore's DP-MLM",
+)
 class DPMLMRewriter:
     """dpcore's DP-MLM rewriting whole lines (module docstring).
 
@@ -41,6 +49,7 @@ class DPMLMRewriter:
     """
 
     name = "dp-mlm"
+    PARAMETERS = (FULL_VOCABULARY,)
 
     def __init__(self, *, epsilon: float, full_vocabulary: bool = False, mlm: Any = None) -> None:
         self.epsilon = check_epsilon(epsilon)

@@ -46,6 +46,8 @@ from typing import Any
 import numpy as np
 
 from dpcore.models.causal_lm import MODEL_NAME
+from dpcore.parameters import ParameterSpec
+from dpcore.rewriter.catalog import REWRITERS
 from dpcore.rewriter.interface import RewriterClaim
 from dpcore.validation import DPCoreError, check_epsilon, check_finite_float, check_int
 
@@ -123,6 +125,13 @@ def sample_tokens(
     return np.argmax(s + rng.gumbel(size=s.shape), axis=-1).astype(np.int64)
 
 
+@REWRITERS.register(
+    "dp-prompt",
+    summary="DP-Prompt: SmolLM2-135M paraphrases at T = 2Δu/ε (ε per token, n tokens n·ε)",
+    citation=CITATION,
+    tags=("kind:dpcore", "needs-torch"),
+    display="dpcore's DP-Prompt",
+)
 class DPPromptRewriter:
     """DP-Prompt on a local causal LM (module docstring): a :class:`~dpcore.rewriter.interface.TextRewriter`.
 
@@ -145,6 +154,14 @@ class DPPromptRewriter:
     name = "dp-prompt"
     #: runs a torch model: the dashboard shows it from shipped results only
     NEEDS_TORCH = True
+    PARAMETERS = (
+        ParameterSpec(
+            "max_new_tokens", DEFAULT_MAX_NEW_TOKENS, "int", 1, MAX_NEW_TOKENS,
+            "most tokens per paraphrase, n: the claim is n·ε per document",
+        ),
+    )  # fmt: skip
+    #: where it runs, not what it computes: passed on by the registry, checked here
+    RUN_OPTIONS = ("device",)
 
     def __init__(
         self,

@@ -31,10 +31,34 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dpcore.parameters import ParameterSpec
+from dpcore.rewriter.catalog import REWRITERS
 from dpcore.rewriter.interface import RewriterClaim
 from dpcore.validation import DPCoreError, check_epsilon, check_probability
 
-__all__ = ["CopyRewriter", "LeakSuffixRewriter", "LeakWordRewriter", "planted_loss", "q_for_loss"]
+__all__ = [
+    "PLANTED_POOL",
+    "PLANTED_WORDS",
+    "CopyRewriter",
+    "LeakSuffixRewriter",
+    "LeakWordRewriter",
+    "copy_rewriter",
+    "leak_word_rewriter",
+    "planted_loss",
+    "q_for_loss",
+]
+
+#: The registered planted rewriters' public pool: this many corpus sentences
+#: (:func:`dpcore.rewriter.pairs.corpus_sentences`).
+PLANTED_POOL = 20
+#: The registered leak-word rewriter's public word list: this many ordinary words.
+PLANTED_WORDS = 100
+#: The leak probability of the registered planted rewriters.
+Q = ParameterSpec(
+    "q", 0.5, "float", 0.0, 1.0,
+    "probability of the planted leak (a copy of the input, or the input's last word)",
+    open_high=True, ui_high=0.95, step=0.05,
+)  # fmt: skip
 
 
 def planted_loss(q: float, k: int) -> float:
@@ -193,3 +217,36 @@ class LeakSuffixRewriter(LeakWordRewriter):
         if not a or not b:
             return math.inf
         return planted_loss(self.q, len(self.LETTERS))
+
+
+@REWRITERS.register(
+    "planted:copy",
+    summary="test instrument: copies its input with probability q",
+    citation="planted test rewriter: exact loss ln(1 + qK/(1 − q)) (planted_loss)",
+    tags=("kind:planted",),
+    display="the planted rewriter that copies its input",
+)
+def copy_rewriter(*, epsilon: float, q: float = 0.5) -> CopyRewriter:
+    """:class:`CopyRewriter` over the first :data:`PLANTED_POOL` corpus sentences."""
+    from dpcore.rewriter.pairs import corpus_sentences
+
+    return CopyRewriter(epsilon=epsilon, q=q, pool=corpus_sentences()[:PLANTED_POOL])
+
+
+@REWRITERS.register(
+    "planted:leak-word",
+    summary="test instrument: leaks the input's last word with probability q",
+    citation="planted test rewriter: exact loss ln(1 + qK/(1 − q)) (planted_loss)",
+    tags=("kind:planted",),
+    display="the planted rewriter that leaks its input's last word",
+)
+def leak_word_rewriter(*, epsilon: float, q: float = 0.5) -> LeakWordRewriter:
+    """:class:`LeakWordRewriter` over the corpus pool and :data:`PLANTED_WORDS` ordinary words."""
+    from dpcore.rewriter.pairs import _replacement_words, corpus_sentences
+
+    pool = corpus_sentences()[:PLANTED_POOL]
+    return LeakWordRewriter(epsilon=epsilon, q=q, pool=pool, words=_replacement_words()[:PLANTED_WORDS])
+
+
+copy_rewriter.PARAMETERS = (Q,)  # type: ignore[attr-defined]
+leak_word_rewriter.PARAMETERS = (Q,)  # type: ignore[attr-defined]

@@ -1,4 +1,7 @@
-"""Names to rewriters for ``audit-rewriter`` (the CLI and the dashboard read this table).
+"""Names to rewriters for ``audit-rewriter``: the CLI, ``list`` and the dashboard read this.
+
+The table is :data:`dpcore.rewriter.catalog.REWRITERS` (one :class:`dpcore.registry.Registry`, like
+the mechanisms'); each rewriter registers in its own module with its options as ``PARAMETERS``.
 
 ====================================  ========================================================================
 name                                  what is built
@@ -15,41 +18,45 @@ name                                  what is built
 ``package.module:factory``            likewise, from an installed module
 ====================================  ========================================================================
 
-User factories are called as ``factory(epsilon=E)`` and must return an object with the
-:class:`~dpcore.rewriter.interface.TextRewriter` interface. The dashboard never passes
+User factories are called as ``factory(epsilon=E, **options)`` and must return an object with the
+:class:`~dpcore.rewriter.interface.TextRewriter` interface; they are loaded the way a user's
+sanitizer is (:func:`dpcore.usercode.load_factory`). The dashboard never passes
 ``allow_user_code``: it cannot load or run code.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from dpcore.parameters import ParameterSpec, check_parameter
+from dpcore.rewriter.catalog import MODULES, REWRITERS
 from dpcore.rewriter.interface import TextRewriter, check_rewriter
 from dpcore.validation import DPCoreError, check_epsilon
 
-__all__ = ["DISPLAY_NAMES", "RewriterChoice", "available_rewriters", "display_name", "load_rewriter"]
+__all__ = [
+    "RewriterChoice",
+    "available_rewriters",
+    "check_options",
+    "display_name",
+    "load_rewriter",
+    "rewriter_parameter_specs",
+    "rewriters",
+]
 
-#: Planted rewriters' public pool: this many corpus sentences
-#: (:func:`dpcore.rewriter.pairs.corpus_sentences`).
-PLANTED_POOL = 20
-#: The leak-word rewriter's public word list: this many ordinary words.
-PLANTED_WORDS = 100
+
+def rewriters() -> Any:
+    """The rewriter registry, every registering module loaded (:data:`~dpcore.rewriter.catalog.MODULES`)."""
+    for mod in MODULES:
+        importlib.import_module(mod)
+    return REWRITERS
 
 
-#: A registered rewriter as a sentence names it, mid-sentence (:func:`display_name`); the machine
-#: name (CLI argument, URL, JSON key) never changes. The rewriters' counterpart of the mechanisms'
-#: :attr:`dpcore.registry.RegistryEntry.display`.
-DISPLAY_NAMES = {
-    "dp-mlm": "dpcore's DP-MLM",
-    "dp-prompt": "dpcore's DP-Prompt",
-    "santext-words": "dpcore's SanText on every word",
-    "flawed:dp-mlm-stopwords": "the flawed DP-MLM that keeps stopwords",
-    "flawed:dp-mlm-line-epsilon": "the flawed DP-MLM that reports its per-token ε as the line's",
-    "flawed:dp-prompt-keeps-last-word": "the flawed DP-Prompt that keeps the input's last word",
-    "planted:copy": "the planted rewriter that copies its input",
-    "planted:leak-word": "the planted rewriter that leaks its input's last word",
-}
+def _in_order() -> list[Any]:
+    """The registered rewriters in listing order: by module (:data:`MODULES`), then as registered
+    (a module imported early, by a test or a notebook, does not move its rewriters up)."""
+    return sorted(rewriters(), key=lambda e: MODULES.index(e.factory.__module__))
 
 
 def display_name(name: str) -> str:
@@ -59,12 +66,43 @@ def display_name(name: str) -> str:
     >>> display_name("flawed:dp-mlm-stopwords")
     'the flawed DP-MLM that keeps stopwords'
     """
-    return DISPLAY_NAMES.get(name, f"the rewriter {name}")
+    table = rewriters()
+    return table.display_name(name) if name in table else f"the rewriter {name}"
+
+
+def rewriter_parameter_specs(name: str) -> tuple[ParameterSpec, ...]:
+    """The options of a registered rewriter (:class:`~dpcore.parameters.ParameterSpec`; empty when
+    it has none)."""
+    return tuple(getattr(rewriters().get(name).factory, "PARAMETERS", ()))
+
+
+def check_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """A registered rewriter's options checked against its :class:`~dpcore.parameters.ParameterSpec`
+    (converted: ``"0.3"`` → 0.3, ``"true"`` → True; None dropped); its run options passed on as
+    they are. A name that is not registered (a user's factory) gets its options as given.
+
+    Raises
+    ------
+    DPCoreError
+        An option the rewriter does not take, or a value out of its range.
+    """
+    options = {k: v for k, v in options.items() if v is not None}
+    table = rewriters()
+    if name not in table:
+        return options
+    factory = table.get(name).factory
+    specs = {sp.name: sp for sp in getattr(factory, "PARAMETERS", ())}
+    run = tuple(getattr(factory, "RUN_OPTIONS", ()))
+    extra = sorted(set(options) - set(specs) - set(run))
+    if extra:
+        takes = ", ".join([*specs, *run]) or "none"
+        raise DPCoreError(f"{name} takes no option {', '.join(extra)} (its options: {takes})")
+    return {k: (check_parameter(specs[k], v) if k in specs else v) for k, v in options.items()}
 
 
 @dataclass(frozen=True)
 class RewriterChoice:
-    """One selectable rewriter (for dropdowns and ``list``)."""
+    """One selectable rewriter (for dropdowns and ``list``), read from the registry."""
 
     name: str
     summary: str
@@ -73,6 +111,8 @@ class RewriterChoice:
     #: Needs torch and the causal LM (DP-Prompt): a CLI and bench feature; the dashboard, which
     #: stays torch-free, shows such rewriters from shipped results only.
     needs_torch: bool = False
+    parameters: tuple[ParameterSpec, ...] = ()
+    citation: str = ""
 
     @property
     def display_name(self) -> str:
@@ -88,30 +128,20 @@ class RewriterChoice:
 def available_rewriters(*, torch: bool = True) -> list[RewriterChoice]:
     """Every rewriter the CLI can audit by name (no user code); ``torch=False``: those the
     dashboard can run (no torch model)."""
-    from dpcore.flawed.rewriters import FLAWED_REWRITERS
-
-    out = [
-        RewriterChoice("dp-mlm", "DP-MLM on whole lines (ε per token, a line of n tokens n·ε)", "dpcore"),
-        RewriterChoice(
-            "dp-prompt",
-            "DP-Prompt: SmolLM2-135M paraphrases at T = 2Δu/ε (ε per token, n tokens n·ε)",
-            "dpcore",
-            needs_torch=True,
-        ),
-        RewriterChoice(
-            "santext-words", "SanText applied to every word (ε·d per word, summed over the words)", "dpcore"
-        ),
-    ]
-    out += [
-        RewriterChoice(n, s, "flawed", True, getattr(c, "NEEDS_TORCH", False))
-        for n, (c, s) in FLAWED_REWRITERS.items()
-    ]
-    out += [
-        RewriterChoice("planted:copy", "test instrument: copies its input with probability q", "planted"),
-        RewriterChoice(
-            "planted:leak-word", "test instrument: leaks the input's last word with probability q", "planted"
-        ),
-    ]
+    out = []
+    for e in _in_order():
+        kind = next((t.split(":", 1)[1] for t in e.tags if t.startswith("kind:")), "dpcore")
+        out.append(
+            RewriterChoice(
+                e.name,
+                e.summary,
+                kind,
+                e.flawed,
+                "needs-torch" in e.tags,
+                tuple(getattr(e.factory, "PARAMETERS", ())),
+                e.citation,
+            )
+        )
     return out if torch else [c for c in out if not c.needs_torch]
 
 
@@ -128,58 +158,25 @@ def load_rewriter(
     epsilon:
         The ε it is built with (for DP-MLM, ε per token).
     options:
-        ``full_vocabulary`` (DP-MLM, SanText), ``max_new_tokens`` and ``device`` (DP-Prompt),
-        ``q`` (planted rewriters).
+        The rewriter's options (:func:`rewriter_parameter_specs`: ``full_vocabulary`` for DP-MLM
+        and SanText, ``max_new_tokens`` for DP-Prompt, ``q`` for the planted rewriters), each
+        checked against its range, and its run options (DP-Prompt's ``device``). None means the
+        default. A user's factory gets the options as given.
 
     Raises
     ------
     DPCoreError
-        Unknown name, user code without ``allow_user_code``, an unknown option, a factory that
-        fails or returns an object without the interface.
+        Unknown name, user code without ``allow_user_code``, an unknown option or a value out of
+        range, a factory that fails or returns an object without the interface.
     """
     if not isinstance(name, str) or not name.strip():
         raise DPCoreError("give a rewriter name")
     name = name.strip()
     epsilon = check_epsilon(epsilon)
     options = {k: v for k, v in options.items() if v is not None}
-
-    def take(*allowed: str) -> dict[str, Any]:
-        extra = sorted(set(options) - set(allowed))
-        if extra:
-            raise DPCoreError(f"{name} takes no option {', '.join(extra)}")
-        return options
-
-    if name == "dp-mlm":
-        from dpcore.rewriter.dpmlm import DPMLMRewriter
-
-        return DPMLMRewriter(epsilon=epsilon, **take("full_vocabulary"))
-    if name == "dp-prompt":
-        from dpcore.rewriter.dpprompt import DPPromptRewriter
-
-        return DPPromptRewriter(epsilon=epsilon, **take("max_new_tokens", "device"))
-    if name == "santext-words":
-        from dpcore.rewriter.wordlevel import WordSanitizerRewriter
-
-        return WordSanitizerRewriter(epsilon=epsilon, **take("full_vocabulary"))
-    if name.startswith("flawed:"):
-        from dpcore.flawed.rewriters import FLAWED_REWRITERS
-
-        if name not in FLAWED_REWRITERS:
-            raise DPCoreError(
-                f"unknown flawed rewriter {name!r}; choose one of: {', '.join(FLAWED_REWRITERS)}"
-            )
-        cls = FLAWED_REWRITERS[name][0]
-        return cls(epsilon=epsilon, **take(*cls.OPTIONS))
-    if name in ("planted:copy", "planted:leak-word"):
-        from dpcore.rewriter.pairs import _replacement_words, corpus_sentences
-        from dpcore.rewriter.planted import CopyRewriter, LeakWordRewriter
-
-        opts = take("q")
-        q = opts.get("q", 0.5)
-        pool = corpus_sentences()[:PLANTED_POOL]
-        if name == "planted:copy":
-            return CopyRewriter(epsilon=epsilon, q=q, pool=pool)
-        return LeakWordRewriter(epsilon=epsilon, q=q, pool=pool, words=_replacement_words()[:PLANTED_WORDS])
+    table = rewriters()
+    if name in table:
+        return table.get(name).factory(epsilon=epsilon, **check_options(name, options))
     if ":" in name and not name.startswith(("flawed:", "planted:")):
         if not allow_user_code:
             raise DPCoreError(
@@ -195,5 +192,5 @@ def load_rewriter(
         except Exception as exc:
             raise DPCoreError(f"{name} raised {type(exc).__name__}: {exc}") from None
         return check_rewriter(obj)
-    valid = ", ".join(c.name for c in available_rewriters())
+    valid = ", ".join(e.name for e in _in_order())
     raise DPCoreError(f"unknown rewriter {name!r}; choose one of: {valid}, or path/to/file.py:factory")

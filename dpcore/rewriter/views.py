@@ -56,7 +56,8 @@ def compute_view(settings: dict[str, Any], progress: Any = None) -> dict[str, An
     """Run the audit of ``settings``; its JSON record (without the run's seconds)."""
     from dpcore.rewriter import audit_rewriter, load_rewriter
 
-    rw = load_rewriter(settings["rewriter"], epsilon=float(settings["epsilon"]))
+    options = settings.get("options", {})
+    rw = load_rewriter(settings["rewriter"], epsilon=float(settings["epsilon"]), **options)
     res = audit_rewriter(
         rw,
         [(settings["x"], settings["x_prime"])],
@@ -85,9 +86,10 @@ def _shipped() -> dict[str, Any]:
 
 
 def find_view(settings: dict[str, Any]) -> str | None:
-    """The key of the view with exactly these settings (None: none)."""
+    """The key of the view with exactly these settings (None: none; a view runs the rewriter's
+    default options, so settings with ``options`` are never a view)."""
     for key, view in VIEWS.items():
-        if all(settings.get(k) == v for k, v in view.items()):
+        if all(settings.get(k) == view.get(k) for k in set(view) | set(settings)):
             return key
     return None
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.rewriter.catalog import FULL_VOCABULARY, REWRITERS
 from dpcore.rewriter.interface import RewriterClaim, same_length_premise
 from dpcore.validation import check_epsilon
 
@@ -37,6 +38,13 @@ CITATION = "Yue et al. 2021, SanText Thm 1: ε·d-LDP per word, summed over the 
 EMBEDDING, VOCAB_SIZE = "glove", 15_000
 
 
+@REWRITERS.register(
+    "santext-words",
+    summary="SanText applied to every word (ε·d per word, summed over the words)",
+    citation=CITATION,
+    tags=("kind:dpcore",),
+    display="dpcore's SanText on every word",
+)
 class WordSanitizerRewriter:
     """SanText applied to every word of a text (module docstring).
 
@@ -49,6 +57,7 @@ class WordSanitizerRewriter:
     """
 
     name = "santext-words"
+    PARAMETERS = (FULL_VOCABULARY,)
 
     def __init__(self, *, epsilon: float, full_vocabulary: bool = False) -> None:
         self.epsilon = check_epsilon(epsilon)

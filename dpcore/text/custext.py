@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.parameters import ParameterSpec
 from dpcore.text.mechanisms import ExponentialTokenMechanism, TextPrivacy
-from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import DEFAULT_MAX_ELEMENTS, iter_chunks
 from dpcore.text.vocab import Vocabulary

@@ -48,8 +48,8 @@ import numpy as np
 from dpcore.logspace import logsumexp
 from dpcore.memory import trim_after
 from dpcore.models.masked_lm import DEFAULT_BATCH_SIZE
+from dpcore.parameters import ParameterSpec
 from dpcore.text.mechanisms import TextMechanism, TextPrivacy
-from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import DEFAULT_MAX_ELEMENTS, first_exceeding
 from dpcore.text.vocab import Vocabulary

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.parameters import ParameterSpec
 from dpcore.text.mechanisms import NOISY_NN_MAX_ELEMENTS, TextMechanism, TextPrivacy
 from dpcore.text.nearest import decode_in_chunks, nearest
-from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.vocab import Vocabulary
 from dpcore.validation import DPCoreError, check_finite_float

@@ -35,8 +35,8 @@ import numpy as np
 from dpcore.blas import one_blas_thread
 from dpcore.formatting import epsilon_text
 from dpcore.logspace import logsumexp
+from dpcore.parameters import ParameterSpec
 from dpcore.text.nearest import POSITION_CHUNK, nearest_k
-from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import (
     DEFAULT_MAX_ELEMENTS,
@@ -742,7 +742,8 @@ def create_text_mechanism(
             f"{', '.join(unknown)} {'does' if len(unknown) == 1 else 'do'} not apply to {name} "
             f"(its parameters: {has})"
         )
-    from dpcore.text.parameters import check_parameter, mechanism_parameter_specs
+    from dpcore.parameters import check_parameter
+    from dpcore.text.parameters import mechanism_parameter_specs
 
     specs = {sp.name: sp for sp in mechanism_parameter_specs(name)}
     given = {k: check_parameter(specs[k], v) if k in specs else v for k, v in given.items()}

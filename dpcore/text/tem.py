@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.parameters import ParameterSpec
 from dpcore.text.mechanisms import ExponentialTokenMechanism, TextPrivacy
-from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.vocab import Vocabulary
 from dpcore.validation import check_probability

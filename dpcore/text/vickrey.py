@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.parameters import ParameterSpec
 from dpcore.text.mahalanobis import DEFAULT_LAMBDA, Mahalanobis
 from dpcore.text.mechanisms import NOISY_NN_MAX_ELEMENTS, Feyisetan, TextPrivacy
 from dpcore.text.nearest import decode_in_chunks, nearest_two
-from dpcore.text.parameters import ParameterSpec
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.vocab import Vocabulary
 from dpcore.validation import check_finite_float

@@ -32,7 +32,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dpcore.formatting import epsilon_text, percent
+from dpcore.formatting import MISSING, epsilon_text, percent
 from dpcore.pairtest.verdicts import NOT_DETECTED, OUT_OF_REACH, UNTESTED, VIOLATES, label
 from dpcore.prose import and_list
 from dpcore.rewriter.calibrate import NOMINAL, title, tpr_reach
@@ -494,7 +494,7 @@ def shown_table(calib: Mapping[str, Any]) -> pd.DataFrame:
         t = c["tpr_at_fpr"]
         low = as_float(t.get("lower"))
         certified = percent(low)
-        if certified and low <= fpr + 1e-12:
+        if not math.isnan(low) and low <= fpr + 1e-12:
             certified += " (chance)"
         elif _at_cap(calib, low):
             certified += " (at the cap)"
@@ -503,12 +503,12 @@ def shown_table(calib: Mapping[str, Any]) -> pd.DataFrame:
         rows.append(
             [
                 rewriter_title(calib, name),
-                f"{float(c['epsilon']):g} {_TABLE_PER.get(name) or per_unit(calib, name)}",
+                f"{epsilon_text(c['epsilon'])} {_TABLE_PER.get(name) or per_unit(calib, name)}",
                 loss(c["claimed_bound"]),
                 _bound(c["lower_bound"]),
                 certified,
                 percent(t.get("tpr")),
-                "" if math.isnan(sim) else f"{sim:.2f}",
+                MISSING if math.isnan(sim) else f"{sim:.2f}",
                 VERDICT_WORDS.get(str(c["verdict"]), str(c["verdict"])),
             ]
         )
