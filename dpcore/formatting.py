@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["MISSING", "epsilon_text", "percent", "percent_value"]
+__all__ = ["MISSING", "as_number", "epsilon_text", "percent", "percent_value"]
 
 #: What a missing number is written as.
 MISSING = "—"
@@ -38,7 +38,9 @@ _MAX_DECIMALS = 12
 _ONE_TOLERANCE = 1e-9
 
 
-def _as_float(v: Any) -> float:
+def as_number(v: Any) -> float:
+    """A number of a record as a float: None (and a bool) is NaN, the strings ``"inf"``, ``"-inf"``
+    and ``"nan"`` (how JSON records carry them) are those floats, anything unreadable is NaN."""
     if v is None or isinstance(v, bool):
         return math.nan
     try:
@@ -70,7 +72,7 @@ def percent(rate: Any, *, exact: bool = False) -> str:
     >>> percent(0.975, exact=True)
     '97.5%'
     """
-    p = _as_float(rate)
+    p = as_number(rate)
     if math.isnan(p):
         return MISSING
     pct = 100.0 * p
@@ -91,7 +93,7 @@ def percent(rate: Any, *, exact: bool = False) -> str:
 
 def percent_value(rate: Any, *, decimals: int = 1) -> float | None:
     """A rate as the number in a column headed "(%)": ``0.9375`` → ``93.8``; None when missing."""
-    p = _as_float(rate)
+    p = as_number(rate)
     return None if math.isnan(p) else round(100.0 * p, decimals)
 
 
@@ -112,7 +114,7 @@ def epsilon_text(value: Any, *, digits: int | None = None) -> str:
     str
         ``"1"``, ``"22.63"``, ``"∞"``; ``"—"`` for a missing ε.
     """
-    e = _as_float(value)
+    e = as_number(value)
     if math.isnan(e):
         return MISSING
     if math.isinf(e):

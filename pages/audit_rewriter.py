@@ -20,14 +20,13 @@ from typing import Any
 
 import streamlit as st
 
-from dpcore.formatting import epsilon_text, percent
+from dpcore.formatting import as_number, epsilon_text, percent
 from dpcore.reproduce import audit_rewriter_command, shell_command
 from dpcore.rewriter.distinguish import DISTINGUISHERS, TITLES
 from dpcore.rewriter.registry import available_rewriters
 from dpcore.rewriter.views import VIEWS, compute_view, find_view, shipped_view
 from dpcore.rewriter.words import LEFT_OUT, NON_LATIN, shown_event
 from dpcore.viz.rewriter_figure import (
-    as_float,
     bound,
     fmt,
     headline,
@@ -408,11 +407,11 @@ with more("The sentences, their rewrites and the chosen event", icon=":material/
         fmt(res["largest_certifiable_bound"]),
         help=f"The largest loss {rewrites:,} rewrites per input can certify at this confidence.",
     )
-    reach = as_float(res["largest_certifiable_bound"])
+    reach = as_number(res["largest_certifiable_bound"])
     if (
         tested
-        and math.isfinite(as_float(pair["lower_bound"]))
-        and as_float(pair["lower_bound"]) >= reach * (1 - 1e-9)
+        and math.isfinite(as_number(pair["lower_bound"]))
+        and as_number(pair["lower_bound"]) >= reach * (1 - 1e-9)
     ):
         st.caption(
             "The lower bound is as large as this run can certify: the real loss may be much larger "

@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from dpcore.formatting import percent
+from dpcore.formatting import as_number, percent
 from dpcore.pairtest.verdicts import NOT_DETECTED, VIOLATES, label
 from dpcore.verdicts.document import verdict_of
 from dpcore.verdicts.rows import GROUPS
@@ -85,21 +85,9 @@ VERDICT_KINDS: tuple[str, ...] = (
 )
 #: Each verdict in words (the filter and the tables).
 VERDICT_WORDS: dict[str, str] = {k: label(k) for k in VERDICT_KINDS}
-_NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
-
-
-def _num(v: Any) -> float:
-    """A number of the file (None → NaN; the strings of ±∞ and NaN → floats)."""
-    if v is None:
-        return math.nan
-    if isinstance(v, str):
-        return _NON_FINITE.get(v, math.nan)
-    return float(v)
-
-
 def _sig(v: Any, digits: int = 4) -> float:
     """``v`` to ``digits`` significant figures (a table needs no more); ±∞ and NaN unchanged."""
-    x = _num(v)
+    x = as_number(v)
     return x if not math.isfinite(x) else float(f"{x:.{digits}g}")
 
 
@@ -179,7 +167,7 @@ def table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
                 "verdict": safe_headline(r),
                 "|V|": a.get("vocab_size"),
                 "draws": a.get("samples_drawn"),
-                "seconds": _num(r.get("seconds")),
+                "seconds": as_number(r.get("seconds")),
             }
         )
     df = pd.DataFrame(out, columns=["library", "mechanism", "claim", "verdict", "|V|", "draws", "seconds"])
@@ -194,7 +182,7 @@ def table_for_download(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     df = table(rows)
     df.insert(0, "group", [r["group"] for r in rows])
     df["verdict code"] = [verdict_of(r) for r in rows]
-    df["epsilon"] = [_num(r.get("epsilon")) for r in rows]
+    df["epsilon"] = [as_number(r.get("epsilon")) for r in rows]
     df["certified excess (nats)"] = [certified_excess(r) for r in rows]
     df["smallest uniform flaw caught (nats)"] = [
         caught_delta(r) if verdict_of(r) == "not-detected" else None for r in rows
@@ -236,7 +224,7 @@ def _pair_rows(row: dict[str, Any], violates: bool) -> pd.DataFrame:
     for p in a.get("pairs", []):
         if bool(p.get("violates")) != violates or p.get("error"):
             continue
-        lb, cb = _num(p.get("lower_bound")), _num(p.get("claimed_bound"))
+        lb, cb = as_number(p.get("lower_bound")), as_number(p.get("claimed_bound"))
         out.append(
             {
                 "word x": p["x"],
@@ -294,8 +282,8 @@ def single_output(row: dict[str, Any]) -> pd.DataFrame:
         [
             {
                 "claim": _sig(s["claim"]),
-                "output probability ≥": f"{_num(s['output_probability']):.2g}"
-                if _num(s["output_probability"]) <= 1
+                "output probability ≥": f"{as_number(s['output_probability']):.2g}"
+                if as_number(s["output_probability"]) <= 1
                 else "cannot be caught",
             }
             for s in singles
@@ -410,7 +398,7 @@ def plan_sentence(row: dict[str, Any]) -> str:
     parts.append(f"T = {_int(plan.get('samples'))} draws per word to confirm")
     parts.append(f"{_int(plan.get('pairs'))} pair(s) confirmed")
     if plan.get("kind") == "fitted":
-        pred = _num(plan.get("predicted"))
+        pred = as_number(plan.get("predicted"))
         stated = plan.get("stated_class") or "uniform"
         what = "Δ" if stated == "uniform" else "p"
         unit = " nats" if stated == "uniform" else ""
@@ -424,7 +412,7 @@ def plan_sentence(row: dict[str, Any]) -> str:
                 "no size was predicted both to fit its minutes and to reach its class: the smallest ran"
             )
         if plan.get("estimate_seconds") is not None:
-            parts.append(f"estimated {_num(plan['estimate_seconds']):.0f} s")
+            parts.append(f"estimated {as_number(plan['estimate_seconds']):.0f} s")
         return "fitted to its minutes: " + "; ".join(parts)
     why = f" ({plan['why']})" if plan.get("why") else ""
     return f"fixed{why}: " + "; ".join(parts)
@@ -441,7 +429,7 @@ def check_sentence(row: dict[str, Any]) -> str:
         size += f", screen budget {_int(p['screen_budget'])}"
     size += f", T = {_int(p.get('samples'))}"
     verdict = VERDICT_WORDS.get(c.get("verdict"), str(c.get("verdict")))
-    took = f", {_num(c['seconds']):.2g} s" if c.get("seconds") else ""
+    took = f", {as_number(c['seconds']):.2g} s" if c.get("seconds") else ""
     why = f": {c['why']}" if c.get("why") else ""
     agrees = ""
     if row.get("status") == "ran" and c.get("verdict") in VERDICT_KINDS:
@@ -463,11 +451,11 @@ def header_sentence(header: dict[str, Any]) -> str:
     bits = [
         f"{header.get('started', '?')} to {header.get('finished', '?')}",
         f"on {header.get('machine', '?')}",
-        f"{_num(header.get('minutes')):g} minutes per fitted row",
+        f"{as_number(header.get('minutes')):g} minutes per fitted row",
         f"seed {header.get('seed', '?')}",
     ]
     if conf is not None:
-        bits.append(f"confidence {percent(_num(conf), exact=True)} family-wise per row")
+        bits.append(f"confidence {percent(as_number(conf), exact=True)} family-wise per row")
     bits.append(f"dpcore {header.get('dpcore_version', '?')}")
     text = ", ".join(bits) + "."
     if "--full-vocabulary" in str(header.get("command", "")):

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from dpcore.formatting import epsilon_text, percent
+from dpcore.formatting import as_number, epsilon_text, percent
 from dpcore.pairtest.verdicts import NOT_DETECTED, OUT_OF_REACH, label
 from dpcore.verdicts.document import verdict_of
 from dpcore.verdicts.rows import plan_full_vocabulary
@@ -31,16 +31,6 @@ GENERIC_CLAIMS = ("ε-LDP", "ε·d metric LDP", "ε·d + ε₀ metric LDP")
 _E0_TOLERANCE = 1e-6
 
 
-def _num(v: Any) -> float:
-    """A number of the file (None → NaN; the strings of ±∞ and NaN → floats)."""
-    if v is None or isinstance(v, bool):
-        return math.nan
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return math.nan
-
-
 def _finite(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
@@ -52,11 +42,11 @@ def _g(v: float, digits: int = 2) -> str:
 def nats(v: Any) -> str:
     """An amount of privacy loss in nats as the table, the page and the figure write it: three
     significant figures (``5.35``, ``0.0171``), ``∞`` when it is infinite."""
-    return _g(_num(v), 3)
+    return _g(as_number(v), 3)
 
 
 def _ratio(p: dict[str, Any]) -> float:
-    lb, cb = _num(p["lower_bound"]), _num(p["claimed_bound"])
+    lb, cb = as_number(p["lower_bound"]), as_number(p["claimed_bound"])
     return lb / cb if cb > 0 else math.inf
 
 
@@ -73,7 +63,7 @@ def largest_violation(row: dict[str, Any]) -> dict[str, Any] | None:
     audit = row["audit"]
     flagged = [p for p in audit["pairs"] if p.get("violates")]
     if flagged:
-        w = max(flagged, key=lambda p: (_ratio(p), _num(p["lower_bound"])))
+        w = max(flagged, key=lambda p: (_ratio(p), as_number(p["lower_bound"])))
         return {
             "kind": "pair",
             "x": w["x"],
@@ -81,19 +71,19 @@ def largest_violation(row: dict[str, Any]) -> dict[str, Any] | None:
             "lower_bound": w["lower_bound"],
             "claimed_bound": w["claimed_bound"],
             "ratio": _ratio(w),
-            "excess": _num(w["lower_bound"]) - _num(w["claimed_bound"]),
+            "excess": as_number(w["lower_bound"]) - as_number(w["claimed_bound"]),
             "event_source": w.get("event_source"),
         }
     rejecting = [t for t in audit["pooled"] if t.get("rejects")]
     if rejecting:
-        t = max(rejecting, key=lambda t: _num(t["excess_lower_bound"]))
+        t = max(rejecting, key=lambda t: as_number(t["excess_lower_bound"]))
         return {
             "kind": "pooled",
             "family": t["family"],
             "pairing": t["pairing"],
             "terms": t["terms"],
             "excess_lower_bound": t["excess_lower_bound"],
-            "excess": _num(t["excess_lower_bound"]),
+            "excess": as_number(t["excess_lower_bound"]),
         }
     return None
 
@@ -336,15 +326,16 @@ def epsilon0(row: dict[str, Any]) -> float | None:
         (audit.get(k) or {}).get("epsilon0") for k in ("claim", "sanitizer") if isinstance(audit.get(k), dict)
     ]
     for v in recorded:
-        if v is not None and not math.isnan(_num(v)):
-            return _num(v)
+        if v is not None and not math.isnan(as_number(v)):
+            return as_number(v)
     if "UMLDP" not in f"{row.get('summary') or ''} {row.get('claim') or ''}":
         return 0.0  # only UMLDP (Yue et al. 2021, Def. 3) adds an ε₀ to a metric claim
-    eps = _num(row.get("epsilon"))
+    eps = as_number(row.get("epsilon"))
     diffs = [
         cb - eps * d
         for p in audit.get("pairs", [])
-        if math.isfinite(cb := _num(p.get("claimed_bound"))) and math.isfinite(d := _num(p.get("distance")))
+        if math.isfinite(cb := as_number(p.get("claimed_bound")))
+        and math.isfinite(d := as_number(p.get("distance")))
     ]
     if not diffs or not math.isfinite(eps) or max(diffs) - min(diffs) > _E0_TOLERANCE:
         return None

@@ -32,7 +32,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dpcore.formatting import MISSING, epsilon_text, percent
+from dpcore.formatting import MISSING, as_number, epsilon_text, percent
 from dpcore.pairtest.verdicts import NOT_DETECTED, OUT_OF_REACH, UNTESTED, VIOLATES, label
 from dpcore.prose import and_list
 from dpcore.rewriter.calibrate import NOMINAL, title, tpr_reach
@@ -40,7 +40,7 @@ from dpcore.rewriter.calibrate import headline as calibration_headline
 from dpcore.validation import DPCoreError
 from dpcore.viz.axes import FONT
 from dpcore.viz.palette import SOFT_INK, colour
-from dpcore.viz.rewriter_figure import as_float, fmt
+from dpcore.viz.rewriter_figure import fmt
 
 __all__ = [
     "ESTIMATE_WORDS",
@@ -188,7 +188,7 @@ def page_headline(calib: Mapping[str, Any]) -> str:
     chance: list[str] = []
     for name in _names(calib):
         c = cells.get(name)
-        low = as_float(c["tpr_at_fpr"].get("lower")) if c is not None else math.nan
+        low = as_number(c["tpr_at_fpr"].get("lower")) if c is not None else math.nan
         if math.isnan(low):
             continue
         title_ = rewriter_title(calib, name)
@@ -243,7 +243,7 @@ def _names(calib: Mapping[str, Any]) -> list[str]:
 def _hover(calib: Mapping[str, Any], c: Mapping[str, Any]) -> str:
     t = c["tpr_at_fpr"]
     fpr = percent(_fpr(calib))
-    low = as_float(t.get("lower"))
+    low = as_number(t.get("lower"))
     if math.isnan(low):
         told = "not measured"
     elif low <= _fpr(calib) + 1e-12:
@@ -252,7 +252,7 @@ def _hover(calib: Mapping[str, Any], c: Mapping[str, Any]) -> str:
         told = f"at least {percent(low)} (certified)"
         if _at_cap(calib, low):
             told += ", the most this audit's size can certify"
-    sim = as_float(c.get("similarity"))
+    sim = as_number(c.get("similarity"))
     return (
         f"<b>{html.escape(rewriter_title(calib, str(c['rewriter'])))}</b>, nominal ε = "
         f"{epsilon_text(c['epsilon'])} ({html.escape(per_unit(calib, str(c['rewriter'])))})<br>"
@@ -261,7 +261,7 @@ def _hover(calib: Mapping[str, Any], c: Mapping[str, Any]) -> str:
         f"claim for the pair: {loss(c['claimed_bound'])}; "
         + (
             f"certified loss ≥ {loss(c['lower_bound'])}<br>"
-            if as_float(c["lower_bound"]) > 0
+            if as_number(c["lower_bound"]) > 0
             else "no leak shown (no certified loss above 0)<br>"
         )
         + f"verdict: {html.escape(VERDICT_WORDS.get(str(c['verdict']), str(c['verdict'])))}"
@@ -307,7 +307,7 @@ def calibration_figure(calib: Mapping[str, Any], *, height: int = HEIGHT) -> go.
         lows, ups, data = [], [], []
         for c in cells:
             t = c["tpr_at_fpr"]
-            low, est = as_float(t.get("lower")), as_float(t.get("tpr"))
+            low, est = as_number(t.get("lower")), as_number(t.get("tpr"))
             lows.append(None if math.isnan(low) else low)
             ups.append(0.0 if math.isnan(low) or math.isnan(est) else max(est - low, 0.0))
             data.append([float(c["epsilon"]), None if math.isnan(est) else est, t.get("upper")])
@@ -337,7 +337,7 @@ def calibration_figure(calib: Mapping[str, Any], *, height: int = HEIGHT) -> go.
             row=1,
             col=1,
         )
-        sims = [as_float(c.get("similarity")) for c in cells]
+        sims = [as_number(c.get("similarity")) for c in cells]
         fig.add_trace(
             go.Scatter(
                 x=[float(c["epsilon"]) for c in cells],
@@ -397,7 +397,7 @@ def calibration_figure(calib: Mapping[str, Any], *, height: int = HEIGHT) -> go.
         row=1,
         col=1,
     )
-    sims = [as_float(c.get("similarity")) for c in calib["cells"]]
+    sims = [as_number(c.get("similarity")) for c in calib["cells"]]
     low_sim = min([0.0, *[s for s in sims if not math.isnan(s)]])
     fig.update_yaxes(
         range=[low_sim - 0.03, 1.05],
@@ -449,13 +449,13 @@ def calibration_table(calib: Mapping[str, Any]) -> pd.DataFrame:
                 "rewriter": str(c["rewriter"]),
                 "epsilon": float(c["epsilon"]),
                 "nominal": str(c.get("nominal") or NOMINAL.get(str(c["rewriter"]), "ε")),
-                "claimed_bound": as_float(c["claimed_bound"]),
-                "lower_bound": as_float(c["lower_bound"]),
-                "largest_certifiable_bound": as_float(c.get("largest_certifiable_bound")),
-                "tpr_lower": as_float(t.get("lower")),
-                "tpr_estimate": as_float(t.get("tpr")),
-                "tpr_upper": as_float(t.get("upper")),
-                "similarity": as_float(c.get("similarity")),
+                "claimed_bound": as_number(c["claimed_bound"]),
+                "lower_bound": as_number(c["lower_bound"]),
+                "largest_certifiable_bound": as_number(c.get("largest_certifiable_bound")),
+                "tpr_lower": as_number(t.get("lower")),
+                "tpr_estimate": as_number(t.get("tpr")),
+                "tpr_upper": as_number(t.get("upper")),
+                "similarity": as_number(c.get("similarity")),
                 "verdict": str(c["verdict"]),
                 "event": c.get("event"),
             }
@@ -466,7 +466,7 @@ def calibration_table(calib: Mapping[str, Any]) -> pd.DataFrame:
 def loss(value: Any) -> str:
     """A privacy loss (nats) as the page shows it: 3 significant digits below 1,000, whole numbers
     with thousands separators from there (``3,200``, never ``3.2e+03``); ∞, and none for −∞."""
-    v = as_float(value)
+    v = as_number(value)
     if math.isfinite(v) and abs(v) >= 1000:
         return f"{v:,.0f}"
     return fmt(v)
@@ -474,7 +474,7 @@ def loss(value: Any) -> str:
 
 def _bound(value: Any) -> str:
     """A certified lower bound as the table shows it: "none" when it certifies no loss above 0."""
-    v = as_float(value)
+    v = as_number(value)
     if math.isnan(v):
         return ""
     return "none" if v <= 0 else loss(v)
@@ -492,13 +492,13 @@ def shown_table(calib: Mapping[str, Any]) -> pd.DataFrame:
     rows = []
     for c in calib["cells"]:
         t = c["tpr_at_fpr"]
-        low = as_float(t.get("lower"))
+        low = as_number(t.get("lower"))
         certified = percent(low)
         if not math.isnan(low) and low <= fpr + 1e-12:
             certified += " (chance)"
         elif _at_cap(calib, low):
             certified += " (at the cap)"
-        sim = as_float(c.get("similarity"))
+        sim = as_number(c.get("similarity"))
         name = str(c["rewriter"])
         rows.append(
             [

@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpcore.formatting import epsilon_text, percent
+from dpcore.formatting import as_number, epsilon_text, percent
 from dpcore.rewriter.distinguish import TITLES
 from dpcore.rewriter.registry import display_name
 from dpcore.rewriter.words import join_wordpieces, shown_event, shown_word
@@ -36,7 +36,6 @@ from dpcore.viz.tradeoff_figure import tradeoff_figure
 
 __all__ = [
     "DIRECTION_WORDS",
-    "as_float",
     "bound",
     "fmt",
     "headline",
@@ -68,16 +67,9 @@ def rewriter_name(name: str, *, start: bool = False) -> str:
     return "T" + text[1:] if start and text.startswith("the ") else text
 
 
-def as_float(value: Any) -> float:
-    """A number of the record (``"inf"``/``"-inf"`` strings for infinities; None is NaN)."""
-    if value is None:
-        return math.nan
-    return float(value)
-
-
 def fmt(value: Any, digits: int = 3) -> str:
     """A number as the page shows it: ``∞`` / ``none`` (−∞, an event never seen) / 3 significant digits."""
-    v = as_float(value)
+    v = as_number(value)
     if math.isnan(v):
         return ""
     if v == math.inf:
@@ -95,7 +87,7 @@ def bound(value: Any) -> str:
     >>> bound(-0.0219), bound("-inf"), bound(3.8098)
     ('none', 'none', '3.81')
     """
-    v = as_float(value)
+    v = as_number(value)
     if math.isnan(v):
         return ""
     return "none" if v <= 0 else fmt(v)
@@ -134,7 +126,7 @@ def tradeoff_pair(pair: Mapping[str, Any]) -> TradeoffPair | None:
     return TradeoffPair(
         null="x′",
         alt="x",
-        epsilon=as_float(rec["epsilon"]),
+        epsilon=as_number(rec["epsilon"]),
         boxes=tuple(boxes),
         unit="one rewrite",
         note=str(rec.get("note", "")),
@@ -186,7 +178,7 @@ def headline(result: Mapping[str, Any]) -> str:
         )
     w = max(
         tested,
-        key=lambda p: (bool(p["violates"]), as_float(p["lower_bound"]) - as_float(p["claimed_bound"])),
+        key=lambda p: (bool(p["violates"]), as_number(p["lower_bound"]) - as_number(p["claimed_bound"])),
     )
     lb, claimed = fmt(w["lower_bound"]), fmt(w["claimed_bound"])
     if verdict == "violates":
@@ -201,7 +193,7 @@ def headline(result: Mapping[str, Any]) -> str:
             f"certify at {conf} confidence, so this audit could not have shown a violation and shows "
             "nothing either way."
         )
-    if as_float(w["lower_bound"]) <= 0:
+    if as_number(w["lower_bound"]) <= 0:
         # a lower bound at or below 0 (−∞: the event never came out) is no leak shown, never a
         # "privacy loss of −0.02" (issue 58)
         return (
@@ -224,7 +216,7 @@ def tests_table(result: Mapping[str, Any], *, pair: int = 0) -> pd.DataFrame:
     p = result["pairs"][pair]
     rows = []
     for t in p.get("tests") or []:
-        lb = as_float(t["lower_bound"])
+        lb = as_number(t["lower_bound"])
         rows.append(
             {
                 "chosen for": DIRECTION_WORDS.get(t["direction"], t["direction"]),
@@ -234,10 +226,10 @@ def tests_table(result: Mapping[str, Any], *, pair: int = 0) -> pd.DataFrame:
                 "rewrites of x′ in it": int(t["count_x_prime"]),
                 "evaluation rewrites": int(t["samples"]),
                 "lower bound": lb,
-                "point estimate ε̂": as_float(t["point_estimate"]),
-                "claimed bound": as_float(p["claimed_bound"]),
+                "point estimate ε̂": as_number(t["point_estimate"]),
+                "claimed bound": as_number(p["claimed_bound"]),
                 "beyond the claim": "yes"
-                if math.isfinite(lb) and lb > as_float(p["claimed_bound"])
+                if math.isfinite(lb) and lb > as_number(p["claimed_bound"])
                 else "no",
             }
         )
