@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.audit import audit
+from dpcore.audit.headlines import display, headline, observer_sentence, shown_name
 from dpcore.audit.runner import plan_monte_carlo
 from dpcore.formatting import epsilon_text, percent
 from dpcore.limits import AUDIT_PAGE_MAX_DRAWS, AUDIT_PAGE_WORKERS
@@ -137,84 +138,6 @@ HOW_TO_READ = (
 FIGURE_HEIGHT = 470
 #: The observer's figure (px): the figure and its legend fit a 720-px screen.
 TRADEOFF_HEIGHT = 560
-
-
-def _display(m: str) -> str:
-    """A mechanism's name as a sentence writes it ("adept" → "ADePT"): the registry's display name."""
-    return VECTOR_MECHANISMS.display_name(m)
-
-
-def _shown(m: str) -> str:
-    """A mechanism in a verdict banner: its display name, with "(flawed reproduction)" if it is one."""
-    return f"{_display(m)} (flawed reproduction)" if VECTOR_MECHANISMS.get(m).flawed else _display(m)
-
-
-def _worst(rows: list[dict], m: str, eps: float) -> str:
-    """How far ``m`` exceeds ``eps`` in words: the largest privacy loss the figure draws for it."""
-    mine = [r for r in rows if r["mechanism"] == m]
-    name = _display(m)
-    # the majority vote's exact value, else the exact best attack's, else the certified MC bound
-    for col, what in (("exact", "privacy loss"), ("exact_lr", "privacy loss under the best attack")):
-        vals = [(float(r[col]), r["dim"]) for r in mine if r.get(col) is not None and not math.isnan(r[col])]
-        if vals and max(vals)[0] > eps:
-            v, n = max(vals)
-            return (
-                f"{name}'s {what} is infinite"
-                if math.isinf(v)
-                else f"{name}'s {what} reaches {v:.3g} at n = {n}"
-            )
-    vals = [(float(r["mc_verdict_lower_bound"]), r["dim"]) for r in mine if r.get("mc_verdict") == "violates"]
-    if vals:
-        v, n = max(vals)
-        return f"{name}'s privacy loss is at least {v:.3g} at n = {n} (lower confidence bound)"
-    return f"{name} exceeds it"
-
-
-def headline(
-    rows: list[dict], mechs: list[str], eps: float, violators: list[str], no_claim: list[str]
-) -> str:
-    """The page's one sentence: who breaks the claimed ε in this test, and by how much.
-
-    Each violator's number is the largest privacy loss the figure draws for it: the majority
-    vote's exact value when that exceeds the claim, else the exact likelihood-ratio attack's, else
-    the Monte-Carlo lower confidence bound (the certified value). At most three are named.
-    """
-    within = [m for m in mechs if m not in violators and m not in no_claim]
-    bad, kept, free = ([_display(m) for m in ms] for ms in (violators, within, no_claim))
-    if violators:
-        verb = "breaks" if len(violators) == 1 else "break"
-        text = f"In this test, {and_list(bad)} {verb} the promise of ε = {epsilon_text(eps)}: "
-        text += and_list([_worst(rows, m, eps) for m in violators[:3]])
-        if within:
-            text += f"; {and_list(kept)} {'stays' if len(within) == 1 else 'stay'} within it"
-        if no_claim:
-            text += f"; {and_list(free)} {'claims' if len(no_claim) == 1 else 'claim'} no privacy"
-        return text + "."
-    if within:
-        return (
-            f"In this test, no mechanism shown exceeds its promise of ε = {epsilon_text(eps)} "
-            "(passing one test is not a proof of privacy)."
-        )
-    text = f"{and_list(free)} {'claims' if len(no_claim) == 1 else 'claim'} no privacy: nothing to test."
-    return text[:1].upper() + text[1:]
-
-
-def observer_sentence(cells: dict[str, tuple[TradeoffPair, list[dict]]], dim: int, eps: float) -> str:
-    """One plain sentence from the cells' TPR at 1% FPR: how often an observer who wrongly accuses
-    1 in 100 releases of 0ⁿ names 1ⁿ rightly, per mechanism, against what ε allows."""
-    at1 = {
-        m: next((e for e in entries if abs(e["fpr"] - 0.01) < 1e-12), None)
-        for m, (_, entries) in cells.items()
-    }
-    at1 = {m: e for m, e in at1.items() if e is not None}
-    if not at1:
-        return ""
-    parts = [f"{percent(e['tpr'])} of the time for {_display(m)}" for m, e in at1.items()]
-    ceiling = percent(next(iter(at1.values()))["claim_ceiling"])
-    return (
-        f"At n = {dim}, an observer who wrongly names 1ⁿ for 1 in 100 releases of 0ⁿ names it rightly "
-        f"{and_list(parts)}; ε = {epsilon_text(eps)} allows at most {ceiling}."
-    )
 
 
 st.title("Privacy-loss audit")
@@ -367,27 +290,27 @@ size = f"n = {nmin}…{nmax}, ε = {epsilon_text(eps)}" + (
 if violators:
     st.error(
         f"Violates its claimed ε in this test ({size}; exact value, or the lower confidence bound, "
-        "above the claim): " + ", ".join(_shown(v) for v in violators),
+        "above the claim): " + ", ".join(shown_name(v) for v in violators),
         icon=":material/error:",
     )
 rest = [m for m in mechs if m not in violators and m not in no_claim]
 if rest:
     st.info(
         f"No violation detected by this test ({size}) for "
-        + ("the mechanisms shown" if len(rest) == len(mechs) else ", ".join(_shown(m) for m in rest))
+        + ("the mechanisms shown" if len(rest) == len(mechs) else ", ".join(shown_name(m) for m in rest))
         + ". This does not show that they are private: one pair of inputs and one attack family "
         "were tested."
         + (
             ""
             if not no_claim
-            else f" {and_list([_display(m) for m in no_claim])} "
+            else f" {and_list([display(m) for m in no_claim])} "
             f"{'claims' if len(no_claim) == 1 else 'claim'} no privacy (nothing to violate)."
         ),
         icon=":material/info:",
     )
 elif no_claim:
     st.info(
-        f"{and_list([_display(m) for m in no_claim])} {'claims' if len(no_claim) == 1 else 'claim'} no "
+        f"{and_list([display(m) for m in no_claim])} {'claims' if len(no_claim) == 1 else 'claim'} no "
         "privacy, so there is no claim to test.",
         icon=":material/info:",
     )
@@ -455,7 +378,7 @@ if exact_mechs:
     )
     with st.expander("How to read this"):
         levels = " ".join(
-            f"**{_display(m)}**: {e['meaning']}" for m, (_, entries) in t_cells.items() for e in entries
+            f"**{display(m)}**: {e['meaning']}" for m, (_, entries) in t_cells.items() for e in entries
         )
         st.markdown(
             f"""
@@ -516,7 +439,7 @@ disagree = sorted({r["mechanism"] for r in rows if r.get("mc_declaration_disagre
 if disagree:
     st.warning(
         "The real sampler's draws disagree with the declared per-coordinate probabilities of: "
-        + ", ".join(_shown(v) for v in disagree)
+        + ", ".join(shown_name(v) for v in disagree)
         + ". Their exact values describe the declaration, not what the sampler does.",
         icon=":material/warning:",
     )

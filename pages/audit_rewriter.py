@@ -14,7 +14,6 @@ page audits registered rewriters only: it never loads or runs user code (the CLI
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
@@ -23,6 +22,7 @@ import streamlit as st
 from dpcore.formatting import as_number, epsilon_text, percent
 from dpcore.reproduce import audit_rewriter_command, shell_command
 from dpcore.rewriter.distinguish import DISTINGUISHERS, TITLES
+from dpcore.rewriter.power import at_reach
 from dpcore.rewriter.registry import available_rewriters
 from dpcore.rewriter.views import VIEWS, compute_view, find_view, shipped_view
 from dpcore.rewriter.words import LEFT_OUT, NON_LATIN, shown_event
@@ -407,12 +407,7 @@ with more("The sentences, their rewrites and the chosen event", icon=":material/
         fmt(res["largest_certifiable_bound"]),
         help=f"The largest loss {rewrites:,} rewrites per input can certify at this confidence.",
     )
-    reach = as_number(res["largest_certifiable_bound"])
-    if (
-        tested
-        and math.isfinite(as_number(pair["lower_bound"]))
-        and as_number(pair["lower_bound"]) >= reach * (1 - 1e-9)
-    ):
+    if tested and at_reach(as_number(pair["lower_bound"]), as_number(res["largest_certifiable_bound"])):
         st.caption(
             "The lower bound is as large as this run can certify: the real loss may be much larger "
             "(more rewrites raise the ceiling, about ln N)."

@@ -15,7 +15,7 @@ from scipy.stats import binom
 from dpcore.rewriter import audit_rewriter
 from dpcore.rewriter.pairs import _replacement_words, corpus_sentences
 from dpcore.rewriter.planted import CopyRewriter, LeakWordRewriter, planted_loss
-from dpcore.rewriter.power import stated_power, statements
+from dpcore.rewriter.power import at_reach, reach, stated_power, statements
 
 RUNS = 60
 N = 200
@@ -74,3 +74,11 @@ def test_a_rewriter_at_its_claim_is_rarely_flagged_though_its_estimate_often_exc
     assert flagged <= binom.ppf(0.999, RUNS, 0.05)
     # the point estimate alone would have "caught" it often: the test's bounds are what keep it valid
     assert above >= RUNS // 5
+
+
+def test_a_bound_at_its_runs_reach_is_said_to_be_so() -> None:
+    top = reach(200, 0.025)
+    assert at_reach(top, top) and at_reach(top * (1 - 1e-12), top)
+    assert not at_reach(top * 0.99, top) and not at_reach(float("nan"), top)
+    assert not at_reach(float("-inf"), top) and not at_reach(float("inf"), top)
+

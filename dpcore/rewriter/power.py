@@ -35,6 +35,7 @@ __all__ = [
     "MARKERS",
     "MARKER_PROBABILITIES",
     "NOT_COVERED",
+    "at_reach",
     "log10_rewrites_needed",
     "reach",
     "rewrites_needed",
@@ -53,6 +54,12 @@ NOT_COVERED = "a marker only in characters (a suffix, a spelling) is not covered
 def reach(n_eval: int, alpha: float) -> float:
     """The largest lower bound ``n_eval`` evaluation rewrites per input can certify at level α."""
     return float(cp_max_log_ratio(int(n_eval), float(alpha)))
+
+
+def at_reach(lower_bound: float, largest: float) -> bool:
+    """Whether a certified lower bound is as large as its run can certify (:func:`reach`): the real
+    loss may then be much larger, and only more rewrites (about ln N) would show more."""
+    return math.isfinite(lower_bound) and lower_bound >= largest * (1 - 1e-9)
 
 
 def rewrites_needed(claim: float, alpha: float, *, limit: int = 1 << 40) -> int | None:
