@@ -86,21 +86,23 @@ class WorkersDied(DPCoreError):
 
 # --- in a worker --------------------------------------------------------------------------------
 
-#: (state, build) the forked workers inherit; set in the parent only while its pools live.
-_FORK_PAYLOAD: tuple[Any, Callable[[Any], Any] | None] | None = None
+#: Run token → (state, build) that forked workers inherit; an entry lives while its run's pools do.
+#: Keyed, so that runs in two threads of one process (a server) each fork their own state.
+_FORK_PAYLOADS: dict[str, tuple[Any, Callable[[Any], Any] | None]] = {}
 #: The state a task gets, in a worker of a local pool.
 _STATE: Any = None
 #: Ray workers: run token -> built state (a Ray worker runs many tasks, of one run or several).
 _RAY_STATES: dict[str, Any] = {}
 
 
-def _init_worker(parent: int, payload: tuple[Any, Callable[[Any], Any] | None] | None) -> None:
+def _init_worker(parent: int, payload: str | tuple[Any, Callable[[Any], Any] | None]) -> None:
     """Initializer of every local worker: die with ``parent``, then hold the run's state."""
     global _STATE
     from dpcore.lifeline import worker_init
 
     worker_init(parent)  # first: a worker never outlives the run, even while it builds the state
-    state, build = _FORK_PAYLOAD if payload is None else payload  # type: ignore[misc]
+    # forked: the run's token, its entry inherited; spawned: the pickled (state, build) itself
+    state, build = _FORK_PAYLOADS[payload] if isinstance(payload, str) else payload
     _STATE = build(state) if build is not None else state
 
 
@@ -129,14 +131,18 @@ class _Died(Exception):
 class _LocalPool:
     """Local processes (fork or spawn), or threads where fork is wanted but not available."""
 
-    def __init__(self, workers: int, state: Any, build: Callable[[Any], Any] | None, start: str) -> None:
+    def __init__(
+        self, workers: int, state: Any, build: Callable[[Any], Any] | None, start: str, token: str
+    ) -> None:
         import multiprocessing as mp
 
         self.workers, self.state, self.build = workers, state, build
         self.parent = os.getpid()
         self.threads = start == "fork" and "fork" not in mp.get_all_start_methods()
         self.ctx = None if self.threads else mp.get_context(start)
-        self.payload = None if start == "fork" else (state, build)
+        self.payload: str | tuple[Any, Callable[[Any], Any] | None] = (
+            token if start == "fork" else (state, build)
+        )
         self.built = None
         if self.threads:  # pragma: no cover - no fork (Windows, some macOS set-ups)
             self.built = build(state) if build is not None else state
@@ -371,19 +377,14 @@ def run_tasks(
         finally:
             stop()
         return
-    global _FORK_PAYLOAD
-    backend = _LocalPool(workers, state, build, start)
+    token = secrets.token_hex(8)
+    backend = _LocalPool(workers, state, build, start, token)
     if start == "fork":
-        if _FORK_PAYLOAD is not None:
-            raise DPCoreError(
-                "a forking pool is already running in this process; nested pools are not supported"
-            )
-        _FORK_PAYLOAD = (state, build)
+        _FORK_PAYLOADS[token] = (state, build)
     try:
         yield from _loop(backend, fn, items, in_flight, ordered, on_lost, what)
     finally:
-        if start == "fork":
-            _FORK_PAYLOAD = None
+        _FORK_PAYLOADS.pop(token, None)
 
 
 def _loop(

@@ -103,6 +103,20 @@ def test_build_turns_the_state_into_the_tasks_state_once_per_worker() -> None:
 
 
 @needs_fork
+def test_two_runs_in_two_threads_each_fork_their_own_state() -> None:
+    """A server runs requests in threads: each run's forked workers inherit that run's state."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as threads:
+        runs = [
+            threads.submit(lambda k=k: _in_order(run_tasks(square_plus, ITEMS, state=k, workers=2)))
+            for k in (5, 7)
+        ]
+        five, seven = (r.result() for r in runs)
+    assert five == EXPECTED and seven == [x * x + 7 for x in ITEMS]
+
+
+@needs_fork
 def test_the_tasks_run_in_worker_processes() -> None:
     pids = {pid for _, pid in run_tasks(pid_of, range(50), workers=2)}
     assert pids and os.getpid() not in pids
