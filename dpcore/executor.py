@@ -235,6 +235,7 @@ class _RayTasks:
         self.build = build
         self.token = secrets.token_hex(8)
         self.remote = ray.remote(num_cpus=cpus_per_task, max_retries=0)(_ray_call)
+        self.named: Any = None  # the remote function named for the run's task, made at first submit
         cpus = ray.cluster_resources().get("CPU", workers)
         self.cap = max(1, int(cpus // max(cpus_per_task, 1e-9))) if cpus_per_task else max(1, workers)
         self.died = (ray.exceptions.WorkerCrashedError, ray.exceptions.OutOfMemoryError)
@@ -245,9 +246,9 @@ class _RayTasks:
         pass
 
     def submit(self, fn: Callable[[Any, Any], Any], item: Any) -> Any:
-        # named for the task (a worker's process title reads ray::<name>)
-        task = self.remote.options(name=getattr(fn, "__name__", "task"))
-        ref = task.remote(fn, self.state_ref, self.build, self.token, item)
+        if self.named is None:  # named for the task (a worker's process title reads ray::<name>)
+            self.named = self.remote.options(name=getattr(fn, "__name__", "task"))
+        ref = self.named.remote(fn, self.state_ref, self.build, self.token, item)
         self.gen_of[ref] = self.gen
         return ref
 

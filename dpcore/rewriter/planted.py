@@ -219,6 +219,13 @@ class LeakSuffixRewriter(LeakWordRewriter):
         return planted_loss(self.q, len(self.LETTERS))
 
 
+def _public_pool() -> list[str]:
+    """The registered planted rewriters' pool: the first :data:`PLANTED_POOL` corpus sentences."""
+    from dpcore.rewriter.pairs import corpus_sentences
+
+    return corpus_sentences()[:PLANTED_POOL]
+
+
 @REWRITERS.register(
     "planted:copy",
     summary="test instrument: copies its input with probability q",
@@ -228,9 +235,7 @@ class LeakSuffixRewriter(LeakWordRewriter):
 )
 def copy_rewriter(*, epsilon: float, q: float = 0.5) -> CopyRewriter:
     """:class:`CopyRewriter` over the first :data:`PLANTED_POOL` corpus sentences."""
-    from dpcore.rewriter.pairs import corpus_sentences
-
-    return CopyRewriter(epsilon=epsilon, q=q, pool=corpus_sentences()[:PLANTED_POOL])
+    return CopyRewriter(epsilon=epsilon, q=q, pool=_public_pool())
 
 
 @REWRITERS.register(
@@ -242,10 +247,10 @@ def copy_rewriter(*, epsilon: float, q: float = 0.5) -> CopyRewriter:
 )
 def leak_word_rewriter(*, epsilon: float, q: float = 0.5) -> LeakWordRewriter:
     """:class:`LeakWordRewriter` over the corpus pool and :data:`PLANTED_WORDS` ordinary words."""
-    from dpcore.rewriter.pairs import _replacement_words, corpus_sentences
+    from dpcore.rewriter.pairs import _replacement_words
 
-    pool = corpus_sentences()[:PLANTED_POOL]
-    return LeakWordRewriter(epsilon=epsilon, q=q, pool=pool, words=_replacement_words()[:PLANTED_WORDS])
+    words = _replacement_words()[:PLANTED_WORDS]
+    return LeakWordRewriter(epsilon=epsilon, q=q, pool=_public_pool(), words=words)
 
 
 copy_rewriter.PARAMETERS = (Q,)  # type: ignore[attr-defined]

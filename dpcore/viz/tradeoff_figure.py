@@ -103,7 +103,7 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def _rate(p: float) -> str:
-    """A rate for a label: a percentage (:func:`dpcore.tradeoff.percent`), or below 0.0001% in
+    """A rate for a label: a percentage (:func:`dpcore.formatting.percent`), or below 0.0001% in
     powers of ten ("9.1 × 10⁻³⁵"), never "9.1e-33%"."""
     if p == 0.0 or p >= 1e-6:
         return percent(p)
