@@ -5,8 +5,10 @@ Pages are listed once, in :data:`pages._shared.PAGES`; this file only wires navi
 
 import streamlit as st
 
+from dpcore.memory import limit_malloc_arenas
 from pages._shared import PAGES, ensure_navigation, page_style
 
+limit_malloc_arenas()  # each page runs in a new thread: two shared heaps, not one per thread
 ensure_navigation()
 page_style()
 

@@ -23,7 +23,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 
-__all__ = ["release_after_pass", "release_free_memory", "trim_after"]
+__all__ = ["limit_malloc_arenas", "release_after_pass", "release_free_memory", "trim_after"]
 
 _LOOP = threading.local()
 
@@ -40,6 +40,37 @@ def _malloc_trim() -> Callable[[int], int] | None:
     trim.argtypes = [ctypes.c_size_t]
     trim.restype = ctypes.c_int
     return trim
+
+
+#: glibc's ``mallopt`` parameter number of ``M_ARENA_MAX``.
+_M_ARENA_MAX = -8
+
+
+def limit_malloc_arenas(arenas: int = 2) -> bool:
+    """Let glibc's malloc use at most ``arenas`` heaps, shared by all threads from now on.
+
+    glibc gives each thread that allocates under contention a heap of its own (up to 8 per
+    core); a Streamlit server runs every page in a new thread, so freed memory ends up spread
+    over many heaps that are never handed back. Two heaps held the issue-60 visitor walk
+    (``bench/app_memory.py --visitor``) at 617 MiB instead of 661 (one run each, 2 cores), the
+    same as ``MALLOC_ARENA_MAX=2`` in the environment. Threads that already have a heap keep it.
+
+    Returns
+    -------
+    bool
+        Whether the C library took the setting (glibc); ``False`` elsewhere, where it does
+        nothing.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(_M_ARENA_MAX, max(1, int(arenas))))
 
 
 def release_free_memory() -> bool:

@@ -123,11 +123,12 @@ SPECS = {
 Params = pv.Params
 
 
-@st.cache_resource(max_entries=4, show_spinner="Loading the embedding…")
 def get_vocab(vsize: int, emb: str = "glove"):
     """GloVe at the chosen size; a mechanism that needs another embedding (dp-mlm: BERT
-    WordPieces, bert-wordpiece) gets that embedding's whole vocabulary."""
-    return build_vocabulary(emb, size=vsize if emb == "glove" else None)
+    WordPieces, bert-wordpiece) gets that embedding's whole vocabulary. Cached by the library
+    within the server's memory budget (:mod:`dpcore.models.resident`)."""
+    with st.spinner("Loading the embedding…"):  # shown only when a load takes over 0.5 s
+        return build_vocabulary(emb, size=vsize if emb == "glove" else None)
 
 
 emb_of = pv.embedding_of
@@ -150,11 +151,12 @@ def paper_fig4_setting() -> None:
             st.session_state[name] = value
 
 
-@st.cache_resource(max_entries=1, show_spinner="Loading the masked-LM attacker…")
 def get_mlm():
+    """The shipped masked LM, cached by the library within the server's memory budget."""
     from dpcore.models.masked_lm import load_mlm
 
-    return load_mlm()
+    with st.spinner("Loading the masked-LM attacker…"):
+        return load_mlm()
 
 
 RES = pv.Resources(vocab=get_vocab, mlm=get_mlm)

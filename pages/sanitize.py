@@ -1,7 +1,8 @@
 """Sanitize text: SanText, SanText+ and baselines over real word embeddings (Yue et al. 2021).
 
 Widgets → dpcore.text (mechanisms, sanitize, metrics) → dpcore.viz.sanitize_figure. Embeddings
-and vocabularies are cached per process (st.cache_resource), results per input (st.cache_data).
+and vocabularies are cached by the library within the server's memory budget
+(:mod:`dpcore.models.resident`), results per input (st.cache_data).
 The URL carries every setting except the text itself.
 
 The first screen tells the story (issue 50): one headline sentence (the mechanism, ε, how many
@@ -175,11 +176,13 @@ def mechanism_title(name: str) -> str:
 VocabKey = tuple[int, bool]
 
 
-@st.cache_resource(max_entries=5, show_spinner="Loading the embedding…")
 def get_vocab(emb: str, vkey: VocabKey) -> Vocabulary:
-    """The embedding's vocabulary: GloVe cut to its size, offensive words left out unless full."""
+    """The embedding's vocabulary: GloVe cut to its size, offensive words left out unless full.
+    Cached by the library within the server's memory budget (:mod:`dpcore.models.resident`), so
+    the page keeps no copy of its own."""
     vsize, full = vkey
-    return build_vocabulary(emb, size=vsize if emb == "glove" else None, full=full)
+    with st.spinner("Loading the embedding…"):  # shown only when a load takes over 0.5 s
+        return build_vocabulary(emb, size=vsize if emb == "glove" else None, full=full)
 
 
 Params = tuple[tuple[str, float | int], ...]

@@ -64,6 +64,9 @@ ONE_THREAD_ENV = {
     "MKL_NUM_THREADS": "1",
     "DPCORE_ORT_THREADS": "1",
     "DPCORE_WORKERS": "1",
+    # a worker runs every model and vocabulary of the suite: one load each, as before the memory
+    # budget (dpcore.models.resident; tests/test_resident.py sets its own)
+    "DPCORE_RESIDENT_MIB": "1024",
 }
 
 

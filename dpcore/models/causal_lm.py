@@ -36,6 +36,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from dpcore.models.resident import resident
 from dpcore.validation import DPCoreError
 
 __all__ = [
@@ -321,7 +322,14 @@ def _load_converted(folder: Path) -> tuple[Any, Any]:
     return tokenizer, model
 
 
-@functools.lru_cache(maxsize=2)
+def _smollm2_bytes(lm: SmolLM2) -> int:
+    model = getattr(lm, "model", None)
+    params = getattr(model, "parameters", None)
+    return sum(p.numel() * p.element_size() for p in params()) if callable(params) else 0
+
+
+@resident("causal LM", size=_smollm2_bytes)
 def load_smollm2(device: str = "cpu") -> SmolLM2:
-    """The shipped model on ``device``, loaded once per process."""
+    """The shipped model on ``device``, loaded once per process (within the memory budget of
+    :mod:`dpcore.models.resident`)."""
     return SmolLM2(device=device)

@@ -28,7 +28,6 @@ imported.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -40,6 +39,8 @@ import numpy as np
 
 from dpcore.memory import release_after_pass
 from dpcore.models.folder import validate_model_folder
+from dpcore.models.onnx_session import onnx_session_bytes
+from dpcore.models.resident import resident
 from dpcore.validation import DPCoreError, check_int
 
 __all__ = [
@@ -111,6 +112,15 @@ class MaskedLM:
     backend: str = "torch"
     vocab_size: int = 0
     max_positions: int = 512
+
+    def resident_bytes(self) -> int:
+        """About the bytes the loaded model holds (:mod:`dpcore.models.resident`): an ONNX graph
+        stored in float16 is held in float32 (twice the file, plus the session's 16 MiB); a torch
+        model, its parameters."""
+        if self.backend == "onnxruntime":
+            return onnx_session_bytes(Path(self.name) / "model.onnx")
+        params = getattr(self.model, "parameters", None)
+        return sum(p.numel() * p.element_size() for p in params()) if callable(params) else 0
 
     @property
     def max_length(self) -> int:
@@ -201,9 +211,14 @@ def _read_record(folder: str | Path) -> dict[str, Any] | None:
     return None
 
 
-@functools.lru_cache(maxsize=1)
+def _onnx_expected(folder: str, fuse_decoder: bool = False) -> int:
+    return onnx_session_bytes(Path(folder) / "model.onnx")
+
+
+@resident("masked LM", expect=_onnx_expected)
 def _load_onnx(folder: str, fuse_decoder: bool = False) -> MaskedLM:
-    """The shipped attacker on onnxruntime (cached: one session per process).
+    """The shipped attacker on onnxruntime (cached within the process's memory budget,
+    :mod:`dpcore.models.resident`).
 
     The shipped graph computes its tied decoder so that onnxruntime keeps no pre-packed copy of
     the word-embedding matrix (:func:`dpcore.attack.onnx_export.unpack_tied_decoder`); the
@@ -242,7 +257,7 @@ def _load_onnx(folder: str, fuse_decoder: bool = False) -> MaskedLM:
     )
 
 
-@functools.lru_cache(maxsize=2)
+@resident("masked LM")
 def _load_torch(name: str, precision: str) -> MaskedLM:
     os.environ["HF_HUB_OFFLINE"] = "1"
     from transformers import AutoModelForMaskedLM, AutoTokenizer

@@ -16,12 +16,12 @@ The files were written by :func:`dpcore.attack.onnx_export.export_encoder` from 
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dpcore.models.resident import resident
 from dpcore.validation import DPCoreError
 
 __all__ = ["MINILM_DIR", "encode_sentences", "load_word_embeddings", "minilm_file"]
@@ -49,7 +49,13 @@ def load_word_embeddings() -> np.ndarray:
     return np.load(minilm_file("word_embeddings.npy"), mmap_mode="r")
 
 
-@functools.lru_cache(maxsize=1)
+def _encoder_bytes(_loaded: Any) -> int:
+    from dpcore.models.onnx_session import onnx_session_bytes
+
+    return onnx_session_bytes(minilm_file("encoder.onnx"))
+
+
+@resident("MiniLM encoder", size=_encoder_bytes, expect=lambda: _encoder_bytes(None))
 def _encoder() -> tuple[Any, Any]:
     import onnxruntime as ort
     from tokenizers import Tokenizer

@@ -15,11 +15,12 @@ the MiniLM sentence encoder): one home, so both behave alike.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from dpcore.validation import env_whole_number
 
-__all__ = ["THREADS_ENV", "intra_op_threads", "session_options"]
+__all__ = ["THREADS_ENV", "intra_op_threads", "onnx_session_bytes", "session_options"]
 
 #: The environment variable that sets onnxruntime's intra-op threads (unset: its default).
 THREADS_ENV = "DPCORE_ORT_THREADS"
@@ -47,3 +48,12 @@ def session_options() -> Any:
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     opts.intra_op_num_threads = intra_op_threads()
     return opts
+
+
+def onnx_session_bytes(path: Path) -> int:
+    """About the memory a session of the graph at ``path`` holds once loaded: twice the file (the
+    shipped graphs store their weights in float16 and onnxruntime holds them in float32) plus
+    16 MiB for the session itself (the shipped masked LM: 87 MiB measured, 103 estimated; the
+    MiniLM encoder: 71 measured, 58 estimated). 0 when the file is missing.
+    """
+    return 2 * path.stat().st_size + 16 * 2**20 if path.is_file() else 0

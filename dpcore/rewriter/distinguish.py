@@ -30,7 +30,8 @@ seen once from winning), the best of all of them taken per direction:
     (:func:`dpcore.models.minilm.encode_sentences`) onto the difference of the two inputs' mean
     embeddings, cross-fitted in the same way: what a paraphrase keeps of the meaning.
 
-Everything is vectorised over rewrites and n-grams; nothing loops over rewrites.
+Counting and selection are vectorised over rewrites and n-grams; only reading each rewrite's
+n-grams is string work, one text at a time (:mod:`dpcore.rewriter.ngrams`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore.pairtest.estimator import SORT_ALPHA, best_prefix
+from dpcore.rewriter.ngrams import ngram_matrix
 from dpcore.stats import cp_log_ratio_lower, log_cp_lower, log_cp_upper
 from dpcore.validation import DPCoreError
 
@@ -217,24 +219,10 @@ def _exact_candidates(texts: list[str], m: int, n_eval: int, alpha: float) -> di
     return out
 
 
-def _ngram_matrix(texts: list[str], kind: str):
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    if kind == "words":
-        vec = CountVectorizer(binary=True, lowercase=True, ngram_range=(1, 2), token_pattern=r"(?u)\b\w+\b")
-    else:
-        vec = CountVectorizer(binary=True, lowercase=True, analyzer="char_wb", ngram_range=(3, 4))
-    try:
-        x = vec.fit_transform(texts).tocsr()
-    except ValueError:  # every text empty of n-grams
-        return None, np.array([], dtype=object)
-    return x, vec.get_feature_names_out()
-
-
 def _ngram_candidates(
     kind: str, texts: list[str], m: int, n_eval: int, alpha: float
 ) -> dict[str, _Candidate]:
-    x, names = _ngram_matrix(texts, kind)
+    x, names = ngram_matrix(texts, kind)
     if x is None or x.shape[1] == 0:
         return {}
     unit = "word n-gram" if kind == "words" else "character n-gram"

@@ -263,11 +263,16 @@ class DPMLM(TextMechanism):
 
     @property
     def mlm(self) -> Any:
-        """The masked LM (the shipped attacker unless one was given)."""
+        """The masked LM (the shipped attacker unless one was given).
+
+        The shipped one is asked of :func:`~dpcore.models.masked_lm.load_mlm` at each use, not
+        kept here: it stays cached within the process's memory budget
+        (:mod:`dpcore.models.resident`), and a mechanism that outlives its computation does not
+        hold 90 MiB the budget has let go."""
         if self._mlm is None:
             from dpcore.models.masked_lm import load_mlm
 
-            self._mlm = load_mlm()
+            return load_mlm()
         return self._mlm
 
     @property

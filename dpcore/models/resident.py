@@ -1,0 +1,236 @@
+"""The heavy objects a process keeps (models, embedding vocabularies), within one memory budget.
+
+A dashboard server lives for days and serves every page: the masked LM of the attack page,
+the MiniLM encoder of the rewriter audit, the vocabularies of the Sanitize and text-audit pages.
+Cached each on its own (``functools.lru_cache``, ``st.cache_resource``), they all stay: one
+visitor who opened every page and ran a DP-MLM audit held 863 MiB, above the 690 MB of
+Community Cloud's smallest tier (issue 60). Here they share one budget instead:
+
+- :func:`resident` caches a loader's results by its arguments, like ``functools.lru_cache``;
+- every cached object counts its bytes (its ``resident_bytes()`` method, or the ``size``
+  function given to :func:`resident`), measured again each time the budget is checked, so an
+  object that grows (a vocabulary whose vectors are read on first use) is counted as it is;
+- when a new object takes the total above the budget, the least recently used others are
+  dropped until it fits (the new one is always kept), and freed memory goes back to the system
+  (:func:`dpcore.memory.release_free_memory`). A dropped object that a running computation
+  still holds lives until that computation ends; the next call loads it again.
+
+The budget is ``DPCORE_RESIDENT_MIB`` MiB (a whole number from 16 to 1,048,576), or
+:data:`DEFAULT_BUDGET_MIB`. Results never depend on it: a dropped object is loaded again
+identically; only time does (a reload costs one to two seconds).
+
+Callers must not keep a cached object beyond their computation (a page must not put one in
+``st.cache_resource`` or a module global): what they keep, the budget cannot drop.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any, Generic, ParamSpec, TypeVar
+
+from dpcore.validation import env_whole_number
+
+__all__ = [
+    "BUDGET_ENV",
+    "DEFAULT_BUDGET_MIB",
+    "ResidentEntry",
+    "budget_bytes",
+    "check_budget",
+    "clear",
+    "entries",
+    "resident",
+    "total_bytes",
+]
+
+#: The environment variable that sets the budget, in MiB.
+BUDGET_ENV = "DPCORE_RESIDENT_MIB"
+#: The budget when :data:`BUDGET_ENV` is unset: one large model at a time (the masked LM, about
+#: 90 MiB in float32, or the MiniLM encoder, about 70 MiB) with small vocabularies beside it.
+#: A computation that needs two large ones at once (a DP-MLM rewriter audit: the masked LM for
+#: the rewrites, then the encoder for the MiniLM distinguisher) holds both while it runs, but the
+#: first leaves the cache when the second loads; the next computation that needs it loads it again
+#: (1–2 s). A server with memory to spare sets ``DPCORE_RESIDENT_MIB=512``.
+DEFAULT_BUDGET_MIB = 128
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+_LOCK = threading.RLock()
+_ENTRIES: OrderedDict[Hashable, _Slot] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class ResidentEntry:
+    """One cached object, as :func:`entries` reports it."""
+
+    kind: str
+    key: str
+    bytes: int
+
+
+class _Slot(Generic[T]):
+    """A cache entry: loaded once under its own lock, so two threads never load it twice."""
+
+    def __init__(self, kind: str, size: Callable[[Any], int] | None) -> None:
+        self.kind = kind
+        self.size = size
+        self.lock = threading.Lock()
+        self.value: Any = None
+        self.loaded = False
+
+    def nbytes(self) -> int:
+        if not self.loaded:
+            return 0
+        if self.size is not None:
+            return int(self.size(self.value))
+        measure = getattr(self.value, "resident_bytes", None)
+        return int(measure()) if callable(measure) else 0
+
+
+def budget_bytes() -> int:
+    """The budget in bytes: ``DPCORE_RESIDENT_MIB`` MiB, or :data:`DEFAULT_BUDGET_MIB`.
+
+    Raises
+    ------
+    DPCoreError
+        When the variable is set to anything but a whole number from 16 to 1,048,576.
+    """
+    mib = env_whole_number(BUDGET_ENV, min_value=16, max_value=1 << 20)
+    return (DEFAULT_BUDGET_MIB if mib is None else mib) * 2**20
+
+
+def total_bytes() -> int:
+    """The bytes the cached objects hold now (each measured now)."""
+    with _LOCK:
+        slots = list(_ENTRIES.values())
+    return sum(s.nbytes() for s in slots)
+
+
+def entries() -> list[ResidentEntry]:
+    """The cached objects, least recently used first."""
+    with _LOCK:
+        items = list(_ENTRIES.items())
+    return [ResidentEntry(s.kind, _show(k), s.nbytes()) for k, s in items if s.loaded]
+
+
+def clear(kind: str | None = None) -> None:
+    """Drop every cached object (of one kind when ``kind`` is given); for tests and benchmarks."""
+    with _LOCK:
+        for k in [k for k, s in _ENTRIES.items() if kind is None or s.kind == kind]:
+            del _ENTRIES[k]
+    _release()
+
+
+def check_budget() -> None:
+    """Fit the budget again, keeping the most recently used object: for an object that grew
+    after it was cached (a vocabulary whose vectors were read on first use)."""
+    with _LOCK:
+        newest = next(reversed(_ENTRIES), None)
+    if newest is not None:
+        _fit(newest)
+
+
+def _show(key: Hashable) -> str:
+    qualname, args, kwargs = key  # type: ignore[misc]
+    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs]
+    text = f"{qualname}({', '.join(parts)})"
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def _release() -> None:
+    import gc
+
+    from dpcore.memory import release_free_memory
+
+    gc.collect()
+    release_free_memory()
+
+
+def _fit(keep: Hashable, incoming: int = 0) -> None:
+    """Drop least recently used entries other than ``keep`` until the total fits the budget
+    (with ``incoming`` bytes about to be loaded, room for them too)."""
+    budget = budget_bytes() - max(0, int(incoming))
+    dropped = False
+    with _LOCK:
+        sizes = {k: s.nbytes() for k, s in _ENTRIES.items()}
+        total = sum(sizes.values())
+        for k in list(_ENTRIES):
+            if total <= budget:
+                break
+            if k == keep or not _ENTRIES[k].loaded:
+                continue
+            total -= sizes[k]
+            del _ENTRIES[k]
+            dropped = True
+    if dropped:
+        _release()
+
+
+def resident(
+    kind: str,
+    *,
+    size: Callable[[Any], int] | None = None,
+    expect: Callable[..., int] | None = None,
+) -> Callable[[Callable[P, T]], Callable[P, T]]:
+    """Cache a loader's results within the process's memory budget (see the module docstring).
+
+    Parameters
+    ----------
+    kind:
+        What the loader makes (``"vocabulary"``, ``"masked LM"``, …), for reports.
+    size:
+        The bytes a result holds; default: its ``resident_bytes()`` method (0 when it has none).
+    expect:
+        The bytes a load will hold, from the loader's arguments, known before loading: room is
+        made for them first, so that a model does not load beside what it is about to replace
+        (loading the masked LM passes through about twice its final size).
+
+    Returns
+    -------
+    Callable
+        A decorator. The wrapped function has ``__wrapped__`` (the loader itself) and
+        ``cache_clear()`` (drop this loader's results).
+    """
+
+    def decorate(fn: Callable[P, T]) -> Callable[P, T]:
+        qualname = f"{fn.__module__}.{fn.__qualname__}"
+
+        @functools.wraps(fn)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+            key = (qualname, args, tuple(sorted(kwargs.items())))
+            with _LOCK:
+                slot = _ENTRIES.get(key)
+                if slot is None:
+                    slot = _ENTRIES[key] = _Slot(kind, size)
+                _ENTRIES.move_to_end(key)
+            with slot.lock:
+                fresh = not slot.loaded
+                if fresh:
+                    if expect is not None:
+                        _fit(key, incoming=expect(*args, **kwargs))
+                    try:
+                        slot.value = fn(*args, **kwargs)
+                    except BaseException:
+                        with _LOCK:
+                            if _ENTRIES.get(key) is slot:
+                                del _ENTRIES[key]
+                        raise
+                    slot.loaded = True
+                value = slot.value
+            if fresh:
+                _fit(key)
+            return value
+
+        def cache_clear() -> None:
+            with _LOCK:
+                for k in [k for k in _ENTRIES if k[0] == qualname]:
+                    del _ENTRIES[k]
+
+        wrapper.cache_clear = cache_clear  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
