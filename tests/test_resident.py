@@ -124,19 +124,28 @@ def test_default_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     assert resident.budget_bytes() == resident.DEFAULT_BUDGET_MIB * MIB
 
 
-def test_a_vocabulary_counts_its_vectors_once_read() -> None:
+def test_a_vocabulary_counts_its_vectors_once_read_and_reads_them_again_when_dropped() -> None:
     from dpcore.text.vocab import _build_cached
 
     # a fresh one: another test may have read the vectors of the cached one
     vocab = _build_cached.__wrapped__("glove", 300, None)
-    before = vocab.resident_bytes()
+    words_only = vocab.resident_bytes()
     assert not vocab.rows.loaded
     assert vocab.dim == 50 and not vocab.rows.loaded  # the dimension needs no rows
     vectors = vocab.vectors
     assert vocab.rows.loaded and vectors.dtype == np.float64 and vectors.shape == (300, 50)
-    assert vocab.resident_bytes() == before + vectors.nbytes + vocab.sq_norms.nbytes
-    np.testing.assert_array_equal(vocab.sq_norms, np.einsum("ij,ij->i", vectors, vectors))
     assert not vectors.flags.writeable
+    np.testing.assert_array_equal(vocab.sq_norms, np.einsum("ij,ij->i", vectors, vectors))
+    assert vocab.resident_bytes() == words_only  # the rows count on their own
+    (held,) = [e for e in resident.entries() if e.kind == "vocabulary vectors" and "300 rows" in e.key]
+    assert held.bytes == vectors.nbytes + vocab.sq_norms.nbytes
+
+    load_blob("big", 40)  # over the budget of 32 MiB: the rows are let go …
+    assert not vocab.rows.loaded
+    assert not [e for e in resident.entries() if e.kind == "vocabulary vectors" and "300 rows" in e.key]
+    np.testing.assert_array_equal(vectors, vocab.rows.vectors)  # … the array handed out stays valid
+    assert vocab.vectors is not vectors  # … and the next use reads the same values again
+    np.testing.assert_array_equal(vocab.vectors, vectors)
 
 
 def test_lazy_rows_equal_the_embedding_and_pickle_small() -> None:
@@ -149,8 +158,10 @@ def test_lazy_rows_equal_the_embedding_and_pickle_small() -> None:
     lazy = pickle.dumps(vocab)
     table = np.asarray(load_glove_table().vectors[:2000], dtype=np.float64)
     np.testing.assert_array_equal(vocab.vectors, table)
-    assert len(lazy) < len(pickle.dumps(vocab))  # unread rows travel as a path and ids
+    # rows of an embedding file travel as its path and the row ids, read or not
+    assert len(lazy) == len(pickle.dumps(vocab)) < vocab.vectors.nbytes / 4
     back = pickle.loads(lazy)
+    assert not back.rows.loaded
     np.testing.assert_array_equal(back.vectors, vocab.vectors)
 
 

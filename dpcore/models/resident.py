@@ -7,6 +7,8 @@ visitor who opened every page and ran a DP-MLM audit held 863 MiB, above the 690
 Community Cloud's smallest tier (issue 60). Here they share one budget instead:
 
 - :func:`resident` caches a loader's results by its arguments, like ``functools.lru_cache``;
+- an object that holds memory it can read again (a vocabulary's vectors) counts it with
+  :func:`hold`, and lets it go when the budget drops it;
 - every cached object counts its bytes (its ``resident_bytes()`` method, or the ``size``
   function given to :func:`resident`), measured again each time the budget is checked, so an
   object that grows (a vocabulary whose vectors are read on first use) is counted as it is;
@@ -39,9 +41,10 @@ __all__ = [
     "DEFAULT_BUDGET_MIB",
     "ResidentEntry",
     "budget_bytes",
-    "check_budget",
     "clear",
     "entries",
+    "forget",
+    "hold",
     "resident",
     "total_bytes",
 ]
@@ -75,9 +78,12 @@ class ResidentEntry:
 class _Slot(Generic[T]):
     """A cache entry: loaded once under its own lock, so two threads never load it twice."""
 
-    def __init__(self, kind: str, size: Callable[[Any], int] | None) -> None:
+    def __init__(
+        self, kind: str, size: Callable[[Any], int] | None, on_evict: Callable[[], None] | None = None
+    ) -> None:
         self.kind = kind
         self.size = size
+        self.on_evict = on_evict
         self.lock = threading.Lock()
         self.value: Any = None
         self.loaded = False
@@ -120,21 +126,45 @@ def entries() -> list[ResidentEntry]:
 def clear(kind: str | None = None) -> None:
     """Drop every cached object (of one kind when ``kind`` is given); for tests and benchmarks."""
     with _LOCK:
-        for k in [k for k, s in _ENTRIES.items() if kind is None or s.kind == kind]:
-            del _ENTRIES[k]
+        gone = [_ENTRIES.pop(k) for k in [k for k, s in _ENTRIES.items() if kind is None or s.kind == kind]]
+    for slot in gone:
+        if slot.on_evict is not None:
+            slot.on_evict()
     _release()
 
 
-def check_budget() -> None:
-    """Fit the budget again, keeping the most recently used object: for an object that grew
-    after it was cached (a vocabulary whose vectors were read on first use)."""
+def hold(key: Hashable, kind: str, nbytes: Callable[[], int], release: Callable[[], None]) -> None:
+    """Count memory that an object holds and can give back (the vectors of a vocabulary, read
+    on first use and read again when needed): ``nbytes()`` is what it holds now, and
+    ``release()`` is called when the budget drops it. Marks it as the most recently used; the
+    budget is then fitted, keeping it.
+
+    Parameters
+    ----------
+    key:
+        A key of its own (a tuple whose first item is a dotted name, for :func:`entries`).
+    kind, nbytes, release:
+        What it is, its bytes now, and how it lets them go (it must stay usable: it reads them
+        again on its next use).
+    """
     with _LOCK:
-        newest = next(reversed(_ENTRIES), None)
-    if newest is not None:
-        _fit(newest)
+        slot = _ENTRIES.get(key)
+        if slot is None:
+            slot = _ENTRIES[key] = _Slot(kind, lambda _value: nbytes(), release)
+            slot.loaded = True
+        _ENTRIES.move_to_end(key)
+    _fit(key)
+
+
+def forget(key: Hashable) -> None:
+    """Remove ``key`` without calling its release (its object is gone)."""
+    with _LOCK:
+        _ENTRIES.pop(key, None)
 
 
 def _show(key: Hashable) -> str:
+    if len(key) != 3:  # type: ignore[arg-type]
+        return str(key[0])  # type: ignore[index]
     qualname, args, kwargs = key  # type: ignore[misc]
     parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs]
     text = f"{qualname}({', '.join(parts)})"
@@ -154,18 +184,20 @@ def _fit(keep: Hashable, incoming: int = 0) -> None:
     """Drop least recently used entries other than ``keep`` until the total fits the budget
     (with ``incoming`` bytes about to be loaded, room for them too)."""
     budget = budget_bytes() - max(0, int(incoming))
-    dropped = False
+    dropped: list[_Slot] = []
     with _LOCK:
         sizes = {k: s.nbytes() for k, s in _ENTRIES.items()}
         total = sum(sizes.values())
         for k in list(_ENTRIES):
             if total <= budget:
                 break
-            if k == keep or not _ENTRIES[k].loaded:
+            if k == keep or not _ENTRIES[k].loaded or sizes[k] == 0:
                 continue
             total -= sizes[k]
-            del _ENTRIES[k]
-            dropped = True
+            dropped.append(_ENTRIES.pop(k))
+    for slot in dropped:  # outside the lock: a release takes its object's own lock
+        if slot.on_evict is not None:
+            slot.on_evict()
     if dropped:
         _release()
 

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpcore.models.resident import check_budget, resident
+from dpcore.models.resident import forget, hold, resident
 from dpcore.text.embeddings import Embedding, check_embedding_name, load_embedding
 from dpcore.text.public_tables import FULL_GLOVE_HINT, GLOVE_TABLE_SIZE, bert_frequencies, load_glove_table
 from dpcore.validation import DPCoreError, check_int, check_probability
@@ -130,10 +130,13 @@ def sensitive_count(n: int, w: float) -> int:
 class EmbeddingRows:
     """φ(V): the rows of an embedding matrix that V keeps, as a read-only float64 array.
 
-    Rows picked from a memory-mapped embedding file (every shipped one) are read on first use, so
-    a vocabulary that only needs its words (DP-MLM's candidate WordPieces) never holds the
-    matrix: 90 MiB for the 30,522 BERT rows. The values are the same either way (float32 rows
-    widened to float64). Pickled, lazy rows travel as the file's path and the row ids.
+    Rows picked from a memory-mapped embedding file (every shipped one) are read on first use and
+    counted in the process's memory budget (:func:`dpcore.models.resident.hold`), which may let
+    them go again: the next use reads them again, the same values (float32 rows widened to
+    float64). So a vocabulary that only needs its words (DP-MLM's candidate WordPieces) never
+    holds the matrix (90 MiB for the 30,522 BERT rows), and a cached vocabulary costs its words
+    only while other pages need the memory. Arrays already handed out stay valid. Pickled, lazy
+    rows travel as the file's path and the row ids.
     """
 
     def __init__(
@@ -145,12 +148,12 @@ class EmbeddingRows:
         dim: int | None = None,
     ) -> None:
         self._lock = threading.Lock()
-        self._vectors = vectors
-        self._sq: np.ndarray | None = None
+        # (vectors, squared norms), or None while not in memory: one attribute, set at once
+        self._pair: tuple[np.ndarray, np.ndarray] | None = None
         self._path, self._ids = path, ids
         self.dim = int(vectors.shape[1] if vectors is not None else dim)  # type: ignore[arg-type]
         if vectors is not None:
-            self._finish(vectors)
+            self._pair = self._finish(vectors)
 
     @classmethod
     def of(cls, matrix: np.ndarray, ids: np.ndarray) -> EmbeddingRows:
@@ -161,14 +164,15 @@ class EmbeddingRows:
         return cls(np.asarray(matrix[ids]))
 
     def __len__(self) -> int:
-        return len(self._ids) if self._sq is None else len(self._vectors)  # type: ignore[arg-type]
+        return len(self._ids) if self._ids is not None else len(self._pair[0])  # type: ignore[index]
 
     @property
     def loaded(self) -> bool:
-        """Whether the rows are in memory."""
-        return self._sq is not None
+        """Whether the rows are in memory now."""
+        return self._pair is not None
 
-    def _finish(self, vectors: np.ndarray) -> None:
+    @staticmethod
+    def _finish(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         vec = np.array(vectors, dtype=np.float64, copy=True)
         if vec.ndim != 2:
             raise DPCoreError("vectors must have one row per word")
@@ -177,38 +181,57 @@ class EmbeddingRows:
         vec.setflags(write=False)
         sq = np.einsum("ij,ij->i", vec, vec)
         sq.setflags(write=False)
-        self._vectors, self._sq = vec, sq
+        return vec, sq
 
-    def _load(self) -> None:
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
         with self._lock:
-            if self._sq is None:
-                matrix = np.load(str(self._path), mmap_mode="r")
-                self._finish(matrix[self._ids])
-                self._ids = None
-        check_budget()  # a cached vocabulary grew
+            pair = self._pair
+            fresh = pair is None
+            if pair is None:
+                pair = self._pair = self._finish(np.load(str(self._path), mmap_mode="r")[self._ids])
+        if fresh:  # counted in the budget, which may drop other objects (or, later, these rows)
+            key = (f"{__name__}.EmbeddingRows({self._path!s}, {len(self):,} rows)", id(self))
+            me = weakref.ref(self)
+            hold(key, "vocabulary vectors", lambda: _rows_bytes(me), lambda: _drop_rows(me))
+            weakref.finalize(self, forget, key)
+        return pair
+
+    def _drop(self) -> None:
+        with self._lock:
+            self._pair = None
 
     @property
     def vectors(self) -> np.ndarray:
         """The rows, ``(|V|, m)`` float64, read-only."""
-        if self._sq is None:
-            self._load()
-        return self._vectors  # type: ignore[return-value]
+        pair = self._pair
+        return (pair if pair is not None else self._arrays())[0]
 
     @property
     def sq_norms(self) -> np.ndarray:
         """Each row's squared L2 norm, float64, read-only."""
-        if self._sq is None:
-            self._load()
-        return self._sq  # type: ignore[return-value]
+        pair = self._pair
+        return (pair if pair is not None else self._arrays())[1]
 
     def nbytes(self) -> int:
-        """The bytes held now (0 until the rows are read)."""
-        return 0 if self._sq is None else int(self._vectors.nbytes + self._sq.nbytes)  # type: ignore[union-attr]
+        """The bytes held now (0 while the rows are not in memory)."""
+        pair = self._pair
+        return 0 if pair is None else int(pair[0].nbytes + pair[1].nbytes)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        if self._sq is None:
+        if self._ids is not None:
             return (_lazy_rows, (self._path, self._ids, self.dim))
-        return (EmbeddingRows, (self._vectors,))
+        return (EmbeddingRows, (self.vectors,))
+
+
+def _rows_bytes(ref: weakref.ref[EmbeddingRows]) -> int:
+    rows = ref()
+    return 0 if rows is None else rows.nbytes()
+
+
+def _drop_rows(ref: weakref.ref[EmbeddingRows]) -> None:
+    rows = ref()
+    if rows is not None:
+        rows._drop()
 
 
 def _lazy_rows(path: str, ids: np.ndarray, dim: int) -> EmbeddingRows:
@@ -312,9 +335,11 @@ class Vocabulary:
         return self.rows.sq_norms
 
     def resident_bytes(self) -> int:
-        """About the bytes this vocabulary holds now (:mod:`dpcore.models.resident`): its vectors
-        once read, its frequencies, and about 120 bytes a word for the words and their index."""
-        return self.rows.nbytes() + int(self.frequency.nbytes) + 120 * len(self.words)
+        """About the bytes this vocabulary holds (:mod:`dpcore.models.resident`): its frequencies
+        and about 120 bytes a word for the words and their index. Vectors read from an
+        embedding file count on their own (:class:`EmbeddingRows`); vectors given by hand, here."""
+        own = 0 if self.rows._path is not None else self.rows.nbytes()
+        return own + int(self.frequency.nbytes) + 120 * len(self.words)
 
     def __len__(self) -> int:
         return len(self.words)
