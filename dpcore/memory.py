@@ -22,24 +22,29 @@ import functools
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 
 __all__ = ["limit_malloc_arenas", "release_after_pass", "release_free_memory", "trim_after"]
 
 _LOOP = threading.local()
 
 
-@functools.lru_cache(maxsize=1)
-def _malloc_trim() -> Callable[[int], int] | None:
+@functools.lru_cache(maxsize=4)
+def _glibc(name: str, argtypes: tuple[Any, ...]) -> Callable[..., int] | None:
+    """glibc's function ``name`` with these argument types (returning int), or None elsewhere."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
+        fn = getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), name)
     except (OSError, AttributeError):  # not glibc
         return None
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
-    return trim
+    fn.argtypes = list(argtypes)
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    return _glibc("malloc_trim", (ctypes.c_size_t,))
 
 
 #: glibc's ``mallopt`` parameter number of ``M_ARENA_MAX``.
@@ -61,16 +66,8 @@ def limit_malloc_arenas(arenas: int = 2) -> bool:
         Whether the C library took the setting (glibc); ``False`` elsewhere, where it does
         nothing.
     """
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):  # not glibc
-        return False
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
-    return bool(mallopt(_M_ARENA_MAX, max(1, int(arenas))))
+    mallopt = _glibc("mallopt", (ctypes.c_int, ctypes.c_int))
+    return mallopt is not None and bool(mallopt(_M_ARENA_MAX, max(1, int(arenas))))
 
 
 def release_free_memory() -> bool:

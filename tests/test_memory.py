@@ -1,4 +1,5 @@
-"""dpcore.memory.release_free_memory gives freed heap pages back to the OS (glibc)."""
+"""dpcore.memory: release_free_memory gives freed heap pages back to the OS, and
+limit_malloc_arenas keeps new threads on shared heaps (glibc)."""
 
 from __future__ import annotations
 
@@ -109,3 +110,56 @@ def test_masked_lm_passes_trim_once_per_loop(monkeypatch: pytest.MonkeyPatch) ->
         for _ in range(4):
             masked_position_logits(_LM(), variants)
     assert len(trims) == 2
+
+
+# In a fresh interpreter: 8 threads allocate at once; count glibc's thread heaps (64 MiB-aligned
+# anonymous mappings) they add, with the arenas limited to one, or not.
+ARENAS = """
+import sys, threading
+from dpcore.memory import limit_malloc_arenas
+
+if sys.argv[1] == "limit":
+    print(limit_malloc_arenas(1))
+else:
+    print(True)
+
+def heaps():
+    n = 0
+    for line in open("/proc/self/maps"):
+        parts = line.split()
+        if len(parts) == 5 and parts[1] in ("rw-p", "---p"):
+            if int(parts[0].split("-")[0], 16) % (64 << 20) == 0:
+                n += 1
+    return n
+
+before = heaps()
+barrier = threading.Barrier(8)
+kept = []
+
+def work():
+    barrier.wait()
+    kept.append([bytearray(200) for _ in range(20000)])
+
+threads = [threading.Thread(target=work) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(heaps() - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt is Linux-only")
+def test_limiting_arenas_keeps_threads_on_the_shared_heaps() -> None:
+    runs = {}
+    for mode in ("limit", "control"):
+        out = subprocess.run(
+            [sys.executable, "-c", ARENAS, mode], cwd=ROOT, capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode == 0, out.stderr
+        ok, added = out.stdout.split()
+        if ok == "False":
+            pytest.skip("not glibc")
+        runs[mode] = int(added)
+    assert runs["control"] >= 4, runs  # without the limit each new thread gets a heap of its own
+    assert runs["limit"] == 0, runs
