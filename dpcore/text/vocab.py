@@ -151,6 +151,7 @@ class EmbeddingRows:
         # (vectors, squared norms), or None while not in memory: one attribute, set at once
         self._pair: tuple[np.ndarray, np.ndarray] | None = None
         self._path, self._ids = path, ids
+        self._gone: weakref.finalize | None = None
         self.dim = int(vectors.shape[1] if vectors is not None else dim)  # type: ignore[arg-type]
         if vectors is not None:
             self._pair = self._finish(np.array(vectors, dtype=np.float64, copy=True))
@@ -193,7 +194,8 @@ class EmbeddingRows:
             key = (f"{__name__}.EmbeddingRows({self._path!s}, {len(self):,} rows)", id(self))
             me = weakref.ref(self)
             hold(key, "vocabulary vectors", lambda: _rows_bytes(me), lambda: _drop_rows(me))
-            weakref.finalize(self, forget, key)
+            if self._gone is None:  # one finalizer, however often the rows are read again
+                self._gone = weakref.finalize(self, forget, key)
         return pair
 
     def _drop(self) -> None:
