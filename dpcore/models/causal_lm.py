@@ -36,7 +36,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from dpcore.models.resident import resident
+from dpcore.models.resident import parameter_bytes, resident
 from dpcore.validation import DPCoreError
 
 __all__ = [
@@ -322,13 +322,7 @@ def _load_converted(folder: Path) -> tuple[Any, Any]:
     return tokenizer, model
 
 
-def _smollm2_bytes(lm: SmolLM2) -> int:
-    model = getattr(lm, "model", None)
-    params = getattr(model, "parameters", None)
-    return sum(p.numel() * p.element_size() for p in params()) if callable(params) else 0
-
-
-@resident("causal LM", size=_smollm2_bytes)
+@resident("causal LM", size=lambda lm: parameter_bytes(getattr(lm, "model", None)))
 def load_smollm2(device: str = "cpu") -> SmolLM2:
     """The shipped model on ``device``, loaded once per process (within the memory budget of
     :mod:`dpcore.models.resident`)."""

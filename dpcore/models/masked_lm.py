@@ -40,7 +40,7 @@ import numpy as np
 from dpcore.memory import release_after_pass
 from dpcore.models.folder import validate_model_folder
 from dpcore.models.onnx_session import onnx_session_bytes
-from dpcore.models.resident import resident
+from dpcore.models.resident import parameter_bytes, resident
 from dpcore.validation import DPCoreError, check_int
 
 __all__ = [
@@ -119,8 +119,7 @@ class MaskedLM:
         model, its parameters."""
         if self.backend == "onnxruntime":
             return onnx_session_bytes(Path(self.name) / "model.onnx")
-        params = getattr(self.model, "parameters", None)
-        return sum(p.numel() * p.element_size() for p in params()) if callable(params) else 0
+        return parameter_bytes(self.model)
 
     @property
     def max_length(self) -> int:
@@ -311,7 +310,8 @@ def load_mlm(
     precision: str = "auto",
     backend: str = "auto",
 ) -> MaskedLM:
-    """Load a fill-mask model offline (cached: the same name returns the same object).
+    """Load a fill-mask model offline (cached within the process's memory budget,
+    :mod:`dpcore.models.resident`: the same name returns the same object until the budget drops it).
 
     Parameters
     ----------

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.models.onnx_session import onnx_session_bytes
 from dpcore.models.resident import resident
 from dpcore.validation import DPCoreError
 
@@ -49,13 +50,11 @@ def load_word_embeddings() -> np.ndarray:
     return np.load(minilm_file("word_embeddings.npy"), mmap_mode="r")
 
 
-def _encoder_bytes(_loaded: Any) -> int:
-    from dpcore.models.onnx_session import onnx_session_bytes
-
+def _encoder_bytes(_loaded: Any = None) -> int:
     return onnx_session_bytes(minilm_file("encoder.onnx"))
 
 
-@resident("MiniLM encoder", size=_encoder_bytes, expect=lambda: _encoder_bytes(None))
+@resident("MiniLM encoder", size=_encoder_bytes, expect=_encoder_bytes)
 def _encoder() -> tuple[Any, Any]:
     import onnxruntime as ort
     from tokenizers import Tokenizer

@@ -10,8 +10,7 @@ Community Cloud's smallest tier (issue 60). Here they share one budget instead:
 - an object that holds memory it can read again (a vocabulary's vectors) counts it with
   :func:`hold`, and lets it go when the budget drops it;
 - every cached object counts its bytes (its ``resident_bytes()`` method, or the ``size``
-  function given to :func:`resident`), measured again each time the budget is checked, so an
-  object that grows (a vocabulary whose vectors are read on first use) is counted as it is;
+  function given to :func:`resident`), measured again each time the budget is checked;
 - when a new object takes the total above the budget, the least recently used others are
   dropped until it fits (the new one is always kept), and freed memory goes back to the system
   (:func:`dpcore.memory.release_free_memory`). A dropped object that a running computation
@@ -32,7 +31,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, Generic, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from dpcore.validation import env_whole_number
 
@@ -45,6 +44,7 @@ __all__ = [
     "entries",
     "forget",
     "hold",
+    "parameter_bytes",
     "resident",
     "total_bytes",
 ]
@@ -75,7 +75,7 @@ class ResidentEntry:
     bytes: int
 
 
-class _Slot(Generic[T]):
+class _Slot:
     """A cache entry: loaded once under its own lock, so two threads never load it twice."""
 
     def __init__(
@@ -95,6 +95,13 @@ class _Slot(Generic[T]):
             return int(self.size(self.value))
         measure = getattr(self.value, "resident_bytes", None)
         return int(measure()) if callable(measure) else 0
+
+
+def parameter_bytes(model: Any) -> int:
+    """The bytes of a torch model's parameters (0 for an object without ``parameters()``): the
+    size of a torch model in the budget."""
+    params = getattr(model, "parameters", None)
+    return sum(p.numel() * p.element_size() for p in params()) if callable(params) else 0
 
 
 def budget_bytes() -> int:
@@ -126,7 +133,8 @@ def entries() -> list[ResidentEntry]:
 def clear(kind: str | None = None) -> None:
     """Drop every cached object (of one kind when ``kind`` is given); for tests and benchmarks."""
     with _LOCK:
-        gone = [_ENTRIES.pop(k) for k in [k for k, s in _ENTRIES.items() if kind is None or s.kind == kind]]
+        keys = [k for k, s in _ENTRIES.items() if kind is None or s.kind == kind]
+        gone = [_ENTRIES.pop(k) for k in keys]
     for slot in gone:
         if slot.on_evict is not None:
             slot.on_evict()
@@ -163,7 +171,7 @@ def forget(key: Hashable) -> None:
 
 
 def _show(key: Hashable) -> str:
-    if len(key) != 3:  # type: ignore[arg-type]
+    if len(key) != 3:  # type: ignore[arg-type]  # a key of hold(): (its name, its object's id)
         return str(key[0])  # type: ignore[index]
     qualname, args, kwargs = key  # type: ignore[misc]
     parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs]

@@ -168,6 +168,12 @@ class EmbeddingRows:
         return len(self._ids) if self._ids is not None else len(self._pair[0])  # type: ignore[index]
 
     @property
+    def from_file(self) -> bool:
+        """Whether the rows are read from an embedding file (and counted in the budget on their
+        own), rather than given by hand."""
+        return self._path is not None
+
+    @property
     def loaded(self) -> bool:
         """Whether the rows are in memory now."""
         return self._pair is not None
@@ -354,7 +360,7 @@ class Vocabulary:
         """About the bytes this vocabulary holds (:mod:`dpcore.models.resident`): its frequencies
         and about 120 bytes a word for the words and their index. Vectors read from an
         embedding file count on their own (:class:`EmbeddingRows`); vectors given by hand, here."""
-        own = 0 if self.rows._path is not None else self.rows.nbytes()
+        own = 0 if self.rows.from_file else self.rows.nbytes()
         return own + int(self.frequency.nbytes) + 120 * len(self.words)
 
     def __len__(self) -> int:
