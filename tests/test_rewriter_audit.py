@@ -16,7 +16,7 @@ from dpcore.rewriter.draws import plan_tasks
 from dpcore.rewriter.pairs import build_pairs, corpus_sentences
 from dpcore.rewriter.planted import CopyRewriter, LeakWordRewriter, planted_loss, q_for_loss
 from dpcore.rewriter.power import reach, rewrites_needed
-from dpcore.stats import cp_max_log_ratio
+from dpcore.stats import cp_log_ratio_lower, cp_max_log_ratio
 from dpcore.validation import DPCoreError
 
 PLUGINS = Path(__file__).resolve().parent / "plugins" / "rewriters.py"
@@ -105,6 +105,31 @@ def test_the_selection_half_is_never_counted_twice() -> None:
     ev_xp = [f"y {i}" for i in range(50, 100)]
     for c in choose_events(sel_x, sel_xp, ev_x, ev_xp, alpha=0.025, distinguishers=("exact",)):
         assert c.count_x == c.count_x_prime == 0
+
+
+
+@pytest.mark.parametrize(
+    ("zebra_rows", "scored"),
+    [(range(15), False), ([r for fold in range(0, 100, 20) for r in range(fold, fold + 3)], True)],
+    ids=["seen-in-one-fold", "seen-in-every-fold"],
+)
+def test_a_single_ngram_is_scored_on_rewrites_that_did_not_pick_it(zebra_rows: object, scored: bool) -> None:
+    # 100 selection rewrites per input, five folds of 20, "zebra" in 15 of x's. Seen only in one
+    # fold, it is picked only with that fold in view, so no held-out count supports it and its
+    # score is below 0 (scored on the rewrites that picked it, 15 against 0 would give 0.85);
+    # spread over the folds, it is every fold's pick and scores 15 against 0 of 100.
+    sel_x = [("zebra " if i in zebra_rows else "") + "a b c" for i in range(100)]
+    sel_xp = ["a b c"] * 100
+    ev_x, ev_xp = ["zebra a b c"] * 5, ["a b c"] * 5
+    choices = choose_events(sel_x, sel_xp, ev_x, ev_xp, alpha=0.025, distinguishers=("words",))
+    single = [c for c in choices if c.description == "output contains the word n-gram 'zebra'"]
+    if scored:
+        assert [c.selection_bound for c in single] == [
+            pytest.approx(float(cp_log_ratio_lower(15, 0, 100, 0.025)))
+        ]
+        assert single[0].selection_bound > 0.5
+    else:
+        assert all(c.selection_bound < 0 for c in single)
 
 
 def test_a_leaked_word_is_found_by_the_word_ngrams() -> None:

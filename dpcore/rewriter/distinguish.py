@@ -18,13 +18,14 @@ seen once from winning), the best of all of them taken per direction:
     rewriter's outputs may never repeat. Catches a rewriter that copies its input.
 ``words`` / ``chars``
     Word 1–2-grams or character 3–4-grams (lower-cased). Words give one n-gram's presence or
-    absence (catches a rewriter whose only leak is one word); both give a threshold on a
-    Bernoulli naive-Bayes score fitted on one half of the selection rewrites and thresholded on
-    the other (cross-fitted, so the rewrites' own rare n-grams do not inflate the scores the
-    threshold is chosen on). Single character n-grams are not candidates: a leaked word is
-    already a word n-gram, and thousands of its fragments as candidates made the selection pick
-    a noisy one on few rewrites (the caught rate at 100 rewrites fell from 0.905 to 0.86,
-    ``bench/rewriter_power.py``).
+    absence (catches a rewriter whose only leak is one word), picked on the selection half and
+    scored cross-fitted in five folds (each fold counts the pick made on the others); both
+    give a threshold on a Bernoulli naive-Bayes score fitted on one half of the selection
+    rewrites and thresholded on the other (cross-fitted, so the rewrites' own rare n-grams do
+    not inflate the scores the threshold is chosen on). Single character n-grams are not
+    candidates: a leaked word is already a word n-gram, and thousands of its fragments as
+    candidates made the selection pick a noisy one on few rewrites (the caught rate at 100
+    rewrites fell from 0.905 to 0.86, ``bench/rewriter_power.py``).
 ``minilm``
     A threshold on the projection of the shipped all-MiniLM-L6-v2 sentence embedding
     (:func:`dpcore.models.minilm.encode_sentences`) onto the difference of the two inputs' mean
@@ -36,6 +37,7 @@ n-grams is string work, one text at a time (:mod:`dpcore.rewriter.ngrams`).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -58,6 +60,8 @@ TITLES = {
     "chars": "character n-grams",
     "minilm": "MiniLM sentence embedding",
 }
+#: Folds that cross-fit the score of a single n-gram event (:func:`_single_ngram_candidates`).
+SINGLE_FOLDS = 5
 #: Directions, as the word-level audit writes them.
 FORWARD, BACKWARD = "x>x'", "x'>x"
 
@@ -192,7 +196,11 @@ def _exact_candidates(texts: list[str], m: int, n_eval: int, alpha: float) -> di
     if h < 1:
         return {}
     fold_a = (np.bincount(codes[:h], minlength=k), np.bincount(codes[m : m + h], minlength=k))
-    fold_b = (np.bincount(codes[h:m], minlength=k), np.bincount(codes[m + h : 2 * m], minlength=k))
+    nb = min(m - h, h)  # equal sizes on the half that picks the prefix
+    fold_b = (
+        np.bincount(codes[h : h + nb], minlength=k),
+        np.bincount(codes[m + h : m + h + nb], minlength=k),
+    )
     ev_x_codes, ev_xp_codes = codes[2 * m : 2 * m + n_eval], codes[2 * m + n_eval :]
     out = {}
     for direction, side in ((FORWARD, 0), (BACKWARD, 1)):
@@ -203,7 +211,6 @@ def _exact_candidates(texts: list[str], m: int, n_eval: int, alpha: float) -> di
             continue
         key = log_cp_lower(a_fav[cand], h, SORT_ALPHA) - log_cp_upper(a_other[cand], h, SORT_ALPHA)
         cand = cand[np.argsort(-key, kind="stable")]
-        nb = min(m - h, h)
         pa, pb = np.cumsum(b_fav[cand]), np.cumsum(b_other[cand])
         j = best_prefix(pa.astype(np.float64), pb.astype(np.float64), nb, alpha)
         bound = float(_bound(int(pa[j]), int(pb[j]), nb, alpha))
@@ -219,6 +226,70 @@ def _exact_candidates(texts: list[str], m: int, n_eval: int, alpha: float) -> di
     return out
 
 
+def _single_ngram_candidates(
+    kind: str, x, names: np.ndarray, unit: str, m: int, n_eval: int, alpha: float
+) -> dict[str, _Candidate]:
+    """One n-gram's presence or absence, picked on the selection half and scored cross-fitted.
+
+    The event is the n-gram (present or absent) with the best bound on all m selection rewrites
+    per input. Its score, the bound it competes with, is cross-fitted in :data:`SINGLE_FOLDS`
+    folds, so that no count is read on the rewrites that picked it: each fold's rewrites count
+    the pick made on the other folds, and the bound is taken on the m held-out counts together.
+    Scoring the pick on the rewrites it was picked from would let the luckiest of thousands of
+    n-grams beat the other distinguishers' held-out bounds (its own rewrites are the ones a
+    fold's pick cannot see); a real marker is every fold's pick, so its score is its count on
+    all m rewrites. Five folds, not two: a pick on half the rewrites misses the marker often
+    enough to lower the caught rate at the power statement's 90% point (``bench/rewriter_power.py``).
+    """
+    folds = min(SINGLE_FOLDS, m)
+    if folds < 2:
+        return {}
+    bounds = np.linspace(0, m, folds + 1).astype(np.int64)
+
+    def side_counts(offset: int) -> np.ndarray:
+        """Per fold, each n-gram's count among one input's selection rewrites (folds × n-grams)."""
+        spans = itertools.pairwise(bounds)
+        return np.vstack([np.asarray(x[offset + lo : offset + hi].sum(axis=0)).ravel() for lo, hi in spans])
+
+    per_fold = (side_counts(0), side_counts(m))  # x's, x′'s
+    sizes = np.diff(bounds)
+
+    def pick(c_fav: np.ndarray, c_other: np.ndarray, size: int) -> tuple[int, bool] | None:
+        """The best (column, present?) with ``c_fav`` favoured, on ``size`` rewrites per input."""
+        present = _bound(c_fav, c_other, size, alpha)
+        absent = _bound(size - c_fav, size - c_other, size, alpha)
+        f_p, f_a = int(np.argmax(present)), int(np.argmax(absent))
+        if max(present[f_p], absent[f_a]) == -np.inf:
+            return None
+        return (f_p, True) if present[f_p] >= absent[f_a] else (f_a, False)
+
+    def hits(event: tuple[int, bool], counts: np.ndarray, size: int) -> int:
+        col, present = event
+        return int(counts[col]) if present else size - int(counts[col])
+
+    ev = x[2 * m :]
+    out: dict[str, _Candidate] = {}
+    for direction, side in ((FORWARD, 0), (BACKWARD, 1)):
+        fav, other = per_fold[side], per_fold[1 - side]
+        event = pick(fav.sum(axis=0), other.sum(axis=0), m)
+        if event is None:
+            continue
+        held_fav = held_other = 0
+        for j in range(folds):
+            fold_event = pick(fav.sum(axis=0) - fav[j], other.sum(axis=0) - other[j], m - int(sizes[j]))
+            if fold_event is not None:  # an empty pick counts nothing on its held-out fold
+                held_fav += hits(fold_event, fav[j], int(sizes[j]))
+                held_other += hits(fold_event, other[j], int(sizes[j]))
+        bound = float(_bound(held_fav, held_other, m, alpha))
+        col, present = event
+        member = np.asarray(ev[:, col].todense()).ravel() > 0
+        if not present:
+            member = ~member
+        desc = f"output {'contains' if present else 'lacks'} the {unit} {str(names[col])!r}"
+        out[direction] = _Candidate(kind, desc, bound, member[:n_eval], member[n_eval:])
+    return out
+
+
 def _ngram_candidates(
     kind: str, texts: list[str], m: int, n_eval: int, alpha: float
 ) -> dict[str, _Candidate]:
@@ -226,26 +297,11 @@ def _ngram_candidates(
     if x is None or x.shape[1] == 0:
         return {}
     unit = "word n-gram" if kind == "words" else "character n-gram"
-    sel_x = np.asarray(x[:m].sum(axis=0)).ravel()
-    sel_xp = np.asarray(x[m : 2 * m].sum(axis=0)).ravel()
-    ev = x[2 * m :]
     out: dict[str, _Candidate] = {}
     # single n-grams: words only (a character n-gram of a leaked word is one of its words, and
     # thousands of them as candidates make the selection pick a noisy one on few rewrites)
-    singles = ((FORWARD, (sel_x, sel_xp)), (BACKWARD, (sel_xp, sel_x))) if kind == "words" else ()
-    for direction, (sa, sb) in singles:
-        present = _bound(sa, sb, m, alpha)
-        absent = _bound(m - sa, m - sb, m, alpha)
-        f_p, f_a = int(np.argmax(present)), int(np.argmax(absent))
-        if max(present[f_p], absent[f_a]) == -np.inf:
-            continue
-        if present[f_p] >= absent[f_a]:
-            col = np.asarray(ev[:, f_p].todense()).ravel() > 0
-            desc, bound = f"output contains the {unit} {str(names[f_p])!r}", float(present[f_p])
-        else:
-            col = np.asarray(ev[:, f_a].todense()).ravel() == 0
-            desc, bound = f"output lacks the {unit} {str(names[f_a])!r}", float(absent[f_a])
-        out[direction] = _Candidate(kind, desc, bound, col[:n_eval], col[n_eval:])
+    if kind == "words":
+        out.update(_single_ngram_candidates(kind, x, names, unit, m, n_eval, alpha))
 
     def fit(fx, fxp) -> np.ndarray:
         h = fx.shape[0]
