@@ -19,6 +19,10 @@ An ε (:func:`epsilon_text`) is written as given when someone set it (``1``, ``0
 stated number of significant digits when it was computed (ADePT's true ε, a mechanism's floor,
 k·ε), and ``∞`` when it is infinite.
 
+A phrase becomes a sentence (:func:`sentence`) with a capital first letter only where it starts
+with a lower-case Latin letter of an ordinary word: ``ε = 0.25 …`` and ``dpcore …`` stay as
+written (a Greek ε capitalised is a different letter).
+
 ``tests/test_formatting.py`` holds the rules, and keeps every other module from formatting a
 percentage or an ε itself.
 """
@@ -28,7 +32,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["MISSING", "as_number", "epsilon_text", "percent", "percent_value"]
+__all__ = ["MISSING", "as_number", "epsilon_text", "percent", "percent_value", "sentence"]
+
+#: Words a sentence may start with as written (names written in lower case).
+_LOWER_CASE_NAMES = ("dpcore",)
 
 #: What a missing number is written as.
 MISSING = "—"
@@ -120,3 +127,24 @@ def epsilon_text(value: Any, *, digits: int | None = None) -> str:
     if math.isinf(e):
         return "∞" if e > 0 else "−∞"
     return f"{e:g}" if digits is None else f"{e:.{int(digits)}g}"
+
+
+def sentence(text: Any, *, stop: bool = True) -> str:
+    """A phrase as a sentence: a capital first letter where it starts with a lower-case Latin
+    letter (not a Greek letter such as ε, not :data:`_LOWER_CASE_NAMES`), and, with ``stop``, a
+    full stop unless it ends with one.
+
+    Examples
+    --------
+    >>> sentence("violates its claim")
+    'Violates its claim.'
+    >>> sentence("ε = 0.25 per token", stop=False)
+    'ε = 0.25 per token'
+    >>> sentence("dpcore found no violation.")
+    'dpcore found no violation.'
+    """
+    text = str(text)
+    first = text[:1]
+    if first.isascii() and first.islower() and not text.startswith(_LOWER_CASE_NAMES):
+        text = first.upper() + text[1:]
+    return text + ("." if stop and not text.endswith(".") else "")

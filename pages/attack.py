@@ -35,6 +35,7 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
+from dpcore.attack import comparison as cmp
 from dpcore.attack import page_view as pv
 from dpcore.attack import paper_setting as paper
 from dpcore.attack.bayes import prepare_channels
@@ -640,21 +641,12 @@ st.caption(
 
 @st.cache_data(max_entries=2, max_size="16MB", show_spinner=False)
 def shipped_comparison() -> dict | None:
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "bench" / "results" / "mechanism_comparison.json"
-    if not path.is_file():
-        return None
-    import json
-
-    return json.loads(path.read_text(encoding="utf-8"))
+    return cmp.load_comparison()
 
 
 @st.cache_data(max_entries=4, max_size="16MB", show_spinner=False)
 def live_comparison(mechs: tuple[str, ...], eps: tuple[float, ...], seed: int) -> dict:
-    from dpcore.attack.comparison import compare_mechanisms
-
-    return compare_mechanisms(
+    return cmp.compare_mechanisms(
         list(mechs), list(eps), sentences=10, n_train=400, n_test=200, vocab_size=5_000, seed=seed
     )
 
@@ -675,12 +667,10 @@ def comparison_claim_unit(mech: str, e: float, dataset: str, n: int, vsize: int,
 
 def comparison_claims(shown: tuple[str, ...], rows: list[dict], p: dict) -> dict:
     """mechanism → claim shape, for the shown mechanisms at an ε they are defined at."""
-    out = {}
-    for m in shown:
-        ok = [r["epsilon"] for r in rows if r["mechanism"] == m and not r.get("note")]
-        if ok:
-            out[m] = comparison_claim_unit(m, ok[0], p["dataset"], p["sentences"], p["vocab_size"], p["seed"])
-    return out
+    return {
+        m: comparison_claim_unit(m, e, p["dataset"], p["sentences"], p["vocab_size"], p["seed"])
+        for m, e in cmp.claim_epsilons(shown, rows).items()
+    }
 
 
 cmp_res = shipped_comparison()
@@ -701,17 +691,7 @@ with st.expander("Recompute on a small sample (live, capped)"):
             cmp_res = live_comparison(tuple(cm), tuple(float(e) for e in ce), 0)
 if cmp_res:
     p = cmp_res["parameters"]
-    st.caption(
-        f"{len(p['mechanisms'])} mechanisms, ε ∈ {{{', '.join(f'{e:g}' for e in p['epsilons'])}}}, "
-        f"{p['sentences']} attack sentences, {p['n_train']:,}/{p['n_test']:,} train/test, seed {p['seed']}. "
-        "Regenerate: `python bench/compare_mechanisms.py`"
-        + "".join(
-            f", then `python bench/compare_mechanisms.py --mechanisms {','.join(r['mechanisms'])} --append`"
-            for r in p.get("appended_runs", [])
-        )
-        + "."
-        + "".join(f" Not in this run: {n} ({why})." for n, why in (p.get("not_in_this_run") or {}).items())
-    )
+    st.caption(cmp.comparison_caption(p))
     cmp_rows = pv.with_comparison_ceiling(cmp_res["rows"], p, comparison_ceiling())
     present = list(dict.fromkeys(r["mechanism"] for r in cmp_rows))
     shown = st.multiselect(

@@ -19,7 +19,7 @@ from typing import Any
 
 import streamlit as st
 
-from dpcore.formatting import as_number, epsilon_text, percent
+from dpcore.formatting import as_number, epsilon_text, percent, sentence
 from dpcore.reproduce import audit_rewriter_command, shell_command
 from dpcore.rewriter.distinguish import DISTINGUISHERS, TITLES
 from dpcore.rewriter.power import at_reach
@@ -118,11 +118,6 @@ SPECS = {
 
 def _plain(text: str) -> str:
     return escape_markdown(text)
-
-
-def _sentence_case(text: str) -> str:
-    """``text`` with a capital first letter (a Latin one only: "ε = 0.25" stays as written)."""
-    return text[:1].upper() + text[1:] if text[:1].isascii() else text
 
 
 def _open_view(key: str) -> None:
@@ -412,15 +407,15 @@ with more("The sentences, their rewrites and the chosen event", icon=":material/
             "The lower bound is as large as this run can certify: the real loss may be much larger "
             "(more rewrites raise the ceiling, about ln N)."
         )
-    st.markdown(f"**The claim.** {_plain(_sentence_case(str(claim.get('text', ''))))}.")
+    st.markdown(f"**The claim.** {_plain(sentence(claim.get('text', '')))}")
     verdict_text = str(res["verdict_text"])
     if pair.get("event"):  # the event as the page shows it (other scripts, listed words replaced)
         verdict_text = verdict_text.replace(str(pair["event"]), shown_event(str(pair["event"])))
-    st.markdown(f"**The verdict in full.** {_plain(_sentence_case(verdict_text))}.")
+    st.markdown(f"**The verdict in full.** {_plain(sentence(verdict_text))}")
     if res.get("power"):
         st.markdown(
             "**What this run could have caught** (the whole pipeline, its own selection included):\n"
-            + "\n".join(f"- {_plain(_sentence_case(s['text']))}." for s in res["power"])
+            + "\n".join(f"- {_plain(sentence(s['text']))}" for s in res["power"])
         )
     contract = res.get("contract")
     if contract:

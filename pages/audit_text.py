@@ -12,7 +12,7 @@ import re
 import pandas as pd
 import streamlit as st
 
-from dpcore.formatting import percent
+from dpcore.formatting import percent, sentence
 from dpcore.reproduce import audit_text_command, shell_command
 from dpcore.text.embeddings import EMBEDDINGS
 from dpcore.text.vocab import build_vocabulary
@@ -279,7 +279,7 @@ try:
         emb, vsize if emb == "glove" else None, words, how, nn, pairs, samples, conf, seed, budget
     )
 except DPCoreError as exc:
-    st.error(str(exc)[:1].upper() + str(exc)[1:] + ".")
+    st.error(sentence(exc))
     st.stop()
 if draws > cap:
     st.error(
@@ -316,7 +316,7 @@ if res.verdict == "violates":
     st.error(_plain(story), icon=":material/error:")
 elif res.verdict == "untested":
     st.warning(
-        _plain(story + " " + res.verdict_text[:1].upper() + res.verdict_text[1:] + "."),
+        _plain(story + " " + sentence(res.verdict_text)),
         icon=":material/block:",
     )
 else:
@@ -340,9 +340,7 @@ with more(
     "The verdict in full, the checks and what this run could have caught", icon=":material/rule:"
 ):
     if res.verdict != "untested":
-        st.markdown(
-            "**The verdict in full.** " + _plain(res.verdict_text[:1].upper() + res.verdict_text[1:]) + "."
-        )
+        st.markdown("**The verdict in full.** " + _plain(sentence(res.verdict_text)))
     if res.exact_verdict == "declaration-mismatch":
         st.caption(
             "The sanitizer declares its exact output distribution, but its sampler does not follow it "
@@ -362,8 +360,7 @@ with more(
     st.subheader("Checks before the verdict")
     checks = checks_table(res)
     for row in checks.to_dict(orient="records"):
-        found = _plain(row["what was found"])
-        line = f"**{row['check']}: {row['result']}.** {found[:1].upper()}{found[1:]}."
+        line = f"**{row['check']}: {row['result']}.** {_plain(sentence(row['what was found']))}"
         if row["status"] in WARNING_STATUSES:
             st.warning(line, icon=":material/warning:")
         else:
@@ -538,7 +535,7 @@ with st.expander("Reproduce this from the command line"):
             seed=seed,
         )
     except DPCoreError as exc:
-        st.caption(_plain(str(exc)[:1].upper() + str(exc)[1:]) + ".")
+        st.caption(_plain(sentence(exc)))
     else:
         st.code(shell_command(cmd), language="bash")
 

@@ -21,18 +21,14 @@ from typing import Any
 import streamlit as st
 
 import dpcore.verdicts.document as verdict_file
-from dpcore.formatting import epsilon_text, percent
+from dpcore.formatting import sentence
 from dpcore.jsonutil import dumps
 from dpcore.reproduce import shell_command
 from dpcore.validation import DPCoreError
 from dpcore.verdicts import page_view as view
 from dpcore.verdicts.wording import (
-    largest_violation,
-    nats,
     power_summary,
-    short_claim,
     test_sentence,
-    uniform_flaw,
 )
 from dpcore.viz.verdicts_figure import LINE_PX, TALK_LINE_PX, verdicts_figure
 from dpcore.viz.verdicts_table import headline_sentence, table_cells
@@ -235,12 +231,6 @@ def _plain(text: Any) -> str:
     return escape_markdown(str(text))
 
 
-def _sentence(text: str) -> str:
-    """``text`` as a sentence: a capital first letter (not dpcore's name) and a full stop."""
-    first = text if text.startswith("dpcore") else text[:1].upper() + text[1:]
-    return first + ("" if text.endswith(".") else ".")
-
-
 def _query_ok(text: str) -> bool:
     """A mechanism filter: at most :data:`MAX_QUERY_CHARS` letters, digits and ``: . + - _ ( ) / '``
     (nothing that Markdown or a URL could turn into something else)."""
@@ -389,25 +379,14 @@ def show_row(row: dict[str, Any]) -> None:
     pooled tests, the power, the contract checks, the plan, the check and the command."""
     v = verdict_file.verdict_of(row)
     st.subheader(_plain(row["name"]))
-    text = _plain(_sentence(view.safe_headline(row)))
+    text = _plain(sentence(view.safe_headline(row)))
     if v == "violates":
         st.error(text, icon=":material/error:")
     elif v in ("not-detected", "out-of-reach"):
         st.info(text, icon=":material/info:")
     else:
         st.warning(text, icon=":material/block:")
-    st.caption(
-        _plain(
-            f"{view.library_label(row)}; ε = {epsilon_text(row['epsilon'])}"
-            + (f", {row['embedding']} embedding" if row.get("embedding") else "")
-            + f"; claim: {short_claim(row)}. "
-            + (
-                ""
-                if (row.get("claim") or "") in (row.get("summary") or "")
-                else str(row.get("summary") or "")
-            )
-        )
-    )
+    st.caption(_plain(view.row_caption(row)))
     if row["status"] != "ran":
         st.caption(
             "A row that cannot run stays in the table with the one line that says why; it shows "
@@ -416,35 +395,12 @@ def show_row(row: dict[str, Any]) -> None:
         _row_download(row)
         return
     a = row["audit"]
-    conf = percent(float(a["confidence"]), exact=True)
-    st.markdown(_plain(_sentence(test_sentence(row))))
+    st.markdown(_plain(sentence(test_sentence(row))))
     for line in view.claim_lines(row):
         st.markdown(_plain(line))
 
     st.markdown("**Largest certified violation**")
-    w = largest_violation(row)
-    if w is None:
-        st.markdown("None: no test certified a privacy loss above the claim.")
-    elif w["kind"] == "pair":
-        st.markdown(
-            _plain(
-                f"The pair ({w['x']}, {w['x_prime']}): its privacy loss is at least {nats(w['lower_bound'])} "
-                f"nats at {conf} confidence (family-wise), against a claimed {nats(w['claimed_bound'])}: "
-                f"at least {nats(w['excess'])} nats above its claim"
-                + (
-                    f"; event chosen by {view.EVENT_SOURCE_WORDS.get(w['event_source'], w['event_source'])}."
-                    if w.get("event_source")
-                    else "."
-                )
-            )
-        )
-    else:
-        st.markdown(
-            _plain(
-                f"The pooled '{w['family']}' test over {w['terms']:,} {w['pairing']} pairs: some pair's loss "
-                f"exceeds its claim by at least {nats(w['excess'])} nats, at {conf} confidence."
-            )
-        )
+    st.markdown(_plain(view.largest_violation_text(row)))
 
     with more("The evidence in full: pairs, pooled tests, power, checks, plan and command"):
         bad = view.violating_pairs(row)
@@ -466,23 +422,14 @@ def show_row(row: dict[str, Any]) -> None:
 
         p = power_summary(row)
         st.markdown(f"**What this run would have caught**, each with probability ≥ {p['power']:g}")
-        if p["uniform_delta"] is not None:
-            st.markdown(
-                _plain(
-                    f"A flaw shared by the vocabulary, Δ ≥ {nats(p['uniform_delta'])} nats above the claim: "
-                    f"had {uniform_flaw(p['uniform_family'], p['uniform_pairing'], p['uniform_delta'])}, "
-                    "it would have been caught."
-                )
-            )
-        else:
-            st.markdown("A flaw shared by the vocabulary: no size stated by this run.")
+        st.markdown(_plain(view.uniform_flaw_text(row)))
         singles = view.single_output(row)
         if len(singles):
             st.markdown("One output whose loss is its claim + 1 nat, per claim level:")
             show_table(singles, {c: c for c in singles.columns}, key="verdicts-single-output")
         if p["text"]:
             with st.expander("The power statement in full"):
-                st.markdown(_plain(_sentence(p["text"])))
+                st.markdown(_plain(sentence(p["text"])))
         if p["not_covered"]:
             with st.expander(f"Not covered ({len(p['not_covered'])})"):
                 st.markdown("\n".join(f"- {_plain(t)}." for t in p["not_covered"]))
@@ -490,17 +437,17 @@ def show_row(row: dict[str, Any]) -> None:
         st.markdown("**Checks before the verdict**")
         for c in view.checks(row):
             line = f"**{c['check']}: {_plain(c['result'])}.**" + (
-                f" {_plain(_sentence(c['text']))}" if c["text"] else ""
+                f" {_plain(sentence(c['text']))}" if c["text"] else ""
             )
             if c["status"] in view.WARNING_STATUSES:
                 st.warning(line, icon=":material/warning:")
             else:
                 st.markdown(line)
 
-        st.markdown("**Plan** — " + _plain(_sentence(view.plan_sentence(row))))
+        st.markdown("**Plan** — " + _plain(sentence(view.plan_sentence(row))))
         st.markdown(
             "**Check** (what `python -m dpcore verdicts --check` reruns) — "
-            + _plain(_sentence(view.check_sentence(row)))
+            + _plain(sentence(view.check_sentence(row)))
         )
         argv = view.command_argv(row)
         if argv is not None:

@@ -191,3 +191,37 @@ def test_append_refuses_before_running(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(sys, "argv", [*argv, "--epsilons", "1,2"])
     with pytest.raises(SystemExit, match="epsilons"):
         mod.main()
+
+
+def test_the_caption_names_every_run_that_made_the_comparison_and_what_it_left_out(tmp_path) -> None:
+    import doctest
+
+    import dpcore.attack.comparison as comparison
+    from dpcore.attack.comparison import claim_epsilons, comparison_caption, load_comparison
+
+    assert doctest.testmod(comparison).failed == 0
+    params = {
+        "mechanisms": ["santext", "dp-mlm"],
+        "epsilons": [1.0, 3.0],
+        "sentences": 40,
+        "n_train": 2_000,
+        "n_test": 500,
+        "seed": 0,
+        "appended_runs": [{"mechanisms": ["dp-mlm"], "seconds": 60.0}],
+        "not_in_this_run": {"custext": "slow"},
+    }
+    caption = comparison_caption(params)
+    assert "ε ∈ {1, 3}" in caption and "2,000/500 train/test" in caption
+    assert caption.index("`python bench/compare_mechanisms.py`") < caption.index(
+        "`python bench/compare_mechanisms.py --mechanisms dp-mlm --append`"
+    )
+    assert caption.endswith(" Not in this run: custext (slow).")
+    rows = [
+        {"mechanism": "custext", "epsilon": 1.0, "note": "below its floor"},
+        {"mechanism": "custext", "epsilon": 3.0},
+        {"mechanism": "santext", "epsilon": 1.0},
+    ]
+    assert claim_epsilons(("custext", "santext", "random"), rows) == {"custext": 3.0, "santext": 1.0}
+    assert load_comparison(tmp_path / "none.json") is None
+    shipped = load_comparison()
+    assert shipped is not None and set(shipped) >= {"parameters", "rows"}

@@ -60,3 +60,27 @@ def test_the_opened_rows_pairs_say_how_far_above_the_claim() -> None:
     pairs = view.violating_pairs(_row([_pair("a", 6.35, 1.0), _pair("b", 2.5, 2.0)]))
     assert list(pairs.columns)[4:7] == ["lower bound (95%)", "above the claim (nats)", "lower bound ÷ claim"]
     assert list(pairs["above the claim (nats)"]) == pytest.approx([5.35, 0.5])
+
+
+def test_an_opened_rows_sentences_are_built_beside_their_numbers() -> None:
+    row = _row([_pair("a", 6.35, 1.0), _pair("b", 1.5, 1.0)])
+    text = view.largest_violation_text(row)
+    assert text.startswith("The pair (a, a'): its privacy loss is at least 6.35 nats at 95% confidence")
+    assert "at least 5.35 nats above its claim" in text and text.endswith(".")
+    pooled = {"family": "self", "pairing": "random", "terms": 9, "rejects": True, "excess_lower_bound": 0.4}
+    assert view.largest_violation_text(_row([], [pooled])) == (
+        "The pooled 'self' test over 9 random pairs: some pair's loss exceeds its claim by at least "
+        "0.4 nats, at 95% confidence."
+    )
+    assert view.largest_violation_text(_row([_pair("c", 0.5, 1.0, violates=False)])).startswith("None:")
+    assert view.uniform_flaw_text(row) == "A flaw shared by the vocabulary: no size stated by this run."
+    row["audit"]["power"]["statements"] = [
+        {"class": "uniform", "excess": 0.0171, "family": "self", "pairing": None}
+    ]
+    stated = view.uniform_flaw_text(row)
+    assert stated.startswith("A flaw shared by the vocabulary, Δ ≥ 0.0171 nats above the claim: had ")
+    assert stated.endswith(", it would have been caught.")
+    assert view.row_caption({**row, "embedding": "glove", "summary": "audited as shipped"}) == (
+        f"{view.library_label(row)}; ε = 1, glove embedding; claim: {view.short_claim(row)}. "
+        "audited as shipped"
+    )

@@ -17,16 +17,77 @@ the embedding. Every row therefore carries its mechanism's ``notion`` and ``epsi
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from dpcore.formatting import epsilon_text
 from dpcore.validation import DPCoreError
 
-__all__ = ["claim_row", "compare_mechanisms", "epsilon_scale"]
+__all__ = [
+    "SHIPPED_COMPARISON",
+    "claim_epsilons",
+    "claim_row",
+    "compare_mechanisms",
+    "comparison_caption",
+    "epsilon_scale",
+    "load_comparison",
+]
 
 Progress = Callable[[int, int], None] | None
+
+#: The comparison the attack page opens with: what ``python bench/compare_mechanisms.py`` writes
+#: (and ``--append`` adds to).
+SHIPPED_COMPARISON = Path(__file__).resolve().parents[2] / "bench" / "results" / "mechanism_comparison.json"
+
+
+def load_comparison(path: Path = SHIPPED_COMPARISON) -> dict[str, Any] | None:
+    """A saved comparison (:func:`compare_mechanisms`' result as JSON), or None when there is none."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def comparison_caption(parameters: dict[str, Any]) -> str:
+    """One sentence on a comparison's settings and the commands that regenerate it: the first
+    run, each appended run, and the mechanisms the run left out with the reason.
+
+    Examples
+    --------
+    >>> caption = comparison_caption({"mechanisms": ["santext", "random"], "epsilons": [1.0, 10.0],
+    ...     "sentences": 40, "n_train": 2000, "n_test": 500, "seed": 0})
+    >>> settings, command = caption.split(". ")
+    >>> settings
+    '2 mechanisms, ε ∈ {1, 10}, 40 attack sentences, 2,000/500 train/test, seed 0'
+    >>> command
+    'Regenerate: `python bench/compare_mechanisms.py`.'
+    """
+    p = parameters
+    appended = "".join(
+        f", then `python bench/compare_mechanisms.py --mechanisms {','.join(run['mechanisms'])} --append`"
+        for run in p.get("appended_runs", [])
+    )
+    not_run = (p.get("not_in_this_run") or {}).items()
+    left_out = "".join(f" Not in this run: {n} ({why})." for n, why in not_run)
+    return (
+        f"{len(p['mechanisms'])} mechanisms, ε ∈ {{{', '.join(f'{e:g}' for e in p['epsilons'])}}}, "
+        f"{p['sentences']} attack sentences, {p['n_train']:,}/{p['n_test']:,} train/test, seed {p['seed']}. "
+        f"Regenerate: `python bench/compare_mechanisms.py`{appended}.{left_out}"
+    )
+
+
+def claim_epsilons(shown: Sequence[str], rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """mechanism → the first ε of ``rows`` it is defined at (a row with a ``note`` is not), for
+    the ``shown`` mechanisms that have one: where the chart draws each claim's floor from."""
+    out: dict[str, float] = {}
+    for m in shown:
+        defined = [r["epsilon"] for r in rows if r["mechanism"] == m and not r.get("note")]
+        if defined:
+            out[m] = float(defined[0])
+    return out
 
 
 def _model_label(mlm: Any) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dpcore.formatting import epsilon_text, percent
+from dpcore.formatting import epsilon_text, percent, sentence
 from dpcore.mechanisms import VECTOR_MECHANISMS
 from dpcore.prose import and_list
 
@@ -73,8 +73,8 @@ def headline(
             f"In this test, no mechanism shown exceeds its promise of ε = {epsilon_text(eps)} "
             "(passing one test is not a proof of privacy)."
         )
-    text = f"{and_list(free)} {'claims' if len(no_claim) == 1 else 'claim'} no privacy: nothing to test."
-    return text[:1].upper() + text[1:]
+    verb = "claims" if len(no_claim) == 1 else "claim"
+    return sentence(f"{and_list(free)} {verb} no privacy: nothing to test.")
 
 
 def observer_sentence(cells: dict[str, tuple[Any, list[dict]]], dim: int, eps: float) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from dpcore.formatting import as_number, percent
+from dpcore.formatting import as_number, epsilon_text, percent
 from dpcore.pairtest.verdicts import NOT_DETECTED, VIOLATES, label
 from dpcore.verdicts.document import verdict_of
 from dpcore.verdicts.rows import GROUPS
@@ -31,6 +31,7 @@ from dpcore.verdicts.wording import (
     nats,
     power_summary,
     short_claim,
+    uniform_flaw,
     vocabulary_words,
 )
 from dpcore.viz.audit_words import (
@@ -62,15 +63,18 @@ __all__ = [
     "group_label",
     "groups",
     "header_sentence",
+    "largest_violation_text",
     "library_label",
     "matches",
     "other_pairs",
     "plan_sentence",
     "pooled_tests",
+    "row_caption",
     "safe_headline",
     "single_output",
     "table",
     "table_for_download",
+    "uniform_flaw_text",
     "violating_pairs",
 ]
 
@@ -149,6 +153,54 @@ def filter_rows(
 def safe_headline(row: dict[str, Any]) -> str:
     """:func:`dpcore.verdicts.wording.headline` of the row."""
     return headline(row)
+
+
+def row_caption(row: dict[str, Any]) -> str:
+    """The line under an opened row's verdict: library, ε, embedding, the claim in short, and the
+    row's summary where it says more than the claim."""
+    summary, claim = str(row.get("summary") or ""), str(row.get("claim") or "")
+    more = summary if summary and not (claim and claim in summary) else ""
+    return (
+        f"{library_label(row)}; ε = {epsilon_text(row['epsilon'])}"
+        + (f", {row['embedding']} embedding" if row.get("embedding") else "")
+        + f"; claim: {short_claim(row)}."
+        + (f" {more}" if more else "")
+    )
+
+
+def largest_violation_text(row: dict[str, Any]) -> str:
+    """The row's largest certified violation in words, its numbers beside it
+    (:func:`dpcore.verdicts.wording.largest_violation`): a pair's certified loss against its
+    claim, or the pooled test's certified excess; or that no test certified one."""
+    w = largest_violation(row)
+    if w is None:
+        return "None: no test certified a privacy loss above the claim."
+    conf = percent(float(row["audit"]["confidence"]), exact=True)
+    if w["kind"] == "pair":
+        source = w.get("event_source")
+        return (
+            f"The pair ({w['x']}, {w['x_prime']}): its privacy loss is at least {nats(w['lower_bound'])} "
+            f"nats at {conf} confidence (family-wise), against a claimed {nats(w['claimed_bound'])}: "
+            f"at least {nats(w['excess'])} nats above its claim"
+            + (f"; event chosen by {EVENT_SOURCE_WORDS.get(source, source)}." if source else ".")
+        )
+    return (
+        f"The pooled '{w['family']}' test over {w['terms']:,} {w['pairing']} pairs: some pair's loss "
+        f"exceeds its claim by at least {nats(w['excess'])} nats, at {conf} confidence."
+    )
+
+
+def uniform_flaw_text(row: dict[str, Any]) -> str:
+    """The smallest flaw shared by the vocabulary that the row's run would have caught, in words
+    (:func:`dpcore.verdicts.wording.power_summary`)."""
+    p = power_summary(row)
+    if p["uniform_delta"] is None:
+        return "A flaw shared by the vocabulary: no size stated by this run."
+    return (
+        f"A flaw shared by the vocabulary, Δ ≥ {nats(p['uniform_delta'])} nats above the claim: "
+        f"had {uniform_flaw(p['uniform_family'], p['uniform_pairing'], p['uniform_delta'])}, "
+        "it would have been caught."
+    )
 
 
 def table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:

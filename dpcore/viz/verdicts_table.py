@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from dpcore.formatting import sentence
 from dpcore.pairtest.verdicts import NOT_DETECTED, VIOLATES, label
 from dpcore.verdicts.document import verdict_of
 from dpcore.verdicts.page_view import (
@@ -145,16 +146,15 @@ def headline_sentence(rows: Sequence[dict[str, Any]]) -> str:
         caught = [r for r in controls if verdict_of(r) == "violates"]
         if len(caught) == len(controls):
             what = "both" if len(controls) == 2 else f"all {len(controls)}"
-            sentence = (
+            clause = (
                 f"{what} flawed controls were caught"
                 if len(controls) > 1
                 else "the flawed control was caught"
             )
         else:
-            sentence = f"{len(caught)} of {len(controls)} flawed controls were caught"
-        parts.append(sentence)
-    text = "; ".join(parts)
-    return text[:1].upper() + text[1:] + "."
+            clause = f"{len(caught)} of {len(controls)} flawed controls were caught"
+        parts.append(clause)
+    return sentence("; ".join(parts))
 
 
 def claim_cell(row: dict[str, Any]) -> str:
