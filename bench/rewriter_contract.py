@@ -14,7 +14,10 @@
 
 Prints one line per cell and the command::
 
-    python bench/rewriter_contract.py [--runs 200] [--seeds 3]
+    python bench/rewriter_contract.py [--runs 200] [--seeds 3] [--parts shared-word,registered]
+
+``--parts shared-word`` reruns part 1 alone (about 6 minutes): what a change to the audit's
+selection can move; part 2 calls only the contract check (about half an hour, DP-Prompt's).
 """
 
 from __future__ import annotations
@@ -39,29 +42,35 @@ PAIR = ("the storm hit the coast last night", "the storm hit the town last night
 CLAIM = 0.1
 REWRITES = 1000
 SLOW = ("dp-prompt", "flawed:dp-prompt-keeps-last-word")
+PARTS = ("shared-word", "registered")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--parts", default=",".join(PARTS), help="comma-separated: " + ", ".join(PARTS))
     args = ap.parse_args()
-    print(f"# python bench/rewriter_contract.py --runs {args.runs} --seeds {args.seeds}")
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    if not parts or set(parts) - set(PARTS):
+        ap.error(f"--parts takes {' and/or '.join(PARTS)}")
+    print(f"# python bench/rewriter_contract.py --runs {args.runs} --seeds {args.seeds} --parts {args.parts}")
     failed = 0
-    t0 = time.perf_counter()
-    single = flagged = 0
-    for s in range(args.runs):
-        res = audit_rewriter(SharedWord(CLAIM), [PAIR], rewrites=REWRITES, seed=s)
-        single += res.contract is not None and not res.contract.batched
-        flagged += res.verdict == "violates"
-    failed += flagged > 0
-    print(
-        f"shared-word (claim {CLAIM:g}, N = {REWRITES:,}, contract on, default distinguishers): drawn one "
-        f"copy per call in {_rate(single, args.runs)}, flagged {_rate(flagged, args.runs)}: "
-        f"{'holds' if flagged == 0 else 'FLAGGED'} [{time.perf_counter() - t0:.0f} s]",
-        flush=True,
-    )
-    for choice in available_rewriters():
+    if "shared-word" in parts:
+        t0 = time.perf_counter()
+        single = flagged = 0
+        for s in range(args.runs):
+            res = audit_rewriter(SharedWord(CLAIM), [PAIR], rewrites=REWRITES, seed=s)
+            single += res.contract is not None and not res.contract.batched
+            flagged += res.verdict == "violates"
+        failed += flagged > 0
+        print(
+            f"shared-word (claim {CLAIM:g}, N = {REWRITES:,}, contract on, default distinguishers): "
+            f"drawn one copy per call in {_rate(single, args.runs)}, flagged {_rate(flagged, args.runs)}: "
+            f"{'holds' if flagged == 0 else 'FLAGGED'} [{time.perf_counter() - t0:.0f} s]",
+            flush=True,
+        )
+    for choice in available_rewriters() if "registered" in parts else ():
         rw = load_rewriter(choice.name, epsilon=10.0)
         seeds = 1 if choice.name in SLOW else args.seeds
         t0 = time.perf_counter()
