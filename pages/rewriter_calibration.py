@@ -101,7 +101,7 @@ except (OSError, DPCoreError, ValueError) as exc:
         reason = "the calibration has not been made yet"
     st.title(TITLE)
     st.error(
-        f"The calibration cannot be shown: {_plain(reason)}. The command below makes it (20 to 25 minutes "
+        f"The calibration cannot be shown: {_plain(reason)}. The command below makes it (11 to 50 minutes "
         "on 2 CPU cores; it writes `dpcore/data/rewriter_calibration.json`, which this page reads).",
         icon=":material/error:",
     )

@@ -15,7 +15,7 @@ CLI's numbers with the page's:
   command recorded with it.
 - ``rewriter_calibration`` (the shipped calibration): the command recorded in the file, which the
   CLI parses into the file's settings (rewriters, ε, rewrites, confidence, seed); it is not run
-  here (20 to 25 minutes on 2 cores).
+  here (11 to 50 minutes on 2 cores).
 
 The pages that show a command are listed in :data:`PAGES_WITH_A_COMMAND`; a page that starts
 showing one must join it (the last test checks the list against the pages' sources).
@@ -322,7 +322,7 @@ def test_audit_rewriter_shipped_views_show_the_command_that_computed_them() -> N
 # ---------------------------------------------------------------------------------------------
 def test_rewriter_calibration_page_shows_the_command_that_made_its_file() -> None:
     """The page shows the file's recorded command; the CLI parses it into the file's settings (the
-    command is not run: the shipped calibration takes 20 to 25 minutes on 2 cores)."""
+    command is not run: the shipped calibration takes 11 to 50 minutes on 2 cores)."""
     from dpcore.cli import build_parser
     from dpcore.rewriter.calibrate import load_shipped
 

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "lower bound on its privacy loss, the best distinguisher's TPR at 1%% FPR (a lower bound and "
             "the point estimate), the mean MiniLM cosine similarity of a rewrite to its input, and sample "
             "rewrites of public sentences. The default (santext-words, dp-mlm, dp-prompt at ε = 1, 10, 30, "
-            "100; 400 rewrites per input) takes 20 to 25 minutes on 2 CPU cores, most of it DP-Prompt; "
+            "100; 400 rewrites per input) takes 11 to 50 minutes on 2 CPU cores, most of it DP-Prompt; "
             "--save dpcore/data/rewriter_calibration.json regenerates the dashboard's view."
         ),
     )
