@@ -23,7 +23,7 @@ from dpcore.accounting import (
     dpnr_dropout_curve,
     dpnr_report,
 )
-from dpcore.formatting import epsilon_text, percent
+from dpcore.formatting import epsilon_text, percent, sentence
 from dpcore.samplers_inspect import SamplerInspection, infinite_loss_example, inspect_samplers
 from dpcore.viz.accounting_figure import binary_bits_figure, dpnr_dropout_figure
 from dpcore.viz.sampler_figure import sampler_histogram_figure
@@ -225,7 +225,7 @@ with tab_bin:
         )
     else:
         headline.markdown(
-            f"{flips[:1].upper()}{flips[1:]} **spends {brep.exact_ldp_total:.4g}, against the claimed "
+            f"{sentence(flips, stop=False)} **spends {brep.exact_ldp_total:.4g}, against the claimed "
             f"{brep.claimed_total:.4g}{over}.**"
         )
     plot(talk_sized(binary_bits_figure(brep).update_layout(height=BINARY_HEIGHT)), key="binary", slot=fig_col)

@@ -303,9 +303,10 @@ def test_comparison_ceiling_fills_only_matching_results() -> None:
 
 
 def test_every_mechanism_chart_is_small_multiples_without_inf() -> None:
+    from dpcore.attack.comparison import load_comparison
     from dpcore.viz.comparison_figure import DEFAULT_SHOWN, comparison_figure
 
-    res = json.loads((ROOT / "bench" / "results" / "mechanism_comparison.json").read_text(encoding="utf-8"))
+    res = load_comparison()
     rows = pv.with_comparison_ceiling(
         res["rows"], res["parameters"], _shipped()["results"]["comparison_ceiling"]
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpcore.attack.comparison import compare_mechanisms
+from dpcore.attack.comparison import SHIPPED_COMPARISON, compare_mechanisms
 from dpcore.validation import DPCoreError
 from dpcore.viz.comparison_figure import comparison_figure, comparison_table
 
@@ -77,9 +77,8 @@ def test_attack_page_compares_mechanisms_live() -> None:
     assert not at.exception
     # the shipped chart says how to regenerate it, appended runs (dp-mlm) included
     import json
-    from pathlib import Path
 
-    shipped = Path(__file__).resolve().parents[1] / "bench" / "results" / "mechanism_comparison.json"
+    shipped = SHIPPED_COMPARISON
     params = json.loads(shipped.read_text(encoding="utf-8"))["parameters"]
     captions = " ".join(c.value for c in at.caption)
     for run in params.get("appended_runs", []):
@@ -186,7 +185,7 @@ def test_append_refuses_before_running(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(sys, "argv", argv)
     with pytest.raises(SystemExit, match="no existing run"):
         mod.main()
-    shipped = Path(__file__).resolve().parents[1] / "bench" / "results" / "mechanism_comparison.json"
+    shipped = SHIPPED_COMPARISON
     (tmp_path / "mechanism_comparison.json").write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
     monkeypatch.setattr(sys, "argv", [*argv, "--epsilons", "1,2"])
     with pytest.raises(SystemExit, match="epsilons"):

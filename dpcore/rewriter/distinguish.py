@@ -271,12 +271,13 @@ def _single_ngram_candidates(
     out: dict[str, _Candidate] = {}
     for direction, side in ((FORWARD, 0), (BACKWARD, 1)):
         fav, other = per_fold[side], per_fold[1 - side]
-        event = pick(fav.sum(axis=0), other.sum(axis=0), m)
+        all_fav, all_other = fav.sum(axis=0), other.sum(axis=0)
+        event = pick(all_fav, all_other, m)
         if event is None:
             continue
         held_fav = held_other = 0
         for j in range(folds):
-            fold_event = pick(fav.sum(axis=0) - fav[j], other.sum(axis=0) - other[j], m - int(sizes[j]))
+            fold_event = pick(all_fav - fav[j], all_other - other[j], m - int(sizes[j]))
             if fold_event is not None:  # an empty pick counts nothing on its held-out fold
                 held_fav += hits(fold_event, fav[j], int(sizes[j]))
                 held_other += hits(fold_event, other[j], int(sizes[j]))
