@@ -34,6 +34,7 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=2_000, help="confirmation draws per word (small)")
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--save", default=None, help="also write cProfile's raw stats to this file (pstats)")
     args = ap.parse_args()
     vocab = build_vocabulary("glove", size=args.vocab_size)
     san = DpcoreSanitizer(create_text_mechanism("santext", vocab=vocab, epsilon=1.0))
@@ -50,6 +51,8 @@ def main() -> None:
         pairs=args.pairs,
     )  # fmt: skip
     prof.disable()
+    if args.save:
+        prof.dump_stats(args.save)
     ex = res.execution
     m = res.screen["draws_per_word"]
     total = ex["elapsed_seconds"]

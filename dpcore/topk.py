@@ -135,7 +135,16 @@ def _smallest_rows_by_blocks(v: np.ndarray, k: int) -> np.ndarray | None:
     bound = np.partition(block_min, k - 1, axis=1)[:, k - 1 : k]
     if v.dtype.kind == "f" and np.isnan(bound).any():
         return None
-    rows, cols = np.nonzero(v <= bound)
+    # only blocks whose minimum is ≤ T can hold a candidate (a block with a NaN: looked into)
+    open_ = block_min <= bound
+    if v.dtype.kind == "f":
+        open_ |= np.isnan(block_min)
+    b_rows, b_ids = np.nonzero(open_)  # row-major, blocks in increasing order
+    cols = b_ids[:, None] * _BLOCK + np.arange(_BLOCK)[None, :]
+    inside = cols < n
+    vals = v[b_rows[:, None], np.minimum(cols, n - 1)]
+    p, o = np.nonzero((vals <= bound[b_rows]) & inside)
+    rows, cols = b_rows[p], cols[p, o]  # each row's candidates in increasing position
     counts = np.bincount(rows, minlength=n_rows)
     width = int(counts.max())
     if width > n // 4:

@@ -17,7 +17,7 @@ import pytest
 import dpcore.textaudit.engine as engine
 from dpcore.text import create_text_mechanism
 from dpcore.text.mechanisms import RowBlocks
-from dpcore.text.sampling import log_weight_rows, product_rows
+from dpcore.text.sampling import PREFIX_BLOCK, cumulative_weights, log_weight_rows, product_rows
 from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit import DpcoreSanitizer, KaryRandomizedResponse, audit_text
 from dpcore.textaudit.contract import GlobalStateReseeded
@@ -71,6 +71,25 @@ def test_a_words_row_is_the_same_in_any_block(name, size, params):
     np.exp(w, out=w)
     np.cumsum(w, axis=1, out=w)
     np.testing.assert_allclose(ref[:5], w, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("n", [1, 17, 63, 64, 65, 1000, 4099, 50_000])
+def test_running_sums_by_blocks_are_cumsums_last_bits_and_never_decrease(n):
+    """A row's cumulative weights are formed a block of columns at a time (one matrix product):
+    within 10⁻¹³ of ``np.cumsum``, never decreasing (a search needs it), exact on integers, the
+    same with or without scratch, and ``np.cumsum`` itself below four blocks."""
+    rng = np.random.default_rng(n)
+    for scale in (1.0, 40.0, 700.0):  # weights from flat to nearly all underflowed
+        w = np.exp(-scale * rng.random(n))
+        got = cumulative_weights(w.copy())
+        want = np.cumsum(w)
+        assert np.all(np.diff(got) >= 0)
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+        assert np.array_equal(cumulative_weights(w.copy(), np.empty(n + 3)), got)
+        if n < 4 * PREFIX_BLOCK:
+            assert np.array_equal(got, want)
+    k = rng.integers(0, 1000, n).astype(np.float64)  # integer sums are exact in any order
+    assert np.array_equal(cumulative_weights(k.copy()), np.cumsum(k))
 
 
 def test_a_blocks_draws_are_the_sanitizers_uniforms_on_its_row(vocab2000):

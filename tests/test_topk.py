@@ -111,3 +111,14 @@ def test_the_selection_does_not_depend_on_the_input_s_kernel_order() -> None:
 
 def test_docstring_examples() -> None:
     assert doctest.testmod(dpcore.topk, raise_on_error=True).attempted >= 3
+
+
+def test_a_block_holding_a_nan_is_still_searched() -> None:
+    """Only blocks whose minimum is at most the bound are looked into; a block with a NaN has a
+    NaN minimum, and its numbers can still be the smallest."""
+    d = 100.0 + np.arange(2048, dtype=np.float64)[None, :]
+    d[0, 5], d[0, 6] = 0.0, np.nan  # the smallest value beside a NaN, in block 0
+    d[0, 1500], d[0, 1501] = 1.0, np.nan
+    assert dpcore.topk._smallest_rows_by_blocks(d, 2) is not None  # the block path decides
+    assert np.array_equal(smallest_k(d, 2), [[5, 1500]])
+    assert np.array_equal(smallest_k(d.astype(np.float32), 3), [[0, 5, 1500]])

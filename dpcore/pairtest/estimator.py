@@ -26,6 +26,7 @@ Everything is vectorised over outputs; nothing loops over samples.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -73,13 +74,23 @@ def best_prefix(a: np.ndarray, b: np.ndarray, n: int, alpha: float) -> int:
     if m > EXACT_PREFIXES + 16:
         approx = wilson_log_ratio_lower(a, b, n, alpha)
         approx = np.where(np.isnan(approx), -np.inf, approx)
-        top = largest_k(approx, EXACT_PREFIXES)
-        grid = np.unique(np.geomspace(1, m, 48).astype(np.int64) - 1)
-        idx = np.union1d(np.union1d(top, np.arange(16)), grid)
+        keep = np.zeros(m, dtype=bool)
+        keep[largest_k(approx, EXACT_PREFIXES)] = True
+        keep[:16] = True
+        keep[_prefix_grid(m)] = True
+        idx = np.flatnonzero(keep)  # the union of the three, in increasing order
     else:
         idx = np.arange(m)
     score = cp_log_ratio_lower(a[idx], b[idx], n, alpha)
     return int(idx[int(np.argmax(np.where(np.isnan(score), -np.inf, score)))])
+
+
+@functools.lru_cache(maxsize=256)
+def _prefix_grid(m: int) -> np.ndarray:
+    """48 geometrically spaced prefixes of 1…m (0-based, unique), made once per m."""
+    grid = np.unique(np.geomspace(1, m, 48).astype(np.int64) - 1)
+    grid.flags.writeable = False
+    return grid
 
 
 @dataclass(frozen=True)

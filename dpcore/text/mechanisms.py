@@ -390,6 +390,9 @@ class RowBlocks:
         self.row_bytes = 8 * n_c
         self._buf: np.ndarray | None = None
         self._owner: RowBlock | None = None
+        #: |C| zeros and |C| floats of scratch for :func:`~dpcore.text.sampling.cdf_row`.
+        self._zeros = np.zeros(n_c)
+        self._work = np.empty(n_c)
 
     @property
     def buffer_bytes(self) -> int:
@@ -446,6 +449,8 @@ class RowBlock:
                 int(cand.column_of[wid]),
                 mech._em_epsilon,
                 mech._truncate,
+                zeros=bl._zeros,
+                work=bl._work,
             )
             self._ready[i] = True
         return row
