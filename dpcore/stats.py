@@ -55,6 +55,7 @@ __all__ = [
     "log_cp_lower",
     "log_cp_tables",
     "log_cp_upper",
+    "log_wilson_tables",
     "poisson_log_tail",
     "wilson_log_ratio_lower",
     "wilson_lower",
@@ -423,8 +424,25 @@ def wilson_log_ratio_lower(a: np.ndarray | int, b: np.ndarray | int, n: int, alp
     numpy.ndarray
         The approximate bounds (−∞ where the lower Wilson bound is 0).
     """
+    if _table_for(a, n, alpha) and _table_for(b, n, alpha):  # the same values, read from a table
+        lo, hi = log_wilson_tables(int(n), float(alpha) / 2)
+        return lo[a] - hi[b]
     with np.errstate(divide="ignore"):
         return _log(wilson_lower(a, n, alpha / 2)) - _log(wilson_upper(b, n, alpha / 2))
+
+
+@functools.lru_cache(maxsize=32)
+def log_wilson_tables(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """(ln :func:`wilson_lower`, ln :func:`wilson_upper`) at one-sided ``alpha`` for k = 0..n
+    (read-only, computed once per (n, α), as :func:`log_cp_tables`): the screen ranks the
+    prefixes of tens of thousands of pairs at the same n and α."""
+    if int(n) != n or not 0 < n <= TABLE_MAX_TRIALS:
+        raise ValueError(f"tables are kept for 1 ≤ n ≤ {TABLE_MAX_TRIALS:,} trials, got {n}")
+    k = np.arange(n + 1, dtype=np.float64)
+    lo, hi = _log(wilson_lower(k, n, alpha)), _log(wilson_upper(k, n, alpha))
+    lo.flags.writeable = False
+    hi.flags.writeable = False
+    return lo, hi
 
 
 # --- Poisson tails (Chernoff) ----------------------------------------------------------------

@@ -299,6 +299,25 @@ def test_ratio_bounds_read_from_the_table_equal_the_direct_ones_bit_for_bit():
         log_cp_tables(stats.TABLE_MAX_TRIALS + 1, 0.05)
 
 
+def test_wilson_ratios_read_from_the_table_equal_the_direct_ones_bit_for_bit():
+    """The Wilson stand-in that ranks prefixes reads a table of ln W± over 0..n for integer
+    counts too; float counts (expected counts) take the direct path, with the same values."""
+    from dpcore import stats
+
+    rng = np.random.default_rng(5)
+    for n in (1, 7, 500, 1_001, 50_000):
+        for alpha in (0.1, 1e-6):
+            a = rng.integers(0, n + 1, size=300)
+            b = rng.integers(0, n + 1, size=300)
+            table = stats.wilson_log_ratio_lower(a, b, n, alpha)
+            direct = stats.wilson_log_ratio_lower(a.astype(np.float64), b.astype(np.float64), n, alpha)
+            assert np.array_equal(table, direct)  # -inf where a = 0 on both sides
+            lo, hi = stats.log_wilson_tables(n, alpha / 2)
+            assert np.all(np.diff(lo) >= 0) and np.all(np.diff(hi) >= 0) and np.isneginf(lo[0])
+    with pytest.raises(ValueError):
+        stats.log_wilson_tables(stats.TABLE_MAX_TRIALS + 1, 0.05)
+
+
 def test_single_counts_read_from_the_table_equal_the_direct_ones_bit_for_bit():
     """One integer count at a time (the screen bounds one event per word and pair): once an (n, α)
     has been asked often enough, the count is read from the table, with the direct value."""

@@ -390,6 +390,10 @@ class RowBlocks:
         self.row_bytes = 8 * n_c
         self._buf: np.ndarray | None = None
         self._owner: RowBlock | None = None
+        #: Whether C is V in id order (a column is its word's id).
+        self.identity = bool(
+            np.array_equal(mechanism._candidates, np.arange(len(mechanism.vocab)))
+        )
         #: |C| zeros and |C| floats of scratch for :func:`~dpcore.text.sampling.cdf_row`.
         self._zeros = np.zeros(n_c)
         self._work = np.empty(n_c)
@@ -462,20 +466,29 @@ class RowBlock:
         if k is None:  # not a word of this block: a block of its own
             return self._blocks.block(np.asarray([word_id])).sample_ids(word_id, n, rng)
         mech = self._blocks.mechanism
-        out = np.full(int(n), self.ids[k], dtype=np.int64)
-        u_coin = rng.random(out.size)
-        u_pick = rng.random(out.size)
-        sel = np.flatnonzero(u_coin < mech._replace_prob[self.ids[k]])
-        if sel.size:
-            cdf = self._row(k)
-            total = cdf[-1]
-            target = np.minimum(u_pick[sel] * total, np.nextafter(total, 0.0))
-            # searched in increasing order (each search starts where the last ended, in cache):
-            # the same column for every draw as searching them in draw order
-            order = np.argsort(target)
-            pos = np.empty(target.size, dtype=np.int64)
-            pos[order] = np.searchsorted(cdf, target[order], side="right")
-            out[sel] = mech._candidates[pos]
+        n = int(n)
+        u_coin = rng.random(n)
+        u_pick = rng.random(n)
+        p_replace = mech._replace_prob[self.ids[k]]
+        every = p_replace >= 1.0  # every coin replaces (u < 1 always): SanText, or a word of V_S
+        sel = None if every else np.flatnonzero(u_coin < p_replace)
+        if sel is not None and sel.size == 0:
+            return np.full(n, self.ids[k], dtype=np.int64)
+        cdf = self._row(k)
+        total = cdf[-1]
+        target = u_pick if sel is None else u_pick[sel]
+        target *= total
+        np.minimum(target, np.nextafter(total, 0.0), out=target)
+        # searched in increasing order (each search starts where the last ended, in cache):
+        # the same column for every draw as searching them in draw order
+        order = np.argsort(target)
+        pos = np.empty(target.size, dtype=np.int64)
+        pos[order] = np.searchsorted(cdf, target[order], side="right")
+        picked = pos if self._blocks.identity else mech._candidates[pos]
+        if sel is None:
+            return picked
+        out = np.full(n, self.ids[k], dtype=np.int64)
+        out[sel] = picked
         return out
 
 

@@ -220,8 +220,6 @@ def draw_counts(
     runs, its Python-level stdout goes to stderr, so a plugin that prints cannot corrupt JSON
     output (in this process and in every worker).
     """
-    from dpcore.textaudit.wrapping import stdout_to_stderr
-
     bounds = [0, *itertools.accumulate(int(s) for s in (split if split is not None else (n,)))]
     if bounds[-1] != n:
         raise ValueError("split must sum to n")
@@ -229,22 +227,17 @@ def draw_counts(
     seg_counts: list[np.ndarray | None] = [None] * (len(bounds) - 1)
     fast = callable(getattr(sanitizer, "sample_ids", None))
     chunk = FAST_CHUNK if fast else BLACKBOX_CHUNK
-    what = "sample_ids()" if fast else "sample()"
+    if fast and n <= chunk:  # one call (the screen's words): the same counts, less bookkeeping
+        codes = np.asarray(_sample_chunk(sanitizer, fast, word, word_id, n, rng))
+        size = max(len(codebook), int(codes.max()) + 1 if codes.size else 0)
+        counts = [np.bincount(codes[lo:hi], minlength=size) for lo, hi in itertools.pairwise(bounds)]
+        if on_progress is not None:
+            on_progress(n)
+        return counts if split is not None else counts[0]
     done = 0
     while done < n:
         m = min(chunk, n - done)
-        try:
-            with stdout_to_stderr():
-                out = sanitizer.sample_ids(word_id, m, rng) if fast else sanitizer.sample([word] * m, rng)
-        except DPCoreError as exc:
-            raise SanitizerRaised(f"the sanitizer's {what} refused {word!r}: {exc}") from None
-        except SystemExit as exc:
-            code = "" if exc.code is None else repr(exc.code)
-            raise SanitizerRaised(f"the sanitizer's {what} called sys.exit({code}) on {word!r}") from None
-        except Exception as exc:
-            raise SanitizerRaised(
-                f"the sanitizer's {what} raised {type(exc).__name__} on {word!r}: {exc}"
-            ) from None
+        out = _sample_chunk(sanitizer, fast, word, word_id, m, rng)
         codes = np.asarray(out if fast else codebook.codes(out, m))
         size = max(len(codebook), int(codes.max()) + 1 if codes.size else 0)
         for k in range(len(seg_counts)):  # the segments this chunk overlaps
@@ -269,6 +262,28 @@ def draw_counts(
         return counts[0]
     size = max(c.size for c in counts)
     return [c if c.size == size else np.pad(c, (0, size - c.size)) for c in counts]
+
+
+def _sample_chunk(
+    sanitizer: Any, fast: bool, word: str, word_id: int, m: int, rng: np.random.Generator
+) -> Any:
+    """One call of the sanitizer for ``m`` draws of ``word``; whatever it raises is a
+    :class:`SanitizerRaised` naming it (see :func:`draw_counts`)."""
+    from dpcore.textaudit.wrapping import stdout_to_stderr
+
+    what = "sample_ids()" if fast else "sample()"
+    try:
+        with stdout_to_stderr():
+            return sanitizer.sample_ids(word_id, m, rng) if fast else sanitizer.sample([word] * m, rng)
+    except DPCoreError as exc:
+        raise SanitizerRaised(f"the sanitizer's {what} refused {word!r}: {exc}") from None
+    except SystemExit as exc:
+        code = "" if exc.code is None else repr(exc.code)
+        raise SanitizerRaised(f"the sanitizer's {what} called sys.exit({code}) on {word!r}") from None
+    except Exception as exc:
+        raise SanitizerRaised(
+            f"the sanitizer's {what} raised {type(exc).__name__} on {word!r}: {exc}"
+        ) from None
 
 
 def eligible_outputs(sanitizer: Any, size: int) -> np.ndarray | None:
