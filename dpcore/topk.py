@@ -87,11 +87,14 @@ def _select(values: np.ndarray, k: int, *, largest: bool) -> np.ndarray:
         fast = _smallest_rows_by_blocks(v, k)
         if fast is not None:
             return fast
-    if v.ndim == 1:  # the common case, kept lean: one partition, two comparisons
+    if v.ndim == 1:  # the common case, kept lean: one partition, one comparison
         kth = np.partition(v, at)[at]
-        beyond = np.flatnonzero(v > kth if largest else v < kth)
-        tied = np.flatnonzero(v == kth)[: k - beyond.size]
-        idx = np.sort(np.concatenate([beyond, tied]))
+        idx = np.flatnonzero(v >= kth if largest else v <= kth)  # (a NaN k-th value: none)
+        if idx.size > k:  # ties across the k-th place: the lowest-placed equal ones
+            equal = v[idx] == kth
+            keep = ~equal
+            keep[np.flatnonzero(equal)[: k - int(keep.sum())]] = True
+            idx = idx[keep]
     else:
         kth = np.partition(v, at, axis=1)[:, at : at + 1]
         beyond = v > kth if largest else v < kth
