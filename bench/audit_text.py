@@ -38,7 +38,11 @@ From one run, on SanText over GloVe at |V| = 15,000, ε = 1:
 
 Targets (issue "Audit any text sanitizer"): (1) under 2 s, (2) under 60 s on this 2-core machine.
 Issue 30: at |V| = 50,000, one worker, stage 1 at least 2× the old code's draws per second; on
-2 cores, 2 workers at least 1.7× one.
+2 cores, 2 workers at least 1.7× one. Issue 63 keeps that budget against f244609 (the code before
+the blocks), in the same run:
+
+    rm -rf /tmp/old && mkdir /tmp/old && git archive f244609 dpcore | tar -x -C /tmp/old
+    python bench/audit_text.py --only scale --vocab-size 50000 --old-tree /tmp/old --reps 2
 ``--vocab-size`` and ``--screen-budget`` shrink parts 4 and 6 for a quick check of the script
 (the figures above are for the defaults).
 """
