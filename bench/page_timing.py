@@ -296,6 +296,24 @@ def fig4_pass(pw, exe: str) -> dict[str, float]:  # type: ignore[no-untyped-def]
     return out
 
 
+#: Issue 63's page budget: each page complete within the Plotly floor plus this, in one run.
+PAGE_BUDGET_OVER_FLOOR_S = 2.5
+
+
+def budget_lines(completes: dict[str, float], floor: dict[str, float]) -> list[str]:
+    """Whether every page timed was complete within the floor + :data:`PAGE_BUDGET_OVER_FLOOR_S`."""
+    if not completes:
+        return []
+    limit = floor["plotly"] + PAGE_BUDGET_OVER_FLOOR_S
+    over = [f"{t} ({c:.1f} s)" for t, c in completes.items() if c > limit]
+    worst = max(completes, key=lambda t: completes[t])
+    return [
+        f"Budget: complete within the Plotly floor + {PAGE_BUDGET_OVER_FLOOR_S} s = {limit:.1f} s: "
+        f"{len(completes) - len(over)} of {len(completes)} pages within (slowest: {worst}, "
+        f"{completes[worst]:.1f} s); over: {', '.join(over) if over else 'none'}.",
+    ]
+
+
 def fig4_lines(fig4: dict[str, float], floor: dict[str, float]) -> list[str]:
     """The Fig. 4 setting's times beside the floor's, with the ratios."""
     f = floor["plotly"]
@@ -328,6 +346,7 @@ def main() -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     rows: list[str] = []
+    completes: dict[str, float] = {}
     with tempfile.TemporaryFile("w+") as log, sync_playwright() as pw:
         load0 = os.getloadavg()
         proc = start_server(port, log) if cases else None
@@ -343,6 +362,7 @@ def main() -> None:
             for title, path, what, change in cases:
                 la = os.getloadavg()[0]
                 first, complete, changed = measure(browser, url, path + OPENED.get(path, ""), change)
+                completes[title] = complete
                 row = f"| {title} | {first:.1f} s | {complete:.1f} s | {changed:.1f} s ({what}) | {la:.2f} |"
                 print(row, flush=True)
                 rows.append(row)
@@ -379,7 +399,7 @@ def main() -> None:
         f"Floor: a page with a title and one three-point figure (bench/floor_app.py), first result "
         f"in a fresh browser context (median of 5): {floor['plotly']:.1f} s with Plotly, "
         f"{floor['vega']:.1f} s with Vega-Lite.",
-    ] + (fig4_lines(fig4, floor) if fig4 else [])
+    ] + budget_lines(completes, floor) + (fig4_lines(fig4, floor) if fig4 else [])
     text = "\n".join(head + rows + tail) + "\n"
     print("\n" + text)
     if args.only:
