@@ -73,7 +73,7 @@ MAX_SENTENCES = 200
 MAX_EPSILONS = 6
 #: Sentences × (ε values + 1) × mechanisms a masked-LM attack may run per request (page_view's).
 MAX_MLM_SENTENCE_RUNS = pv.MAX_MLM_SENTENCE_RUNS
-EPS_GRID = ["0.5", "1", "2", "3", "6", "10", "12", "14", "16", "20"]
+EPS_GRID = list(pv.EPSILON_GRID)
 #: Embeddings of the mechanisms that do not need their own (bert: the paper's Fig. 4 setting).
 EMBEDDINGS = {"glove": "GloVe", "bert": "BERT, whole words"}
 #: Every registered text mechanism (its parameters come from the registry's schema).
@@ -525,7 +525,11 @@ if from_shipped[0]:
         f"`python -m dpcore precompute-attack-page`, dpcore {docs[0]['dpcore_version']}, attacker SHA-256 "
         f"{docs[0]['attacker']['sha256'][:12]}…"
     )
-    which = {"default": "the default settings", "paper-fig4": "the paper's Fig. 4 setting"}
+    which = {
+        "default": "the default settings",
+        "paper-fig4": "the paper's Fig. 4 setting",
+        "grid": "every mechanism at every ε with the other settings at their defaults",
+    }
     if whole is not None:
         shipped_slot.caption(
             f":material/inventory_2: These are the **shipped results of "
@@ -535,10 +539,11 @@ if from_shipped[0]:
     else:
         share = "All" if from_shipped[0] == from_shipped[1] else f"{from_shipped[0]} of"
         rest = "" if from_shipped[0] == from_shipped[1] else "; the rest were computed"
+        kinds = [which.get(s.name, s.name) for s in shipped.views]
+        listed = kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} and {kinds[-1]}"
         shipped_slot.caption(
-            f":material/inventory_2: {share} {from_shipped[1]} results shown are shipped ones of "
-            f"{' or '.join(which.get(s.name, s.name) for s in shipped.views)} (same parameters; "
-            f"{whence}){rest}."
+            f":material/inventory_2: {share} {from_shipped[1]} results shown are shipped, precomputed "
+            f"for {listed} (same parameters; {whence}){rest}."
         )
 
 claim_rows, _, claim_download = pv.claim_view(claim_shapes, attack_rows, eps)

@@ -44,9 +44,24 @@ def test_shipped_files_name_the_attacker_on_disk_the_view_and_the_vocabulary(nam
     if name == "default":
         assert pv.shipped_for(view) is not None
         assert doc["results"]["comparison_ceiling"]
-    else:  # the Fig. 4 setting: its masked-LM units over BERT, and its utility
+    elif name == "paper-fig4":  # its masked-LM units over BERT, and its utility
         assert len(doc["results"]["attack_units"]) == 6 and len(doc["results"]["utility_units"]) == 6
         assert all(u["attacks"] == ["mlm"] for u in doc["results"]["attack_units"])
+    else:  # the grid: every unit within its mechanisms × ε, DP-MLM (the slowest) at every ε, and
+        # every unit of the default view the same numbers (a unit is a function of its parameters)
+        units = doc["results"]["attack_units"]
+        grid = {(m, e) for m in view.mechanisms for e in view.epsilons}
+        assert {(u["mechanism"], u["epsilon"]) for u in units} <= grid
+        assert {u["epsilon"] for u in units if u["mechanism"] == "dp-mlm"} == set(view.epsilons)
+        assert view.epsilons == tuple(sorted(float(e) for e in pv.EPSILON_GRID))
+        grid_view = pv.load_shipped(pv.shipped_path(name))
+        default = pv.load_shipped(pv.shipped_path("default"))
+        assert grid_view is not None and default is not None
+        for u in default.document["results"]["attack_units"]:
+            got = grid_view.attack(u["mechanism"], u["epsilon"], u["attacks"])
+            assert got is not None and pv.compare_documents(u["result"], got) == []
+        for u in default.document["results"]["utility_units"]:
+            assert pv.compare_documents(u["row"], grid_view.utility(u["mechanism"], u["epsilon"])) == []
 
 
 def test_a_shipped_view_over_another_vocabulary_is_never_used() -> None:
@@ -59,6 +74,41 @@ def test_a_shipped_view_over_another_vocabulary_is_never_used() -> None:
     other = pv.load_shipped_set(vocabulary_label=lambda vs, e: "GloVe 6B, full vocabulary")
     assert other.attack_unit(*args) is None and other.named(view) is None
     assert other.baselines_unit("tweets", 5_000, 1_000, 500, 0) is None
+
+
+def test_a_unit_from_the_grid_checks_only_its_own_vocabulary() -> None:
+    """The grid holds units over GloVe and (DP-MLM's) over BERT's WordPieces: a GloVe unit is
+    used once GloVe's label is checked, without building the BERT vocabulary to check its own."""
+    asked: list[str] = []
+
+    def label(vs: int, e: str) -> str | None:
+        asked.append(e)
+        return pv.Resources().get_vocab(vs, e).label
+
+    shipped = pv.load_shipped_set(vocabulary_label=label)
+    prm = pv.default_parameters("random")
+    unit = shipped.attack_unit("random", 2.0, prm, "tweets", 20, ("bayes-unigram",), 5_000, 0)
+    assert unit is not None and asked == ["glove"]
+    assert shipped.utility_unit("random", 2.0, prm, "tweets", 5_000, 1_000, 500, 0) is not None
+    assert asked == ["glove"]  # checked once per file and embedding
+
+
+def test_the_shipped_grid_equals_a_recomputation_of_its_units() -> None:
+    """A spot check of the grid file (its whole --check takes 3 minutes): a Bayesian unit and a
+    utility unit of a mechanism outside the default view, at an ε outside it, recomputed."""
+    view = pv.grid_view()
+    shipped = pv.load_shipped(pv.shipped_path("grid"))
+    assert shipped is not None and shipped.view == view
+    res = pv.Resources()
+    sents = pv.sentences_unit(view.dataset, view.sentences, view.seed)
+    group = ("bayes-unigram",)
+    ref = pv.reference_unit(res, sents, group, view.vocab_size, view.embedding)
+    prm = dict(view.parameters)["custext"]
+    unit = pv.attack_unit(res, "custext", 6.0, prm, sents, ref, group, view.vocab_size, view.seed)
+    assert pv.compare_documents(shipped.attack("custext", 6.0, group), pv._jsonable(unit)) == []
+    split = pv.split_unit(view.dataset, view.n_train, view.n_test)
+    row = pv.utility_unit(res, split, "custext", 6.0, prm, view.vocab_size, view.seed)
+    assert pv.compare_documents(shipped.utility("custext", 6.0), pv._jsonable(row)) == []
 
 
 @needs_mlm
@@ -147,14 +197,25 @@ def test_the_page_at_its_defaults_shows_the_shipped_results_without_computing(mo
     at.multiselect(key="eps").set_value(["1", "3"]).run()
     assert not at.exception and not calls
     # 2 mechanisms × 2 ε × (Bayesian, masked-LM, utility)
-    assert "All 12 results shown are shipped ones" in " ".join(c.value for c in at.caption)
-    # one mechanism added (with the Bayesian attacker only, to stay quick): its results are
-    # computed, the others' shipped
+    assert "All 12 results shown are shipped, precomputed" in " ".join(c.value for c in at.caption)
+    # a mechanism and an ε added on stage (issue 63): the shipped grid holds every mechanism at
+    # every ε with the other settings at their defaults, so nothing is computed
+    at.multiselect(key="mechs").set_value(["santext", "santext+", "dp-mlm"])
+    at.multiselect(key="eps").set_value(["1", "3", "2"]).run()
+    assert not at.exception and not calls
+    captions = " ".join(c.value for c in at.caption)
+    assert "results shown are shipped, precomputed for the default settings" in captions
+    assert "every mechanism at every ε with the other settings at their defaults" in captions
+    # fewer sentences (with the Bayesian attacker only, to stay quick): the attacks are computed,
+    # the utility, which does not depend on the sentences, is shipped
     allow["compute"] = True
     at.multiselect(key="attacks").set_value(["bayes-unigram"])
-    at.multiselect(key="mechs").set_value(["santext", "santext+", "random"]).run()
-    assert not at.exception and set(calls) == {"attack_unit", "utility_unit", "reference_unit"}
-    assert "8 of 12 results shown are shipped ones" in " ".join(c.value for c in at.caption)
+    at.multiselect(key="mechs").set_value(["santext", "santext+", "random"])
+    at.multiselect(key="eps").set_value(["1", "3"])
+    at.number_input(key="n").set_value(10).run()
+    assert not at.exception and set(calls) == {"attack_unit", "reference_unit"}
+    # 3 mechanisms × 2 ε × (Bayesian, utility): the 6 utility rows shipped
+    assert "6 of 12 results shown are shipped, precomputed" in " ".join(c.value for c in at.caption)
     calls.clear()
     allow["compute"] = False
     # another seed shares no unit: everything is computed (here: refused by the stub)
@@ -232,19 +293,22 @@ def test_command_modes_and_a_stale_file(tmp_path: Path, monkeypatch, capsys) -> 
     shipped = docs["default"]
     out = tmp_path / "view.json"
     fig4 = tmp_path / "view_paper_fig4.json"  # every other view lies beside the default's file
+    grid = tmp_path / "view_grid.json"
     assert main(["precompute-attack-page", "--output", str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 2 and lines[0].startswith(f"wrote {out}") and lines[1].startswith(f"wrote {fig4}")
+    assert len(lines) == 3 and lines[0].startswith(f"wrote {out}") and lines[1].startswith(f"wrote {fig4}")
+    assert lines[2].startswith(f"wrote {grid}")
     assert json.loads(out.read_text(encoding="utf-8")) == shipped  # the document is deterministic
     assert json.loads(fig4.read_text(encoding="utf-8")) == docs["paper-fig4"]
+    assert json.loads(grid.read_text(encoding="utf-8")) == docs["grid"]
     stamp = out.stat().st_mtime_ns
     assert main(["precompute-attack-page", "--output", str(out), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["current"] is True and summary["written"] is False and out.stat().st_mtime_ns == stamp
     assert [v["view"] for v in summary["views"]] == list(pv.SHIPPED_VIEWS)
     assert main(["precompute-attack-page", "--output", str(out), "--check"]) == 0
-    assert capsys.readouterr().out.count("is current") == 2
-    # one view: the same summary as before there were two
+    assert capsys.readouterr().out.count("is current") == 3
+    # one view: the same summary as before there were several
     assert main(["precompute-attack-page", "--output", str(out), "--view", "paper-fig4", "--json"]) == 0
     one = json.loads(capsys.readouterr().out)
     assert one["view"] == "paper-fig4" and one["path"] == str(fig4) and one["current"] is True
@@ -255,8 +319,8 @@ def test_command_modes_and_a_stale_file(tmp_path: Path, monkeypatch, capsys) -> 
     assert main(["precompute-attack-page", "--output", str(out), "--check", "--view", "default"]) == 1
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 1 and "is stale" in lines[0] and "defense_rate" in lines[0]
-    assert main(["precompute-attack-page", "--output", str(out), "--check"]) == 1  # one of the two is stale
-    assert [("is stale" in x) for x in capsys.readouterr().out.strip().splitlines()] == [True, False]
+    assert main(["precompute-attack-page", "--output", str(out), "--check"]) == 1  # one of the three is stale
+    assert [("is stale" in x) for x in capsys.readouterr().out.strip().splitlines()] == [True, False, False]
     assert main(["precompute-attack-page", "--output", str(out), "--check", "--json"]) == 1
     summary = json.loads(capsys.readouterr().out)
     assert summary["current"] is False and summary["differences"]

@@ -37,6 +37,7 @@ marker's).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -51,6 +52,7 @@ from dpcore.formatting import epsilon_text, percent
 __all__ = [
     "ATTACKER_GRAPH",
     "COMPARISON_DEFAULTS",
+    "EPSILON_GRID",
     "MAX_MLM_SENTENCE_RUNS",
     "MLM_ATTACKS",
     "SHIPPED_PATH",
@@ -98,9 +100,13 @@ MLM_ATTACKS = ("mlm", "bayes-mlm")
 #: The shipped results of the page's default view (package data); the other shipped views lie
 #: beside it (:func:`shipped_path`).
 SHIPPED_PATH = Path(__file__).resolve().parents[1] / "data" / "attack_page_default.json"
-#: The views that ship precomputed, by name: the page's defaults and its "Paper's Fig. 4
-#: setting" button (:func:`shipped_view`).
-SHIPPED_VIEWS = ("default", "paper-fig4")
+#: The views that ship precomputed, by name: the page's defaults, its "Paper's Fig. 4 setting"
+#: button, and the grid of every mechanism at every ε of :data:`EPSILON_GRID` with the other
+#: defaults (:func:`grid_view`: a speaker's added ε or mechanism opens at once)
+#: (:func:`shipped_view`).
+SHIPPED_VIEWS = ("default", "paper-fig4", "grid")
+#: The ε values the page offers (its ε box).
+EPSILON_GRID = ("0.5", "1", "2", "3", "6", "10", "12", "14", "16", "20")
 #: Sentences × (ε values + 1) × mechanisms a masked-LM attack may run per page request: about
 #: 0.05 s each on 2 cores (one forward pass per word), so ≈ 35 s plus the utility part at most.
 MAX_MLM_SENTENCE_RUNS = 480
@@ -241,18 +247,37 @@ def paper_view(base: View | None = None) -> View:
     )
 
 
+@lru_cache(maxsize=1)
+def grid_view() -> View:
+    """The page's defaults with every registered mechanism (its default parameters) at every ε of
+    :data:`EPSILON_GRID`: the units one or two widget changes away from the default view (an ε
+    added, a mechanism added) that a speaker tries on stage. Shipped as ``…_grid.json``."""
+    from dpcore.text import TEXT_MECHANISMS
+
+    base = default_view()
+    names = tuple(TEXT_MECHANISMS.names())
+    return dataclasses.replace(
+        base,
+        mechanisms=names,
+        epsilons=tuple(sorted(float(e) for e in EPSILON_GRID)),
+        parameters=tuple((m, default_parameters(m)) for m in names),
+    )
+
+
 def shipped_view(name: str) -> View:
     """The view shipped under ``name`` (one of :data:`SHIPPED_VIEWS`)."""
     if name == "default":
         return default_view()
     if name == "paper-fig4":
         return paper_view()
+    if name == "grid":
+        return grid_view()
     raise ValueError(f"no shipped view {name!r}; choose one of {', '.join(SHIPPED_VIEWS)}")
 
 
 def shipped_path(name: str = "default", base: Path | None = None) -> Path:
     """Where the view ``name`` ships: ``base`` (default :data:`SHIPPED_PATH`, read when called)
-    for the default view, and beside it, ``…_paper_fig4.json``, for the others."""
+    for the default view, and beside it, ``…_paper_fig4.json`` and ``…_grid.json``, for the others."""
     base = Path(base) if base is not None else SHIPPED_PATH
     if name == "default":
         return base
@@ -530,7 +555,11 @@ def attacker_sha256(path: Path = ATTACKER_GRAPH) -> str | None:
 
 
 #: What each shipped view is, in words (the file's ``what``; the page's caption names it).
-_VIEW_WORDS = {"default": "default view", "paper-fig4": '"Paper\'s Fig. 4 setting" view'}
+_VIEW_WORDS = {
+    "default": "default view",
+    "paper-fig4": '"Paper\'s Fig. 4 setting" view',
+    "grid": "grid of every mechanism at every ε (other settings at their defaults)",
+}
 
 
 def _view_name(view: View) -> str | None:
@@ -694,37 +723,52 @@ class ShippedSet:
     vocabulary_label: Callable[[int, str], str | None] | None = None
     _usable: dict[str, bool] = field(default_factory=dict)
 
-    def usable(self, shipped: ShippedView) -> bool:
-        """Whether ``shipped`` was computed over the vocabularies the page builds now."""
+    def usable(self, shipped: ShippedView, mechanism: str | None = None) -> bool:
+        """Whether ``shipped`` was computed over the vocabularies the page builds now: the one
+        ``mechanism`` draws from, or (None) every one its view uses. Checked per embedding, so
+        that a unit over GloVe never builds the BERT vocabulary to check the label of another."""
+        v = shipped.view
+        mechs = v.mechanisms if mechanism is None else (mechanism,)
+        return all(
+            self._same_vocabulary(shipped, e)
+            for e in dict.fromkeys(embedding_of(m, v.embedding) for m in mechs)
+        )
+
+    def _same_vocabulary(self, shipped: ShippedView, embedding: str) -> bool:
+        """Whether the label ``shipped`` records for ``embedding`` is the page's now (once each)."""
         if self.vocabulary_label is None:
             return True
-        if shipped.name not in self._usable:
-            v = shipped.view
-            embs = dict.fromkeys(embedding_of(m, v.embedding) for m in v.mechanisms)
-            recorded = shipped.vocabulary
-            self._usable[shipped.name] = all(
-                recorded.get(e) == self.vocabulary_label(v.vocab_size, e) for e in embs
-            )
-        return self._usable[shipped.name]
+        key = f"{shipped.name}|{embedding}"
+        if key not in self._usable:
+            label = self.vocabulary_label(shipped.view.vocab_size, embedding)
+            self._usable[key] = shipped.vocabulary.get(embedding) == label
+        return self._usable[key]
 
-    def _first(self, ask: Callable[[ShippedView], dict | None]) -> tuple[dict | None, ShippedView | None]:
+    def _first(
+        self, ask: Callable[[ShippedView], dict | None], mechanism: str | None = None
+    ) -> tuple[dict | None, ShippedView | None]:
         for shipped in self.views:
             found = ask(shipped)
-            if found is not None and self.usable(shipped):
+            if found is not None and self.usable(shipped, mechanism):
                 return found, shipped
         return None, None
 
-    def attack_unit(self, *args: Any, **kwargs: Any) -> dict | None:
+    def attack_unit(self, mech: str, *args: Any, **kwargs: Any) -> dict | None:
         """:meth:`ShippedView.attack_unit` of the first shipped view that holds it, or None."""
-        return self._first(lambda s: s.attack_unit(*args, **kwargs))[0]
+        return self._first(lambda s: s.attack_unit(mech, *args, **kwargs), mech)[0]
 
-    def utility_unit(self, *args: Any, **kwargs: Any) -> dict | None:
+    def utility_unit(self, mech: str, *args: Any, **kwargs: Any) -> dict | None:
         """:meth:`ShippedView.utility_unit` of the first shipped view that holds it, or None."""
-        return self._first(lambda s: s.utility_unit(*args, **kwargs))[0]
+        return self._first(lambda s: s.utility_unit(mech, *args, **kwargs), mech)[0]
 
     def baselines_unit(self, *args: Any, **kwargs: Any) -> dict | None:
-        """:meth:`ShippedView.baselines_unit` of the first shipped view that holds it, or None."""
-        return self._first(lambda s: s.baselines_unit(*args, **kwargs))[0]
+        """:meth:`ShippedView.baselines_unit` of the first shipped view that holds it, or None
+        (the baselines run over the view's own embedding: only its label is checked)."""
+        for shipped in self.views:
+            found = shipped.baselines_unit(*args, **kwargs)
+            if found is not None and self._same_vocabulary(shipped, shipped.view.embedding):
+                return found
+        return None
 
     def named(self, view: View) -> ShippedView | None:
         """The shipped view that is exactly ``view`` (and usable), or None."""

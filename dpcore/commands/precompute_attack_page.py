@@ -2,6 +2,8 @@
 
 Writes ``dpcore/data/attack_page_default.json`` (the page's default view) and, beside it,
 ``dpcore/data/attack_page_paper_fig4.json`` (the view after its "Paper's Fig. 4 setting" button)
+and ``attack_page_grid.json`` (every mechanism at every ε of the page, the other settings at
+their defaults: an ε or a mechanism added on stage opens at once)
 (:mod:`dpcore.attack.page_view`, :data:`~dpcore.attack.page_view.SHIPPED_VIEWS`): the results of
 every unit of each view, with the view, its seed, the dpcore version, the SHA-256 of the shipped
 attacker's ONNX graph and the label of the vocabulary the units used. ``--view`` picks one view;
@@ -29,15 +31,17 @@ def register(sub: argparse._SubParsersAction) -> None:
             '"Paper\'s Fig. 4 setting": Bayesian and masked-LM attacks, utility, baselines) and '
             "write each, with the view, seed, dpcore version, the SHA-256 of the shipped attacker's "
             "ONNX graph and the vocabulary used, to dpcore/data/attack_page_default.json and "
-            "attack_page_paper_fig4.json. The page shows these results when its view shares their "
-            "parameters, the attacker on disk has that SHA-256 and its vocabulary that label. "
-            "--check recomputes and compares (exit 1 when a file is stale). About 20 s (default "
-            "view) and 2 min (Fig. 4 setting: utility over the BERT vocabulary) on 2 cores."
+            "attack_page_paper_fig4.json, and every mechanism at every ε of the page (the other "
+            "settings at their defaults) to attack_page_grid.json. The page shows these results when "
+            "its view shares their parameters, the attacker on disk has that SHA-256 and its "
+            "vocabulary that label. --check recomputes and compares (exit 1 when a file is stale). "
+            "About 20 s (default view), 2 min (Fig. 4 setting: utility over the BERT vocabulary) "
+            "and 3 min (grid) on 2 cores."
         ),
     )
     p.add_argument(
         "--view",
-        choices=("all", "default", "paper-fig4"),
+        choices=("all", "default", "paper-fig4", "grid"),
         default="all",
         help="which shipped view to compute (default: all)",
     )
@@ -46,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--output",
         default=None,
         help="the default view's file to write or check (default: the shipped file); the other "
-        "views go beside it (…_paper_fig4.json)",
+        "views go beside it (…_paper_fig4.json, …_grid.json)",
     )
     p.add_argument("--json", action="store_true", help="print a summary as one JSON object")
     p.set_defaults(func=run)
