@@ -525,22 +525,16 @@ if from_shipped[0]:
         f"`python -m dpcore precompute-attack-page`, dpcore {docs[0]['dpcore_version']}, attacker SHA-256 "
         f"{docs[0]['attacker']['sha256'][:12]}…"
     )
-    which = {
-        "default": "the default settings",
-        "paper-fig4": "the paper's Fig. 4 setting",
-        "grid": "every mechanism at every ε with the other settings at their defaults",
-    }
     if whole is not None:
         shipped_slot.caption(
             f":material/inventory_2: These are the **shipped results of "
-            f"{which.get(whole.name, whole.name)}** ({whence}); a changed setting computes only the "
+            f"{pv.shipped_listing([whole.name])}** ({whence}); a changed setting computes only the "
             "results it changes."
         )
     else:
         share = "All" if from_shipped[0] == from_shipped[1] else f"{from_shipped[0]} of"
         rest = "" if from_shipped[0] == from_shipped[1] else "; the rest were computed"
-        kinds = [which.get(s.name, s.name) for s in shipped.views]
-        listed = kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} and {kinds[-1]}"
+        listed = pv.shipped_listing([s.name for s in shipped.views])
         shipped_slot.caption(
             f":material/inventory_2: {share} {from_shipped[1]} results shown are shipped, precomputed "
             f"for {listed} (same parameters; {whence}){rest}."

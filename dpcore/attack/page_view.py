@@ -55,6 +55,7 @@ __all__ = [
     "EPSILON_GRID",
     "MAX_MLM_SENTENCE_RUNS",
     "MLM_ATTACKS",
+    "SHIPPED_FOR",
     "SHIPPED_PATH",
     "SHIPPED_VIEWS",
     "TRAINING_RECORD",
@@ -560,6 +561,26 @@ _VIEW_WORDS = {
     "paper-fig4": '"Paper\'s Fig. 4 setting" view',
     "grid": "grid of every mechanism at every ε (other settings at their defaults)",
 }
+
+
+#: What each shipped view holds, as the page's caption says it ("… precomputed for …").
+SHIPPED_FOR = {
+    "default": "the default settings",
+    "paper-fig4": "the paper's Fig. 4 setting",
+    "grid": "every mechanism at every ε with the other settings at their defaults",
+}
+
+
+def shipped_listing(names: Sequence[str]) -> str:
+    """The shipped views ``names`` in words, for the page's caption.
+
+    Examples
+    --------
+    >>> shipped_listing(["default", "paper-fig4"])
+    "the default settings and the paper's Fig. 4 setting"
+    """
+    kinds = [SHIPPED_FOR.get(n, n) for n in names]
+    return kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} and {kinds[-1]}"
 
 
 def _view_name(view: View) -> str | None:

@@ -223,8 +223,6 @@ def draw_counts(
     bounds = [0, *itertools.accumulate(int(s) for s in (split if split is not None else (n,)))]
     if bounds[-1] != n:
         raise ValueError("split must sum to n")
-    # a segment's counts start at its first chunk (no zeros to add to, no copies at the end)
-    seg_counts: list[np.ndarray | None] = [None] * (len(bounds) - 1)
     fast = callable(getattr(sanitizer, "sample_ids", None))
     chunk = FAST_CHUNK if fast else BLACKBOX_CHUNK
     if fast and n <= chunk:  # one call (the screen's words): the same counts, less bookkeeping
@@ -234,6 +232,8 @@ def draw_counts(
         if on_progress is not None:
             on_progress(n)
         return counts if split is not None else counts[0]
+    # a segment's counts start at its first chunk (no zeros to add to, no copies at the end)
+    seg_counts: list[np.ndarray | None] = [None] * (len(bounds) - 1)
     done = 0
     while done < n:
         m = min(chunk, n - done)
