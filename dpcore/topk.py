@@ -15,6 +15,8 @@ that need them ranked sort the few chosen with ``np.lexsort`` or a stable ``np.a
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 __all__ = ["largest_k", "smallest_k"]
@@ -87,14 +89,15 @@ def _select(values: np.ndarray, k: int, *, largest: bool) -> np.ndarray:
         fast = _smallest_rows_by_blocks(v, k)
         if fast is not None:
             return fast
-    if v.ndim == 1:  # the common case, kept lean: one partition, one comparison
-        kth = np.partition(v, at)[at]
-        idx = np.flatnonzero(v >= kth if largest else v <= kth)  # (a NaN k-th value: none)
-        if idx.size > k:  # ties across the k-th place: the lowest-placed equal ones
-            equal = v[idx] == kth
-            keep = ~equal
-            keep[np.flatnonzero(equal)[: k - int(keep.sum())]] = True
-            idx = idx[keep]
+    if v.ndim == 1:  # the common case, kept lean
+        # the k-th value: numpy sorts a few thousand integers faster than it partitions them
+        # when many are equal (counts of draws), the same value either way
+        small_ints = v.dtype.kind in "iub" and n <= _SORT_BELOW
+        kth = (np.sort(v) if small_ints else np.partition(v, at))[at]
+        idx = np.flatnonzero(v > kth if largest else v < kth)  # (a NaN k-th value: none)
+        if idx.size < k:  # then the lowest-placed entries equal to it
+            idx = np.concatenate([idx, np.flatnonzero(v == kth)[: k - idx.size]])
+            idx.sort()
     else:
         kth = np.partition(v, at, axis=1)[:, at : at + 1]
         beyond = v > kth if largest else v < kth
@@ -111,6 +114,8 @@ def _select(values: np.ndarray, k: int, *, largest: bool) -> np.ndarray:
     return idx.reshape(*v.shape[:-1], k)
 
 
+#: Longest integer array whose k-th value :func:`largest_k` and :func:`smallest_k` take from a sort.
+_SORT_BELOW = 4096
 #: Columns per block of :func:`_smallest_rows_by_blocks`, and the rows it takes: wide enough that
 #: the blocks' minima are far fewer than the values.
 _BLOCK = 128
@@ -121,20 +126,27 @@ def _smallest_rows_by_blocks(v: np.ndarray, k: int) -> np.ndarray | None:
     """:func:`smallest_k` of the rows of a wide 2-D ``v`` (``0 < k < n``), or None to take the
     general path: the same indices, about four times faster at 15,000 columns.
 
-    Each row's values are cut into blocks of :data:`_BLOCK` columns. The k-th smallest of the
-    blocks' minima, T, bounds the row's k-th smallest value from above (k blocks each hold a value
-    ≤ T, and those are k different entries), so every entry the selection can take is ≤ T: the
-    partition and the tie rule run on those candidates only, kept in the order of their positions.
-    A NaN makes its block's minimum NaN (np.minimum), so it is never a candidate, as NaN is never
-    taken while k numbers remain; T is NaN only when fewer than k blocks are free of NaN, and then
-    the general path decides. None as well when the candidates are many (ties over a quarter of a
+    Each row's values are cut into blocks: with nb = ⌊n / :data:`_BLOCK`⌋, block j < nb holds
+    the :data:`_BLOCK` columns j, j + nb, j + 2·nb, … (a stride, so that all blocks' minima come
+    from :data:`_BLOCK` elementwise minima of contiguous slices, vectorised), and each of the last
+    n mod :data:`_BLOCK` columns is a block of its own. The k-th smallest of the blocks' minima,
+    T, bounds the row's k-th smallest value from above (k blocks each hold a value ≤ T, and those
+    are k different entries), so every entry the selection can take is ≤ T: the partition and
+    the tie rule run on those candidates only, put in the order of their positions. A NaN makes
+    its block's minimum NaN (np.minimum), so it is never a candidate, as NaN is never taken
+    while k numbers remain; T is NaN only when fewer than k blocks are free of NaN, and then the
+    general path decides. None as well when the candidates are many (ties over a quarter of a
     row): the general path needs no more memory than ``v``.
     """
     n_rows, n = v.shape
-    n_blocks = -(-n // _BLOCK)
+    nb = n // _BLOCK
+    tail = n - nb * _BLOCK
+    n_blocks = nb + tail
     if v.dtype.kind not in "fiu" or n < _MIN_COLUMNS or n_blocks <= 2 * k or n_rows == 0:
         return None
-    block_min = np.minimum.reduceat(v, np.arange(0, n, _BLOCK), axis=1)
+    block_min = np.empty((n_rows, n_blocks), dtype=v.dtype)
+    np.min(v[:, : nb * _BLOCK].reshape(n_rows, _BLOCK, nb), axis=1, out=block_min[:, :nb])
+    block_min[:, nb:] = v[:, nb * _BLOCK :]
     bound = np.partition(block_min, k - 1, axis=1)[:, k - 1 : k]
     if v.dtype.kind == "f" and np.isnan(bound).any():
         return None
@@ -142,12 +154,15 @@ def _smallest_rows_by_blocks(v: np.ndarray, k: int) -> np.ndarray | None:
     open_ = block_min <= bound
     if v.dtype.kind == "f":
         open_ |= np.isnan(block_min)
-    b_rows, b_ids = np.nonzero(open_)  # row-major, blocks in increasing order
-    cols = b_ids[:, None] * _BLOCK + np.arange(_BLOCK)[None, :]
-    inside = cols < n
-    vals = v[b_rows[:, None], np.minimum(cols, n - 1)]
+    b_rows, b_ids = np.nonzero(open_)  # row-major
+    table = _block_columns(n)
+    cols = table[b_ids]
+    inside = cols >= 0
+    vals = v[b_rows[:, None], np.maximum(cols, 0)]
     p, o = np.nonzero((vals <= bound[b_rows]) & inside)
-    rows, cols = b_rows[p], cols[p, o]  # each row's candidates in increasing position
+    rows, cols = b_rows[p], cols[p, o]
+    order = np.argsort(rows * n + cols)  # each row's candidates in increasing position
+    rows, cols = rows[order], cols[order]
     counts = np.bincount(rows, minlength=n_rows)
     width = int(counts.max())
     if width > n // 4:
@@ -166,3 +181,16 @@ def _smallest_rows_by_blocks(v: np.ndarray, k: int) -> np.ndarray | None:
     room = k - below.sum(axis=1)
     keep = below | (equal & (np.cumsum(equal, axis=1) <= room[:, None]))
     return where[keep].reshape(n_rows, k)
+
+
+@functools.lru_cache(maxsize=16)
+def _block_columns(n: int) -> np.ndarray:
+    """The columns of each block of :func:`_smallest_rows_by_blocks` over ``n`` columns, shape
+    (blocks, :data:`_BLOCK`), −1 past a block's end (read-only, made once per n)."""
+    nb = n // _BLOCK
+    tail = n - nb * _BLOCK
+    table = np.full((nb + tail, _BLOCK), -1, dtype=np.int64)
+    table[:nb] = np.arange(nb)[:, None] + nb * np.arange(_BLOCK)[None, :]
+    table[nb:, 0] = nb * _BLOCK + np.arange(tail)
+    table.flags.writeable = False
+    return table

@@ -145,6 +145,7 @@ def cdf_row(
     *,
     zeros: np.ndarray | None = None,
     work: np.ndarray | None = None,
+    doubled: bool = False,
 ) -> np.ndarray:
     """One row of φ(x)·φ(C)ᵀ → its cumulative weights over C, in place (float64).
 
@@ -158,10 +159,14 @@ def cdf_row(
     ``zeros`` (|C| zeros, never written) and ``work`` (|C| float64 of scratch) are buffers a
     caller that finishes many rows allocates once; without them they are allocated here.
     Clipping against an array of zeros gives the same values as against the scalar 0 in a third
-    of the time (numpy's scalar-operand path of ``maximum`` is not vectorised).
+    of the time (numpy's scalar-operand path of ``maximum`` is not vectorised). ``doubled``: the
+    row holds (−2·φ(x))·φ(C)ᵀ already, the same values as −2·(φ(x)·φ(C)ᵀ) (scaling by −2 is
+    exact in every term and every sum), so that step is skipped. With the word's own column the
+    maximum is that column's 0 (every other value is ≤ 0), so no maximum is taken.
     """
     n = row.size
-    row *= -2.0
+    if not doubled:
+        row *= -2.0
     row += row_sq
     row += cand.sq
     np.maximum(row, zeros if zeros is not None and zeros.size == n else np.zeros(n), out=row)
@@ -171,7 +176,7 @@ def cdf_row(
     if np.isfinite(truncate):
         np.minimum(row, truncate, out=row)
     row *= -0.5 * epsilon
-    top = row.max()
+    top = 0.0 if diag_col >= 0 else row.max()
     if top != 0.0:
         row -= top
     np.exp(row, out=row)

@@ -49,7 +49,7 @@ import numpy as np
 from dpcore.blas import one_blas_thread
 from dpcore.executor import ENGINES
 from dpcore.rng import cell_seed_sequence
-from dpcore.textaudit.sampling import OutputCodebook, SanitizerRaised, draw_counts
+from dpcore.textaudit.sampling import OutputCodebook, SanitizerRaised, SegmentCounts, draw_counts
 from dpcore.topk import largest_k
 from dpcore.validation import DPCoreError
 
@@ -154,6 +154,9 @@ class WordDraws:
     extras: list[dict[str, int]] = field(default_factory=list)  # per half: other outputs
     summary: WordSummary | None = None
     error: str | None = None
+    #: The same counts per half over the outputs drawn only, in place of ``counts`` (the
+    #: screen's words on the id fast path: vocabulary outputs only, ``extras`` empty).
+    sparse: SegmentCounts | None = None
 
 
 def summarize(
@@ -167,15 +170,39 @@ def summarize(
     pair_lower: float = float("nan"),
 ) -> WordSummary:
     """Reduce full counts (vocabulary part and other outputs) to a :class:`WordSummary`."""
-    labels = tuple(sorted(extras))
     nz = np.flatnonzero(counts != 0)  # (a boolean mask: numpy finds its nonzeros 10× faster)
+    return summarize_drawn(
+        nz,
+        counts[nz],
+        extras,
+        top,
+        self_count=int(counts[wid]) if 0 <= wid < counts.size else 0,
+        partner_counts=partner_counts,
+        outside_counts=outside_counts,
+        pair_lower=pair_lower,
+    )
+
+
+def summarize_drawn(
+    ids: np.ndarray,
+    counts: np.ndarray,
+    extras: dict[str, int],
+    top: int,
+    *,
+    self_count: int,
+    partner_counts: tuple[int, ...] = (),
+    outside_counts: tuple[int, ...] = (),
+    pair_lower: float = float("nan"),
+) -> WordSummary:
+    """:func:`summarize` from the vocabulary outputs drawn (``ids`` increasing, ``counts`` > 0)."""
+    labels = tuple(sorted(extras))
     if labels:
         ext = np.asarray([extras[k] for k in labels], dtype=np.int64)
-        codes = np.concatenate([nz, -1 - np.arange(len(labels), dtype=np.int64)])
-        vals = np.concatenate([counts[nz], ext]).astype(np.int64)
+        codes = np.concatenate([ids, -1 - np.arange(len(labels), dtype=np.int64)])
+        vals = np.concatenate([counts, ext]).astype(np.int64)
     else:  # vocabulary outputs only (the id fast path): the same arrays without the concatenations
-        codes = nz.astype(np.int64, copy=False)
-        vals = counts[nz].astype(np.int64, copy=False)
+        codes = ids.astype(np.int64, copy=False)
+        vals = counts.astype(np.int64, copy=False)
     distinct = int(vals.size)
     if vals.size > top:
         keep = largest_k(vals, top)  # ties by position: the same on every processor
@@ -194,7 +221,7 @@ def summarize(
     return WordSummary(
         codes=codes,
         counts=vals,
-        self_count=int(counts[wid]) if 0 <= wid < counts.size else 0,
+        self_count=int(self_count),
         residual=residual,
         distinct=distinct,
         labels=tuple(labels[int(i)] for i in used),
@@ -228,6 +255,8 @@ def draw_one_word(
     n_base = len(words)
     src = sanitizer if sampler is None else sampler
     fast = callable(getattr(src, "sample_ids", None))
+    # the screen's words on the id fast path: counts over the outputs drawn only
+    sparse = fast and plan.top is not None
     try:
         # all halves from one stream, in the same sample calls (one distance row per chunk, not
         # one per half), split into consecutive segments
@@ -241,7 +270,12 @@ def draw_one_word(
             cb,
             on_progress=tick,
             split=plan.halves,  # type: ignore[arg-type]
+            sparse=sparse,
         )
+        if sparse:
+            out.sparse = per.below(n_base)
+            out.extras = [{} for _ in plan.halves]
+            per = []
         for c in per:
             c = c if c.size >= n_base else np.pad(c, (0, n_base - c.size))
             extra = {
@@ -260,6 +294,22 @@ def reduce_draws(wd: WordDraws, plan: DrawPlan, pair_lower: float = float("nan")
     """A word's full screen counts → its :class:`WordSummary` (counts dropped)."""
     if wd.error is not None or plan.top is None:
         return wd
+    if wd.sparse is not None:
+        sc = wd.sparse
+        total = sc.counts.sum(axis=0) if sc.counts.shape[0] > 1 else sc.counts[0]
+        asked = [wd.wid] if plan.partners is None else [wd.wid, *plan.partners[:, wd.wid].tolist()]
+        got = sc.lookup(total, np.asarray(asked)).tolist()  # itself, then its partners
+        summary = summarize_drawn(
+            sc.ids,
+            total,
+            {},
+            plan.top,
+            self_count=got[0],
+            partner_counts=tuple(got[1:]),
+            outside_counts=(0,) * sc.counts.shape[0],
+            pair_lower=pair_lower,
+        )
+        return WordDraws(wid=wd.wid, summary=summary)
     total = wd.counts[0] + wd.counts[1] if len(wd.counts) > 1 else wd.counts[0].copy()
     extras = dict(wd.extras[0])
     for i, (c, e) in enumerate(zip(wd.counts[1:], wd.extras[1:], strict=True)):

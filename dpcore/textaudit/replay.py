@@ -77,6 +77,12 @@ def _same(a: WordDraws, b: WordDraws) -> bool:
             and (x.self_count, x.residual, x.distinct, x.labels, x.partner_counts, x.outside_counts)
             == (y.self_count, y.residual, y.distinct, y.labels, y.partner_counts, y.outside_counts)
         )
+    if a.sparse is not None or b.sparse is not None:
+        if a.sparse is None or b.sparse is None:
+            return False
+        return bool(
+            np.array_equal(a.sparse.ids, b.sparse.ids) and np.array_equal(a.sparse.counts, b.sparse.counts)
+        )
     return (
         len(a.counts) == len(b.counts)
         and all(np.array_equal(c, d) for c, d in zip(a.counts, b.counts, strict=True))

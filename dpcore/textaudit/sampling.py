@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ __all__ = [
     "TAG_BEFORE",
     "OutputCodebook",
     "SanitizerRaised",
+    "SegmentCounts",
     "draw_counts",
     "output_keys",
     "tag_classes",
@@ -54,6 +56,99 @@ FAST_CHUNK = 1 << 20
 
 class SanitizerRaised(DPCoreError):
     """The sanitizer's own ``sample`` raised an exception (a finding, reported per word)."""
+
+
+@dataclass(frozen=True)
+class SegmentCounts:
+    """A word's counts per segment of its draws, over the outputs it drew only.
+
+    The screen draws about a thousand outputs of each word of a vocabulary of tens of
+    thousands: counts over the whole vocabulary would be mostly zeros, and each |V|-long array
+    costs its allocation's page faults (a fresh 400 KB array per half and per total at
+    |V| = 50,000). These hold the same counts, sparse.
+
+    Attributes
+    ----------
+    ids:
+        The distinct output codes drawn, increasing (int64, each ≥ 0).
+    counts:
+        Shape (segments, ``ids.size``), int64: each segment's count of each code (0 where the
+        code was drawn in another segment only).
+    """
+
+    ids: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def from_codes(cls, codes: np.ndarray, bounds: Sequence[int]) -> SegmentCounts:
+        """Counts of ``codes[bounds[k]:bounds[k + 1]]`` for each segment k (codes ≥ 0).
+
+        One sort of ``code · K + k`` (K segments) gives each code's draws side by side, by
+        segment; a run's length per segment is its count.
+        """
+        k = len(bounds) - 1
+        key = np.array(codes, dtype=np.int64)  # a copy: sorted in place
+        if key.size == 0:
+            return cls(np.zeros(0, dtype=np.int64), np.zeros((k, 0), dtype=np.int64))
+        if k > 1:
+            key *= k
+            for j in range(1, k):
+                key[bounds[j] : bounds[j + 1]] += j
+        key.sort()
+        if k > 1:
+            seg = key % k
+            key //= k
+        new = np.empty(key.size, dtype=bool)
+        new[0] = True
+        np.not_equal(key[1:], key[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        counts = np.empty((k, starts.size), dtype=np.int64)
+        runs = counts[0]  # each code's draws in all segments, less the other segments' below
+        np.subtract(starts[1:], starts[:-1], out=runs[:-1])
+        runs[-1] = key.size - starts[-1]
+        for j in range(1, k):
+            counts[j] = np.add.reduceat((seg == j).astype(np.int64) if k > 2 else seg, starts)
+            runs -= counts[j]
+        return cls(key[starts], counts)
+
+    @classmethod
+    def from_dense(cls, counts: Sequence[np.ndarray]) -> SegmentCounts:
+        """The same counts as dense arrays over codes (one per segment, any lengths)."""
+        size = max((c.size for c in counts), default=0)
+        full = np.zeros((len(counts), size), dtype=np.int64)
+        for j, c in enumerate(counts):
+            full[j, : c.size] = c
+        ids = np.flatnonzero(full.any(axis=0))
+        return cls(ids, full[:, ids])
+
+    def dense(self, size: int) -> list[np.ndarray]:
+        """The counts over codes 0…size − 1, one array per segment (codes ≥ size dropped)."""
+        sc = self.below(size)
+        full = np.zeros((sc.counts.shape[0], size), dtype=np.int64)
+        full[:, sc.ids] = sc.counts
+        return list(full)
+
+    def below(self, size: int) -> SegmentCounts:
+        """Only the codes < ``size`` (the vocabulary's ids)."""
+        if self.ids.size == 0 or self.ids[-1] < size:
+            return self
+        n = int(np.searchsorted(self.ids, size))
+        return SegmentCounts(self.ids[:n], self.counts[:, :n])
+
+    def at(self, codes: np.ndarray) -> np.ndarray:
+        """Each segment's counts of ``codes``: shape (segments, ``codes.size``), int64, 0 for a
+        code never drawn (``codes`` in any order, any values)."""
+        return self.lookup(self.counts, codes)
+
+    def lookup(self, values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """``values`` (last axis over :attr:`ids`, such as a total of the segments) at ``codes``,
+        0 for a code never drawn (any order, any values, negative ones included)."""
+        codes = np.asarray(codes, dtype=np.int64)
+        if self.ids.size == 0:
+            return np.zeros((*values.shape[:-1], codes.size), dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self.ids, codes), self.ids.size - 1)
+        return np.where(self.ids[pos] == codes, values[..., pos], 0)
+
 
 
 #: The tag class of the outputs outside V that begin with vocabulary word w: ``w`` + this.
@@ -206,6 +301,7 @@ def draw_counts(
     *,
     on_progress: Callable[[int], None] | None = None,
     split: Sequence[int] | None = None,
+    sparse: bool = False,
 ) -> Any:
     """Counts of every output code among ``n`` independent draws of M(``word``).
 
@@ -213,7 +309,8 @@ def draw_counts(
     through ``sample(words, rng)`` in chunks of :data:`BLACKBOX_CHUNK`. With ``split`` (segment
     sizes summing to ``n``) the n draws are made as one stream, in the same calls as without it,
     and a list of counts is returned, one per consecutive segment (a stage's halves cost one
-    ``sample_ids`` call, not one per half).
+    ``sample_ids`` call, not one per half). With ``sparse`` the counts come back as one
+    :class:`SegmentCounts` (a segment per element of ``split``), over the codes drawn only.
 
     Whatever the sanitizer raises, ``SystemExit`` included (a plugin calling ``sys.exit``),
     becomes a :class:`SanitizerRaised` naming it (``KeyboardInterrupt`` goes through). While it
@@ -227,10 +324,12 @@ def draw_counts(
     chunk = FAST_CHUNK if fast else BLACKBOX_CHUNK
     if fast and n <= chunk:  # one call (the screen's words): the same counts, less bookkeeping
         codes = np.asarray(_sample_chunk(sanitizer, fast, word, word_id, n, rng))
-        size = max(len(codebook), int(codes.max()) + 1 if codes.size else 0)
-        counts = [np.bincount(codes[lo:hi], minlength=size) for lo, hi in itertools.pairwise(bounds)]
         if on_progress is not None:
             on_progress(n)
+        if sparse:
+            return SegmentCounts.from_codes(codes, bounds)
+        size = max(len(codebook), int(codes.max()) + 1 if codes.size else 0)
+        counts = [np.bincount(codes[lo:hi], minlength=size) for lo, hi in itertools.pairwise(bounds)]
         return counts if split is not None else counts[0]
     # a segment's counts start at its first chunk (no zeros to add to, no copies at the end)
     seg_counts: list[np.ndarray | None] = [None] * (len(bounds) - 1)
@@ -258,6 +357,8 @@ def draw_counts(
         if on_progress is not None:
             on_progress(m)
     counts = [np.zeros(len(codebook), dtype=np.int64) if c is None else c for c in seg_counts]
+    if sparse:
+        return SegmentCounts.from_dense(counts)
     if split is None:
         return counts[0]
     size = max(c.size for c in counts)

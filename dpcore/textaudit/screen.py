@@ -47,7 +47,7 @@ from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit.engine import DrawPlan, WordDraws
 from dpcore.textaudit.pairs import nearest_neighbors
 from dpcore.textaudit.pooled import MATCH_NEIGHBOURS, ScreenDraws, pairings_for
-from dpcore.textaudit.sampling import OutputCodebook, eligible_outputs
+from dpcore.textaudit.sampling import OutputCodebook, SegmentCounts, eligible_outputs
 from dpcore.validation import DPCoreError
 
 
@@ -524,19 +524,24 @@ def pair_lower_bounds(
     # event takes outputs with a positive selection count), vocabulary ids in increasing order,
     # then the selection half's outputs outside V by label. The same outputs in the same order
     # as over the whole vocabulary, so the same event and bound, without |V|-long copies.
-    a0, b0 = a.counts[0][:n_base], b.counts[0][:n_base]
+    if a.sparse is not None and b.sparse is not None:  # the id fast path: counts of the drawn only
+        return _sparse_pair_lower_bounds(a.sparse, b.sparse, halves, eligible)
+    ca = a.counts if a.sparse is None else a.sparse.dense(n_base)
+    cb = b.counts if b.sparse is None else b.sparse.dense(n_base)
+    a0, b0 = ca[0][:n_base], cb[0][:n_base]
     seen = np.flatnonzero((a0 | b0) != 0)
     labels0 = sorted(set(a.extras[0]) | set(b.extras[0]))
 
-    def part(wd: WordDraws, half: int) -> np.ndarray:
+    def part(counts: list[np.ndarray], extras: list[dict[str, int]], half: int) -> np.ndarray:
         # this half's counts of those outputs (an output outside V: by label, 0 when absent)
-        inside = wd.counts[half][:n_base][seen]
+        inside = counts[half][:n_base][seen]
         if not labels0:
             return inside
-        extra = np.asarray([wd.extras[half].get(k, 0) for k in labels0], dtype=np.int64)
+        extra = np.asarray([extras[half].get(k, 0) for k in labels0], dtype=np.int64)
         return np.concatenate([inside, extra])
 
-    sel_a, sel_b, ev_a, ev_b = part(a, 0), part(b, 0), part(a, 1), part(b, 1)
+    sel_a, sel_b = part(ca, a.extras, 0), part(cb, b.extras, 0)
+    ev_a, ev_b = part(ca, a.extras, 1), part(cb, b.extras, 1)
     elig = None
     if eligible is not None:
         elig = eligible[:n_base][seen]
@@ -546,6 +551,27 @@ def pair_lower_bounds(
     for s_x, s_y, e_x, e_y in ((sel_a, sel_b, ev_a, ev_b), (sel_b, sel_a, ev_b, ev_a)):
         event = best_prefix_event(s_x, s_y, halves[0], PAIR_ALPHA, elig)
         d = estimate_direction(event, e_x, e_y, halves[1], PAIR_ALPHA)
+        out.append(d.lower_bound)
+    return float(out[0]), float(out[1])
+
+
+def _sparse_pair_lower_bounds(
+    a: SegmentCounts, b: SegmentCounts, halves: tuple[int, ...], eligible: np.ndarray | None
+) -> tuple[float, float]:
+    """:func:`pair_lower_bounds` from counts over the outputs drawn: the same events and bounds.
+
+    Each direction's event is chosen among the outputs its first word drew in the selection
+    half (those with a positive selection count), in increasing id order, as over the whole
+    vocabulary; the other word's counts of those outputs are looked up.
+    """
+    out = []
+    for x, y in ((a, b), (b, a)):
+        drawn = x.counts[0] != 0
+        ids = x.ids[drawn]
+        s_y, e_y = y.at(ids)[:2]
+        elig = None if eligible is None else eligible[ids]
+        event = best_prefix_event(x.counts[0][drawn], s_y, halves[0], PAIR_ALPHA, elig)
+        d = estimate_direction(event, x.counts[1][drawn], e_y, halves[1], PAIR_ALPHA)
         out.append(d.lower_bound)
     return float(out[0]), float(out[1])
 
