@@ -317,6 +317,10 @@ def _memory(vocab) -> None:  # type: ignore[no-untyped-def]
 
 
 _SCALE_CHILD = """
+import os
+# per core: the run is held to as many processors as it has workers (before numpy starts BLAS,
+# which then starts as many threads), so a 1-worker run uses one core, its neighbour search too
+os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:{workers}])
 import json, sys, time
 from dpcore.jsonutil import dumps
 from dpcore.text import create_text_mechanism
@@ -434,7 +438,8 @@ def _scale(vocab, screen_budget: int | None, old_tree: str | None, reps: int) ->
     info = block_info(DpcoreSanitizer(create_text_mechanism("santext", vocab=vocab, epsilon=1.0)))
     print(
         f"8. stage 1 (the screen), SanText ε = 1, |V| = {size:,}, m = {m:,} draws per word "
-        f"({budget:,} draws), a fresh process per run, best of {reps}; this tree's blocks: "
+        f"({budget:,} draws), a fresh process per run held to as many cores as workers (per core: "
+        f"its BLAS threads and neighbour search too), best of {reps}; this tree's blocks: "
         f"{info['block_words']} words, one product of {info['product_rows']} rows, "
         f"{info['block_bytes'] / 2**20:.1f} MiB per worker"
     )

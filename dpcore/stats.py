@@ -226,7 +226,7 @@ def log_cp_tables(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def cp_log_ratio_num(a: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+def cp_log_ratio_num(a: np.ndarray | int, n: int, alpha: float, *, in_table: bool = False) -> np.ndarray:
     """The first term of :func:`cp_log_ratio_lower`: ln CP⁻(a; n, α/2).
 
     Parameters
@@ -243,12 +243,12 @@ def cp_log_ratio_num(a: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
     numpy.ndarray
         ln CP⁻(a; n, α/2) (−∞ where a = 0).
     """
-    if _table_for(a, n, alpha):
+    if in_table or _table_for(a, n, alpha):
         return log_cp_tables(int(n), float(alpha) / 2)[0][a]
     return log_cp_lower(a, n, alpha / 2)
 
 
-def cp_log_ratio_den(b: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+def cp_log_ratio_den(b: np.ndarray | int, n: int, alpha: float, *, in_table: bool = False) -> np.ndarray:
     """The second term of :func:`cp_log_ratio_lower`: ln CP⁺(b; n, α/2).
 
     Parameters
@@ -265,12 +265,14 @@ def cp_log_ratio_den(b: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
     numpy.ndarray
         ln CP⁺(b; n, α/2).
     """
-    if _table_for(b, n, alpha):
+    if in_table or _table_for(b, n, alpha):
         return log_cp_tables(int(n), float(alpha) / 2)[1][b]
     return log_cp_upper(b, n, alpha / 2)
 
 
-def cp_log_ratio_lower(a: np.ndarray | int, b: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+def cp_log_ratio_lower(
+    a: np.ndarray | int, b: np.ndarray | int, n: int, alpha: float, *, in_table: bool = False
+) -> np.ndarray:
     """Lower confidence bound on ln(p_a / p_b) from two independent binomial counts.
 
     ln CP⁻(a; n, α/2) − ln CP⁺(b; n, α/2) with Clopper–Pearson bounds (Clopper and Pearson
@@ -285,13 +287,17 @@ def cp_log_ratio_lower(a: np.ndarray | int, b: np.ndarray | int, n: int, alpha: 
         Trials behind each count.
     alpha : float
         Error level of the bound (split α/2 per count here).
+    in_table : bool
+        The caller has checked that ``a`` and ``b`` are integer arrays of counts in 0..n with
+        n ≤ :data:`TABLE_MAX_TRIALS`: the bounds are read from :func:`log_cp_tables` without
+        checking them again (the same values).
 
     Returns
     -------
     numpy.ndarray
         The bounds, float64.
     """
-    return cp_log_ratio_num(a, n, alpha) - cp_log_ratio_den(b, n, alpha)
+    return cp_log_ratio_num(a, n, alpha, in_table=in_table) - cp_log_ratio_den(b, n, alpha, in_table=in_table)
 
 
 def cp_max_log_ratio(n: int, alpha: float) -> float:
@@ -407,7 +413,9 @@ def wilson_upper(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
     return _wilson(k, n, alpha, True)
 
 
-def wilson_log_ratio_lower(a: np.ndarray | int, b: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+def wilson_log_ratio_lower(
+    a: np.ndarray | int, b: np.ndarray | int, n: int, alpha: float, *, in_table: bool = False
+) -> np.ndarray:
     """The Wilson stand-in for :func:`cp_log_ratio_lower`: ln W⁻(a; α/2) − ln W⁺(b; α/2).
 
     Parameters
@@ -418,13 +426,15 @@ def wilson_log_ratio_lower(a: np.ndarray | int, b: np.ndarray | int, n: int, alp
         Trials behind each count.
     alpha : float
         Error level of the ratio (split α/2 per count here).
+    in_table : bool
+        As for :func:`cp_log_ratio_lower` (read from :func:`log_wilson_tables` unchecked).
 
     Returns
     -------
     numpy.ndarray
         The approximate bounds (−∞ where the lower Wilson bound is 0).
     """
-    if _table_for(a, n, alpha) and _table_for(b, n, alpha):  # the same values, read from a table
+    if in_table or (_table_for(a, n, alpha) and _table_for(b, n, alpha)):  # the same values, from a table
         lo, hi = log_wilson_tables(int(n), float(alpha) / 2)
         return lo[a] - hi[b]
     with np.errstate(divide="ignore"):

@@ -118,7 +118,7 @@ def _select(values: np.ndarray, k: int, *, largest: bool) -> np.ndarray:
 _SORT_BELOW = 4096
 #: Columns per block of :func:`_smallest_rows_by_blocks`, and the rows it takes: wide enough that
 #: the blocks' minima are far fewer than the values.
-_BLOCK = 128
+_BLOCK = 32
 _MIN_COLUMNS = 1024
 
 

@@ -54,7 +54,7 @@ def test_wide_rows_take_the_block_path_with_the_same_indices(dtype: type) -> Non
     rng = np.random.default_rng(7)
     taken = given_back = 0
     for trial in range(40):
-        n = int(rng.choice([1024, 1500, 3000, 15_000]))
+        n = int(rng.choice([1024, 1500, 3000, 3001, 15_000]))
         rows = int(rng.integers(1, 9))
         levels = int(rng.choice([3, 50, 10**6]))
         d = rng.integers(0, levels, (rows, n)).astype(dtype)
@@ -66,7 +66,7 @@ def test_wide_rows_take_the_block_path_with_the_same_indices(dtype: type) -> Non
             d[-1, :7] = [0.0, -0.0, 0.0, -0.0, 0.0, -0.0, 0.0]
         if trial == 0:
             d[:] = 3  # one tie over every row: the general path
-        for k in (1, 2, 5, int(rng.integers(1, -(-n // 128) // 2))):
+        for k in (1, 2, 5, int(rng.integers(1, n // dpcore.topk._BLOCK // 2))):
             fast = dpcore.topk._smallest_rows_by_blocks(d, k)
             taken += fast is not None
             given_back += fast is None
@@ -113,12 +113,19 @@ def test_docstring_examples() -> None:
     assert doctest.testmod(dpcore.topk, raise_on_error=True).attempted >= 3
 
 
-def test_a_block_holding_a_nan_is_still_searched() -> None:
+@pytest.mark.parametrize("n", [2048, 2048 + 17])
+def test_a_block_holding_a_nan_is_still_searched(n: int) -> None:
     """Only blocks whose minimum is at most the bound are looked into; a block with a NaN has a
-    NaN minimum, and its numbers can still be the smallest."""
-    d = 100.0 + np.arange(2048, dtype=np.float64)[None, :]
-    d[0, 5], d[0, 6] = 0.0, np.nan  # the smallest value beside a NaN, in block 0
-    d[0, 1500], d[0, 1501] = 1.0, np.nan
+    NaN minimum, and its numbers can still be the smallest. A block holds every nb-th column
+    (nb = ⌊n / block⌋); each column past nb·block is a block of its own."""
+    nb = n // dpcore.topk._BLOCK
+    d = 100.0 + np.arange(n, dtype=np.float64)[None, :]
+    d[0, 5], d[0, 5 + nb] = 0.0, np.nan  # the smallest value and a NaN in the same block
+    d[0, 1500], d[0, 1500 - nb] = 1.0, np.nan
+    assert dpcore.topk._block_columns(n)[5, 1] == 5 + nb  # (the same block indeed)
     assert dpcore.topk._smallest_rows_by_blocks(d, 2) is not None  # the block path decides
     assert np.array_equal(smallest_k(d, 2), [[5, 1500]])
     assert np.array_equal(smallest_k(d.astype(np.float32), 3), [[0, 5, 1500]])
+    if n % dpcore.topk._BLOCK:  # a column of the tail, a block of its own, is a candidate too
+        d[0, -1] = -1.0
+        assert np.array_equal(smallest_k(d, 2), [[5, n - 1]])
