@@ -11,6 +11,8 @@ word, as before.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -107,6 +109,28 @@ def test_a_blocks_draws_are_the_sanitizers_uniforms_on_its_row(vocab2000):
         blocks.block(ids[::-1]).sample_ids(int(wid), 3000, rng_a)
         blk.sample_ids(int(wid), 3000, rng_b)
         assert rng_a.random() == rng_b.random()  # 2·n uniforms taken, as the sampler takes
+
+
+@pytest.mark.parametrize(
+    ("name", "params"), [("santext", {}), ("santext+", {"p": 0.3, "w": 0.5}), ("tem", {})]
+)
+def test_a_blocks_sorted_draws_are_its_draws_sorted_per_segment(vocab2000, name, params):
+    """sample_ids_sorted: the same draws as sample_ids from the same stream, sorted within each
+    segment (words kept by their coin included), and the same uniforms taken."""
+    mech = create_text_mechanism(name, vocab=vocab2000, epsilon=2.0, **params)
+    blk = mech.row_blocks().block(np.asarray([0, 5, 1999, 1000, 17], dtype=np.int64))
+    cases = [(0, [0, 500, 1000]), (5, [0, 1, 2, 7]), (1999, [0, 0, 40]), (1000, [0, 300]), (3, [0, 9, 9])]
+    for wid, bounds in cases:
+        rng_a, rng_b = np.random.default_rng(wid), np.random.default_rng(wid)
+        got = blk.sample_ids_sorted(wid, bounds, rng_a)  # word 3: not in the block, a block of its own
+        want = blk.sample_ids(wid, bounds[-1], rng_b)
+        assert got.dtype == np.int64 and got.shape == want.shape
+        for lo, hi in itertools.pairwise(bounds):
+            assert np.array_equal(got[lo:hi], np.sort(want[lo:hi])), (name, wid, lo, hi)
+        assert rng_a.random() == rng_b.random()
+    if name == "santext+":  # a frequent word is kept by some coins: it is among the sorted draws
+        got = blk.sample_ids_sorted(0, [0, 1000], np.random.default_rng(1))
+        assert 0 < int((got == 0).sum()) < 1000
 
 
 def test_which_sanitizers_have_row_blocks(vocab2000):

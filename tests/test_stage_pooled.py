@@ -127,6 +127,22 @@ def test_sums_are_the_claim_weighted_counts_of_the_arrays():
         assert self_t.draws_per_word == 2 * HALF
 
 
+def test_a_family_sum_is_exactly_rounded_whatever_blas_threads_run():
+    """Σ e^{−c}·A is rounded once (math.fsum): a BLAS dot product split across threads, or
+    another processor's kernel, would change its last bits and the run's result with them."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 30, 200_000).astype(np.float64)
+    claims = rng.random(200_000) * 3
+    got = []
+    for threads in (1, 2):
+        with threadpoolctl.threadpool_limits(limits=threads, user_api="blas"):
+            t, _ = pooled.pooled_test(a, a[::-1].copy(), claims, alpha=0.05, family="self", pairing="p", m=10)
+        got.append(t)
+    assert got[0].x_sum == got[1].x_sum == math.fsum((np.exp(-claims) * a).tolist())
+    assert got[0].lower == got[1].lower
+
+
 def test_a_krr_sampling_at_three_times_its_claim_is_rejected_and_named():
     _, plan, sd, out = _pooled(_krr_halves(3 * EPS, seed=3))
     rejecting = [t for t in out.tests if t.rejects]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom, chisquare
 
+import dpcore.textaudit.sampling as textaudit_sampling
 from dpcore.cli import main
 from dpcore.flawed.text import BottomFallbackTEM, InputAwareVickrey, OverclaimedRandomizedResponse
 from dpcore.pairtest.estimator import best_prefix_event, estimate_direction
@@ -16,9 +18,11 @@ from dpcore.text import create_text_mechanism
 from dpcore.text.metrics import bound_check
 from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit import DpcoreSanitizer, KaryRandomizedResponse, audit_text, max_detectable_loss
+from dpcore.textaudit.engine import DrawPlan, WordDraws, reduce_draws
 from dpcore.textaudit.loaders import load_sanitizer
 from dpcore.textaudit.pypantera import pypantera_available
-from dpcore.textaudit.sampling import OutputCodebook, draw_counts
+from dpcore.textaudit.sampling import OutputCodebook, SegmentCounts, draw_counts
+from dpcore.textaudit.screen import pair_lower_bounds
 from dpcore.validation import DPCoreError
 from tests.textaudit_helpers import word_vocab
 
@@ -180,6 +184,61 @@ def test_counts_are_complete_for_ten_million_draws_in_bounded_chunks(vocab):
     counts = draw_counts(s, "the", 0, 10_000_000, np.random.default_rng(0), cb)
     assert counts.sum() == 10_000_000  # every chunk accumulated, none overwritten
     assert chisquare(counts).pvalue > 1e-4
+
+
+def test_segment_counts_are_the_dense_counts_over_the_outputs_drawn():
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        n, k = int(rng.integers(0, 80)), int(rng.integers(1, 5))
+        codes = rng.integers(0, 12, n)
+        bounds = [0, *np.sort(rng.integers(0, n + 1, k - 1)).tolist(), n]
+        sc = SegmentCounts.from_codes(codes, bounds)
+        dense = [np.bincount(codes[a:b], minlength=12) for a, b in itertools.pairwise(bounds)]
+        assert np.array_equal(sc.ids, np.flatnonzero(np.sum(dense, axis=0)))  # drawn, increasing
+        assert sc.counts.shape == (k, sc.ids.size)
+        assert all(np.array_equal(d, c) for d, c in zip(sc.dense(12), dense, strict=True))
+        ref = SegmentCounts.from_dense(dense)
+        assert np.array_equal(ref.ids, sc.ids) and np.array_equal(ref.counts, sc.counts)
+        asked = np.array([-1, 3, 11, 12, 0, 3])  # any order, absent and negative codes: 0
+        want = np.stack(dense)[:, np.clip(asked, 0, 11)] * ((asked >= 0) & (asked < 12))
+        assert np.array_equal(sc.at(asked), want)
+        cut = sc.below(6)
+        assert np.all(cut.ids < 6) and np.array_equal(cut.dense(6)[0], dense[0][:6])
+
+
+def test_sparse_screen_draws_score_and_summarise_as_the_dense_ones(vocab, monkeypatch):
+    """The screen's id fast path counts per half over the outputs drawn: the same draws, pair
+    scores and summaries as counts over the whole vocabulary (both of draw_counts' paths)."""
+    mech = create_text_mechanism("santext+", vocab=vocab, epsilon=3.0, p=0.3, w=0.5)
+    s, n_v = DpcoreSanitizer(mech), len(vocab)
+    halves, cb = (400, 600), OutputCodebook(vocab.words)
+    eligible = textaudit_sampling.eligible_outputs(s, n_v)
+    partners = np.stack([np.roll(np.arange(n_v), 1), np.full(n_v, -1)])
+    plan = DrawPlan("screen", halves, top=16, partners=partners)
+    for chunk in (textaudit_sampling.FAST_CHUNK, 300):  # one call, then chunks of 300
+        monkeypatch.setattr(textaudit_sampling, "FAST_CHUNK", chunk)
+        for a_id, b_id in [(0, 1), (5, 1999 % n_v), (n_v - 1, 17)]:
+            drawn = {}
+            for wid in (a_id, b_id):
+                args = (s, str(vocab.words[wid]), wid, 1000)
+                dense = draw_counts(*args, np.random.default_rng(wid), cb, split=halves)
+                sparse = draw_counts(*args, np.random.default_rng(wid), cb, split=halves, sparse=True)
+                assert isinstance(sparse, SegmentCounts)
+                assert all(np.array_equal(d[:n_v], c) for d, c in zip(dense, sparse.dense(n_v), strict=True))
+                drawn[wid] = (
+                    WordDraws(wid=wid, counts=[d[:n_v] for d in dense], extras=[{}, {}]),
+                    WordDraws(wid=wid, sparse=sparse, extras=[{}, {}]),
+                )
+            (da, sa), (db, sb) = drawn[a_id], drawn[b_id]
+            for elig in (None, eligible):
+                want = pair_lower_bounds(da, db, n_v, halves, elig)
+                assert pair_lower_bounds(sa, sb, n_v, halves, elig) == want
+            for d, sp in ((da, sa), (db, sb)):
+                x, y = reduce_draws(d, plan, 0.5).summary, reduce_draws(sp, plan, 0.5).summary
+                assert np.array_equal(x.codes, y.codes) and np.array_equal(x.counts, y.counts)
+                assert (x.self_count, x.residual, x.distinct, x.partner_counts, x.outside_counts) == (
+                    y.self_count, y.residual, y.distinct, y.partner_counts, y.outside_counts
+                )  # fmt: skip
 
 
 # --- black boxes -----------------------------------------------------------------------------

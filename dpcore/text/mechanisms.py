@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -468,31 +468,73 @@ class RowBlock:
         k = self._pos.get(int(word_id))
         if k is None:  # not a word of this block: a block of its own
             return self._blocks.block(np.asarray([word_id])).sample_ids(word_id, n, rng)
-        mech = self._blocks.mechanism
         n = int(n)
+        sel, target, cdf = self._picks(k, n, rng)
+        if target is None:
+            return np.full(n, self.ids[k], dtype=np.int64)
+        # searched in increasing order (each search starts where the last ended, in cache):
+        # the same column for every draw as searching them in draw order
+        order = np.argsort(target)
+        pos = np.empty(target.size, dtype=np.int64)
+        pos[order] = np.searchsorted(cdf, target[order], side="right")
+        picked = pos if self._blocks.identity else self._blocks.mechanism._candidates[pos]
+        if sel is None:
+            return picked
+        out = np.full(n, self.ids[k], dtype=np.int64)
+        out[sel] = picked
+        return out
+
+    def sample_ids_sorted(
+        self, word_id: int, bounds: Sequence[int], rng: np.random.Generator
+    ) -> np.ndarray:
+        """:meth:`sample_ids` of ``bounds[-1]`` draws, each segment ``bounds[j]:bounds[j + 1]``
+        of them in increasing order: the same draws from the same uniforms, sorted within each
+        segment (what counting them per segment needs, without putting them back in draw order)."""
+        k = self._pos.get(int(word_id))
+        if k is None:
+            return self._blocks.block(np.asarray([word_id])).sample_ids_sorted(word_id, bounds, rng)
+        n = int(bounds[-1])
+        sel, target, cdf = self._picks(k, n, rng)
+        wid = int(self.ids[k])
+        if target is None:
+            return np.full(n, wid, dtype=np.int64)
+        cand = None if self._blocks.identity else self._blocks.mechanism._candidates
+        cuts = bounds if sel is None else np.searchsorted(sel, bounds).tolist()
+        parts = []
+        for j in range(len(bounds) - 1):
+            t = target[cuts[j] : cuts[j + 1]]
+            t.sort()
+            pos = np.searchsorted(cdf, t, side="right")
+            kept = int(bounds[j + 1] - bounds[j]) - t.size  # draws whose coin kept the word
+            picked = pos if cand is None else cand[pos]  # C is sorted: the picks stay sorted
+            if kept:  # the word itself, in its place
+                at = int(np.searchsorted(picked, wid))
+                parts += [picked[:at], np.full(kept, wid, dtype=np.int64), picked[at:]]
+            else:
+                parts.append(picked)
+        return np.concatenate(parts)
+
+    def _picks(
+        self, k: int, n: int, rng: np.random.Generator
+    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+        """The uniforms of ``n`` draws of the block's k-th word (all coins, then all picks):
+        (the draws whose coin replaces, increasing, or None when every coin does; their picks
+        scaled to the row's total; the row), or (an empty selection, None, None) when no coin
+        replaces."""
+        mech = self._blocks.mechanism
         u_coin = rng.random(n)
         u_pick = rng.random(n)
         p_replace = mech._replace_prob[self.ids[k]]
         every = p_replace >= 1.0  # every coin replaces (u < 1 always): SanText, or a word of V_S
         sel = None if every else np.flatnonzero(u_coin < p_replace)
         if sel is not None and sel.size == 0:
-            return np.full(n, self.ids[k], dtype=np.int64)
+            return sel, None, None
         cdf = self._row(k)
         total = cdf[-1]
         target = u_pick if sel is None else u_pick[sel]
         target *= total
         np.minimum(target, np.nextafter(total, 0.0), out=target)
-        # searched in increasing order (each search starts where the last ended, in cache):
-        # the same column for every draw as searching them in draw order
-        order = np.argsort(target)
-        pos = np.empty(target.size, dtype=np.int64)
-        pos[order] = np.searchsorted(cdf, target[order], side="right")
-        picked = pos if self._blocks.identity else mech._candidates[pos]
-        if sel is None:
-            return picked
-        out = np.full(n, self.ids[k], dtype=np.int64)
-        out[sel] = picked
-        return out
+        return sel, target, cdf
 
 
 @TEXT_MECHANISMS.register(

@@ -295,7 +295,9 @@ def pooled_test(
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     w = np.exp(-np.asarray(claims, dtype=np.float64))
-    x, y = float(np.dot(w, a)), float(b.sum())
+    # an exactly rounded sum: the same bits for any BLAS thread count and processor (a BLAS dot
+    # product splits the sum across threads, and its kernels add in their own order)
+    x, y = math.fsum((w * a).tolist()), float(b.sum())
     lo, up = chernoff_ratio_bounds(x, y, alpha)
     rejects = bool(a.size and lo > up)
     excess = math.log(lo / up) if rejects else 0.0

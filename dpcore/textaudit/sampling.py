@@ -323,7 +323,12 @@ def draw_counts(
     fast = callable(getattr(sanitizer, "sample_ids", None))
     chunk = FAST_CHUNK if fast else BLACKBOX_CHUNK
     if fast and n <= chunk:  # one call (the screen's words): the same counts, less bookkeeping
-        codes = np.asarray(_sample_chunk(sanitizer, fast, word, word_id, n, rng))
+        # counted per segment, the draws need not come back in draw order (a block's sampler
+        # leaves each segment's sorted, as it searches them)
+        by_segment = sparse and callable(getattr(sanitizer, "sample_ids_sorted", None))
+        codes = np.asarray(
+            _sample_chunk(sanitizer, fast, word, word_id, n, rng, bounds=bounds if by_segment else None)
+        )
         if on_progress is not None:
             on_progress(n)
         if sparse:
@@ -366,15 +371,24 @@ def draw_counts(
 
 
 def _sample_chunk(
-    sanitizer: Any, fast: bool, word: str, word_id: int, m: int, rng: np.random.Generator
+    sanitizer: Any,
+    fast: bool,
+    word: str,
+    word_id: int,
+    m: int,
+    rng: np.random.Generator,
+    bounds: Sequence[int] | None = None,
 ) -> Any:
     """One call of the sanitizer for ``m`` draws of ``word``; whatever it raises is a
-    :class:`SanitizerRaised` naming it (see :func:`draw_counts`)."""
+    :class:`SanitizerRaised` naming it (see :func:`draw_counts`). With ``bounds``: its
+    ``sample_ids_sorted`` (the same draws, each segment's sorted)."""
     from dpcore.textaudit.wrapping import stdout_to_stderr
 
     what = "sample_ids()" if fast else "sample()"
     try:
         with stdout_to_stderr():
+            if bounds is not None:
+                return sanitizer.sample_ids_sorted(word_id, bounds, rng)
             return sanitizer.sample_ids(word_id, m, rng) if fast else sanitizer.sample([word] * m, rng)
     except DPCoreError as exc:
         raise SanitizerRaised(f"the sanitizer's {what} refused {word!r}: {exc}") from None
