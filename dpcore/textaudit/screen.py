@@ -564,14 +564,21 @@ def _sparse_pair_lower_bounds(
     half (those with a positive selection count), in increasing id order, as over the whole
     vocabulary; the other word's counts of those outputs are looked up.
     """
+    # each word's counts of the other's outputs, from one search of a's outputs among b's
+    b_on_a = np.zeros((2, a.ids.size), dtype=np.int64)
+    a_on_b = np.zeros((2, b.ids.size), dtype=np.int64)
+    if a.ids.size and b.ids.size:
+        pos = np.minimum(np.searchsorted(b.ids, a.ids), b.ids.size - 1)
+        hit = b.ids[pos] == a.ids
+        b_on_a[:, hit] = b.counts[:2, pos[hit]]
+        a_on_b[:, pos[hit]] = a.counts[:2, hit]
     out = []
-    for x, y in ((a, b), (b, a)):
+    for x, y_on_x in ((a, b_on_a), (b, a_on_b)):
         drawn = x.counts[0] != 0
         ids = x.ids[drawn]
-        s_y, e_y = y.at(ids)[:2]
         elig = None if eligible is None else eligible[ids]
-        event = best_prefix_event(x.counts[0][drawn], s_y, halves[0], PAIR_ALPHA, elig)
-        d = estimate_direction(event, x.counts[1][drawn], e_y, halves[1], PAIR_ALPHA)
+        event = best_prefix_event(x.counts[0][drawn], y_on_x[0][drawn], halves[0], PAIR_ALPHA, elig)
+        d = estimate_direction(event, x.counts[1][drawn], y_on_x[1][drawn], halves[1], PAIR_ALPHA)
         out.append(d.lower_bound)
     return float(out[0]), float(out[1])
 
