@@ -320,7 +320,8 @@ _SCALE_CHILD = """
 import os
 # per core: the run is held to as many processors as it has workers (before numpy starts BLAS,
 # which then starts as many threads), so a 1-worker run uses one core, its neighbour search too
-os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:{workers}])
+if hasattr(os, "sched_setaffinity"):  # Linux
+    os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:{workers}])
 import json, sys, time
 from dpcore.jsonutil import dumps
 from dpcore.text import create_text_mechanism

@@ -12,10 +12,15 @@ then the proposals and pooled tests on its draws) by cumulative and by own time.
 
 from __future__ import annotations
 
+import os
+
+# one worker, one core (before numpy starts BLAS's threads), as bench/audit_text.py's scale runs
+if hasattr(os, "sched_setaffinity"):  # Linux
+    os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:1])
+
 import argparse
 import cProfile
 import io
-import os
 import pstats
 import sys
 from pathlib import Path
@@ -43,7 +48,7 @@ def main() -> None:
         f"{args.screen_budget} --samples {args.samples} --pairs {args.pairs}"
     )
     load, cores = os.getloadavg()[0], os.cpu_count()
-    print(f"# SanText eps = 1, |V| = {len(vocab):,}, 1 worker; load average {load:.2f} ({cores} cores)")
+    print(f"# SanText eps = 1, |V| = {len(vocab):,}, 1 worker on 1 core; load average {load:.2f} ({cores} cores)")  # noqa: E501
     prof = cProfile.Profile()
     prof.enable()
     res = audit_text(
