@@ -28,7 +28,9 @@ From one run, on SanText over GloVe at |V| = 15,000, ε = 1:
    beside one at T = 10⁵: draws are counted chunk by chunk, so memory does not grow with T.
 
 8. ``--only scale``: stage 1 (the screen) of SanText ε = 1 over the whole vocabulary, m draws per
-   word (``--screen-budget``, default 1,000 per word), in a fresh process per run: the screen
+   word (``--screen-budget``, default 1,000 per word), in a fresh process per run held to as
+   many cores as it has workers (``os.sched_setaffinity`` before numpy starts, so one worker is
+   one core, BLAS's threads and the pairings' neighbour search included: per core): the screen
    stage's seconds and draws per second (its drawing, ``draw_words``, apart: the stage also
    builds the pairings) for 1, 2, 4, … workers up to the machine's cores, the speed-up over one
    worker, and whether the result is the same. With ``--old-tree PATH`` (a checkout of older
