@@ -19,7 +19,15 @@ import pytest
 import dpcore.textaudit.engine as engine
 from dpcore.text import create_text_mechanism
 from dpcore.text.mechanisms import RowBlocks
-from dpcore.text.sampling import PREFIX_BLOCK, cumulative_weights, log_weight_rows, product_rows
+from dpcore.text.sampling import (
+    PREFIX_BLOCK,
+    SEARCH_BLOCK,
+    block_ends,
+    cumulative_weights,
+    log_weight_rows,
+    product_rows,
+    search_blocks,
+)
 from dpcore.text.vocab import build_vocabulary
 from dpcore.textaudit import DpcoreSanitizer, KaryRandomizedResponse, audit_text
 from dpcore.textaudit.contract import GlobalStateReseeded
@@ -32,12 +40,13 @@ def vocab2000():
 
 
 def _rows(blocks: RowBlocks, ids: np.ndarray, size: int) -> np.ndarray:
-    """Finished rows of ``ids`` drawn in blocks of ``size`` words (each through a draw)."""
+    """Finished rows of ``ids`` drawn in blocks of ``size`` words: weights, then block totals."""
     out = []
     for s in range(0, len(ids), size):
         blk = blocks.block(ids[s : s + size])
         for k in range(len(blk.ids)):
-            out.append(blk._row(k).copy())
+            w, ends = blk._row(k)
+            out.append(np.concatenate([w, ends]))
     return np.stack(out)
 
 
@@ -67,12 +76,13 @@ def test_a_words_row_is_the_same_in_any_block(name, size, params):
     threadpoolctl = pytest.importorskip("threadpoolctl")
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
         assert np.array_equal(_rows(blocks, ids, 5), ref)
-    # …and close to the one-word sampler's row (the products sum in another order: last bits only)
+    # …and close to the one-word sampler's weights (the products sum in another order: last bits)
     w = log_weight_rows(vocab.vectors, vocab.sq_norms, ids[:5], mech._cand, mech._em_epsilon, mech._truncate)
     w -= w.max(axis=1, keepdims=True)
     np.exp(w, out=w)
-    np.cumsum(w, axis=1, out=w)
-    np.testing.assert_allclose(ref[:5], w, rtol=1e-12, atol=0)
+    n_c = w.shape[1]
+    np.testing.assert_allclose(ref[:5, :n_c], w, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(ref[:5, -1], w.sum(axis=1), rtol=1e-12)  # the last block total
 
 
 @pytest.mark.parametrize("n", [1, 17, 63, 64, 65, 1000, 4099, 50_000])
@@ -92,6 +102,43 @@ def test_running_sums_by_blocks_are_cumsums_last_bits_and_never_decrease(n):
             assert np.array_equal(got, want)
     k = rng.integers(0, 1000, n).astype(np.float64)  # integer sums are exact in any order
     assert np.array_equal(cumulative_weights(k.copy()), np.cumsum(k))
+
+
+@pytest.mark.parametrize("n", [16, 17, 47, 48, 1000, 50_001])
+def test_the_two_level_search_is_the_inverse_cdf_of_the_weights(n):
+    """search_blocks: the first column whose running weight passes the target, as np.cumsum and
+    np.searchsorted give it (up to last-bit rounding of the sums), in any order of the targets;
+    its draws follow the weights (chi-square, fixed seed); a zero weight is never drawn, even
+    for targets at the blocks' totals themselves."""
+    rng = np.random.default_rng(n)
+    w = rng.random(n) ** 3
+    w[rng.random(n) < 0.3] = 0.0  # zero weights everywhere, at block ends too
+    w[SEARCH_BLOCK - 1 :: SEARCH_BLOCK] = 0.0
+    w[0] = w[-1] = 0.5
+    ends = block_ends(w)
+    assert ends[0] == 0.0 and np.all(np.diff(ends) >= 0) and ends.size == -(-n // SEARCH_BLOCK) + 1
+    assert ends[-1] == pytest.approx(w.sum(), rel=1e-13)
+    ref = np.cumsum(w)
+    t = np.sort(rng.random(20_000)) * ends[-1]
+    got = search_blocks(w, ends, t)
+    want = np.minimum(np.searchsorted(ref * (ends[-1] / ref[-1]), t, side="right"), n - 1)
+    assert np.mean(got == want) > 0.999 and np.all(np.abs(got - want) <= SEARCH_BLOCK)
+    perm = rng.permutation(t.size)
+    assert np.array_equal(search_blocks(w, ends, t[perm]), got[perm])  # any order
+    edges = np.concatenate([ends[1:-1], np.nextafter(ends[1:-1], 0), [0.0, np.nextafter(ends[-1], 0)]])
+    for tt in (t, edges):
+        assert np.all(w[search_blocks(w, ends, tt)] > 0)
+    counts = np.bincount(search_blocks(w, ends, rng.random(200_000) * ends[-1]), minlength=n)
+    if n <= 1000:
+        expect = w / w.sum() * 200_000
+        big = expect >= 5
+        from scipy.stats import chisquare
+
+        small = expect[~big].sum() > 0  # (the rest, pooled, when it is not all zeros)
+        obs = np.append(counts[big], counts[~big].sum()) if small else counts[big]
+        exp = np.append(expect[big], expect[~big].sum()) if small else expect[big]
+        assert chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > 1e-3
+    assert counts[w == 0].sum() == 0
 
 
 def test_a_blocks_draws_are_the_sanitizers_uniforms_on_its_row(vocab2000):

@@ -40,13 +40,16 @@ from dpcore.text.nearest import POSITION_CHUNK, nearest_k
 from dpcore.text.registry import TEXT_MECHANISMS
 from dpcore.text.sampling import (
     DEFAULT_MAX_ELEMENTS,
+    SEARCH_BLOCK,
     Candidates,
-    cdf_row,
+    block_ends,
     first_exceeding,
     iter_chunks,
     log_weight_rows,
     pair_distances,
     product_rows,
+    search_blocks,
+    weight_row,
 )
 from dpcore.text.vocab import Vocabulary, sensitive_count
 from dpcore.validation import DPCoreError, check_epsilon, check_probability
@@ -365,14 +368,19 @@ class RowBlocks:
     one matrix product gives the distance rows of G words (:func:`~dpcore.text.sampling.product_rows`:
     64 up to |C| = 131,072, fewer beyond so that G·|C|·8 bytes ≤ 64 MiB). The product's buffer is
     reused by every block of this object (one block in use at a time), and each row is finished
-    (:func:`~dpcore.text.sampling.cdf_row`) and drawn from while it is in cache.
+    (:func:`~dpcore.text.sampling.weight_row`, then the totals of its blocks of 16 columns,
+    :func:`~dpcore.text.sampling.block_ends`) and drawn from while it is in cache, by a search in
+    two levels (:func:`~dpcore.text.sampling.search_blocks`: the block, then the column).
 
     Exactness: every product has exactly G rows (a block with fewer words is padded with copies
     of its last word) and runs on one BLAS thread, so a word's row is the same float64 values in
     any block, at any block size and in any process. It is not bit for bit the row of
     :meth:`ExponentialTokenMechanism.sample_ids` for one word: BLAS sums x·y in another order in
     a matrix-vector product (and in a product's edge rows) than in a product's full tiles, which
-    changes the last bit of some distances. Every step after the product is that sampler's own.
+    changes the last bit of some distances, and the weights' running sums are added block by
+    block. Every step from the distances to the weights is that sampler's own; each output's
+    probability is its weight's share up to float64 rounding, and an output of weight 0 is
+    never drawn.
 
     Parameters
     ----------
@@ -394,9 +402,10 @@ class RowBlocks:
         self.identity = bool(
             np.array_equal(mechanism._candidates, np.arange(len(mechanism.vocab)))
         )
-        #: |C| zeros and |C| floats of scratch for :func:`~dpcore.text.sampling.cdf_row`.
+        #: |C| zeros for :func:`~dpcore.text.sampling.weight_row`, and each row's block totals
+        #: (:func:`~dpcore.text.sampling.block_ends`).
         self._zeros = np.zeros(n_c)
-        self._work = np.empty(n_c)
+        self._ends = np.empty((self.height, -(-n_c // SEARCH_BLOCK) + 1))
 
     @property
     def buffer_bytes(self) -> int:
@@ -416,7 +425,7 @@ class RowBlocks:
         if self._buf is None:
             self._buf = np.empty((g, len(cand.ids)))
         x = self.mechanism.vocab.vectors[ids]
-        x *= -2.0  # (−2·φ(x))·φ(C)ᵀ: −2·φ(x)·φ(C)ᵀ exactly (cdf_row's ``doubled``)
+        x *= -2.0  # (−2·φ(x))·φ(C)ᵀ: −2·φ(x)·φ(C)ᵀ exactly (weight_row's ``doubled``)
         with one_blas_thread():
             np.matmul(x, cand.vecs.T, out=self._buf)
         self._owner = owner
@@ -434,9 +443,11 @@ class RowBlock:
             self._pos.setdefault(int(w), k)
         self._group = -1
         self._ready = np.zeros(blocks.height, dtype=bool)
+        self._row_ends: list[np.ndarray] = [blocks._ends[0]] * blocks.height
 
-    def _row(self, k: int) -> np.ndarray:
-        """The finished row (cumulative weights over C) of the block's k-th word."""
+    def _row(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The finished row of the block's k-th word: its weights over C and their block totals
+        (:func:`~dpcore.text.sampling.block_ends`; the last is the row's total)."""
         bl, g = self._blocks, self._blocks.height
         grp = k // g
         if bl._owner is not self or self._group != grp:
@@ -448,7 +459,7 @@ class RowBlock:
         if not self._ready[i]:
             mech, wid = bl.mechanism, int(self.ids[k])
             cand = bl._cand_set
-            cdf_row(
+            weight_row(
                 row,
                 mech.vocab.sq_norms[wid],
                 cand,
@@ -456,11 +467,11 @@ class RowBlock:
                 mech._em_epsilon,
                 mech._truncate,
                 zeros=bl._zeros,
-                work=bl._work,
                 doubled=True,
             )
+            self._row_ends[i] = block_ends(row, bl._ends[i])
             self._ready[i] = True
-        return row
+        return row, self._row_ends[i]
 
     def sample_ids(self, word_id: int, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` draws of M(word_id): the uniforms of :meth:`ExponentialTokenMechanism.sample_ids`
@@ -476,7 +487,7 @@ class RowBlock:
         # the same column for every draw as searching them in draw order
         order = np.argsort(target)
         pos = np.empty(target.size, dtype=np.int64)
-        pos[order] = np.searchsorted(cdf, target[order], side="right")
+        pos[order] = search_blocks(*cdf, target[order])
         picked = pos if self._blocks.identity else self._blocks.mechanism._candidates[pos]
         if sel is None:
             return picked
@@ -500,27 +511,30 @@ class RowBlock:
             return np.full(n, wid, dtype=np.int64)
         cand = None if self._blocks.identity else self._blocks.mechanism._candidates
         cuts = bounds if sel is None else np.searchsorted(sel, bounds).tolist()
+        for j in range(len(bounds) - 1):  # each segment's picks in increasing order
+            target[cuts[j] : cuts[j + 1]].sort()
+        pos = search_blocks(*cdf, target)  # one search: a few increasing runs
+        picked = pos if cand is None else cand[pos]  # C is sorted: the picks stay sorted
+        if sel is None:
+            return picked
         parts = []
         for j in range(len(bounds) - 1):
-            t = target[cuts[j] : cuts[j + 1]]
-            t.sort()
-            pos = np.searchsorted(cdf, t, side="right")
-            kept = int(bounds[j + 1] - bounds[j]) - t.size  # draws whose coin kept the word
-            picked = pos if cand is None else cand[pos]  # C is sorted: the picks stay sorted
+            seg = picked[cuts[j] : cuts[j + 1]]
+            kept = int(bounds[j + 1] - bounds[j]) - seg.size  # draws whose coin kept the word
             if kept:  # the word itself, in its place
-                at = int(np.searchsorted(picked, wid))
-                parts += [picked[:at], np.full(kept, wid, dtype=np.int64), picked[at:]]
+                at = int(np.searchsorted(seg, wid))
+                parts += [seg[:at], np.full(kept, wid, dtype=np.int64), seg[at:]]
             else:
-                parts.append(picked)
+                parts.append(seg)
         return np.concatenate(parts)
 
     def _picks(
         self, k: int, n: int, rng: np.random.Generator
-    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    ) -> tuple[np.ndarray | None, np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
         """The uniforms of ``n`` draws of the block's k-th word (all coins, then all picks):
         (the draws whose coin replaces, increasing, or None when every coin does; their picks
-        scaled to the row's total; the row), or (an empty selection, None, None) when no coin
-        replaces."""
+        scaled to the row's total; the row's weights and block totals), or (an empty
+        selection, None, None) when no coin replaces."""
         mech = self._blocks.mechanism
         u_coin = rng.random(n)
         u_pick = rng.random(n)
@@ -530,7 +544,7 @@ class RowBlock:
         if sel is not None and sel.size == 0:
             return sel, None, None
         cdf = self._row(k)
-        total = cdf[-1]
+        total = cdf[1][-1]
         target = u_pick if sel is None else u_pick[sel]
         target *= total
         np.minimum(target, np.nextafter(total, 0.0), out=target)

@@ -20,8 +20,11 @@ chunk size.
 
 The text audit, which draws thousands of outputs of every word of V, computes its rows a block
 of words at a time instead (:class:`dpcore.text.mechanisms.RowBlocks`): one product of a fixed
-height (:func:`product_rows`) per block, each row then finished by :func:`cdf_row`, the same
-steps as above on one row.
+height (:func:`product_rows`) per block, each row then finished by :func:`weight_row` (the
+same steps as above on one row, up to the weights) and searched in two levels: the running
+totals of its blocks of :data:`SEARCH_BLOCK` columns (:func:`block_ends`), then the running sums
+inside the one block each draw falls in (:func:`search_blocks`), so that no row is summed in
+full for a thousand draws.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ __all__ = [
     "DEFAULT_MAX_ELEMENTS",
     "PRODUCT_BYTES",
     "PRODUCT_MAX_ROWS",
+    "SEARCH_BLOCK",
     "Candidates",
+    "block_ends",
     "cdf_row",
     "cumulative_weights",
     "distances",
@@ -44,6 +49,8 @@ __all__ = [
     "log_weight_rows",
     "pair_distances",
     "product_rows",
+    "search_blocks",
+    "weight_row",
 ]
 
 #: Default bound on float64 values in one chunk of rows (8 MiB; a few temporaries of that size
@@ -135,7 +142,7 @@ def product_rows(n_cols: int, max_bytes: int = PRODUCT_BYTES) -> int:
     return int(min(PRODUCT_MAX_ROWS, max(8, g)))
 
 
-def cdf_row(
+def weight_row(
     row: np.ndarray,
     row_sq: float,
     cand: Candidates,
@@ -144,25 +151,23 @@ def cdf_row(
     truncate: float = np.inf,
     *,
     zeros: np.ndarray | None = None,
-    work: np.ndarray | None = None,
     doubled: bool = False,
 ) -> np.ndarray:
-    """One row of φ(x)·φ(C)ᵀ → its cumulative weights over C, in place (float64).
+    """One row of φ(x)·φ(C)ᵀ → its exponential-mechanism weights over C, in place (float64).
 
     The arithmetic of :func:`distances`, :func:`log_weight_rows` and the exponential
     mechanism's one-word sampler, step for step on one row: d = ‖x‖² − 2x·y + ‖y‖² clipped at 0,
     √, 0 on the word's own column, truncated, times −½·ε, shifted by the row maximum (skipped
-    when it is 0: subtracting ±0 changes no weight), exp, cumulative sum
-    (:func:`cumulative_weights`: the same running sums, formed a block of columns at a time). A
-    row of the block's product stays in cache from the first step to the last.
+    when it is 0: subtracting ±0 changes no weight), exp. A row of the block's product stays
+    in cache from the first step to the last.
 
-    ``zeros`` (|C| zeros, never written) and ``work`` (|C| float64 of scratch) are buffers a
-    caller that finishes many rows allocates once; without them they are allocated here.
-    Clipping against an array of zeros gives the same values as against the scalar 0 in a third
-    of the time (numpy's scalar-operand path of ``maximum`` is not vectorised). ``doubled``: the
-    row holds (−2·φ(x))·φ(C)ᵀ already, the same values as −2·(φ(x)·φ(C)ᵀ) (scaling by −2 is
-    exact in every term and every sum), so that step is skipped. With the word's own column the
-    maximum is that column's 0 (every other value is ≤ 0), so no maximum is taken.
+    ``zeros`` (|C| zeros, never written) is a buffer a caller that finishes many rows allocates
+    once; without it one is allocated here. Clipping against an array of zeros gives the same
+    values as against the scalar 0 in a third of the time (numpy's scalar-operand path of
+    ``maximum`` is not vectorised). ``doubled``: the row holds (−2·φ(x))·φ(C)ᵀ already, the
+    same values as −2·(φ(x)·φ(C)ᵀ) (scaling by −2 is exact in every term and every sum), so
+    that step is skipped. With the word's own column the maximum is that column's 0 (every
+    other value is ≤ 0), so no maximum is taken.
     """
     n = row.size
     if not doubled:
@@ -180,7 +185,108 @@ def cdf_row(
     if top != 0.0:
         row -= top
     np.exp(row, out=row)
+    return row
+
+
+def cdf_row(
+    row: np.ndarray,
+    row_sq: float,
+    cand: Candidates,
+    diag_col: int,
+    epsilon: float,
+    truncate: float = np.inf,
+    *,
+    zeros: np.ndarray | None = None,
+    work: np.ndarray | None = None,
+    doubled: bool = False,
+) -> np.ndarray:
+    """:func:`weight_row`, then the running sums of the weights (:func:`cumulative_weights`,
+    ``work`` its scratch): one row's cumulative weights over C, in place (float64)."""
+    weight_row(row, row_sq, cand, diag_col, epsilon, truncate, zeros=zeros, doubled=doubled)
     return cumulative_weights(row, work)
+
+
+#: Columns per block of the two-level search (:func:`block_ends`, :func:`search_blocks`).
+SEARCH_BLOCK = 16
+_ONES_COLUMN = np.ones((SEARCH_BLOCK, 1))  # (SEARCH_BLOCK: a multiple of 8, see search_blocks)
+#: Column j sums a block's columns 0…j (as :data:`_PREFIX_MATRIX`, for the search's blocks).
+_SEARCH_TRIANGLE = np.triu(np.ones((SEARCH_BLOCK, SEARCH_BLOCK)))
+#: Each uint64 of a row of 8 booleans → how many are True (a byte sum by one multiplication).
+_BYTE_SUM = np.uint64(0x0101010101010101)
+
+
+def block_ends(w: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The running totals of a weight row's blocks of :data:`SEARCH_BLOCK` columns (the last
+    block holds what is left), after a leading 0: E[0] = 0, E[b + 1] the total of blocks 0…b,
+    non-decreasing (:func:`cumulative_weights`); E[-1] is the row's total. ``out``: room for at
+    least one more float64 value than there are blocks.
+
+    Each block's total comes from one matrix product by a column of ones (one pass over the
+    row); the running totals of a few thousand blocks cost what the row's own running sums
+    would cost over as many values.
+    """
+    n = w.size
+    m = n - n % SEARCH_BLOCK
+    k = m // SEARCH_BLOCK
+    n_blocks = k + (m < n)
+    e = np.empty(n_blocks + 1) if out is None or out.size <= n_blocks else out[: n_blocks + 1]
+    e[0] = 0.0
+    if k:
+        np.matmul(w[:m].reshape(k, SEARCH_BLOCK), _ONES_COLUMN, out=e[1 : k + 1, None])
+    if m < n:
+        e[-1] = w[m:].sum()
+    cumulative_weights(e[1:])
+    return e
+
+
+def search_blocks(w: np.ndarray, ends: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """The column of each target t ∈ [0, E[-1]) under the weights ``w`` and their block totals
+    ``ends`` (:func:`block_ends`): a draw by inverse CDF, searched in two levels.
+
+    The CDF is F(j) = E_{b−1} + S_b(j) for column j of block b (S_b: the running sums of the
+    block's weights in order, one small matrix product by a triangle of ones; E_{−1} = 0), and
+    F = E_b at a block's last column: non-decreasing, and each column's step is its weight up
+    to float64 rounding (a relative 10⁻¹⁵; the blocks' totals and running sums are added in
+    another order than one running sum over the row). A target's block is the first with
+    E_b > t (one binary search over the blocks' totals, a few thousand values that stay in
+    cache), its column the first j with F(j) > t: the number of F ≤ t among the block's first
+    :data:`SEARCH_BLOCK` − 1 values (where E_{b−1} + S_b(j) passes E_b by rounding it passes t
+    too). A column of weight 0 is never returned (rounding at a block's last column, F = E_b,
+    could otherwise give one a step of an ulp: the draw goes to the last column of positive
+    weight before it). Targets in increasing order (or in a few increasing runs) search
+    fastest; any order gives the same columns.
+    """
+    n = w.size
+    m = n - n % SEARCH_BLOCK
+    k = m // SEARCH_BLOCK
+    b = np.searchsorted(ends[1:], targets, side="right")
+    tail = m < n and b.size > 0 and int(b.max()) >= k  # some targets in the last, shorter block
+    main = b < k if tail else None
+    bm, tm = (b, targets) if main is None else (b[main], targets[main])
+    f = w[:m].reshape(k, SEARCH_BLOCK)[bm] @ _SEARCH_TRIANGLE
+    f += ends[bm][:, None]  # E_{b−1}
+    below = (f <= tm[:, None]).view(np.uint64)  # rows of 16 booleans: two uint64 each
+    below *= _BYTE_SUM  # each uint64's byte sum in its top byte
+    below >>= np.uint64(56)
+    cols = below[:, 0] + below[:, 1]
+    np.minimum(cols, SEARCH_BLOCK - 1, out=cols)  # F = E_b > t at the last column
+    cols = cols.astype(np.int64)
+    cols += bm * SEARCH_BLOCK
+    if main is None:
+        out = cols
+    else:  # targets in the last, shorter block
+        out = np.empty(targets.size, dtype=np.int64)
+        out[main] = cols
+        last = np.cumsum(w[m:])
+        last += ends[k]
+        last[-1] = ends[-1]
+        out[~main] = m + np.minimum(np.searchsorted(last, targets[~main], side="right"), n - m - 1)
+    for i in np.flatnonzero(w[out] == 0.0):  # rare: a rounding step at a block's last column
+        start = int(out[i]) - int(out[i]) % SEARCH_BLOCK
+        before = np.flatnonzero(w[start : out[i]] > 0.0)
+        if before.size:
+            out[i] = start + int(before[-1])
+    return out
 
 
 #: Columns per block of :func:`cumulative_weights`.
