@@ -41,7 +41,6 @@ __all__ = [
     "SEARCH_BLOCK",
     "Candidates",
     "block_ends",
-    "cdf_row",
     "cumulative_weights",
     "distances",
     "first_exceeding",
@@ -186,24 +185,6 @@ def weight_row(
         row -= top
     np.exp(row, out=row)
     return row
-
-
-def cdf_row(
-    row: np.ndarray,
-    row_sq: float,
-    cand: Candidates,
-    diag_col: int,
-    epsilon: float,
-    truncate: float = np.inf,
-    *,
-    zeros: np.ndarray | None = None,
-    work: np.ndarray | None = None,
-    doubled: bool = False,
-) -> np.ndarray:
-    """:func:`weight_row`, then the running sums of the weights (:func:`cumulative_weights`,
-    ``work`` its scratch): one row's cumulative weights over C, in place (float64)."""
-    weight_row(row, row_sq, cand, diag_col, epsilon, truncate, zeros=zeros, doubled=doubled)
-    return cumulative_weights(row, work)
 
 
 #: Columns per block of the two-level search (:func:`block_ends`, :func:`search_blocks`).
