@@ -144,8 +144,10 @@ def _smallest_rows_by_blocks(v: np.ndarray, k: int) -> np.ndarray | None:
     n_blocks = nb + tail
     if v.dtype.kind not in "fiu" or n < _MIN_COLUMNS or n_blocks <= 2 * k or n_rows == 0:
         return None
-    block_min = v[:, : nb * _BLOCK].reshape(n_rows, _BLOCK, nb).min(axis=1)  # (into a fresh array:
-    if tail:  # numpy's reduction into a slice's out= is several times slower)
+    # a fresh array, then the tail joined to it (numpy's reduction into a slice's out= is
+    # several times slower)
+    block_min = v[:, : nb * _BLOCK].reshape(n_rows, _BLOCK, nb).min(axis=1)
+    if tail:
         block_min = np.concatenate([block_min, v[:, nb * _BLOCK :]], axis=1)
     bound = np.partition(block_min, k - 1, axis=1)[:, k - 1 : k]
     if v.dtype.kind == "f" and np.isnan(bound).any():

@@ -201,7 +201,7 @@ def test_segment_counts_are_the_dense_counts_over_the_outputs_drawn():
         assert np.array_equal(ref.ids, sc.ids) and np.array_equal(ref.counts, sc.counts)
         asked = np.array([-1, 3, 11, 12, 0, 3])  # any order, absent and negative codes: 0
         want = np.stack(dense)[:, np.clip(asked, 0, 11)] * ((asked >= 0) & (asked < 12))
-        assert np.array_equal(sc.at(asked), want)
+        assert np.array_equal(sc.lookup(sc.counts, asked), want)
         cut = sc.below(6)
         assert np.all(cut.ids < 6) and np.array_equal(cut.dense(6)[0], dense[0][:6])
 

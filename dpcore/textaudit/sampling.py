@@ -135,14 +135,9 @@ class SegmentCounts:
         n = int(np.searchsorted(self.ids, size))
         return SegmentCounts(self.ids[:n], self.counts[:, :n])
 
-    def at(self, codes: np.ndarray) -> np.ndarray:
-        """Each segment's counts of ``codes``: shape (segments, ``codes.size``), int64, 0 for a
-        code never drawn (``codes`` in any order, any values)."""
-        return self.lookup(self.counts, codes)
-
     def lookup(self, values: np.ndarray, codes: np.ndarray) -> np.ndarray:
-        """``values`` (last axis over :attr:`ids`, such as a total of the segments) at ``codes``,
-        0 for a code never drawn (any order, any values, negative ones included)."""
+        """``values`` (last axis over :attr:`ids`: :attr:`counts`, or a total of the segments) at
+        ``codes``, 0 for a code never drawn (any order, any values, negative ones included)."""
         codes = np.asarray(codes, dtype=np.int64)
         if self.ids.size == 0:
             return np.zeros((*values.shape[:-1], codes.size), dtype=np.int64)
