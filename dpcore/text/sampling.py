@@ -281,8 +281,8 @@ def cumulative_weights(w: np.ndarray, work: np.ndarray | None = None) -> np.ndar
 
     ``np.cumsum`` adds one value at a time (about 3 ns a value here; the screen's rows sum the
     totals of their blocks with this, :func:`block_ends`). This forms the running sums of each
-    block of :data:`PREFIX_BLOCK` values with one matrix product by an upper-triangular matrix of ones (each column's sum runs over
-    the block in order: multiplying by 1 and adding 0 are exact, so each value is the block's
+    block of :data:`PREFIX_BLOCK` values with one matrix product by an upper-triangular matrix
+    of ones (each column's sum runs over the block in order: multiplying by 1 and adding 0 are exact, so each value is the block's
     sequential sum), then adds the running total of the blocks before, and finishes a last
     partial block with ``np.cumsum``: about 2.2× faster at 50,000 values. The sums are
     non-decreasing, as a search needs (each block starts from the total it adds to), and differ
