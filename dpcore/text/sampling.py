@@ -280,15 +280,15 @@ def cumulative_weights(w: np.ndarray, work: np.ndarray | None = None) -> np.ndar
     """Running sums of a 1-D float64 array of finite weights ≥ 0, in place; returns ``w``.
 
     ``np.cumsum`` adds one value at a time (about 3 ns a value here; the screen's rows sum the
-    totals of their blocks with this, :func:`block_ends`). This forms the running sums of each
-    block of :data:`PREFIX_BLOCK` values with one matrix product by an upper-triangular matrix
-    of ones (each column's sum runs over the block in order: multiplying by 1 and adding 0 are exact, so each value is the block's
-    sequential sum), then adds the running total of the blocks before, and finishes a last
-    partial block with ``np.cumsum``: about 2.2× faster at 50,000 values. The sums are
-    non-decreasing, as a search needs (each block starts from the total it adds to), and differ
+    totals of their blocks with this, :func:`block_ends`). This forms the running sums of each block
+    of :data:`PREFIX_BLOCK` values with one matrix product by an upper-triangular matrix of ones
+    (each column's sum runs over the block in order: multiplying by 1 and adding 0 are exact, so
+    each value is the block's sequential sum), then adds the running total of the blocks before, and
+    finishes a last partial block with ``np.cumsum``: about 2.2× faster at 50,000 values. The sums
+    are non-decreasing, as a search needs (each block starts from the total it adds to), and differ
     from ``np.cumsum``'s in the last bits only (another order of additions: a relative 10⁻¹⁴ at
-    50,000 values), so a draw by inverse CDF moves only when its uniform falls within those bits
-    of a boundary.
+    50,000 values), so a draw by inverse CDF moves only when its uniform falls within those bits of
+    a boundary.
 
     ``work`` is scratch of at least ``w.size`` float64 values (allocated when None). BLAS's
     thread count does not matter: a product's value at (i, j) is summed over the block in
