@@ -8,9 +8,14 @@ widgets are built from them, so adding a rewriter takes one file. What a rewrite
 ``kind:dpcore``, ``kind:flawed``, ``kind:planted``
     dpcore's own rewriters, the fenced flawed reproductions (``flawed=True`` too), and the test
     instruments with a known loss.
+``kind:package``
+    A published package run as shipped in its own environment (``dpmlm:rewrite``).
 ``needs-torch``
     Runs a torch model (DP-Prompt): a CLI and bench feature; the dashboard, which stays
     torch-free, shows it from shipped results only.
+``needs-env``
+    Runs in a managed environment (``python -m dpcore adapters install NAME``): a CLI feature;
+    the dashboard shows it from shipped results only.
 
 A factory may also name ``RUN_OPTIONS``: settings of where it runs, not of what it computes
 (DP-Prompt's ``device``), passed on to it unchecked here and checked by it.
@@ -36,9 +41,10 @@ MODULES = (
     "dpcore.rewriter.wordlevel",
     "dpcore.flawed.rewriters",
     "dpcore.rewriter.planted",
+    "dpcore.rewriter.package_dpmlm",
 )
 #: What a rewriter is for (its ``kind:`` tag).
-KINDS = ("dpcore", "flawed", "planted")
+KINDS = ("dpcore", "flawed", "planted", "package")
 
 #: The option of every rewriter built on dpcore's vocabularies (DP-MLM's WordPieces, SanText's words).
 FULL_VOCABULARY = ParameterSpec(

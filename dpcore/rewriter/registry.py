@@ -14,6 +14,7 @@ name                                  what is built
 ``flawed:dp-prompt-keeps-last-word``  FLAWED: DP-Prompt appending the input's last word (planted leak)
 ``planted:copy``                      test instrument: copies its input with probability ``q``
 ``planted:leak-word``                 test instrument: leaks the input's last word with probability ``q``
+``dpmlm:rewrite``                     dpmlm 1.3.0 as shipped, in its own environment (.package_dpmlm)
 ``path/file.py:factory``              the user's own code (CLI only, ``allow_user_code=True``)
 ``package.module:factory``            likewise, from an installed module
 ====================================  ========================================================================
@@ -108,8 +109,9 @@ class RewriterChoice:
     summary: str
     kind: str  # "dpcore", "flawed", "planted"
     flawed: bool = False
-    #: Needs torch and the causal LM (DP-Prompt): a CLI and bench feature; the dashboard, which
-    #: stays torch-free, shows such rewriters from shipped results only.
+    #: Needs torch and the causal LM (DP-Prompt), or a managed environment (a published package):
+    #: a CLI and bench feature; the dashboard, which stays torch-free and runs no package, shows
+    #: such rewriters from shipped results only.
     needs_torch: bool = False
     parameters: tuple[ParameterSpec, ...] = ()
     citation: str = ""
@@ -137,7 +139,7 @@ def available_rewriters(*, torch: bool = True) -> list[RewriterChoice]:
                 e.summary,
                 kind,
                 e.flawed,
-                "needs-torch" in e.tags,
+                "needs-torch" in e.tags or "needs-env" in e.tags,
                 tuple(getattr(e.factory, "PARAMETERS", ())),
                 e.citation,
             )

@@ -32,6 +32,16 @@ line"}``):
     replies with ``outputs`` (strings; anything else as its ``repr``).
 ``claim`` ``{"pairs": [[x, x′, d], …]}``
     ``bounds``: ``obj.claimed_bound(x, x′, d)`` for each.
+``build_rewriter`` ``{"target", "epsilon", "params", "build_seed"}``
+    A text rewriter instead of a word sanitizer: seeds as ``build`` does, calls
+    ``factory(epsilon=E, **params)``, checks that the object has ``name`` and
+    ``rewrite(texts, rng)``, and replies with its ``name``, ``method`` (``rewrite``),
+    ``has_count_tokens`` and ``citation``.
+``rewrite`` ``{"texts", "seeds": [a, b, c]}``
+    Seeds as ``sample`` does, then ``obj.rewrite(texts, random.Random(c))``; replies with
+    ``outputs`` (one string per text).
+``count`` ``{"texts"}``
+    ``counts``: ``obj.count_tokens(text)`` for each (the rewriter's own tokens).
 ``exit``
     Replies, then ends. End of input (the pipe closed) ends it too.
 
@@ -306,6 +316,55 @@ def _build(msg, state):
     }
 
 
+def _build_rewriter(msg, state):
+    where, attr = _split_target(msg["target"])
+    module = _module(where)
+    factory = getattr(module, attr, None)
+    if factory is None or not callable(factory):
+        raise AttributeError(f"{where} has no callable {attr!r}")
+    kwargs = {"epsilon": msg["epsilon"]}
+    for key, value in (msg.get("params") or {}).items():
+        if not _accepts(factory, key):
+            raise TypeError(f"the factory {attr}() takes no parameter {key!r}")
+        kwargs[key] = value
+    _seed_global(int(msg.get("build_seed", 0)))
+    obj = factory(**kwargs)
+    if not callable(getattr(obj, "rewrite", None)) or not hasattr(obj, "name"):
+        raise TypeError(f"{attr}() returned {type(obj).__name__}, which lacks name or rewrite(texts, rng)")
+    state["obj"], state["method"] = obj, "rewrite"
+    citation = getattr(obj, "citation", None)
+    return {
+        "ok": True,
+        "name": str(obj.name),
+        "method": "rewrite",
+        "has_count_tokens": callable(getattr(obj, "count_tokens", None)),
+        "citation": None if citation is None else str(citation),
+    }
+
+
+def _rewrite(msg, state):
+    obj = state.get("obj")
+    if obj is None or state.get("method") != "rewrite":
+        raise RuntimeError("rewrite before build_rewriter")
+    texts = [str(t) for t in msg["texts"]]
+    a, b, c = (int(s) for s in msg["seeds"])
+    random.seed(a)
+    np = sys.modules.get("numpy")
+    if np is not None:
+        np.random.seed(b)
+    out = list(obj.rewrite(texts, random.Random(c)))
+    if len(out) != len(texts):
+        raise ValueError(f"the rewriter returned {len(out)} texts for {len(texts)} inputs")
+    return {"ok": True, "outputs": [_label(o) for o in out]}
+
+
+def _count(msg, state):
+    obj = state.get("obj")
+    if obj is None or not callable(getattr(obj, "count_tokens", None)):
+        raise RuntimeError("count before build_rewriter, or the rewriter has no count_tokens")
+    return {"ok": True, "counts": [int(obj.count_tokens(str(t))) for t in msg["texts"]]}
+
+
 def _label(out):
     return out if isinstance(out, str) else repr(out)
 
@@ -359,6 +418,9 @@ def main():
     state = {}
     ops = {"hello": _hello, "build": lambda m: _build(m, state), "sample": lambda m: _sample(m, state)}
     ops["claim"] = lambda m: _claim(m, state)
+    ops["build_rewriter"] = lambda m: _build_rewriter(m, state)
+    ops["rewrite"] = lambda m: _rewrite(m, state)
+    ops["count"] = lambda m: _count(m, state)
     while True:
         try:
             msg = read_frame(proto_in)

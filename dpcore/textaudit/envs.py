@@ -3,7 +3,10 @@
 ``python -m dpcore adapters install mldp`` builds a virtualenv for mldp-text 0.1.2 (which pins
 ``numpy<2``, ``scipy<1.13``) under the user's cache folder; dpcore's own environment is never
 touched. The audit then runs the library there through
-:mod:`dpcore.textaudit.subprocess_adapter`.
+:mod:`dpcore.textaudit.subprocess_adapter`. ``dpmlm`` (DP-MLM 1.3.0, a rewriter) and
+``diffractor`` (dp-diffractor 0.2.1) are built the same way, on top of the packages of the Python
+they are made from (torch, transformers, nltk are not installed twice), and get offline
+substitutes for what they would download (:mod:`dpcore.textaudit.substitutes`).
 
 The cache folder is ``$DPCORE_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/dpcore``, else
 ``~/.cache/dpcore`` (:func:`dpcore.cache_folder.cache_dir`).
@@ -43,6 +46,7 @@ __all__ = [
     "install_env",
     "installed_env",
     "list_envs",
+    "worker_env",
 ]
 
 MARKER = "dpcore-env.json"
@@ -72,6 +76,16 @@ class ManagedEnv:
         and whose ``describe_library`` the install uses to check the environment works.
     summary:
         One line for ``adapters list``.
+    kind:
+        ``"sanitizer"`` (a word-level sanitizer: ``audit-text --mechanism NAME:…``) or
+        ``"rewriter"`` (``audit-rewriter --rewriter NAME:…``).
+    system_site_packages:
+        Build the virtualenv with ``--system-site-packages``: it sees the packages of the Python
+        it is made from (torch, transformers, nltk), and pip installs into it only what they lack
+        or what the library pins otherwise. Nothing is installed into dpcore's environment.
+    substitutes:
+        What the library downloads at run time and dpcore hands it offline instead (keys of
+        :data:`dpcore.textaudit.substitutes.SUBSTITUTES`), written into the environment.
     """
 
     name: str
@@ -79,6 +93,9 @@ class ManagedEnv:
     project: str
     factory: str
     summary: str
+    kind: str = "sanitizer"
+    system_site_packages: bool = False
+    substitutes: tuple[str, ...] = ()
 
 
 MANAGED_ENVS: dict[str, ManagedEnv] = {
@@ -91,6 +108,31 @@ MANAGED_ENVS: dict[str, ManagedEnv] = {
             "mldp-text 0.1.2 (Meisenbacher et al., LREC-COLING 2024): CMP, Mahalanobis, Vickrey, TEM, "
             "TruncatedGumbel, SynTF; pins numpy<2, scipy<1.13, numba, faiss-cpu"
         ),
+    ),
+    "dpmlm": ManagedEnv(
+        name="dpmlm",
+        requirement="dpmlm==1.3.0",
+        project="dpmlm",
+        factory="_dpmlm_factory.py",
+        summary=(
+            "dpmlm 1.3.0 (Meisenbacher et al., Findings of ACL 2024): DP-MLM's dpmlm_rewrite; needs "
+            "torch, transformers, nltk, presidio (shared from this Python where installed)"
+        ),
+        kind="rewriter",
+        system_site_packages=True,
+        substitutes=("nltk-data", "masked-lm"),
+    ),
+    "diffractor": ManagedEnv(
+        name="diffractor",
+        requirement="dp-diffractor==0.2.1",
+        project="dp-diffractor",
+        factory="_diffractor_factory.py",
+        summary=(
+            "dp-diffractor 0.2.1 (Meisenbacher et al., IWSPA 2024): 1-Diffractor's Diffractor.rewrite; "
+            "needs nltk, gensim, faiss-cpu (shared from this Python where installed)"
+        ),
+        system_site_packages=True,
+        substitutes=("nltk-data", "embeddings"),
     ),
 }
 
@@ -110,6 +152,17 @@ def env_python(name: str) -> Path:
     """The environment's interpreter (``bin/python``; ``Scripts/python.exe`` on Windows)."""
     d = env_dir(name)
     return d / "Scripts" / "python.exe" if os.name == "nt" else d / "bin" / "python"
+
+
+def worker_env(name: str) -> dict[str, str]:
+    """The environment variables a managed environment's worker needs: its substitutes' folders
+    (``NLTK_DATA``) and the Hugging Face hub set offline (:mod:`dpcore.textaudit.substitutes`)."""
+    from dpcore.textaudit.substitutes import prepare_substitutes
+
+    spec = _spec(name)
+    if not spec.substitutes:
+        return {}
+    return prepare_substitutes(spec.substitutes, env_dir(name))
 
 
 def factory_target(name: str) -> str:
@@ -279,11 +332,12 @@ def _run(cmd: list[str], log: Path, timeout: float, what: str) -> None:
         )
 
 
-def _hello(python: Path, target: str) -> dict[str, Any]:
+def _hello(python: Path, target: str, extra_env: dict[str, str] | None = None) -> dict[str, Any]:
     """Start dpcore's worker in the new environment and ask it for the library's version."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
     for k, v in WORKER_DEFAULT_ENV.items():
         env.setdefault(k, v)
+    env.update(extra_env or {})
     env["DPCORE_WORKER_PARENT"] = str(os.getpid())
     try:
         w = WorkerProcess(str(python), env, "the new environment", capture=True)
@@ -353,14 +407,16 @@ def install_env(
     py = env_python(name)
     try:
         say(f"creating the virtualenv {target} (from {base})")
-        _run([base, "-m", "venv", str(target)], log, VENV_SECONDS, "creating the virtualenv")
+        shared = ["--system-site-packages"] if spec.system_site_packages else []
+        venv = [base, "-m", "venv", *shared, str(target)]
+        _run(venv, log, VENV_SECONDS, "creating the virtualenv")
         cmd = [str(py), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", spec.requirement]
         if index_url:
             cmd += ["--index-url", index_url]
         say(f"pip install {spec.requirement} (its own pins; log: {log})")
         _run(cmd, log, PIP_SECONDS, f"pip install {spec.requirement}")
         say("checking that the library imports there")
-        hello = _hello(py, factory_target(name))
+        hello = _hello(py, factory_target(name), worker_env(name))
         freeze = subprocess.run(
             [str(py), "-m", "pip", "freeze", "--disable-pip-version-check"],
             capture_output=True,
@@ -388,6 +444,9 @@ def install_env(
         "library": hello.get("library"),
         "version": hello.get("version"),
         "mechanisms": hello.get("mechanisms"),
+        "kind": spec.kind,
+        "system_site_packages": spec.system_site_packages,
+        "substitutes": list(spec.substitutes),
         "installed_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "install_seconds": round(seconds, 1),
         "index": index,

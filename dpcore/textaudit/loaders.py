@@ -9,6 +9,8 @@ a registered text mechanism       dpcore's own (``santext``, ``santext+``, ``fey
 ``pypantera:KIND``                pyPANTERA's mechanism run as shipped (:mod:`.pypantera`)
 ``mldp:KIND``                     mldp-text's mechanism run as shipped in its own environment
                                   (:mod:`.mldp`; ``python -m dpcore adapters install mldp``)
+``diffractor:geometric``          dp-diffractor's 1-Diffractor run as shipped in its own
+                                  environment (:mod:`.diffractor`; ``adapters install diffractor``)
 ``path/file.py:factory``          the user's own code (CLI only, ``allow_user_code=True``)
 ``package.module:factory``        likewise, from an installed module
 ``subprocess:PY::mod:factory``    the user's code run by another interpreter ``PY`` (its own
@@ -74,6 +76,12 @@ def available_sanitizers() -> list[SanitizerChoice]:
         if row["available"]:  # the environment is installed
             n, s = row["name"], row["summary"]
             out.append(SanitizerChoice(n, f"{n} — {s}", "third-party", False, s))
+    from dpcore.textaudit.diffractor import CITATION, DIFFRACTOR_MECHANISMS, diffractor_installed
+
+    if diffractor_installed():
+        for k in DIFFRACTOR_MECHANISMS:
+            s = f"dp-diffractor 0.2.1 as shipped, in its own environment; claim: {CITATION}"
+            out.append(SanitizerChoice(f"diffractor:{k}", f"diffractor:{k} — {s}", "third-party", False, s))
     return out
 
 
@@ -85,7 +93,7 @@ def is_user_code(name: str) -> bool:
     if name.startswith("subprocess:"):
         return True
     head = name.rsplit(":", 1)[0]
-    return head not in ("flawed", "pypantera", "mldp")
+    return head not in ("flawed", "pypantera", "mldp", "diffractor")
 
 
 def load_sanitizer(
@@ -130,6 +138,10 @@ def load_sanitizer(
         from dpcore.textaudit.mldp import MldpSanitizer
 
         return MldpSanitizer(kind=name.split(":", 1)[1], epsilon=epsilon, vocab=vocab, **params)
+    if name.startswith("diffractor:"):
+        from dpcore.textaudit.diffractor import DiffractorSanitizer
+
+        return DiffractorSanitizer(kind=name.split(":", 1)[1], epsilon=epsilon, vocab=vocab, **params)
     if name.startswith("subprocess:"):
         if not allow_user_code:
             raise DPCoreError(

@@ -56,6 +56,7 @@ from dpcore.validation import DPCoreError, check_epsilon
 
 __all__ = [
     "SubprocessSanitizer",
+    "WorkerClient",
     "parse_subprocess_spec",
     "vocabulary_file",
 ]
@@ -126,7 +127,7 @@ def vocabulary_file(vocab: Vocabulary, folder: Path | None = None) -> Path:
 
 # --- the sanitizer ---------------------------------------------------------------------------
 
-_LIVE: weakref.WeakSet[SubprocessSanitizer] = weakref.WeakSet()
+_LIVE: weakref.WeakSet[WorkerClient] = weakref.WeakSet()
 
 
 def _after_fork_in_child() -> None:
@@ -178,72 +179,46 @@ def parse_subprocess_spec(spec: str) -> tuple[str, str]:
     return python, target
 
 
-class SubprocessSanitizer:
-    """A sanitizer built and sampled in another Python environment (see the module docstring).
+class WorkerClient:
+    """The dpcore side of one object built in another environment's worker (see the module
+    docstring): the worker of this process, started lazily, restarted after a death (at most
+    :data:`MAX_DEATHS` in a row), forgotten by a forked child, closed at exit.
 
-    Parameters
-    ----------
-    python:
-        The other environment's interpreter (a path, or a name on ``PATH``).
-    target:
-        ``module:factory`` or ``path/to/file.py:factory``, resolved by that interpreter (a module
-        from its environment or the current folder).
-    epsilon:
-        ε passed to the factory.
-    vocab:
-        dpcore's vocabulary: its words are the factory's ``vocab``, its word2vec file its
-        ``embeddings``.
-    params:
-        Extra keyword arguments for the factory (JSON values).
-    name, guarantee, citation:
-        Override what the remote object reports (the mldp adapter states its own claims).
-    label:
-        How errors name it (default: ``name`` or the spec).
-    isolated:
-        Drop ``PYTHONPATH``/``PYTHONHOME``/``PYTHONSTARTUP`` from the worker's environment (managed
-        environments: nothing of dpcore's environment leaks in).
-    stderr:
-        ``"capture"`` (default; the last line goes into error messages) or ``"inherit"`` (the
-        worker writes to this process's stderr; ``DPCORE_WORKER_STDERR=inherit`` sets it).
-
-    Raises
-    ------
-    DPCoreError
-        One line: the interpreter does not start, the worker breaks the protocol, the import or
-        the factory fails, or the object lacks the interface.
+    A subclass sets :attr:`python`, :attr:`target`, :attr:`label`, ``_isolated``, ``_capture`` and
+    the worker's extra environment variables (:meth:`_setup`), says what it builds
+    (:meth:`_build_message`, :attr:`_WHAT`) and which of the build reply's keys must agree in
+    every process (:attr:`_IDENTITY`).
     """
 
-    def __init__(
+    _WHAT = "object"
+    _IDENTITY: tuple[str, ...] = ("name", "method")
+
+    def _setup(
         self,
         *,
         python: str,
         target: str,
-        epsilon: float,
-        vocab: Vocabulary,
-        params: dict[str, Any] | None = None,
-        name: str | None = None,
-        guarantee: str | None = None,
-        citation: str | None = None,
-        label: str | None = None,
-        isolated: bool = False,
-        stderr: str | None = None,
+        label: str,
+        isolated: bool,
+        stderr: str | None,
+        extra_env: dict[str, str] | None = None,
     ) -> None:
         self.python = _resolve_python(python)
         self.target = str(target)
-        self.vocab = vocab
-        self.params = dict(params or {})
-        self.label = label or name or f"subprocess:{python}::{target}"
+        self.label = label
         self._isolated = bool(isolated)
         mode = stderr or os.environ.get("DPCORE_WORKER_STDERR", "capture")
         self._capture = mode != "inherit"
-        self._embeddings = str(vocabulary_file(vocab))
-        self._request_eps = check_epsilon(epsilon)
         self._w: WorkerProcess | None = None
         self._deaths = 0
         self._deaths_pid = os.getpid()
         self._lock = threading.Lock()
         self.library: dict[str, Any] = {}
         self.remote: dict[str, Any] = {}
+        self.extra_env: dict[str, str] = dict(extra_env or {})
+
+    def _start(self) -> None:
+        """Start this process's worker and build the object; one :class:`DPCoreError` line on failure."""
         try:
             self._worker()
         except (WorkerDied, RemoteError) as exc:
@@ -252,14 +227,10 @@ class SubprocessSanitizer:
         except BaseException:
             self.close()
             raise
-        info = self.remote
-        self.name = name or info["name"]
-        self.epsilon = float(info["epsilon"])
-        self.guarantee = guarantee or info["guarantee"]
-        self.citation = citation if citation is not None else info.get("citation")
-        self._remote_claim = bool(info.get("has_claimed_bound")) and guarantee is None
-        self._ids = {str(w): i for i, w in enumerate(vocab.words)}
         _LIVE.add(self)
+
+    def _build_message(self) -> dict[str, Any]:
+        raise NotImplementedError
 
     # -- the worker of this process
     def _env(self) -> dict[str, str]:
@@ -269,6 +240,7 @@ class SubprocessSanitizer:
                 env.pop(k, None)
         for k, v in WORKER_DEFAULT_ENV.items():
             env.setdefault(k, v)
+        env.update(self.extra_env)
         env["DPCORE_WORKER_PARENT"] = str(os.getpid())
         main = threading.current_thread() is threading.main_thread()
         env["DPCORE_WORKER_PDEATHSIG"] = "1" if main else "0"  # PR_SET_PDEATHSIG follows the thread
@@ -307,27 +279,18 @@ class SubprocessSanitizer:
             hello = w.request({"op": "hello", "target": self.target}, BUILD_SECONDS, "importing the target")
             if not hello.get("ok"):
                 raise self._fail(w, hello, f"importing {self.target}")
-            build = {
-                "op": "build",
-                "target": self.target,
-                "epsilon": self._request_eps,
-                "embeddings": self._embeddings,
-                "params": self.params,
-                "build_seed": BUILD_SEED,
-            }
-            info = w.request(build, BUILD_SECONDS, "building the sanitizer")
+            info = w.request(self._build_message(), BUILD_SECONDS, f"building the {self._WHAT}")
             if not info.get("ok"):
-                raise self._fail(w, info, "building the sanitizer")
+                raise self._fail(w, info, f"building the {self._WHAT}")
         except BaseException as exc:
             w.close()
             if isinstance(exc, WorkerDied):
                 self._deaths += 1
             raise
         if self.remote:  # a later process: the object must be the one the audit started with
-            keys = ("name", "epsilon", "guarantee", "method")
-            if any(info.get(k) != self.remote.get(k) for k in keys):
+            if any(info.get(k) != self.remote.get(k) for k in self._IDENTITY):
                 w.close()
-                raise WorkerDied(f"{self.label}: the worker built a different sanitizer in process {pid}")
+                raise WorkerDied(f"{self.label}: the worker built a different {self._WHAT} in process {pid}")
         else:
             self.library = {k: v for k, v in hello.items() if k != "ok"}
             self.remote = {k: v for k, v in info.items() if k != "ok"}
@@ -353,6 +316,129 @@ class SubprocessSanitizer:
             err = str(reply.get("error") or "failed")
             raise _remote_error(reply.get("type"), err)
         return reply
+
+    # -- lifetime
+    def close(self) -> None:
+        """Stop this process's worker (end of input, then SIGKILL after 2 s)."""
+        w, self._w = getattr(self, "_w", None), None
+        if w is not None:
+            w.close()
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()  # a lock held by another thread at fork stays held
+        w, self._w = self._w, None
+        if w is not None:
+            w.forget()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> WorkerClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:  # Ray: each process starts its own worker
+        state = dict(self.__dict__)
+        state["_w"] = None
+        state["_lock"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        _LIVE.add(self)
+
+class SubprocessSanitizer(WorkerClient):
+    """A sanitizer built and sampled in another Python environment (see the module docstring).
+
+    Parameters
+    ----------
+    python:
+        The other environment's interpreter (a path, or a name on ``PATH``).
+    target:
+        ``module:factory`` or ``path/to/file.py:factory``, resolved by that interpreter (a module
+        from its environment or the current folder).
+    epsilon:
+        ε passed to the factory.
+    vocab:
+        dpcore's vocabulary: its words are the factory's ``vocab``, its word2vec file its
+        ``embeddings``.
+    params:
+        Extra keyword arguments for the factory (JSON values).
+    name, guarantee, citation:
+        Override what the remote object reports (the mldp adapter states its own claims).
+    label:
+        How errors name it (default: ``name`` or the spec).
+    isolated:
+        Drop ``PYTHONPATH``/``PYTHONHOME``/``PYTHONSTARTUP`` from the worker's environment (managed
+        environments: nothing of dpcore's environment leaks in).
+    stderr:
+        ``"capture"`` (default; the last line goes into error messages) or ``"inherit"`` (the
+        worker writes to this process's stderr; ``DPCORE_WORKER_STDERR=inherit`` sets it).
+    extra_env:
+        Environment variables of the worker (a managed environment's substitutes: ``NLTK_DATA``).
+
+    Raises
+    ------
+    DPCoreError
+        One line: the interpreter does not start, the worker breaks the protocol, the import or
+        the factory fails, or the object lacks the interface.
+    """
+
+    _WHAT = "sanitizer"
+    _IDENTITY = ("name", "epsilon", "guarantee", "method")
+
+    def __init__(
+        self,
+        *,
+        python: str,
+        target: str,
+        epsilon: float,
+        vocab: Vocabulary,
+        params: dict[str, Any] | None = None,
+        name: str | None = None,
+        guarantee: str | None = None,
+        citation: str | None = None,
+        label: str | None = None,
+        isolated: bool = False,
+        stderr: str | None = None,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
+        self._setup(
+            python=python,
+            target=target,
+            label=label or name or f"subprocess:{python}::{target}",
+            isolated=isolated,
+            stderr=stderr,
+            extra_env=extra_env,
+        )
+        self.vocab = vocab
+        self.params = dict(params or {})
+        self._embeddings = str(vocabulary_file(vocab))
+        self._request_eps = check_epsilon(epsilon)
+        self._start()
+        info = self.remote
+        self.name = name or info["name"]
+        self.epsilon = float(info["epsilon"])
+        self.guarantee = guarantee or info["guarantee"]
+        self.citation = citation if citation is not None else info.get("citation")
+        self._remote_claim = bool(info.get("has_claimed_bound")) and guarantee is None
+        self._ids = {str(w): i for i, w in enumerate(vocab.words)}
+
+    def _build_message(self) -> dict[str, Any]:
+        return {
+            "op": "build",
+            "target": self.target,
+            "epsilon": self._request_eps,
+            "embeddings": self._embeddings,
+            "params": self.params,
+            "build_seed": BUILD_SEED,
+        }
 
     # -- the interface
     def sample(self, words: Sequence[str], rng: np.random.Generator) -> np.ndarray:
@@ -407,39 +493,3 @@ class SubprocessSanitizer:
             "params": self.params,
             "embeddings_file": self._embeddings,
         }
-
-    # -- lifetime
-    def close(self) -> None:
-        """Stop this process's worker (end of input, then SIGKILL after 2 s)."""
-        w, self._w = getattr(self, "_w", None), None
-        if w is not None:
-            w.close()
-
-    def _after_fork(self) -> None:
-        self._lock = threading.Lock()  # a lock held by another thread at fork stays held
-        w, self._w = self._w, None
-        if w is not None:
-            w.forget()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def __enter__(self) -> SubprocessSanitizer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __getstate__(self) -> dict[str, Any]:  # Ray: each process starts its own worker
-        state = dict(self.__dict__)
-        state["_w"] = None
-        state["_lock"] = None
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-        _LIVE.add(self)

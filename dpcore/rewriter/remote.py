@@ -1,0 +1,126 @@
+"""A text rewriter run in another Python environment, behind the rewriter interface.
+
+A published rewriter package pins what dpcore cannot share, or needs torch and data dpcore does
+not import. :class:`SubprocessRewriter` builds it in its own environment (a managed one,
+:mod:`dpcore.textaudit.envs`, or any interpreter) through dpcore's worker
+(:mod:`dpcore.textaudit._subprocess_worker`: ``build_rewriter``, ``rewrite``, ``count``) and
+rewrites over a pipe, exactly as :class:`~dpcore.textaudit.subprocess_adapter.SubprocessSanitizer`
+does for word-level sanitizers (one worker per process, restarted after a death, forgotten by a
+forked child, closed at exit).
+
+Randomness: each ``rewrite`` call draws three 32-bit seeds from the audit's ``rng``; the worker
+seeds ``random`` and NumPy's global state with the first two (a package that draws from a global
+state is seeded from the rng it is handed) and hands ``random.Random(third)`` to the object's
+``rewrite``. The same rng gives the same rewrites, which the audit's contract check verifies.
+
+The claim is dpcore's statement of the paper's (:class:`~dpcore.rewriter.interface.RewriterClaim`),
+never what the remote object says of itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dpcore.rewriter.interface import RewriterClaim
+from dpcore.textaudit.subprocess_adapter import BUILD_SEED, WorkerClient
+from dpcore.textaudit.worker_protocol import WorkerDied
+from dpcore.validation import DPCoreError, check_epsilon
+
+__all__ = ["SubprocessRewriter"]
+
+
+class SubprocessRewriter(WorkerClient):
+    """A rewriter built and run in another Python environment (module docstring).
+
+    Parameters
+    ----------
+    python:
+        The other environment's interpreter.
+    target:
+        ``module:factory`` or ``path/to/file.py:factory``; called there as
+        ``factory(epsilon=E, **params)``.
+    epsilon:
+        ε passed to the factory.
+    claim:
+        What the paper claims (dpcore's statement, with its citation).
+    name:
+        The rewriter's name in reports.
+    params:
+        Extra keyword arguments of the factory (JSON values).
+    extra_env:
+        Environment variables of the worker (the managed environment's substitutes).
+    isolated, stderr:
+        As :class:`~dpcore.textaudit.subprocess_adapter.SubprocessSanitizer`.
+
+    Raises
+    ------
+    DPCoreError
+        One line: the interpreter does not start, the import or the factory fails, or the object
+        lacks ``rewrite``; a per-token claim whose object cannot count its tokens.
+    """
+
+    _WHAT = "rewriter"
+    _IDENTITY = ("name", "method", "has_count_tokens")
+
+    def __init__(
+        self,
+        *,
+        python: str,
+        target: str,
+        epsilon: float,
+        claim: RewriterClaim,
+        name: str,
+        params: dict[str, Any] | None = None,
+        extra_env: dict[str, str] | None = None,
+        isolated: bool = True,
+        stderr: str | None = None,
+    ) -> None:
+        self._setup(
+            python=python, target=target, label=name, isolated=isolated, stderr=stderr, extra_env=extra_env
+        )
+        self.name = name
+        self.epsilon = check_epsilon(epsilon)
+        self.claim = claim
+        self.params = dict(params or {})
+        self._start()
+        if claim.unit == "token" and not self.remote.get("has_count_tokens"):
+            self.close()
+            raise DPCoreError(f"{name}: a per-token claim needs the package's count_tokens, which it lacks")
+
+    def _build_message(self) -> dict[str, Any]:
+        return {
+            "op": "build_rewriter",
+            "target": self.target,
+            "epsilon": self.epsilon,
+            "params": self.params,
+            "build_seed": BUILD_SEED,
+        }
+
+    def rewrite(self, texts: Sequence[str], rng: np.random.Generator) -> list[str]:
+        """One rewrite per text, drawn in the worker from three seeds drawn from ``rng``."""
+        seeds = [int(v) for v in rng.integers(0, 2**32, size=3)]
+        texts = [str(t) for t in texts]
+        reply = self._call({"op": "rewrite", "texts": texts, "seeds": seeds}, "rewriting")
+        out = reply.get("outputs")
+        if not isinstance(out, list) or len(out) != len(texts):
+            raise WorkerDied(f"{self.label}: the worker returned a malformed answer to rewrite()")
+        return [str(o) for o in out]
+
+    def count_tokens(self, text: str) -> int:
+        """The package's own token count of ``text`` (what its per-token claim composes over)."""
+        reply = self._call({"op": "count", "texts": [str(text)]}, "counting tokens")
+        return int(reply["counts"][0])
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "adapter": "dpcore.rewriter.remote (run as shipped in its own environment)",
+            "python": self.python,
+            "worker_python": getattr(self, "worker_python", None),
+            "target": self.target,
+            "library": self.library,
+            "remote": self.remote,
+            "params": self.params,
+        }

@@ -1,0 +1,199 @@
+"""Published packages run as shipped in their own environments (issue 61).
+
+The generic part (a rewriter built and run by dpcore's worker in another interpreter, the
+substitutes' files) runs everywhere. The packages themselves run where their environments are
+installed: ``.ci/run`` installs them (``python -m dpcore adapters install dpmlm`` and
+``… diffractor``), so in CI a missing one fails (:func:`tests.conftest.need`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpcore.rewriter.interface import RewriterClaim
+from dpcore.rewriter.remote import SubprocessRewriter
+from dpcore.textaudit.envs import MANAGED_ENVS, installed_env
+from dpcore.textaudit.substitutes import prepare_substitutes
+from dpcore.validation import DPCoreError
+from tests.cli_errors import error_lines
+from tests.conftest import Cli, need
+
+#: A rewriter that uses only the standard library: it appends a word drawn from the rng it is
+#: handed, and one drawn from ``random``'s global state (seeded by the worker from the audit's rng).
+TINY_REWRITER = '''
+import random
+
+class Tiny:
+    name = "tiny"
+
+    def __init__(self, epsilon):
+        self.epsilon = epsilon
+
+    def rewrite(self, texts, rng):
+        return [t + " " + rng.choice(["a", "b", "c", "d"]) + random.choice(["x", "y"]) for t in texts]
+
+    def count_tokens(self, text):
+        return len(text.split())
+
+
+class Uncountable:
+    name = "uncountable"
+
+    def rewrite(self, texts, rng):
+        return list(texts)
+
+
+def build(epsilon, tag="t"):
+    if tag == "boom":
+        raise ValueError("the factory refused")
+    return Tiny(epsilon)
+
+
+def uncountable(epsilon):
+    return Uncountable()
+'''
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    path = tmp_path / "tinyrewriter.py"
+    path.write_text(TINY_REWRITER, encoding="utf-8")
+    return path
+
+
+def _tiny(path: Path, *, unit: str = "token", target: str = "build", **params: object) -> SubprocessRewriter:
+    claim = RewriterClaim(1.0, unit=unit, same_length=unit == "token")
+    return SubprocessRewriter(
+        python=sys.executable, target=f"{path}:{target}", epsilon=1.0, claim=claim, name="tiny", params=params
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# the generic rewriter adapter
+
+
+def test_a_rewriter_in_another_interpreter_draws_from_the_rng_it_is_handed(tiny: Path) -> None:
+    with _tiny(tiny) as r:
+        a = r.rewrite(["one two", "three"], np.random.default_rng(7))
+        b = r.rewrite(["one two", "three"], np.random.default_rng(7))
+        outs = {tuple(r.rewrite(["one"] * 8, np.random.default_rng(s))) for s in range(6)}
+        assert a == b and len(a) == 2 and a[0].startswith("one two ")
+        assert len(outs) == 6  # different seeds, different rewrites
+        assert r.count_tokens("my neighbour anna") == 3
+        assert r.remote["has_count_tokens"] is True and r.remote["method"] == "rewrite"
+
+
+def test_a_rewriter_in_another_interpreter_is_audited(tiny: Path) -> None:
+    from dpcore.rewriter.audit import audit_rewriter
+
+    with _tiny(tiny) as r:
+        res = audit_rewriter(r, [("one two", "one three")], rewrites=120, seed=3, distinguishers=["exact"])
+    d = res.to_dict()
+    # the outputs carry the input verbatim: the pair is told apart on every rewrite
+    assert d["verdict"] == "violates", d["verdict_text"]
+    assert d["pairs"][0]["claimed_bound"] == pytest.approx(2.0)  # ε per token, 2 tokens
+
+
+def test_factory_errors_and_a_per_token_claim_without_counts_are_one_line(tiny: Path) -> None:
+    with pytest.raises(DPCoreError, match="the factory refused") as e:
+        _tiny(tiny, tag="boom")
+    assert "\n" not in str(e.value)
+    with pytest.raises(DPCoreError, match="count_tokens"):
+        _tiny(tiny, target="uncountable")
+    with _tiny(tiny, unit="document", target="uncountable") as r:  # a per-document claim needs no counts
+        assert r.rewrite(["x"], np.random.default_rng(0)) == ["x"]
+
+
+# --------------------------------------------------------------------------------------------
+# the substitutes
+
+
+def test_the_nltk_substitute_is_read_by_nltk(tmp_path: Path) -> None:
+    env = prepare_substitutes(("nltk-data",), tmp_path)
+    assert env["HF_HUB_OFFLINE"] == "1" and Path(env["NLTK_DATA"]).is_dir()
+    code = (
+        "import nltk; from nltk.corpus import stopwords; "
+        "print(len(stopwords.words('english')), 'was' in stopwords.words('english'), "
+        "nltk.word_tokenize('my neighbour anna was diagnosed. Then she left.'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("318 True ['my', 'neighbour', 'anna', 'was', 'diagnosed', '.', 'Then'")
+    with pytest.raises(DPCoreError, match="unknown substitute"):
+        prepare_substitutes(("weights",), tmp_path)
+
+
+def test_adapters_list_names_every_package_environment(cli: Cli) -> None:
+    rows = {r["name"]: r for r in cli("adapters", "list", "--json").json()}
+    assert {"mldp", "dpmlm", "diffractor"} <= set(rows)
+    assert MANAGED_ENVS["dpmlm"].kind == "rewriter" and MANAGED_ENVS["dpmlm"].system_site_packages
+    assert rows["dpmlm"]["requirement"] == "dpmlm==1.3.0"
+    assert rows["diffractor"]["requirement"] == "dp-diffractor==0.2.1"
+
+
+# --------------------------------------------------------------------------------------------
+# dpmlm 1.3.0 and dp-diffractor 0.2.1, where their environments are installed
+
+X = "my neighbour anna was diagnosed with diabetes"
+X_PRIME = "my neighbour anna felt diagnosed with diabetes"
+
+
+def _need(name: str) -> dict:
+    info = installed_env(name)
+    if info is None:
+        need(f"{name}'s environment is not installed: python -m dpcore adapters install {name}")
+    return info
+
+
+def test_the_dpmlm_package_keeps_a_stopword_in_every_rewrite(cli: Cli) -> None:
+    _need("dpmlm")
+    # the audit from the CLI: at ε = 0.1 per token the claim for 7 tokens is 0.7 nats, and the
+    # kept stopword is certified beyond it with 30 rewrites per input
+    argv = ["audit-rewriter", "--rewriter", "dpmlm:rewrite", "--epsilon", "0.1", "--x", X, "--x-prime", X_PRIME,
+            "--rewrites", "30", "--distinguishers", "words", "--seed", "0", "--json"]  # fmt: skip
+    d = cli(*argv).json()
+    pair = d["pairs"][0]
+    assert d["verdict"] == "violates", d["verdict_text"]
+    assert pair["tokens"] == [7, 7] and pair["claimed_bound"] == pytest.approx(0.7)
+    assert pair["event"] and "was" in json.dumps(pair["event"])
+    words = [line.split() for line in pair["examples"]["x"]]
+    assert words and all(w[3] == "was" for w in words)  # the stopword, released verbatim
+    assert all(line.split()[3] != "felt" for line in pair["examples"]["x_prime"])  # the other word, drawn
+    assert d["rewriter"] == "dpmlm:rewrite" and d["contract"]["reproducible"] is True, d["contract"]
+
+
+def test_the_diffractor_package_keeps_stopwords_next_to_each_other_in_its_list(cli: Cli) -> None:
+    _need("diffractor")
+    d = cli("audit-text", "--mechanism", "diffractor:geometric", "--epsilon", "1", "--vocab-size", "300",
+            "--words", "was,had", "--neighbors", "0", "--pairs", "1", "--samples", "200", "--seed", "0",
+            "--json").json()  # fmt: skip
+    pair = d["pairs"][0]
+    assert {pair["x"], pair["x_prime"]} == {"was", "had"}
+    # the package's own list puts the two stopwords 1 or 2 places apart: a claim of 1–2 nats,
+    # while each is released verbatim every time
+    assert 0 < pair["claimed_bound"] <= 3 and pair["violates"], pair
+    assert d["verdict"] == "violates" and d["sanitizer"]["library"]["library"] == "dp-diffractor"
+
+
+def test_a_package_whose_environment_is_missing_says_how_to_install_it(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path / "empty-cache"))
+    status, _, err = cli("audit-rewriter", "--rewriter", "dpmlm:rewrite", "--epsilon", "1", "--x", X,
+                         "--x-prime", X_PRIME, "--rewrites", "20")  # fmt: skip
+    lines = error_lines(err)
+    assert status == 2 and len(lines) == 1 and "adapters install dpmlm" in lines[0], err
+    status, _, err = cli("audit-text", "--mechanism", "diffractor:geometric", "--epsilon", "1",
+                         "--vocab-size", "300", "--words", "was,had")  # fmt: skip
+    lines = error_lines(err)
+    assert status == 2 and len(lines) == 1 and "adapters install diffractor" in lines[0], err
+    assert json.dumps(lines)  # plain strings
