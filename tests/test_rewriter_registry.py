@@ -34,7 +34,7 @@ PAIR = {"x": "the storm hit the coast", "x_prime": "the storm hit the town"}
 def test_the_registry_is_the_one_table() -> None:
     table = rewriters()
     assert isinstance(table, Registry) and table is REWRITERS and sorted(NAMES) == sorted(table.names())
-    assert NAMES[:3] == ["dp-mlm", "dp-prompt", "santext-words"] and NAMES[-1] == "planted:leak-word"
+    assert NAMES[:3] == ["dp-mlm", "dp-prompt", "santext-words"] and NAMES[-1] == "dpmlm:rewrite"
     assert {"dp-mlm", "dp-prompt", "santext-words", "planted:copy", "planted:leak-word"} <= set(NAMES)
     for e in table:
         kinds = [t.split(":", 1)[1] for t in e.tags if t.startswith("kind:")]
@@ -44,7 +44,8 @@ def test_the_registry_is_the_one_table() -> None:
         assert e.flawed == e.factory.__module__.startswith("dpcore.flawed"), e.name  # fenced
         assert e.citation and e.display, e.name
     torch_free = [c.name for c in available_rewriters(torch=False)]
-    assert torch_free == [n for n in NAMES if "needs-torch" not in table.get(n).tags]
+    assert torch_free == [n for n in NAMES if not {"needs-torch", "needs-env"} & set(table.get(n).tags)]
+    assert "dpmlm:rewrite" not in torch_free  # a package in its own environment: the CLI's, not the page's
 
 
 @pytest.mark.parametrize("name", NAMES)
