@@ -158,8 +158,8 @@ def test_the_dpmlm_package_keeps_a_stopword_in_every_rewrite(cli: Cli) -> None:
     _need("dpmlm")
     # the audit from the CLI: at ε = 0.1 per token the claim for 7 tokens is 0.7 nats, and the
     # kept stopword is certified beyond it with 30 rewrites per input
-    argv = ["audit-rewriter", "--rewriter", "dpmlm:rewrite", "--epsilon", "0.1", "--x", X, "--x-prime", X_PRIME,
-            "--rewrites", "30", "--distinguishers", "words", "--seed", "0", "--json"]  # fmt: skip
+    argv = ["audit-rewriter", "--rewriter", "dpmlm:rewrite", "--epsilon", "0.1", "--x", X, "--x-prime",
+            X_PRIME, "--rewrites", "30", "--distinguishers", "words", "--seed", "0", "--json"]  # fmt: skip
     d = cli(*argv).json()
     pair = d["pairs"][0]
     assert d["verdict"] == "violates", d["verdict_text"]

@@ -1,4 +1,5 @@
-"""``python -m dpcore adapters``: libraries installed in their own environments (mldp-text)."""
+"""``python -m dpcore adapters``: libraries installed in their own environments (mldp-text, dpmlm,
+dp-diffractor)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ from dpcore.commands.common import emit_json
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "adapters",
-        help="install and list third-party libraries that run in their own environment (mldp)",
+        help="install and list libraries that run in their own environment (mldp, dpmlm, diffractor)",
         description=(
-            "Some libraries pin dependencies dpcore cannot share (mldp-text needs numpy<2). "
+            "Some libraries pin dependencies dpcore cannot share (mldp-text needs numpy<2), or are audited "
+            "as their authors ship them (dpmlm 1.3.0, dp-diffractor 0.2.1: built on this Python's torch, "
+            "transformers and nltk, with offline substitutes for what they download). "
             "`adapters install NAME` builds a virtualenv for NAME with the library's own pins under "
             "dpcore's cache folder ($DPCORE_CACHE_DIR, else $XDG_CACHE_HOME/dpcore, else ~/.cache/dpcore); "
-            "dpcore's environment is not touched. audit-text then runs NAME:Mechanism there. "
+            "dpcore's environment is not touched. audit-text then runs NAME:Mechanism there (mldp:CMP, "
+            "diffractor:geometric), audit-rewriter NAME:rewrite (dpmlm:rewrite). "
             "`adapters list` shows what is installed."
         ),
     )
@@ -25,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "install",
         help="build a library's own virtualenv (needs a package index); without NAME, list the choices",
     )
-    i.add_argument("name", nargs="?", default=None, help="the environment to build (mldp)")
+    i.add_argument("name", nargs="?", default=None, help="the environment to build (mldp, dpmlm, diffractor)")
     i.add_argument(
         "--python", default=None, help="interpreter to build the virtualenv from (default: this one)"
     )
@@ -97,6 +101,8 @@ def run_install(args: argparse.Namespace) -> int:
     )
     if mech:
         print(f"audit its mechanisms with audit-text --mechanism NAME: {mech}")
+    elif args.name == "dpmlm":
+        print("audit it with audit-rewriter --rewriter dpmlm:rewrite")
     return 0
 
 
@@ -105,4 +111,8 @@ def _dpcore_names(name: str) -> list[str]:
         from dpcore.textaudit.mldp import MLDP_MECHANISMS
 
         return list(MLDP_MECHANISMS)
+    if name == "diffractor":
+        from dpcore.textaudit.diffractor import DIFFRACTOR_MECHANISMS
+
+        return list(DIFFRACTOR_MECHANISMS)
     return []

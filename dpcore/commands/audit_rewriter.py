@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "privacy loss on the second half with Clopper–Pearson bounds, Bonferroni over both directions "
             "of every pair. A pair violates its claim when that lower bound exceeds the claimed bound: ε "
             "per document, ε per token times the text's tokens, or ε·d summed over the words. NAME is "
-            "dp-mlm, dp-prompt, santext-words, flawed:…, planted:… "
+            "dp-mlm, dp-prompt, santext-words, flawed:…, planted:…, a published package run as shipped in "
+            "its own environment (dpmlm:rewrite, after `adapters install dpmlm`) "
             "(see `list`) or your own code as path/to/file.py:factory or package.module:factory, called "
             "as factory(epsilon=E) and returning an object with name, claim (a dpcore.rewriter."
             "RewriterClaim) and rewrite(texts, rng). Before any verdict its contract is checked: the rng "
@@ -42,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--rewriter",
         required=True,
-        help="dp-mlm, dp-prompt, santext-words, flawed:…, planted:… or file.py:factory",
+        help="dp-mlm, dp-prompt, santext-words, flawed:…, planted:…, dpmlm:rewrite or file.py:factory",
     )
     p.add_argument(
         "--epsilon",
