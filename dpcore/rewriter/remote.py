@@ -115,12 +115,4 @@ class SubprocessRewriter(WorkerClient):
         return int(reply["counts"][0])
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "adapter": "dpcore.rewriter.remote (run as shipped in its own environment)",
-            "python": self.python,
-            "worker_python": getattr(self, "worker_python", None),
-            "target": self.target,
-            "library": self.library,
-            "remote": self.remote,
-            "params": self.params,
-        }
+        return {**self._where(), "adapter": "dpcore.rewriter.remote (run as shipped in its own environment)"}

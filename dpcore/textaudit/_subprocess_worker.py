@@ -263,21 +263,32 @@ def _accepts(fn, name, by_name=False):
     return not by_name and any(p.kind == p.VAR_KEYWORD for p in params.values())
 
 
-def _build(msg, state):
+def _factory(msg):
+    """The target's factory and its name."""
     where, attr = _split_target(msg["target"])
     module = _module(where)
     factory = getattr(module, attr, None)
     if factory is None or not callable(factory):
         raise AttributeError(f"{where} has no callable {attr!r}")
+    return factory, attr
+
+
+def _with_params(factory, attr, kwargs, params):
+    for key, value in (params or {}).items():
+        if not _accepts(factory, key):
+            raise TypeError(f"the factory {attr}() takes no parameter {key!r}")
+        kwargs[key] = value
+    return kwargs
+
+
+def _build(msg, state):
+    factory, attr = _factory(msg)
     embeddings = msg.get("embeddings")
     words = _words_of(embeddings) if embeddings else list(msg.get("words") or [])
     kwargs = {"epsilon": msg["epsilon"], "vocab": words}
     if embeddings and _accepts(factory, "embeddings", by_name=True):
         kwargs["embeddings"] = embeddings
-    for key, value in (msg.get("params") or {}).items():
-        if not _accepts(factory, key):
-            raise TypeError(f"the factory {attr}() takes no parameter {key!r}")
-        kwargs[key] = value
+    _with_params(factory, attr, kwargs, msg.get("params"))
     _seed_global(int(msg.get("build_seed", 0)))
     obj = factory(**kwargs)
     sample = getattr(obj, "sample", None)
@@ -317,16 +328,8 @@ def _build(msg, state):
 
 
 def _build_rewriter(msg, state):
-    where, attr = _split_target(msg["target"])
-    module = _module(where)
-    factory = getattr(module, attr, None)
-    if factory is None or not callable(factory):
-        raise AttributeError(f"{where} has no callable {attr!r}")
-    kwargs = {"epsilon": msg["epsilon"]}
-    for key, value in (msg.get("params") or {}).items():
-        if not _accepts(factory, key):
-            raise TypeError(f"the factory {attr}() takes no parameter {key!r}")
-        kwargs[key] = value
+    factory, attr = _factory(msg)
+    kwargs = _with_params(factory, attr, {"epsilon": msg["epsilon"]}, msg.get("params"))
     _seed_global(int(msg.get("build_seed", 0)))
     obj = factory(**kwargs)
     if not callable(getattr(obj, "rewrite", None)) or not hasattr(obj, "name"):
@@ -347,12 +350,7 @@ def _rewrite(msg, state):
     if obj is None or state.get("method") != "rewrite":
         raise RuntimeError("rewrite before build_rewriter")
     texts = [str(t) for t in msg["texts"]]
-    a, b, c = (int(s) for s in msg["seeds"])
-    random.seed(a)
-    np = sys.modules.get("numpy")
-    if np is not None:
-        np.random.seed(b)
-    out = list(obj.rewrite(texts, random.Random(c)))
+    out = list(obj.rewrite(texts, _seed_call(msg["seeds"])))
     if len(out) != len(texts):
         raise ValueError(f"the rewriter returned {len(out)} texts for {len(texts)} inputs")
     return {"ok": True, "outputs": [_label(o) for o in out]}
@@ -365,6 +363,17 @@ def _count(msg, state):
     return {"ok": True, "counts": [int(obj.count_tokens(str(t))) for t in msg["texts"]]}
 
 
+def _seed_call(seeds):
+    """Seed ``random`` and NumPy's global state (when imported) with the first two seeds; return
+    ``random.Random(third)`` for the call."""
+    a, b, c = (int(v) for v in seeds)
+    random.seed(a)
+    np = sys.modules.get("numpy")
+    if np is not None:
+        np.random.seed(b)
+    return random.Random(c)
+
+
 def _label(out):
     return out if isinstance(out, str) else repr(out)
 
@@ -374,13 +383,9 @@ def _sample(msg, state):
     if obj is None:
         raise RuntimeError("sample before build")
     words = [str(w) for w in msg["words"]]
-    a, b, c = (int(s) for s in msg["seeds"])
-    random.seed(a)
-    np = sys.modules.get("numpy")
-    if np is not None:
-        np.random.seed(b)
+    rng = _seed_call(msg["seeds"])
     if state["method"] == "sample":
-        out = list(obj.sample(words, random.Random(c)))
+        out = list(obj.sample(words, rng))
     else:
         replace = obj.replace_word
         out = [replace(w) for w in words]

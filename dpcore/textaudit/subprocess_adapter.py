@@ -232,6 +232,17 @@ class WorkerClient:
     def _build_message(self) -> dict[str, Any]:
         raise NotImplementedError
 
+    def _where(self) -> dict[str, Any]:
+        """Where the object runs and what was built (the start of ``describe()``)."""
+        return {
+            "python": self.python,
+            "worker_python": getattr(self, "worker_python", None),
+            "target": self.target,
+            "library": self.library,
+            "remote": self.remote,
+            "params": getattr(self, "params", {}),
+        }
+
     # -- the worker of this process
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -484,12 +495,7 @@ class SubprocessSanitizer(WorkerClient):
 
     def describe(self) -> dict[str, Any]:
         return {
+            **self._where(),
             "adapter": "dpcore.textaudit.subprocess_adapter (run in its own environment)",
-            "python": self.python,
-            "worker_python": getattr(self, "worker_python", None),
-            "target": self.target,
-            "library": self.library,
-            "remote": self.remote,
-            "params": self.params,
             "embeddings_file": self._embeddings,
         }
