@@ -22,6 +22,7 @@ from dpcore.rewriter.remote import SubprocessRewriter
 from dpcore.textaudit.envs import MANAGED_ENVS, installed_env
 from dpcore.textaudit.substitutes import prepare_substitutes
 from dpcore.validation import DPCoreError
+from dpcore.verdicts.rows import DPMLM_PAIR
 from tests.cli_errors import error_lines
 from tests.conftest import Cli, need
 
@@ -156,18 +157,19 @@ def _need(name: str) -> dict:
 
 def test_the_dpmlm_package_keeps_a_stopword_in_every_rewrite(cli: Cli) -> None:
     _need("dpmlm")
-    # the audit from the CLI: at ε = 0.1 per token the claim for 7 tokens is 0.7 nats, and the
-    # kept stopword is certified beyond it with 30 rewrites per input
-    argv = ["audit-rewriter", "--rewriter", "dpmlm:rewrite", "--epsilon", "0.1", "--x", X, "--x-prime",
-            X_PRIME, "--rewrites", "30", "--distinguishers", "words", "--seed", "0", "--json"]  # fmt: skip
+    # the audit from the CLI: at ε = 0.1 per token the claim for 3 tokens is 0.3 nats, and the
+    # kept stopword is certified beyond it with 20 rewrites per input (the verdict table's check)
+    x, x_prime = DPMLM_PAIR
+    argv = ["audit-rewriter", "--rewriter", "dpmlm:rewrite", "--epsilon", "0.1", "--x", x, "--x-prime",
+            x_prime, "--rewrites", "20", "--seed", "0", "--json"]  # fmt: skip
     d = cli(*argv).json()
     pair = d["pairs"][0]
     assert d["verdict"] == "violates", d["verdict_text"]
-    assert pair["tokens"] == [7, 7] and pair["claimed_bound"] == pytest.approx(0.7)
+    assert pair["tokens"] == [3, 3] and pair["claimed_bound"] == pytest.approx(0.3)
     assert pair["event"] and "was" in json.dumps(pair["event"])
     words = [line.split() for line in pair["examples"]["x"]]
-    assert words and all(w[3] == "was" for w in words)  # the stopword, released verbatim
-    assert all(line.split()[3] != "felt" for line in pair["examples"]["x_prime"])  # the other word, drawn
+    assert words and all(w[1] == "was" for w in words)  # the stopword, released verbatim
+    assert all(line.split()[1] != "felt" for line in pair["examples"]["x_prime"])  # the other word, drawn
     assert d["rewriter"] == "dpmlm:rewrite" and d["contract"]["reproducible"] is True, d["contract"]
 
 

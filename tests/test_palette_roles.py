@@ -44,7 +44,7 @@ from dpcore.viz.palette import (
 
 #: Colours that mean something other than a mechanism.
 RESERVED = {"BAD": BAD, "OK": OK, "CLAIM": CLAIM, "INK": INK, "SOFT_INK": SOFT_INK, "UNKNOWN": UNKNOWN}
-ADAPTER_PREFIXES = ("pypantera:", "mldp:")
+ADAPTER_PREFIXES = ("pypantera:", "mldp:", "dpmlm:", "diffractor:", "preempt:", "dp-fusion:", "invink:")
 
 
 def _registries() -> dict[str, list[str]]:

@@ -31,7 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Run the default text audit on every word-level sanitizer in reach: dpcore's text "
             "mechanisms and the k-RR reference, pyPANTERA's, mldp-text's where its environment is "
             "installed, and the flawed controls (each at a setting where it breaks its claim; every one "
-            "must come out 'violates'). Each row's vocabulary size and budget are fitted to --minutes "
+            "must come out 'violates'); and the published packages as shipped in their own environments "
+            "(group packages: dpmlm's rewriter audited on a pair of texts with audit-rewriter, "
+            "dp-diffractor's sanitizer on named words, and a row saying why for each package not run "
+            "yet). Each row's vocabulary size and budget are fitted to --minutes "
             "from the sanitizer's probed speed, for power; a row that cannot run says why in one line "
             "and stays in the table. Rows run one after another on this machine (each audit on "
             "--workers processes), or in parallel as Ray tasks with --engine ray. --output writes the "
@@ -49,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--only",
         default=None,
-        help="comma-separated row names or groups (control, dpcore, pyPANTERA, mldp-text)",
+        help="comma-separated row names or groups (control, dpcore, pyPANTERA, mldp-text, packages)",
     )
     p.add_argument(
         "--engine", default="local", choices=("local", "ray"), help="where rows run (default local)"

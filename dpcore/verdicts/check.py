@@ -15,7 +15,14 @@ from collections.abc import Callable
 from typing import Any
 
 from dpcore.verdicts.document import check_sample, validate, verdict_of, version_problems
-from dpcore.verdicts.rows import FixedPlan, RowSpec, catalogue, plan_full_vocabulary
+from dpcore.verdicts.rows import (
+    FixedPlan,
+    RewriterPlan,
+    RowSpec,
+    catalogue,
+    is_rewriter_plan,
+    plan_full_vocabulary,
+)
 
 
 def _spec_for(row: dict[str, Any]) -> RowSpec | None:
@@ -45,6 +52,13 @@ def check_document(
             diffs.append(f"{row['name']}: no such row in this dpcore")
             continue
         recorded = row["check"]
+        if is_rewriter_plan(recorded["plan"]) and spec.rewriter is not None:
+            rp = recorded["plan"]
+            rplan = RewriterPlan(**(rp | {"distinguishers": tuple(rp.get("distinguishers") or ())}))
+            say(f"rerunning {row['name']}'s check ({rplan.rewrites:,} rewrites per text)")
+            got = run_check(spec, int(row["seed"]), workers, plan=rplan)
+            rerun.append(_compare(row, recorded, got, diffs))
+            continue
         # a plan recorded before dpcore filtered its vocabularies audited the full one
         plan = FixedPlan(**(recorded["plan"] | {"full_vocabulary": plan_full_vocabulary(recorded["plan"])}))
         spec = RowSpec(
@@ -57,25 +71,32 @@ def check_document(
             fixed=spec.fixed or None,
             expected=spec.expected,
             unavailable=spec.unavailable,
+            rewriter=spec.rewriter,
         )
         say(f"rerunning {row['name']}'s check (|V| = {plan.vocab_size:,}, T = {plan.samples:,})")
         got = run_check(spec, int(row["seed"]), workers, plan=plan)
-        entry = {
-            "name": row["name"],
-            "recorded": verdict_of(row),
-            "check_recorded": recorded["verdict"],
-            "check_now": got["verdict"],
-            "seconds": got["seconds"],
-        }
-        rerun.append(entry)
-        if got["verdict"] != recorded["verdict"]:
-            diffs.append(
-                f"{row['name']}: its check gave {recorded['verdict']!r} when the file was written and "
-                f"gives {got['verdict']!r} now" + (f" ({got['why']})" if got.get("why") else "")
-            )
-        elif got["verdict"] != verdict_of(row):
-            diffs.append(
-                f"{row['name']}: the file says {verdict_of(row)!r}, its check gives {got['verdict']!r} now"
-                + (f" ({got['why']})" if got.get("why") else "")
-            )
+        rerun.append(_compare(row, recorded, got, diffs))
     return {"mode": "check", "current": not diffs, "differences": diffs, "rerun": rerun, "skipped": skipped}
+
+
+def _compare(
+    row: dict[str, Any], recorded: dict[str, Any], got: dict[str, Any], diffs: list[str]
+) -> dict[str, Any]:
+    """One rerun check against the file: appends to ``diffs`` where they differ; returns its entry."""
+    if got["verdict"] != recorded["verdict"]:
+        diffs.append(
+            f"{row['name']}: its check gave {recorded['verdict']!r} when the file was written and "
+            f"gives {got['verdict']!r} now" + (f" ({got['why']})" if got.get("why") else "")
+        )
+    elif got["verdict"] != verdict_of(row):
+        diffs.append(
+            f"{row['name']}: the file says {verdict_of(row)!r}, its check gives {got['verdict']!r} now"
+            + (f" ({got['why']})" if got.get("why") else "")
+        )
+    return {
+        "name": row["name"],
+        "recorded": verdict_of(row),
+        "check_recorded": recorded["verdict"],
+        "check_now": got["verdict"],
+        "seconds": got["seconds"],
+    }

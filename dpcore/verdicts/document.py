@@ -244,8 +244,9 @@ def validate(doc: Any) -> list[str]:
         check = row["check"]
         if not isinstance(check, dict) or "verdict" not in check:
             out.append(f"row {name!r} has no check")
-        if not isinstance(row["command"], str) or "audit-text" not in row["command"]:
-            out.append(f"row {name!r} has no audit-text command")
+        want = "audit-rewriter" if (audit.get("unit") == "rewriter") else "audit-text"
+        if not isinstance(row["command"], str) or want not in row["command"]:
+            out.append(f"row {name!r} has no {want} command")
     return out
 
 

@@ -55,7 +55,7 @@ def markdown_table(doc: dict[str, Any]) -> str:
     for r in doc["rows"]:
         lib = f"{r['library']} {r['library_version'] or '(not installed)'}"
         a = r.get("audit") or {}
-        size = f"{a['vocab_size']:,}" if a else ""
+        size = f"{a['vocab_size']:,}" if a and a.get("vocab_size") is not None else ""
         draws = f"{a['samples_drawn']:,}" if a else ""
         lines.append(
             f"| {_cell(lib)} | `{r['name']}` | {_cell(short_claim(r))} | {_cell(headline(r))} | {size} | "

@@ -24,9 +24,10 @@ import pandas as pd
 from dpcore.formatting import as_number, epsilon_text, percent
 from dpcore.pairtest.verdicts import NOT_DETECTED, VIOLATES, label
 from dpcore.verdicts.document import verdict_of
-from dpcore.verdicts.rows import GROUPS
+from dpcore.verdicts.rows import GROUPS, is_rewriter_plan
 from dpcore.verdicts.wording import (
     headline,
+    is_rewriter_row,
     largest_violation,
     nats,
     power_summary,
@@ -269,7 +270,36 @@ def caught_delta(row: dict[str, Any]) -> float | None:
     return None if d is None or not math.isfinite(d) else float(d)
 
 
+def _rewriter_pair_rows(row: dict[str, Any], violates: bool) -> pd.DataFrame:
+    """A rewriter row's pairs of texts: x, x′, the claimed and certified bounds, the event and the
+    counts behind its bound (rewrites of x and of x′ in the event, of the bounding half)."""
+    a = row.get("audit") or {}
+    conf = percent(float(a.get("confidence", 0.95)), exact=True)
+    out = []
+    for p in a.get("pairs", []):
+        if bool(p.get("violates")) != violates or p.get("error"):
+            continue
+        lb, cb = as_number(p.get("lower_bound")), as_number(p.get("claimed_bound"))
+        c = p.get("counts") or {}
+        counts = f"{c.get('count_x')}, {c.get('count_x_prime')} of {c.get('samples')}" if c else ""
+        out.append(
+            {
+                "text x": p["x"],
+                "text x′": p["x_prime"],
+                "claimed bound": _sig(cb),
+                f"lower bound ({conf})": _sig(lb),
+                "above the claim (nats)": _sig(lb - cb),
+                "event": p.get("event") or "",
+                "in the event (x, x′, of)": counts,
+            }
+        )
+    cols = ["text x", "text x′", "claimed bound", f"lower bound ({conf})", "above the claim (nats)"]
+    return pd.DataFrame(out, columns=[*cols, "event", "in the event (x, x′, of)"])
+
+
 def _pair_rows(row: dict[str, Any], violates: bool) -> pd.DataFrame:
+    if is_rewriter_row(row):
+        return _rewriter_pair_rows(row, violates)
     a = row.get("audit") or {}
     conf = percent(float(a.get("confidence", 0.95)), exact=True)
     out = []
@@ -441,6 +471,12 @@ def plan_sentence(row: dict[str, Any]) -> str:
     plan = row.get("plan")
     if not plan:
         return "no plan: the row did not run"
+    if is_rewriter_plan(plan):
+        why = f" ({plan['why']})" if plan.get("why") else ""
+        return (
+            f"one pair of texts{why}: x = {plan['x']!r}, x′ = {plan['x_prime']!r}; "
+            f"{_int(plan.get('rewrites'))} rewrites of each, half to choose the event and half to bound it"
+        )
     parts = [f"|V| = {_int(plan.get('vocab_size'))} ({vocabulary_words(plan)})"]
     if plan.get("words"):
         parts.append(f"the named words {', '.join(map(str, plan['words']))}")
@@ -476,10 +512,13 @@ def check_sentence(row: dict[str, Any]) -> str:
     if not c:
         return "no check recorded"
     p = c.get("plan") or {}
-    size = f"|V| = {_int(p.get('vocab_size'))} ({vocabulary_words(p)})"
-    if p.get("screen_budget"):
-        size += f", screen budget {_int(p['screen_budget'])}"
-    size += f", T = {_int(p.get('samples'))}"
+    if is_rewriter_plan(p):
+        size = f"the same pair, {_int(p.get('rewrites'))} rewrites of each"
+    else:
+        size = f"|V| = {_int(p.get('vocab_size'))} ({vocabulary_words(p)})"
+        if p.get("screen_budget"):
+            size += f", screen budget {_int(p['screen_budget'])}"
+        size += f", T = {_int(p.get('samples'))}"
     verdict = VERDICT_WORDS.get(c.get("verdict"), str(c.get("verdict")))
     took = f", {as_number(c['seconds']):.2g} s" if c.get("seconds") else ""
     why = f": {c['why']}" if c.get("why") else ""

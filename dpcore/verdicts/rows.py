@@ -1,13 +1,17 @@
 """Which sanitizers the verdict table has a row for, and how each row is audited.
 
-Four groups, in the table's order:
+Five groups, in the table's order:
 
 - **control**: dpcore's ``flawed:`` reproductions, each at a setting where its true loss exceeds
   its claim (docs/audit-text.md, "The flawed reproductions"); every one must come out
   ``violates``, or the audit is broken;
 - **dpcore**: dpcore's registered text mechanisms and the k-RR reference, at ε = 1;
 - **pyPANTERA**: pyPANTERA 1.0.2's mechanisms as shipped (``pypantera:``), at ε = 1;
-- **mldp-text**: mldp-text 0.1.2's in its own environment (``mldp:``), at ε = 1.
+- **mldp-text**: mldp-text 0.1.2's in its own environment (``mldp:``), at ε = 1;
+- **packages**: the published packages of docs/packages/, each as shipped in its own environment:
+  a word-level sanitizer (``diffractor:geometric``) or a rewriter (``dpmlm:rewrite``, audited by
+  :func:`dpcore.rewriter.audit_rewriter` on its :class:`RewriterPlan`'s pair), or a row saying
+  why the package does not run here.
 
 A row is either *fitted* (its |V| and budget chosen for power within the run's minutes,
 :func:`dpcore.verdicts.fit.plan_row`) or *fixed* (a control's setting, the same on every machine).
@@ -18,13 +22,13 @@ install it.
 from __future__ import annotations
 
 import importlib.metadata
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from dpcore import __version__
 
 #: The groups, in the table's order, and the library each group's rows come from.
-GROUPS: tuple[str, ...] = ("control", "dpcore", "pyPANTERA", "mldp-text")
+GROUPS: tuple[str, ...] = ("control", "dpcore", "pyPANTERA", "mldp-text", "packages")
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,32 @@ def plan_full_vocabulary(plan: dict[str, Any] | None) -> bool:
 
 
 @dataclass(frozen=True)
+class RewriterPlan:
+    """A rewriter row's audit: one pair of neighbouring texts, rewritten ``rewrites`` times each
+    (half choose the event, half bound it), and its check at ``check_rewrites`` (the same
+    deterministic audit, smaller, that ``verdicts --check`` reruns)."""
+
+    x: str
+    x_prime: str
+    rewrites: int
+    check_rewrites: int
+    distinguishers: tuple[str, ...] = ()
+    why: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def checked(self) -> RewriterPlan:
+        """The check's plan: the same pair at ``check_rewrites``."""
+        return replace(self, rewrites=self.check_rewrites)
+
+
+def is_rewriter_plan(plan: dict[str, Any] | None) -> bool:
+    """Whether a recorded plan is a rewriter row's (:class:`RewriterPlan`)."""
+    return isinstance(plan, dict) and "x_prime" in plan and "rewrites" in plan
+
+
+@dataclass(frozen=True)
 class RowSpec:
     """One row of the table: a sanitizer name (as ``audit-text --mechanism`` takes it) and how
     it is audited."""
@@ -73,6 +103,7 @@ class RowSpec:
     expected: str | None = None  # "violates" for a control
     unavailable: str | None = None  # why the row cannot run here (its library is missing)
     params: dict[str, Any] = field(default_factory=dict)
+    rewriter: RewriterPlan | None = None  # a rewriter row (audit-rewriter), not a word-level one
 
 
 #: The controls' settings (docs/audit-text.md, "The flawed reproductions: where each one breaks
@@ -148,6 +179,89 @@ def catalogue() -> list[RowSpec]:
     for k, mspec in MLDP_MECHANISMS.items():
         summary = f"mldp-text 0.1.2 {mspec.cls} as shipped, in its own environment; claim: {mspec.citation}"
         rows.append(RowSpec(f"mldp:{k}", "mldp-text", "mldp-text", summary, unavailable=missing))
+    return rows + package_rows()
+
+
+#: The pair the DP-MLM package's row rewrites: a stopword against a non-stopword at one place
+#: (docs/packages/dpmlm.md), in lines of 3 tokens (each rewrite is one masked-LM pass per drawn
+#: token, so a short line keeps the row's check within a minute).
+DPMLM_PAIR = ("anna was ill", "anna felt ill")
+
+#: The packages of docs/packages/ that dpcore does not run yet, and why (each page says what
+#: reading the code found; none of it is a verdict).
+NOT_RUN: dict[str, tuple[str, str, str]] = {
+    "preempt:encrypt": (
+        "preempt",
+        "preempt 0.1.27 (Prεεmpt, NDSS 2026): metric LDP for numbers in prompts, FPE for identifiers",
+        "not audited yet: its NER needs a 7–8B model (a GPU); its numeric mechanism runs offline and is "
+        "the next to audit, with the NER's output given by hand (docs/packages/preempt.md)",
+    ),
+    "dp-fusion:generate": (
+        "dp-fusion-lib",
+        "dp-fusion-lib 0.1.0 (DP-Fusion, arXiv 2507.04531): token-level (ε, δ)-DP inference",
+        "not audited yet: its (ε, δ) claim through Rényi divergences needs the rewriter audit to test "
+        "(ε, δ) trade-off curves; it would run on SmolLM2-135M with spans marked by hand "
+        "(docs/packages/dp-fusion.md)",
+    ),
+    "invink:generate": (
+        "invink",
+        "invink 0.1.0 (InvisibleInk, NeurIPS 2025): central-DP synthetic text",
+        "not audited yet: it does not import on Python < 3.12 (invink/utils.py:349), so it needs its own "
+        "environment on Python 3.12 with its own torch (docs/packages/invisibleink.md)",
+    ),
+}
+
+
+def package_rows() -> list[RowSpec]:
+    """The **packages** group: each published package as shipped (docs/packages/)."""
+    from dpcore.rewriter.package_dpmlm import CITATION as DPMLM_CITATION
+    from dpcore.textaudit.diffractor import CITATION as DIFFRACTOR_CITATION
+    from dpcore.textaudit.envs import installed_env
+
+    def missing(env: str) -> str | None:
+        if installed_env(env) is not None:
+            return None
+        return f"its environment is not installed: python -m dpcore adapters install {env}"
+
+    rows = [
+        RowSpec(
+            "dpmlm:rewrite",
+            "packages",
+            "dpmlm",
+            f"dpmlm 1.3.0's dpmlm_rewrite as shipped, in its own environment; claim: {DPMLM_CITATION}",
+            0.1,
+            embedding="",
+            unavailable=missing("dpmlm"),
+            rewriter=RewriterPlan(
+                *DPMLM_PAIR,
+                rewrites=200,
+                check_rewrites=20,
+                why="a stopword against a non-stopword at one place (core.py:308 keeps stopwords verbatim)",
+            ),
+        ),
+        RowSpec(
+            "diffractor:geometric",
+            "packages",
+            "dp-diffractor",
+            f"dp-diffractor 0.2.1's Diffractor.rewrite as shipped, in its own environment; claim: "
+            f"{DIFFRACTOR_CITATION}",
+            1.0,
+            fixed=FixedPlan(
+                vocab_size=300,
+                samples=300,
+                words=("was", "had"),
+                neighbors=2,
+                pairs=50,
+                why=(
+                    "4–8 ms a word as shipped, so no whole-vocabulary screen fits: two stopwords "
+                    "(core.py:121 releases them verbatim), each with its two nearest neighbours"
+                ),
+            ),
+            unavailable=missing("diffractor"),
+        ),
+    ]
+    for name, (library, summary, why) in NOT_RUN.items():
+        rows.append(RowSpec(name, "packages", library, summary, unavailable=why))
     return rows
 
 
@@ -177,9 +291,12 @@ def library_version(library: str) -> str | None:
             return importlib.metadata.version("pypantera")
         except importlib.metadata.PackageNotFoundError:
             return None
-    if library == "mldp-text":
+    envs = {"mldp-text": "mldp", "dpmlm": "dpmlm", "dp-diffractor": "diffractor"}
+    if library in envs:
         from dpcore.textaudit.envs import installed_env
 
-        info = installed_env("mldp")
+        info = installed_env(envs[library])
         return None if info is None else str(info.get("version"))
+    if library in ("preempt", "dp-fusion-lib", "invink"):
+        return None  # not installed by dpcore yet (NOT_RUN)
     raise ValueError(f"unknown library {library!r}")

@@ -22,7 +22,7 @@ from typing import Any
 
 from dpcore.verdicts.document import outcome
 from dpcore.verdicts.fit import plan_row
-from dpcore.verdicts.rows import FixedPlan, RowSpec, library_version
+from dpcore.verdicts.rows import FixedPlan, RewriterPlan, RowSpec, library_version
 
 #: The non-control rows' check: a small screen every ``verdicts --check`` can afford.
 CHECK_PLAN = FixedPlan(vocab_size=300, screen_budget=60_000, samples=2_000, pairs=20)
@@ -92,6 +92,133 @@ def command_line(spec: RowSpec, plan: FixedPlan | Any, seed: int) -> str:
         cmd += ["--screen-budget", str(a["screen_budget"])]
     cmd += ["--samples", str(a["samples"]), "--seed", str(seed), "--json"]
     return shlex.join(cmd)
+
+
+def rewriter_command(spec: RowSpec, plan: RewriterPlan, seed: int) -> str:
+    """The ``python -m dpcore audit-rewriter`` command that reproduces a rewriter row's audit."""
+    cmd = ["python", "-m", "dpcore", "audit-rewriter", "--rewriter", spec.name]
+    cmd += ["--epsilon", f"{spec.epsilon:g}", "--x", plan.x, "--x-prime", plan.x_prime]
+    cmd += ["--rewrites", str(plan.rewrites)]
+    if plan.distinguishers:
+        cmd += ["--distinguishers", ",".join(plan.distinguishers)]
+    cmd += ["--seed", str(seed), "--json"]
+    return shlex.join(cmd)
+
+
+def _audit_rewriter(
+    spec: RowSpec, plan: RewriterPlan, seed: int, progress: Callable[[int, int], None] | None = None
+) -> tuple[Any, Any]:
+    """A rewriter row's audit (one worker: a package's environment starts once)."""
+    from dpcore.rewriter.audit import audit_rewriter
+    from dpcore.rewriter.distinguish import DISTINGUISHERS
+    from dpcore.rewriter.registry import load_rewriter
+
+    rewriter = load_rewriter(spec.name, epsilon=spec.epsilon)
+    try:
+        result = audit_rewriter(
+            rewriter,
+            [(plan.x, plan.x_prime)],
+            rewrites=plan.rewrites,
+            distinguishers=list(plan.distinguishers or DISTINGUISHERS),
+            seed=seed,
+            workers=1,
+            progress=progress,
+        )
+    finally:
+        close = getattr(rewriter, "close", None)
+        if callable(close):
+            close()
+    return rewriter, result
+
+
+def compact_rewriter_audit(result: Any) -> dict[str, Any]:
+    """What a rewriter row keeps of a :class:`~dpcore.rewriter.audit.RewriterAuditResult`: the
+    fields a word-level row has where they mean the same (verdict, test, confidence, pairs with
+    their bounds, the largest certifiable bound, draws), each pair's chosen event with its counts,
+    the contract check, and ``unit: "rewriter"``."""
+    d = result.to_dict()
+    pairs = []
+    for p in d["pairs"]:
+        tests = [t for t in p.get("tests") or [] if t.get("lower_bound") is not None]
+        best = max(tests, key=lambda t: float(t["lower_bound"])) if tests else None
+        pairs.append(
+            {
+                "x": p["x"],
+                "x_prime": p["x_prime"],
+                "tokens": p.get("tokens"),
+                "claimed_bound": p["claimed_bound"],
+                "lower_bound": p["lower_bound"] if p["lower_bound"] is not None else 0.0,
+                "point_estimate": p.get("point_estimate"),
+                "violates": bool(p["violates"]),
+                "event": p.get("event"),
+                "event_source": p.get("distinguisher"),
+                "direction": p.get("direction"),
+                "counts": None
+                if best is None
+                else {k: best[k] for k in ("count_x", "count_x_prime", "samples")},
+                "error": p.get("outside_premise"),
+            }
+        )
+    tested = [p for p in pairs if p["error"] is None]
+    ratios = [
+        float(p["lower_bound"]) / float(p["claimed_bound"])
+        for p in tested
+        if p["claimed_bound"] is not None and float(p["claimed_bound"]) > 0
+    ]
+    contract = d.get("contract") or {}
+    return {
+        "unit": "rewriter",
+        "verdict": d["verdict"],
+        "verdict_text": d["verdict_text"],
+        "test": (
+            "Clopper–Pearson lower bound on the privacy loss of one event per direction, chosen on the "
+            "selection half of the rewrites (whole outputs, word and character n-grams, MiniLM) and "
+            "bounded on the other half"
+        ),
+        "confidence": d["confidence"],
+        "alpha_per_test": d["alpha_per_test"],
+        "max_lower_bound_ratio": max(ratios) if ratios else 0.0,
+        "max_detectable_loss": d["largest_certifiable_bound"],
+        "exact_verdict": None,
+        "vocab_size": None,
+        "embedding": None,
+        "strategy": "rewriter",
+        "samples": d["rewrites_per_input"],
+        "samples_drawn": 2 * d["rewrites_per_input"] * len(pairs),
+        "selection_rewrites": d["selection_rewrites"],
+        "evaluation_rewrites": d["evaluation_rewrites"],
+        "distinguishers": d["distinguishers"],
+        "elapsed_seconds": d.get("seconds"),
+        "pairs_total": len(pairs),
+        "pairs_tested": len(tested),
+        "violating_pairs_total": sum(1 for p in tested if p["violates"]),
+        "pairs": pairs,
+        "pooled": [],
+        "power": {
+            "rewriter_statements": list(d.get("power") or []),
+            "text": "; ".join(str(st.get("text")) for st in d.get("power") or []),
+        },
+        "screen": None,
+        "rng_contract": {
+            "status": "ok" if contract.get("reproducible") else "not-reproducible",
+            "text": (
+                f"the same rng gave the same rewrites (probe of {contract.get('probe')}); copies within a "
+                f"call looked independent (content p = {float(contract.get('content_p_value', 1.0)):.2g})"
+                if contract.get("reproducible")
+                else "the same rng did not give the same rewrites"
+            ),
+        },
+        "calls": {},
+        "declaration": None,
+        "failed_words": 0,
+        "first_failure": None,
+        "sanitizer": None,
+        "claim": None,
+        "claim_text": (d.get("claim") or {}).get("text"),
+        "claim_unit": (d.get("claim") or {}).get("unit"),
+        "premise": None,
+        "dpcore_version": None,
+    }
 
 
 def _audit(
@@ -203,12 +330,14 @@ def run_check(
     seed: int,
     workers: int,
     *,
-    plan: FixedPlan | None = None,
+    plan: FixedPlan | RewriterPlan | None = None,
     full_vocabulary: bool = False,
 ) -> dict[str, Any]:
     """The row's check: ``plan`` (default: a control's own fixed setting, else :data:`CHECK_PLAN`,
     over the full vocabulary with ``full_vocabulary``); deterministic in its seed, so ``verdicts
     --check`` reruns it and compares verdicts."""
+    if spec.rewriter is not None:
+        return _run_rewriter_check(spec, seed, plan if isinstance(plan, RewriterPlan) else None)
     if plan is None:
         plan = spec.fixed if spec.fixed is not None else CHECK_PLAN
         plan = replace(plan, full_vocabulary=bool(full_vocabulary))
@@ -224,6 +353,59 @@ def run_check(
         "max_lower_bound_ratio": r.max_lower_bound_ratio,
         "seconds": round(time.perf_counter() - t0, 2),
     }
+
+
+def _run_rewriter_check(spec: RowSpec, seed: int, plan: RewriterPlan | None) -> dict[str, Any]:
+    """A rewriter row's check: its pair at ``check_rewrites`` (deterministic in the seed)."""
+    assert spec.rewriter is not None
+    plan = plan or spec.rewriter.checked()
+    t0 = time.perf_counter()
+    try:
+        _, r = _audit_rewriter(spec, plan, seed)
+    except Exception as exc:  # a package may raise anything: the check says so
+        return {"plan": plan.to_dict(), "verdict": "cannot-run", "why": _one_line(exc), "seconds": 0.0}
+    a = compact_rewriter_audit(r)
+    return {
+        "plan": plan.to_dict(),
+        "command": rewriter_command(spec, plan, seed),
+        "verdict": a["verdict"],
+        "max_lower_bound_ratio": a["max_lower_bound_ratio"],
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
+
+
+def _run_rewriter_row(
+    spec: RowSpec,
+    row: dict[str, Any],
+    *,
+    seed: int,
+    check: bool,
+    say: Callable[[str], None],
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
+    """Audit a rewriter row (:class:`~dpcore.verdicts.rows.RewriterPlan`) into ``row``."""
+    plan = spec.rewriter
+    assert plan is not None
+    t0 = time.perf_counter()
+    row["plan"] = {"kind": "rewriter"} | plan.to_dict()
+    row["command"] = rewriter_command(spec, plan, seed)
+    try:
+        say(f"rewriting each of its two texts {plan.rewrites:,} times")
+        rewriter, result = _audit_rewriter(spec, plan, seed, progress)
+    except Exception as exc:  # a package may raise anything: the row says why
+        row["why"] = _one_line(exc)
+        row["seconds"] = round(time.perf_counter() - t0, 1)
+        return row
+    row["status"] = "ran"
+    row["why"] = None
+    row["audit"] = compact_rewriter_audit(result)
+    row["claim"] = rewriter.claim.citation or rewriter.claim.describe()
+    row["guarantee"] = "rewriter"
+    if check:
+        say("running its check")
+        row["check"] = _run_rewriter_check(spec, seed, None)
+    row["seconds"] = round(time.perf_counter() - t0, 1)
+    return row
 
 
 def run_row(
@@ -288,6 +470,8 @@ def run_row(
     if spec.unavailable is not None:
         row["seconds"] = 0.0
         return row
+    if spec.rewriter is not None:
+        return _run_rewriter_row(spec, row, seed=seed, check=check, say=say, progress=progress)
     try:
         if spec.fixed is not None:
             plan: Any = replace(spec.fixed, full_vocabulary=bool(full_vocabulary))

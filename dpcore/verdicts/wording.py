@@ -17,7 +17,7 @@ from typing import Any
 from dpcore.formatting import as_number, epsilon_text, percent
 from dpcore.pairtest.verdicts import NOT_DETECTED, OUT_OF_REACH, label
 from dpcore.verdicts.document import verdict_of
-from dpcore.verdicts.rows import plan_full_vocabulary
+from dpcore.verdicts.rows import is_rewriter_plan, plan_full_vocabulary
 
 #: The partner a pooled pairing gives each word (:mod:`dpcore.textaudit.pooled`), in words.
 PARTNER_WORDS: dict[str, str] = {
@@ -187,15 +187,26 @@ def call_size_dependence(row: dict[str, Any]) -> str:
 
 def _out_of_reach(row: dict[str, Any]) -> str:
     a = row.get("audit") or {}
+    per = "rewrites per text" if is_rewriter_row(row) else "samples per word"
     return (
         f"{label(OUT_OF_REACH)}: every claimed bound tested is at or above "
         f"{nats(a.get('max_detectable_loss'))}, the largest loss its {int(a.get('samples') or 0):,} "
-        "samples per word can certify, so the run could not have shown a violation; nothing was shown "
+        f"{per} can certify, so the run could not have shown a violation; nothing was shown "
         "either way"
     )
 
 
+def is_rewriter_row(row: dict[str, Any]) -> bool:
+    """Whether the row audited a rewriter (``audit-rewriter`` on a pair of texts), not a word-level
+    sanitizer."""
+    return (row.get("audit") or {}).get("unit") == "rewriter" or row.get("guarantee") == "rewriter"
+
+
 def _not_detected(row: dict[str, Any]) -> str:
+    if is_rewriter_row(row):
+        sts = ((row.get("audit") or {}).get("power") or {}).get("rewriter_statements") or []
+        said = next((str(s["text"]) for s in sts if _finite(s.get("detectable_loss"))), "")
+        return f"{label(NOT_DETECTED)}; " + (said or "the run states no flaw it would have caught")
     p = power_summary(row)
     conf = f"{p['power']:g}"
     dep = call_size_dependence(row)
@@ -296,6 +307,12 @@ def test_sentence(row: dict[str, Any]) -> str:
         return ""
     a = row["audit"]
     conf = percent(a["confidence"], exact=True)
+    if is_rewriter_row(row):
+        return (
+            f"{a['test']}; {a['pairs_tested']} pair(s) of texts, {int(a['samples']):,} rewrites of each "
+            f"({int(a.get('selection_rewrites') or 0):,} choose the event); "
+            f"ε = {epsilon_text(row['epsilon'])}; confidence {conf} family-wise"
+        )
     screen = a.get("screen")
     size = (
         f"{a['pairs_tested']} of {a['pairs_total']} pair(s) confirmed at T = {a['samples']:,} draws per word"
@@ -352,6 +369,9 @@ def claim_formula(row: dict[str, Any]) -> str:
     g = row.get("guarantee")
     if g == "ldp":
         return "ε-LDP"
+    if g == "rewriter":
+        unit = (row.get("audit") or {}).get("claim_unit")
+        return "ε per token, n·ε for a text of n tokens" if unit == "token" else "ε per document"
     if g != "metric":
         return ""
     e0 = epsilon0(row)
@@ -379,7 +399,7 @@ def vocabulary_words(plan: dict[str, Any] | None) -> str:
 
 def vocabulary_note(rows: list[dict[str, Any]]) -> str:
     """One sentence on the vocabularies a table's rows audited ("" when no row has a plan)."""
-    plans = [r["plan"] for r in rows if r.get("plan")]
+    plans = [r["plan"] for r in rows if r.get("plan") and not is_rewriter_plan(r["plan"])]
     if not plans:
         return ""
     full = [plan_full_vocabulary(p) for p in plans]

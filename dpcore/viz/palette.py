@@ -151,8 +151,12 @@ MECHANISMS: dict[str, str] = {
     "flawed:dp-prompt-keeps-last-word": "#840c6c",
     "planted:copy": "#966600",
     "planted:leak-word": "#00543c",
-    # a third-party mechanism dpcore does not implement
+    # third-party mechanisms dpcore does not implement
     "mldp:syntf": "#9c3c00",
+    "diffractor:geometric": "#47361f",  # 1-Diffractor (dp-diffractor); these four found as SERIES
+    "preempt:encrypt": "#0000e6",  # Prεεmpt (preempt), a verdict row not run yet
+    "dp-fusion:generate": "#1f3447",  # DP-Fusion (dp-fusion-lib), likewise
+    "invink:generate": "#002680",  # InvisibleInk (invink), likewise
 }
 
 #: Third-party adapter name → the dpcore mechanism it runs, whose colour it takes. An adapter runs
@@ -174,6 +178,7 @@ ADAPTERS: dict[str, str] = {
     "mldp:vickrey": "vickrey-cmp",  # Vickrey over CMP's noisy vector
     "mldp:tem": "tem",
     "mldp:truncatedgumbel": "truncated-gumbel",
+    "dpmlm:rewrite": "dp-mlm",  # the authors' DP-MLM package: the paper dpcore's dp-mlm implements
 }
 
 #: Colours of series that are not registered names: a sentence's words (the Sanitize chart), word

@@ -116,8 +116,11 @@ def _hover(row: dict[str, Any]) -> str:
 
 def row_label(row: dict[str, Any]) -> str:
     """A row's label in the figure: its name without the library prefix its group header names
-    (``pypantera:CMP`` → ``CMP``, ``flawed:krr-overclaimed`` → ``krr-overclaimed``)."""
+    (``pypantera:CMP`` → ``CMP``, ``flawed:krr-overclaimed`` → ``krr-overclaimed``); a published
+    package's row by its package (``dpmlm:rewrite`` → ``dpmlm``), since its group holds several."""
     name = str(row["name"])
+    if row.get("group") == "packages":
+        return str(row.get("library") or name)
     return name.split(":", 1)[1] if ":" in name else name
 
 
