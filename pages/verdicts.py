@@ -30,7 +30,13 @@ from dpcore.verdicts.wording import (
     power_summary,
     test_sentence,
 )
-from dpcore.viz.verdicts_figure import LINE_PX, TALK_LINE_PX, verdicts_figure
+from dpcore.viz.verdicts_figure import (
+    LINE_PX,
+    MAX_HEIGHT_PX,
+    TALK_LINE_PX,
+    TALK_MAX_HEIGHT_PX,
+    verdicts_figure,
+)
 from dpcore.viz.verdicts_table import headline_sentence, table_cells
 from pages._shared import (
     Param,
@@ -360,7 +366,12 @@ if not query_ok:
 
 talk = talk_mode()
 plot(
-    verdicts_figure(shown, opened=opened or None, line_px=TALK_LINE_PX if talk else LINE_PX),
+    verdicts_figure(
+        shown,
+        opened=opened or None,
+        line_px=TALK_LINE_PX if talk else LINE_PX,
+        max_height=TALK_MAX_HEIGHT_PX if talk else MAX_HEIGHT_PX,
+    ),
     key="verdicts-figure",
 )
 st.caption(

@@ -15,7 +15,15 @@ from dpcore.verdicts.document import SHIPPED_PATH, load_shipped
 from dpcore.verdicts.markdown import markdown_table
 from dpcore.verdicts.wording import nats
 from dpcore.viz.palette import colour
-from dpcore.viz.verdicts_figure import NOTES, OPENED, X_TITLE, verdicts_figure
+from dpcore.viz.verdicts_figure import (
+    LINE_PX,
+    MAX_HEIGHT_PX,
+    MIN_LINE_PX,
+    NOTES,
+    OPENED,
+    X_TITLE,
+    verdicts_figure,
+)
 from dpcore.viz.verdicts_table import table_cells
 
 VIOLATES = "certified excess (lower bound at 95%)"
@@ -279,3 +287,17 @@ def test_the_shipped_figure_and_tables_agree_row_by_row() -> None:
         assert cell.startswith(f"violates its claim by at least {nats(x)} nats"), name
         assert cells[name] == f"violates: ≥ {nats(x)} above its claim"
         assert f"`{name}` | {table.loc[name, 'claim']} | {cell} |" in md.replace("\\|", "|")
+
+
+def test_a_long_table_draws_closer_lines_to_fit_its_height_but_no_closer_than_the_text_needs() -> None:
+    rows = _many([("control", 4), ("dpcore", 13), ("pyPANTERA", 7), ("mldp-text", 6), ("packages", 5)])
+    free = verdicts_figure(rows)
+    fitted = verdicts_figure(rows, max_height=MAX_HEIGHT_PX)
+    assert free.layout.height > MAX_HEIGHT_PX >= fitted.layout.height
+    # the same lines, closer: 21 lines in the longer column at no less than MIN_LINE_PX
+    assert _ticks(fitted, "y") == _ticks(free, "y") and _ticks(fitted, "y2") == _ticks(free, "y2")
+    tight = verdicts_figure(rows, max_height=100)
+    assert tight.layout.height == 34 + 62 + MIN_LINE_PX[LINE_PX] * 21
+    short = _many([("control", 4), ("dpcore", 3)])
+    same = verdicts_figure(short, max_height=MAX_HEIGHT_PX)
+    assert same.layout.height == verdicts_figure(short).layout.height

@@ -46,9 +46,11 @@ from dpcore.viz.palette import INK, SOFT_INK, colour
 __all__ = [
     "HIGHLIGHT",
     "LINE_PX",
+    "MAX_HEIGHT_PX",
     "NOTES",
     "OPENED",
     "TALK_LINE_PX",
+    "TALK_MAX_HEIGHT_PX",
     "X_TITLE",
     "caught_name",
     "opened_label",
@@ -62,6 +64,12 @@ X_TITLE = "loss above the claim (nats)"
 #: Line height (px) per mechanism or group header; in talk mode (larger text).
 LINE_PX = 18
 TALK_LINE_PX = 21
+#: The most the figure may take of a 1280×720 first screen under the page's header (px), plain and
+#: in talk mode: a longer table draws closer lines, down to :data:`MIN_LINE_PX` of its size.
+MAX_HEIGHT_PX = 440
+TALK_MAX_HEIGHT_PX = 476
+#: The closest lines (px) for each line size: never tighter than the text needs.
+MIN_LINE_PX = {LINE_PX: 15, TALK_LINE_PX: 18}
 #: A table with more lines than this is drawn in two columns.
 ONE_COLUMN_MAX = 16
 #: The widest line of a hover box (characters).
@@ -140,6 +148,7 @@ def verdicts_figure(
     opened: str | None = None,
     line_px: int = LINE_PX,
     columns: int | None = None,
+    max_height: int | None = None,
 ) -> go.Figure:
     """The figure of ``rows`` (verdict file rows, in the file's order), grouped by library.
 
@@ -158,6 +167,10 @@ def verdicts_figure(
     columns
         1 or 2 columns of groups; None: two when there are more than :data:`ONE_COLUMN_MAX` lines
         and more than one group.
+    max_height
+        The most height (px) the figure may take (:data:`MAX_HEIGHT_PX` on the page): a figure that
+        would be taller draws its lines closer, down to :data:`MIN_LINE_PX` of ``line_px``. None:
+        ``line_px`` as given.
 
     Returns
     -------
@@ -308,6 +321,9 @@ def verdicts_figure(
         }
 
     legend_px = 34 if values else 0
+    if max_height is not None and legend_px + 62 + line_px * n_lines > max_height:
+        fitted = (int(max_height) - legend_px - 62) // max(n_lines, 1)
+        line_px = max(MIN_LINE_PX.get(line_px, line_px), min(line_px, fitted))
     height = max(240, legend_px + 62 + line_px * n_lines)
     layout: dict[str, Any] = {
         "font": FONT,
