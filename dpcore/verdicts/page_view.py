@@ -270,16 +270,25 @@ def caught_delta(row: dict[str, Any]) -> float | None:
     return None if d is None or not math.isfinite(d) else float(d)
 
 
+def _kept_pairs(row: dict[str, Any], violates: bool) -> tuple[str, list[tuple[dict[str, Any], float, float]]]:
+    """The row's confidence in words, and its tested pairs that violate (or not), each with its
+    lower and claimed bounds as numbers."""
+    a = row.get("audit") or {}
+    conf = percent(float(a.get("confidence", 0.95)), exact=True)
+    kept = [
+        (p, as_number(p.get("lower_bound")), as_number(p.get("claimed_bound")))
+        for p in a.get("pairs", [])
+        if bool(p.get("violates")) == violates and not p.get("error")
+    ]
+    return conf, kept
+
+
 def _rewriter_pair_rows(row: dict[str, Any], violates: bool) -> pd.DataFrame:
     """A rewriter row's pairs of texts: x, x′, the claimed and certified bounds, the event and the
     counts behind its bound (rewrites of x and of x′ in the event, of the bounding half)."""
-    a = row.get("audit") or {}
-    conf = percent(float(a.get("confidence", 0.95)), exact=True)
+    conf, kept = _kept_pairs(row, violates)
     out = []
-    for p in a.get("pairs", []):
-        if bool(p.get("violates")) != violates or p.get("error"):
-            continue
-        lb, cb = as_number(p.get("lower_bound")), as_number(p.get("claimed_bound"))
+    for p, lb, cb in kept:
         c = p.get("counts") or {}
         counts = f"{c.get('count_x')}, {c.get('count_x_prime')} of {c.get('samples')}" if c else ""
         out.append(
@@ -300,13 +309,9 @@ def _rewriter_pair_rows(row: dict[str, Any], violates: bool) -> pd.DataFrame:
 def _pair_rows(row: dict[str, Any], violates: bool) -> pd.DataFrame:
     if is_rewriter_row(row):
         return _rewriter_pair_rows(row, violates)
-    a = row.get("audit") or {}
-    conf = percent(float(a.get("confidence", 0.95)), exact=True)
+    conf, kept = _kept_pairs(row, violates)
     out = []
-    for p in a.get("pairs", []):
-        if bool(p.get("violates")) != violates or p.get("error"):
-            continue
-        lb, cb = as_number(p.get("lower_bound")), as_number(p.get("claimed_bound"))
+    for p, lb, cb in kept:
         out.append(
             {
                 "word x": p["x"],
