@@ -297,6 +297,6 @@ def library_version(library: str) -> str | None:
 
         info = installed_env(envs[library])
         return None if info is None else str(info.get("version"))
-    if library in ("preempt", "dp-fusion-lib", "invink"):
+    if library in {lib for lib, _, _ in NOT_RUN.values()}:
         return None  # not installed by dpcore yet (NOT_RUN)
     raise ValueError(f"unknown library {library!r}")

@@ -355,6 +355,13 @@ def run_check(
     }
 
 
+def _failed(row: dict[str, Any], exc: BaseException, t0: float) -> dict[str, Any]:
+    """``row`` as a row that could not run: its one-line why and its seconds so far."""
+    row["why"] = _one_line(exc)
+    row["seconds"] = round(time.perf_counter() - t0, 1)
+    return row
+
+
 def _run_rewriter_check(spec: RowSpec, seed: int, plan: RewriterPlan | None) -> dict[str, Any]:
     """A rewriter row's check: its pair at ``check_rewrites`` (deterministic in the seed)."""
     assert spec.rewriter is not None
@@ -393,9 +400,7 @@ def _run_rewriter_row(
         say(f"rewriting each of its two texts {plan.rewrites:,} times")
         rewriter, result = _audit_rewriter(spec, plan, seed, progress)
     except Exception as exc:  # a package may raise anything: the row says why
-        row["why"] = _one_line(exc)
-        row["seconds"] = round(time.perf_counter() - t0, 1)
-        return row
+        return _failed(row, exc, t0)
     row["status"] = "ran"
     row["why"] = None
     row["audit"] = compact_rewriter_audit(result)
@@ -495,9 +500,7 @@ def run_row(
         row["command"] = command_line(spec, plan, seed)
         sanitizer, result = _audit(spec, plan, seed, workers, progress)
     except Exception as exc:  # a third-party library may raise anything: the row says why
-        row["why"] = _one_line(exc)
-        row["seconds"] = round(time.perf_counter() - t0, 1)
-        return row
+        return _failed(row, exc, t0)
     row["status"] = "ran"
     row["why"] = None
     row["audit"] = compact_audit(result)
