@@ -85,6 +85,18 @@ def _restore_interrupt_handler() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def _behind(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``exc`` was raised because of a ``kind`` exception (its cause or context chain)."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, kind):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
 def _json_mode(argv: Sequence[str]) -> bool:
     """Whether the command line asks for JSON output (``--json`` before any ``--``)."""
     for a in argv:
@@ -129,3 +141,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(argv, "terminated", "terminated", "terminated", 143)
     except BrokenPipeError:
         return 0
+    except Exception as exc:
+        # A signal inside a class body's ``__set_name__`` (a dataclass field, while a module is
+        # imported) reaches us as the RuntimeError Python wraps it in: still an interrupt.
+        if _behind(exc, KeyboardInterrupt):
+            return _fail(argv, "interrupted", "interrupted", "interrupted", 130)
+        if _behind(exc, Terminated):
+            return _fail(argv, "terminated", "terminated", "terminated", 143)
+        raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 import subprocess
@@ -13,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from dpcore.cli import main
-from dpcore.commands import common
+from dpcore.commands import common, listing
+from dpcore.files import Terminated
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,6 +40,30 @@ def test_ctrl_c_during_start_up_is_one_line(delay: float) -> None:
         # Python's own exit status 1, with no dpcore frame (checked above)
         return
     assert proc.returncode in (0, 130, -signal.SIGINT), (proc.returncode, err)
+
+
+@pytest.mark.parametrize(("signal_exc", "code", "line"), [(KeyboardInterrupt, 130, "interrupted"),
+                                                        (Terminated, 143, "terminated")])  # fmt: skip
+def test_a_signal_wrapped_by_a_class_body_is_still_one_line(
+    signal_exc: type[BaseException], code: int, line: str, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CI, stop 82: Ctrl-C that lands in a dataclass field's ``__set_name__`` while a command imports
+    its module reaches ``main`` as Python's RuntimeError with the interrupt as its cause. The
+    signal is raised from a real ``__set_name__`` here, so Python does the wrapping."""
+
+    class Trap:
+        def __set_name__(self, owner: type, name: str) -> None:
+            raise signal_exc()
+
+    def run(_args: object) -> int:
+        type("Late", (), {"field": Trap()})  # what importing a module of dataclasses does
+        return 0
+
+    monkeypatch.setattr(listing, "run", run)
+    assert main(["list"]) == code
+    assert capsys.readouterr().err.strip().splitlines() == [f"dpcore: {line}"]
+    assert main(["list", "--json"]) == code
+    assert json.loads(capsys.readouterr().err)["type"] == line
 
 
 @pytest.mark.parametrize(
