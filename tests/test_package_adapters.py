@@ -2,14 +2,15 @@
 
 The generic part (a rewriter built and run by dpcore's worker in another interpreter, the
 substitutes' files) runs everywhere. The packages themselves run where their environments are
-installed: ``.ci/run`` installs them (``python -m dpcore adapters install dpmlm`` and
-``… diffractor``), so in CI a missing one fails (:func:`tests.conftest.need`).
+installed: ``.ci/run`` installs them (``python -m dpcore adapters install dpmlm``,
+``… diffractor`` and ``… preempt``), so in CI a missing one fails (:func:`tests.conftest.need`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,11 +19,12 @@ import numpy as np
 import pytest
 
 from dpcore.rewriter.interface import RewriterClaim
+from dpcore.rewriter.package_preempt import claimed_bound, premise
 from dpcore.rewriter.remote import SubprocessRewriter
 from dpcore.textaudit.envs import MANAGED_ENVS, installed_env
 from dpcore.textaudit.substitutes import prepare_substitutes
 from dpcore.validation import DPCoreError
-from dpcore.verdicts.rows import DPMLM_PAIR
+from dpcore.verdicts.rows import DPMLM_PAIR, PREEMPT_AGE_PAIR, PREEMPT_MONEY_PAIR
 from tests.cli_errors import error_lines
 from tests.conftest import Cli, need
 
@@ -112,6 +114,28 @@ def test_factory_errors_and_a_per_token_claim_without_counts_are_one_line(tiny: 
         assert r.rewrite(["x"], np.random.default_rng(0)) == ["x"]
 
 
+def test_a_metric_claim_takes_dpcore_s_premise_and_bound_never_the_package_s(tiny: Path) -> None:
+    claim = RewriterClaim(0.5, unit="token", same_length=True, metric="|x − x′|")
+    kwargs = dict(python=sys.executable, target=f"{tiny}:build", epsilon=1.0, claim=claim, name="tiny")
+    with pytest.raises(DPCoreError, match="claimed_bound"):
+        SubprocessRewriter(**kwargs)  # type: ignore[arg-type]
+    bound = lambda a, b: 0.5  # noqa: E731
+    with SubprocessRewriter(**kwargs, premise=premise, claimed_bound=bound) as r:  # type: ignore[arg-type]
+        assert r.premise("I am 31", "I am 32") is None and r.claimed_bound("I am 31", "I am 32") == 0.5
+        assert "outside their values" in str(r.premise("I am 31", "You are 32"))
+
+
+def test_the_preempt_claim_is_epsilon_times_the_distance_between_the_values() -> None:
+    x, x_prime = PREEMPT_MONEY_PAIR
+    assert premise(x, x_prime) is None
+    assert claimed_bound(x, x_prime, epsilon=0.1) == pytest.approx(0.1)  # one dollar
+    assert claimed_bound(*PREEMPT_AGE_PAIR, epsilon=0.1) == pytest.approx(0.1)  # (31, 31) → (31, 32)
+    assert claimed_bound("aged 30 and 40.5", "aged 33 and 40", epsilon=2) == pytest.approx(7.0)  # 2·(3 + 0.5)
+    assert "2 and 1 values" in str(premise("aged 30 and 40", "aged 30 and forty"))
+    assert "outside their values" in str(premise("I paid $99", "You paid $100"))
+    assert "no value" in str(premise("no numbers", "none here"))
+
+
 # --------------------------------------------------------------------------------------------
 # the substitutes
 
@@ -135,10 +159,11 @@ def test_the_nltk_substitute_is_read_by_nltk(tmp_path: Path) -> None:
 
 def test_adapters_list_names_every_package_environment(cli: Cli) -> None:
     rows = {r["name"]: r for r in cli("adapters", "list", "--json").json()}
-    assert {"mldp", "dpmlm", "diffractor"} <= set(rows)
+    assert {"mldp", "dpmlm", "diffractor", "preempt"} <= set(rows)
     assert MANAGED_ENVS["dpmlm"].kind == "rewriter" and MANAGED_ENVS["dpmlm"].system_site_packages
     assert rows["dpmlm"]["requirement"] == "dpmlm==1.3.0"
     assert rows["diffractor"]["requirement"] == "dp-diffractor==0.2.1"
+    assert rows["preempt"]["requirement"] == "preempt==0.1.27" and MANAGED_ENVS["preempt"].kind == "rewriter"
 
 
 # --------------------------------------------------------------------------------------------
@@ -186,6 +211,38 @@ def test_the_diffractor_package_keeps_stopwords_next_to_each_other_in_its_list(c
     assert d["verdict"] == "violates" and d["sanitizer"]["library"]["library"] == "dp-diffractor"
 
 
+def _amounts(lines: list[str]) -> list[int]:
+    return [int(m) for line in lines for m in re.findall(r"\$(\d+)", line)]
+
+
+def test_the_preempt_package_noises_99_and_100_dollars_in_ranges_that_never_meet(cli: Cli) -> None:
+    _need("preempt")
+    x, x_prime = PREEMPT_MONEY_PAIR
+    d = cli("audit-rewriter", "--rewriter", "preempt:money", "--epsilon", "0.1", "--x", x,
+            "--x-prime", x_prime, "--rewrites", "200", "--seed", "0", "--json").json()  # fmt: skip
+    pair = d["pairs"][0]
+    assert d["verdict"] == "violates", d["verdict_text"]
+    assert pair["claimed_bound"] == pytest.approx(0.1) and pair["lower_bound"] > 1.0, pair
+    # $99 is noised in [2, 1000), $100 in [100, 10000): 100 bins each, on grids that never meet
+    a, b = _amounts(pair["examples"]["x"]), _amounts(pair["examples"]["x_prime"])
+    assert a and b and max(a) < 1000 and min(b) >= 100 and not set(a) & set(b), (a, b)
+    assert all(ln.startswith("I paid $") and ln.endswith(" for the tickets") for ln in pair["examples"]["x"])
+    assert d["contract"]["reproducible"] is True, d["contract"]
+
+
+def test_the_preempt_package_shows_one_draw_for_an_age_written_twice(cli: Cli) -> None:
+    _need("preempt")
+    x, x_prime = PREEMPT_AGE_PAIR
+    d = cli("audit-rewriter", "--rewriter", "preempt:age", "--epsilon", "0.1", "--x", x,
+            "--x-prime", x_prime, "--rewrites", "200", "--seed", "0", "--json").json()  # fmt: skip
+    pair = d["pairs"][0]
+    assert d["verdict"] == "violates", d["verdict_text"]
+    assert pair["claimed_bound"] == pytest.approx(0.1), pair
+    ages = [re.findall(r"\d+", line) for line in pair["examples"]["x"]]
+    assert ages and all(len(a) == 2 and a[0] == a[1] for a in ages), ages  # one draw, shown twice
+    assert all(10 <= int(a[0]) < 99 for a in ages)  # drawn in the package's [10, 99] range
+
+
 def test_a_package_whose_environment_is_missing_says_how_to_install_it(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -198,4 +255,8 @@ def test_a_package_whose_environment_is_missing_says_how_to_install_it(
                          "--vocab-size", "300", "--words", "was,had")  # fmt: skip
     lines = error_lines(err)
     assert status == 2 and len(lines) == 1 and "adapters install diffractor" in lines[0], err
+    status, _, err = cli("audit-rewriter", "--rewriter", "preempt:money", "--epsilon", "0.1",
+                         "--x", "I paid $99", "--x-prime", "I paid $100", "--rewrites", "20")  # fmt: skip
+    lines = error_lines(err)
+    assert status == 2 and len(lines) == 1 and "adapters install preempt" in lines[0], err
     assert json.dumps(lines)  # plain strings

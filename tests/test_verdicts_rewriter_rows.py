@@ -88,10 +88,11 @@ def test_the_check_reruns_a_rewriter_row(planted_row: dict, monkeypatch: pytest.
 def test_the_packages_group_names_every_published_package() -> None:
     rows = {s.name: s for s in catalogue() if s.group == "packages"}
     assert "packages" in GROUPS
-    assert set(rows) == {"dpmlm:rewrite", "diffractor:geometric", "preempt:encrypt", "dp-fusion:generate",
-                         "invink:generate"}  # fmt: skip
+    assert set(rows) == {"dpmlm:rewrite", "diffractor:geometric", "preempt:money", "preempt:age",
+                         "dp-fusion:generate", "invink:generate"}  # fmt: skip
     assert rows["dpmlm:rewrite"].rewriter is not None and rows["diffractor:geometric"].fixed is not None
-    for name in ("preempt:encrypt", "dp-fusion:generate", "invink:generate"):
+    assert rows["preempt:money"].rewriter is not None and rows["preempt:age"].rewriter is not None
+    for name in ("dp-fusion:generate", "invink:generate"):
         assert rows[name].unavailable and "not audited yet" in rows[name].unavailable
     assert row_label({"name": "dpmlm:rewrite", "group": "packages", "library": "dpmlm"}) == "dpmlm"
 

@@ -42,6 +42,7 @@ MODULES = (
     "dpcore.flawed.rewriters",
     "dpcore.rewriter.planted",
     "dpcore.rewriter.package_dpmlm",
+    "dpcore.rewriter.package_preempt",
 )
 #: What a rewriter is for (its ``kind:`` tag).
 KINDS = ("dpcore", "flawed", "planted", "package")

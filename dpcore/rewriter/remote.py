@@ -19,7 +19,7 @@ never what the remote object says of itself.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,6 +52,10 @@ class SubprocessRewriter(WorkerClient):
         Extra keyword arguments of the factory (JSON values).
     extra_env:
         Environment variables of the worker (the managed environment's substitutes).
+    premise, claimed_bound:
+        For a claim whose premise or per-pair bound depends on the texts (a metric claim): dpcore's
+        functions of ``(x, x_prime)`` giving why a pair is outside the claim (None: inside) and the
+        claimed bound (module-level functions or partials of them, so the rewriter pickles).
     isolated, stderr:
         As :class:`~dpcore.textaudit.subprocess_adapter.SubprocessSanitizer`.
 
@@ -75,9 +79,15 @@ class SubprocessRewriter(WorkerClient):
         name: str,
         params: dict[str, Any] | None = None,
         extra_env: dict[str, str] | None = None,
+        premise: Callable[[str, str], str | None] | None = None,
+        claimed_bound: Callable[[str, str], float] | None = None,
         isolated: bool = True,
         stderr: str | None = None,
     ) -> None:
+        if claim.metric and claimed_bound is None:
+            raise DPCoreError(f"{name}: a metric claim needs dpcore's claimed_bound(x, x_prime)")
+        self._premise = premise
+        self._claimed_bound = claimed_bound
         self._setup(
             python=python, target=target, label=name, isolated=isolated, stderr=stderr, extra_env=extra_env
         )
@@ -113,6 +123,16 @@ class SubprocessRewriter(WorkerClient):
         """The package's own token count of ``text`` (what its per-token claim composes over)."""
         reply = self._call({"op": "count", "texts": [str(text)]}, "counting tokens")
         return int(reply["counts"][0])
+
+    def premise(self, x: str, x_prime: str) -> str | None:
+        """Why the pair is outside the claim (None: inside it, or no premise beyond the claim's)."""
+        return None if self._premise is None else self._premise(str(x), str(x_prime))
+
+    def claimed_bound(self, x: str, x_prime: str) -> float:
+        """A metric claim's bound for the pair (dpcore's function, never the package's)."""
+        if self._claimed_bound is None:
+            raise DPCoreError(f"{self.name}: its claim does not depend on the texts; use claim.bound")
+        return float(self._claimed_bound(str(x), str(x_prime)))
 
     def describe(self) -> dict[str, Any]:
         return {**self._where(), "adapter": "dpcore.rewriter.remote (run as shipped in its own environment)"}

