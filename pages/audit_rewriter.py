@@ -1,7 +1,7 @@
 """Audit a text rewriter: a sentence rewriter's privacy loss on one pair of sentences, black box.
 
 Widgets → dpcore.rewriter (audit_rewriter, through dpcore.rewriter.views.compute_view) →
-dpcore.viz.rewriter_figure. The page opens on dpcore's DP-MLM, a shipped view
+dpcore.viz.rewriter_figure. The page opens on dpcore's DP-MLM variant, a shipped view
 (dpcore/data/rewriter_views.json) shown at once with no computation; the other shipped view, the
 flawed DP-MLM that keeps stopwords (the control built to fail), is one click away: a button under
 the figure and one in the sidebar. Any other setting is computed on a button press, with a
@@ -76,14 +76,14 @@ CHOICES = {c.name: c for c in available_rewriters(torch=False)}
 NAMES = list(CHOICES)
 #: Every option of the rewriters offered (their ParameterSpec): one widget and one URL key each.
 OPTIONS = {sp.name: sp for c in CHOICES.values() for sp in c.parameters}
-#: The page opens on dpcore's DP-MLM (a shipped view).
+#: The page opens on dpcore's DP-MLM variant (a shipped view).
 DEFAULT = VIEWS["dp-mlm"]
 #: The shipped views the sidebar opens in one click: (key, button label).
-QUICK = [("dp-mlm", "dpcore's DP-MLM"), ("stopwords", "The flawed control: DP-MLM keeping stopwords")]
+QUICK = [("dp-mlm", "dpcore's DP-MLM variant"), ("stopwords", "The flawed control: DP-MLM keeping stopwords")]
 #: On a shipped view, the button under the figure opens the other one: view → (other, label).
 SWITCH = {
     "dp-mlm": ("stopwords", "Compare: the flawed control, DP-MLM keeping stopwords (built to fail)"),
-    "stopwords": ("dp-mlm", "Back to dpcore's DP-MLM"),
+    "stopwords": ("dp-mlm", "Back to dpcore's DP-MLM variant"),
 }
 
 #: Characters a sentence may hold: letters, digits, spaces and ordinary punctuation. Anything
@@ -196,7 +196,7 @@ with st.sidebar:
         NAMES,
         key="rw",
         format_func=lambda n: CHOICES[n].label if n in CHOICES else n,
-        help="dpcore's DP-MLM, labelled flawed reproductions, and planted test instruments. Your own "
+        help="dpcore's DP-MLM variant, labelled flawed reproductions, and planted test instruments. Your own "
         "code: `python -m dpcore audit-rewriter --rewriter file.py:factory` (the dashboard never runs "
         "uploaded code).",
     )

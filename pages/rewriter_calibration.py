@@ -4,7 +4,7 @@ The shipped file (``dpcore/data/rewriter_calibration.json``, written by
 ``python -m dpcore calibrate-rewriters --save …``: :mod:`dpcore.rewriter.calibrate`) → the one-sentence
 headline (:func:`dpcore.viz.calibration_figure.page_headline`), the figure, the table and the sample
 rewrites of :mod:`dpcore.viz.calibration_figure`. The table shows the columns a room reads first
-(they fit a 1280-px projector with the sidebar open); the estimate and the similarity are in a second
+(they fit a 1280-px projector with the sidebar open); the estimate and the meaning retained are in a second
 table under an expander. Rewrites are shown as words (:mod:`dpcore.rewriter.words`). The page computes
 nothing and loads no model: it reads the file once per version of it (cached by path, modification
 time and size) and shows it. The URL carries the cell whose sample rewrites are shown (``rw``,
@@ -31,6 +31,7 @@ from dpcore.viz.calibration_figure import (
     calibration_table,
     check_calibration,
     headline_epsilon,
+    meaning_of,
     page_headline,
     pair_examples,
     per_unit,
@@ -58,7 +59,7 @@ ensure_navigation()
 
 TITLE = "Rewriter calibration"
 #: The figure's height (px): the title, the headline and the figure share a 1280×720 screen.
-HEIGHT, HEIGHT_TALK = 470, 430
+HEIGHT, HEIGHT_TALK = 440, 430
 
 
 def calibration_path() -> Path:
@@ -117,6 +118,14 @@ alarms = percent(fpr, exact=True)
 cap = tpr_cap(calib)
 x, x_prime = (str(s) for s in calib["pair"])
 units = "; ".join(f"{rewriter_title(calib, n)}: ε {per_unit(calib, n)}" for n in names)
+meaning = meaning_of(calib)
+bounds = (
+    ""
+    if meaning is None
+    else f" It runs from {float(meaning['floor']):.2f}, two unrelated sentences (the floor, "
+    f"{_plain(meaning.get('floor_of', ''))}), to {float(meaning['ceiling']):.2f}, x′ against x (the ceiling: "
+    "a rewrite above it is closer to x than the neighbouring sentence is, so it keeps what tells them apart)."
+)
 
 SPECS = {
     "rw": choice_param(names[0], names),
@@ -137,13 +146,15 @@ HOW_TO_READ = f"""
   is the most {rewrites:,} rewrites per sentence can certify ({percent(cap)}): even a test that is
   always right gets no higher dot, so a dot on that line says “at least this”, and more rewrites
   would raise it.
-- **The figure, right.** The mean cosine similarity of a rewrite to its input in the all-MiniLM-L6-v2
-  sentence embedding (1 = same meaning): what the rewriter keeps of the text.
+- **The figure, right.** Meaning retained: the mean cosine similarity of a rewrite to its input in the
+  all-MiniLM-L6-v2 sentence embedding (1 = the same text): what the rewriter keeps of the text.{bounds}
 - **The claimed loss** (the claim for the pair) is what the rewriter's paper promises for these two
   sentences: ε per WordPiece times the WordPieces (DP-MLM), ε per generated token times the tokens
   (DP-Prompt), ε times the embedding distances of the words (SanText on every word). The **certified
   loss** is a lower bound on the privacy loss of the event that tells the sentences apart
-  (Clopper–Pearson, {conf}), in nats like the claim.
+  (Clopper–Pearson, {conf}), in nats like the claim. Where dpcore can compute the pair's **exact loss**
+  (SanText draws each word from a known distribution), it is shown beside the certified bound: what
+  the audit could certify at most, and what the claim overstates.
 - **Out of reach** means the claim for the pair is above the largest loss {rewrites:,} rewrites per
   input can certify (about ln N): the audit could not have shown a violation, and nothing was
   shown either way. It does not mean the rewriter is private. “No violation found” means this test,
@@ -177,18 +188,19 @@ with more("Every rewriter at every ε: the table", icon=":material/table:"):
         f"1 rewrite in 100, a lower bound at {conf} confidence ('chance': no better than a guess could be "
         f"shown; 'at the cap': {percent(cap)}, the most {rewrites:,} rewrites per sentence can certify). Out "
         f"of reach: the claim was beyond what {rewrites:,} rewrites per sentence can certify, so nothing was "
-        "shown either way; no violation found: this test, at this size, on this pair, found none. The "
-        "estimate and the similarity are in the table below; the downloads have every column."
+        "shown either way; no violation found: this test, at this size, on this pair, found none. "
+        "'(exact …)': the pair's exact loss, where dpcore can compute it. The estimate and the meaning "
+        "retained are in the table below; the downloads have every column."
     )
     params = {k: v for k, v in calib.items() if k != "cells"}
     download_buttons(calibration_table(calib), params, "dpcore-rewriter-calibration", key="calibration")
 
-with st.expander("The estimate and the similarity of every cell", icon=":material/table:"):
+with st.expander("The estimate and the meaning retained of every cell", icon=":material/table:"):
     show_table(table, {c: c for c in MORE_COLUMNS}, key="calibration-more", height="content")
     st.caption(
         f"TPR estimate: the point estimate of the best measured test at {percent(fpr)} FPR (biased upward: "
-        "the best of the tests measured). Similarity: the mean cosine of a rewrite and its input in the "
-        "all-MiniLM-L6-v2 sentence embedding (1 = same meaning)."
+        "the best of the tests measured). Meaning retained: the mean cosine of a rewrite and its input in "
+        "the all-MiniLM-L6-v2 sentence embedding (1 = the same text)." + bounds
     )
 
 # ---- sample rewrites -------------------------------------------------------------------------------

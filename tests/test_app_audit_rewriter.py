@@ -113,7 +113,7 @@ def test_default_is_dpcores_dp_mlm_shown_without_computing(no_compute: None) -> 
     # what a room should conclude: no leak shown, by this test, at this size and confidence
     result = shipped_view(view)
     assert result is not None and head == escape_markdown(headline(result))
-    assert head.startswith("No leak shown for dpcore's DP-MLM\\: this test found no event")
+    assert head.startswith("No leak shown for dpcore's DP-MLM variant\\: this test found no event")
     assert "400 rewrites per sentence, 95% confidence" in head and "it claims 1.75" in head
     assert head.endswith("which does not show it is private.") and _one_sentence(head)
     # issue 58: a lower bound at or below 0 reads "no leak shown", never as a negative privacy loss
@@ -311,7 +311,9 @@ def test_a_pair_outside_the_claims_premise_is_untested() -> None:
     at.button(key="run").click().run()
     assert not at.exception, at.exception
     (head,) = [w.value for w in at.warning]
-    assert head.startswith("Untested for dpcore's DP-MLM\\: the pair is outside its claim's premise — the ")
+    assert head.startswith(
+        "Untested for dpcore's DP-MLM variant\\: the pair is outside its claim's premise — the "
+    )
     assert "have 4 and 5" in head and _one_sentence(head)
     assert not at.get("plotly_chart") and not at.error
 

@@ -152,51 +152,58 @@ def test_the_page_opens_with_its_title_the_headline_and_the_figure(
     assert ESTIMATE_WORDS in cap
 
 
-def test_the_headline_is_one_sentence_with_its_size_and_confidence(shipped: dict[str, Any]) -> None:
+def test_the_headline_gives_the_claims_then_what_was_certified(shipped: dict[str, Any]) -> None:
+    """Issue 61, item 5: the claims for the pair first, then the certified values (the exact loss
+    beside them where dpcore knows it), with the audits' size and confidence; the estimates are the
+    figure's bars under it, never before the certified values."""
     text = page_headline(shipped)
     assert _one_sentence(text), text
     eps = headline_epsilon(shipped)
-    assert text.startswith(
-        f"At the same nominal ε = {eps:g}, one rewrite gives the sentence away at 1% false"
-    )
-    assert f"({shipped['rewrites_per_input']:,} rewrites each, 95% confidence)." in text
+    assert text.startswith(f"At nominal ε = {eps:g} the claim for this pair is ")
+    assert f"certified ({shipped['rewrites_per_input']:,} rewrites each, 95% confidence): " in text
     for name in shipped["rewriters"]:
         (cell,) = [c for c in shipped["cells"] if c["rewriter"] == name and float(c["epsilon"]) == eps]
         assert cell["title"] in text and name not in text.replace(cell["title"], "")
-    assert "private" not in text
-    assert len(text) < len(shipped["headline"])  # the file's own headline ran to 4 lines at 1280 px
+        # each claim comes before anything certified
+        assert text.index(cell["title"]) < text.index("certified")
+    assert "estimate" not in text and "private" not in text
+    assert len(text) < len(shipped["headline"])  # the file's own headline adds the estimates
     assert text == (
-        "At the same nominal ε = 10, one rewrite gives the sentence away at 1% false alarms at least 39% of "
-        "the time under SanText (every word), but no better than chance was shown under DP-MLM and "
-        "DP-Prompt (400 rewrites each, 95% confidence)."
+        "At nominal ε = 10 the claim for this pair is 30.9 nats under SanText (every word), 70 under "
+        "DP-MLM (dpcore variant) and 320 under DP-Prompt; certified (400 rewrites each, 95% confidence): "
+        "≥ 3.81 nats under SanText (every word) (exact 15.5); none above 0 under the others."
     )
 
 
-def _at(doc: dict[str, Any], eps: float, lowers: dict[str, float]) -> dict[str, Any]:
-    """``doc`` with the certified TPRs at ``eps`` set per rewriter (and 1% everywhere else)."""
+def _at(doc: dict[str, Any], eps: float, bounds: dict[str, float]) -> dict[str, Any]:
+    """``doc`` with the certified losses at ``eps`` set per rewriter (none elsewhere), and their
+    certified TPRs apart at ``eps`` only, so the headline speaks of ``eps``."""
     out = copy.deepcopy(doc)
     for c in out["cells"]:
-        c["tpr_at_fpr"]["lower"] = lowers.get(c["rewriter"], 0.01) if float(c["epsilon"]) == eps else 0.01
+        at_eps = float(c["epsilon"]) == eps
+        c["lower_bound"] = bounds.get(c["rewriter"], -0.02) if at_eps else -0.02
+        # distinct certified TPRs at ``eps`` (a tenth of the bound), chance elsewhere
+        c["tpr_at_fpr"]["lower"] = bounds[c["rewriter"]] / 10 if at_eps and c["rewriter"] in bounds else 0.01
     return out
 
 
 @pytest.mark.parametrize(
-    ("lowers", "needles"),
+    ("bounds", "needles"),
     [
         (
-            {"santext-words": 0.39, "dp-mlm": 0.27},
+            {"santext-words": 3.81, "dp-mlm": 2.0},
             [
-                "at least 39% of the time under SanText (every word) and at least 27% under DP-MLM, but no "
-                "better than chance was shown under DP-Prompt"
+                "≥ 3.81 nats under SanText (every word) (exact 15.5); ≥ 2 nats under DP-MLM (dpcore "
+                "variant); none above 0 under DP-Prompt."
             ],
         ),
-        ({"santext-words": 0.39, "dp-mlm": 0.27, "dp-prompt": 0.5}, ["and at least 50% under DP-Prompt ("]),
-        ({"santext-words": 0.39}, ["shown under DP-MLM and DP-Prompt"]),
+        ({"santext-words": 3.81, "dp-mlm": 2.0, "dp-prompt": 1.5}, ["; ≥ 1.5 nats under DP-Prompt."]),
+        ({"santext-words": 3.81}, ["(exact 15.5); none above 0 under the others."]),
     ],
     ids=["two-shown", "all-shown", "one-shown"],
 )
-def test_every_headline_is_one_sentence(shipped: dict[str, Any], lowers: dict, needles: list[str]) -> None:
-    text = page_headline(_at(shipped, 10.0, lowers))
+def test_every_headline_is_one_sentence(shipped: dict[str, Any], bounds: dict, needles: list[str]) -> None:
+    text = page_headline(_at(shipped, 10.0, bounds))
     assert _one_sentence(text), text
     for needle in needles:
         assert needle in text, text
@@ -206,21 +213,21 @@ def test_a_headline_with_nothing_shown_never_reads_as_private(shipped: dict[str,
     doc = copy.deepcopy(shipped)
     for c in doc["cells"]:
         c["tpr_at_fpr"]["lower"] = 0.01
+        c["lower_bound"] = -0.02
     text = page_headline(doc)
     assert _one_sentence(text), text
-    assert re.match(
-        r"At nominal ε = [\d.]+, no rewriter was shown to tell the two sentences apart better", text
-    )
-    assert text.endswith("which does not show that any of them is private.")
+    assert re.match(r"At nominal ε = [\d.]+ the claim for this pair is ", text)
+    tail = "no loss above 0 under any of them, which does not show that any of them is private."
+    assert text.endswith(tail)
 
 
 def test_the_table_has_one_row_per_cell_in_words(shipped: dict[str, Any], no_compute: None) -> None:
     at = _page()
     first, rest = (d.value for d in at.dataframe)  # in the page's order
-    # the columns a room reads first (they fit 1280 px); the estimate and the similarity below
+    # the columns a room reads first (they fit 1280 px); the estimate and the meaning retained below
     assert list(first.columns) == FIRST_COLUMNS and list(rest.columns) == MORE_COLUMNS
     assert set(FIRST_COLUMNS) | set(MORE_COLUMNS) == set(SHOWN_COLUMNS)
-    assert "The estimate and the similarity of every cell" in [e.label for e in at.expander]
+    assert "The estimate and the meaning retained of every cell" in [e.label for e in at.expander]
     assert list(first[RW]) == list(rest[RW]) and list(first[NOMINAL]) == list(rest[NOMINAL])
     df = first.join(rest[[ESTIMATE, SIMILARITY]])
     assert sorted(df.columns) == sorted(SHOWN_COLUMNS)
@@ -236,8 +243,9 @@ def test_the_table_has_one_row_per_cell_in_words(shipped: dict[str, Any], no_com
             "∞" if claim == math.inf else f"{claim:,.0f}" if claim >= 1000 else f"{claim:.3g}"
         )
         assert "e+" not in row[CLAIM]
-        lb = _num(cell["lower_bound"])
-        assert row[BOUND] == ("none" if lb <= 0 else f"{lb:.3g}")
+        lb, exact = _num(cell["lower_bound"]), _num(cell.get("exact_loss"))
+        beside = "" if math.isnan(exact) else f" (exact {exact:.3g})"  # SanText's, beside its bound
+        assert row[BOUND] == ("none" if lb <= 0 else f"{lb:.3g}") + beside
         low = cell["tpr_at_fpr"]["lower"]
         if low is not None:
             assert row[TPR].endswith(" (chance)") == (low <= fpr + 1e-12)
@@ -275,8 +283,10 @@ def test_the_figure_draws_the_files_lower_bounds_one_trace_per_rewriter(
         colours.add(trace["line"]["color"])
     assert len(colours) == len(main)
     # the chance line at y = FPR and the most the size can certify, the estimate named as biased
-    # upward, the ε as the ticks
-    chance, reach = spec["layout"]["shapes"]
+    # upward, the ε as the ticks; meaning retained between its floor and its ceiling
+    chance, reach, floor, ceiling = spec["layout"]["shapes"]
+    assert floor["y0"] == pytest.approx(shipped["meaning"]["floor"]) and floor["xref"] == "x2 domain"
+    assert ceiling["y0"] == pytest.approx(shipped["meaning"]["ceiling"]) and ceiling["xref"] == "x2 domain"
     assert chance["y0"] == chance["y1"] == shipped["fpr"]
     assert reach["y0"] == reach["y1"] == pytest.approx(tpr_cap(shipped))
     if "tpr_reach" in shipped:
@@ -284,6 +294,8 @@ def test_the_figure_draws_the_files_lower_bounds_one_trace_per_rewriter(
     notes = [a["text"] for a in spec["layout"]["annotations"]]
     assert "chance at 1% false alarms" in notes
     assert f"the most {shipped['rewrites_per_input']:,} rewrites can certify" in notes
+    assert f"unrelated sentences: {shipped['meaning']['floor']:.2f}" in notes
+    assert f"x′ against x: {shipped['meaning']['ceiling']:.2f}" in notes
     assert ESTIMATE_WORDS in spec["layout"]["title"]["subtitle"]["text"]
     assert spec["layout"]["xaxis"]["type"] == "log"
     assert spec["layout"]["xaxis"]["tickvals"] == sorted(float(e) for e in shipped["epsilons"])
@@ -473,7 +485,8 @@ def test_a_broken_file_is_one_message(
 def test_untested_cells_and_infinite_bounds_are_drawn_and_written(shipped: dict[str, Any]) -> None:
     doc = copy.deepcopy(shipped)
     cell = doc["cells"][0]
-    cell.update(verdict="untested", lower_bound="-inf", claimed_bound="inf", similarity=None)
+    # an untested pair has no exact loss either (the audit computes it for tested pairs only)
+    cell.update(verdict="untested", lower_bound="-inf", claimed_bound="inf", similarity=None, exact_loss=None)
     cell["tpr_at_fpr"] = {"fpr": 0.01, "tpr": None, "lower": None, "upper": None, "claim_ceiling": None}
     table = shown_table(doc)
     row = table.iloc[0]

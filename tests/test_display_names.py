@@ -32,7 +32,7 @@ TEXT_DISPLAY = {
     "feyisetan": "CMP",
     "custext": "CusText",
     "custext+": "CusText+",
-    "dp-mlm": "DP-MLM",
+    "dp-mlm": "dpcore's DP-MLM variant",
     "mahalanobis": "Mahalanobis",
     "tem": "TEM",
     "truncated-gumbel": "Truncated Gumbel",

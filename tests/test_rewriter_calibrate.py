@@ -16,6 +16,7 @@ from dpcore.rewriter.calibrate import (
     calibrate_rewriters,
     headline,
     load_shipped,
+    meaning_reference,
     render_text,
     tpr_reach,
 )
@@ -44,6 +45,12 @@ def test_each_cell_holds_the_audits_numbers(small) -> None:
         else:  # planted:copy claims ε per document
             assert c["claimed_bound"] == pytest.approx(c["epsilon"])
         assert c["lower_bound"] <= c["largest_certifiable_bound"] + 1e-9
+        # both know their exact loss, which the certified bound never exceeds; SanText's keeps its
+        # claim (Thm 1), the copying control's is infinite (a copy of x is never a rewrite of x′)
+        assert c["lower_bound"] <= c["exact_loss"]
+        assert c["exact_loss"] <= c["claimed_bound"] + 1e-9 if c["rewriter"] == "santext-words" else (
+            math.isinf(c["exact_loss"])
+        )
         assert len(c["samples"]) == 3 and all(len(s["rewrites"]) == 2 for s in c["samples"])
     lo, hi = d["cells"][0], d["cells"][1]
     # SanText at ε = 10 keeps "diabetes" almost always: one rewrite tells the sentences apart, and
@@ -58,14 +65,23 @@ def test_the_headline_reports_lower_bounds_at_the_epsilon_where_rewriters_differ
     d = small.to_dict()
     text = d["headline"]
     assert text == headline(
-        d["cells"], d["epsilons"], d["rewriters"], tpr_cap=d["tpr_reach"], confidence=d["confidence"]
-    )
+        d["cells"], d["epsilons"], d["rewriters"], tpr_cap=d["tpr_reach"], confidence=d["confidence"],
+        rewrites=d["rewrites_per_input"],
+    )  # fmt: skip
     assert d["tpr_reach"] == pytest.approx(tpr_reach(100, 0.95))
     by = {(c["rewriter"], c["epsilon"]): c["tpr_at_fpr"]["lower"] for c in d["cells"]}
     spread = {e: abs(by[("santext-words", e)] - by[("planted:copy", e)]) for e in (1.0, 10.0)}
     best = max(spread, key=spread.get)
     assert f"nominal ε = {best:g}" in text and "SanText (every word)" in text
-    assert headline([], [1.0], ["a"]).startswith("Too few")
+    # the claims first, then what was certified (the exact loss beside it), then the estimates
+    cells = {c["rewriter"]: c for c in d["cells"] if c["epsilon"] == best}
+    claim = f"the claim for this pair is {cells['santext-words']['claimed_bound']:.3g} nats under SanText"
+    certified = "certified (100 rewrites each, 95% confidence): "
+    exact = f"(exact {cells['santext-words']['exact_loss']:.3g})"
+    order = [text.index(claim), text.index(certified), text.index(exact), text.index("Estimates (the best")]
+    assert order == sorted(order), text
+    assert "private" not in text.replace("does not show that any of them is private", "")
+    assert headline([], [1.0], ["a"]) == "No rewriter was measured."
 
 
 def test_text_and_json_agree_and_the_json_round_trips(small) -> None:
@@ -127,16 +143,57 @@ def test_the_shipped_view_is_what_its_command_makes() -> None:
     ).to_dict()
     ship = [c for c in shipped["cells"] if c["rewriter"] == "santext-words"]
     for a, b in zip(again["cells"], ship, strict=True):
-        for key in ("claimed_bound", "lower_bound", "similarity", "verdict", "event", "samples"):
+        keys = ("claimed_bound", "lower_bound", "exact_loss", "similarity", "verdict", "event", "samples")
+        for key in keys:
             want, got = b[key], a[key]
             if isinstance(want, float):
                 assert got == pytest.approx(want, rel=1e-9), key
             else:
                 assert json.loads(json.dumps(got, default=str)) == want, key
         assert a["tpr_at_fpr"] == pytest.approx(b["tpr_at_fpr"], rel=1e-9)
+    assert shipped["meaning"] == pytest.approx(again["meaning"])
+    assert {c["title"] for c in shipped["cells"] if c["rewriter"] == "dp-mlm"} == {"DP-MLM (dpcore variant)"}
     dp = [c for c in shipped["cells"] if c["rewriter"] == "dp-prompt"]
     assert all(c["parameters"]["model"] == "SmolLM2-135M-Instruct" for c in dp)
     assert all(math.isclose(c["claimed_bound"], c["epsilon"] * shipped["max_new_tokens"]) for c in dp)
+
+
+def test_santext_s_exact_loss_is_the_largest_log_ratio_of_its_output_distributions() -> None:
+    """The exact loss the calibration shows beside SanText's bound, recomputed another way: the
+    pointwise log-probabilities of every output (``log_prob``, not the rows the method reads)."""
+    import numpy as np
+
+    rw = load_rewriter("santext-words", epsilon=10.0)
+    vocab = rw.mechanism.vocab
+    ys = np.arange(len(vocab))
+
+    def word_loss(a: str, b: str) -> tuple[float, float]:
+        ia, ib = (int(vocab.ids(np.asarray([w], dtype=object))[0]) for w in (a, b))
+        la = rw.mechanism.log_prob(np.full(ys.size, ia), ys)
+        lb = rw.mechanism.log_prob(np.full(ys.size, ib), ys)
+        return float(np.max(la - lb)), float(np.max(lb - la))
+
+    f, b = word_loss("diabetes", "cancer")
+    assert rw.exact_loss(*PAIR) == pytest.approx(max(f, b), rel=1e-9)
+    assert 0 < rw.exact_loss(*PAIR) <= rw.claimed_bound(*PAIR)  # Yue et al., Thm 1: ≤ ε·d
+    # two changed words: each direction sums over the positions (independent draws)
+    f2, b2 = word_loss("neighbour", "friend")
+    two = ("my neighbour anna was diagnosed with diabetes", "my friend anna was diagnosed with cancer")
+    assert rw.exact_loss(*two) == pytest.approx(max(f + f2, b + b2), rel=1e-9)
+    assert rw.exact_loss(PAIR[0], PAIR[0]) == 0.0
+
+
+def test_meaning_retained_is_read_between_unrelated_sentences_and_the_neighbour() -> None:
+    from dpcore.models.minilm import encode_sentences
+    from dpcore.rewriter.pairs import corpus_sentences
+
+    m = meaning_reference(PAIR)
+    e = encode_sentences(list(PAIR))
+    assert m["ceiling"] == pytest.approx(float(e[0] @ e[1]), abs=1e-6) and 0.7 < m["ceiling"] < 0.9
+    public = encode_sentences(corpus_sentences()[:10])
+    some = [float(public[i] @ public[j]) for i in range(10) for j in range(i + 1, 10)]
+    assert m["floor"] < 0.2 and abs(m["floor"] - sum(some) / len(some)) < 0.1  # unrelated: near 0
+    assert "Lee corpus" in m["floor_of"] and m["ceiling_of"] == "x′ against x"
 
 
 def test_tpr_reach_is_the_bound_of_a_perfect_event_and_grows_with_the_rewrites() -> None:

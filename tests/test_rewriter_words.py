@@ -205,9 +205,9 @@ def _shipped_headline(name: str) -> str:
 def test_the_dp_mlm_headline_says_no_leak_shown_with_its_size_and_never_private() -> None:
     text = _shipped_headline("dp-mlm")
     assert text == (
-        "No leak shown for dpcore's DP-MLM: this test found no event that tells its rewrites of the two "
-        "sentences apart (400 rewrites per sentence, 95% confidence; it claims 1.75), which does not show "
-        "it is private."
+        "No leak shown for dpcore's DP-MLM variant: this test found no event that tells its rewrites of "
+        "the two sentences apart (400 rewrites per sentence, 95% confidence; it claims 1.75), which does "
+        "not show it is private."
     )
     assert "dp-mlm" not in text  # the display name, not the machine id
     assert "−0." not in text and "-0." not in text
@@ -236,7 +236,7 @@ def test_every_verdict_is_one_sentence_that_names_the_rewriter() -> None:
     assert text.startswith("No leak beyond its claim shown for the planted rewriter that copies its input:")
     assert "at least 1.2, within the 1.75 it claims" in text and "does not show it is private" in text
     never = _with(base, lower_bound="-inf")
-    assert headline(never).startswith("No leak shown for dpcore's DP-MLM:")
+    assert headline(never).startswith("No leak shown for dpcore's DP-MLM variant:")
     reach = {**base, "verdict": "out-of-reach", "rewriter": "my_file.py:make"}
     text = headline(reach)
     assert text.startswith(
@@ -246,8 +246,8 @@ def test_every_verdict_is_one_sentence_that_names_the_rewriter() -> None:
     untested = {**_with(base, outside_premise="the texts have 4 and 5 tokens"), "verdict": "untested"}
     text = headline(untested)
     assert text == (
-        "Untested for dpcore's DP-MLM: the pair is outside its claim's premise — the texts have 4 and 5 "
-        "tokens — so this run shows neither a violation nor its absence."
+        "Untested for dpcore's DP-MLM variant: the pair is outside its claim's premise — the texts have 4 "
+        "and 5 tokens — so this run shows neither a violation nor its absence."
     )
     for t in (headline(within), headline(never), headline(reach), headline(untested)):
         assert _one_sentence(t), t
@@ -255,7 +255,7 @@ def test_every_verdict_is_one_sentence_that_names_the_rewriter() -> None:
 
 
 def test_rewriter_names() -> None:
-    assert rewriter_name("dp-mlm", start=True) == "dpcore's DP-MLM"  # the brand keeps its small d
+    assert rewriter_name("dp-mlm", start=True) == "dpcore's DP-MLM variant"  # the brand keeps its small d
     assert rewriter_name("flawed:dp-mlm-stopwords") == "the flawed DP-MLM that keeps stopwords"
     assert rewriter_name("planted:copy", start=True) == "The planted rewriter that copies its input"
     assert rewriter_name("pkg.mod:make") == "the rewriter pkg.mod:make"

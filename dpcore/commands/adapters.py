@@ -1,5 +1,5 @@
 """``python -m dpcore adapters``: libraries installed in their own environments (mldp-text, dpmlm,
-dp-diffractor)."""
+dp-diffractor, preempt)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,19 @@ from dpcore.commands.common import emit_json
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "adapters",
-        help="install and list libraries that run in their own environment (mldp, dpmlm, diffractor)",
+        help=(
+            "install and list libraries that run in their own environment (mldp, dpmlm, diffractor, "
+            "preempt)"
+        ),
         description=(
             "Some libraries pin dependencies dpcore cannot share (mldp-text needs numpy<2), or are audited "
-            "as their authors ship them (dpmlm 1.3.0, dp-diffractor 0.2.1: built on this Python's torch, "
-            "transformers and nltk, with offline substitutes for what they download). "
+            "as their authors ship them (dpmlm 1.3.0, dp-diffractor 0.2.1, preempt 0.1.27: built on this "
+            "Python's torch, transformers and nltk, with offline substitutes for what they download). "
             "`adapters install NAME` builds a virtualenv for NAME with the library's own pins under "
             "dpcore's cache folder ($DPCORE_CACHE_DIR, else $XDG_CACHE_HOME/dpcore, else ~/.cache/dpcore); "
             "dpcore's environment is not touched. audit-text then runs NAME:Mechanism there (mldp:CMP, "
-            "diffractor:geometric), audit-rewriter NAME:rewrite (dpmlm:rewrite). "
+            "diffractor:geometric), audit-rewriter its rewriters (dpmlm:rewrite, preempt:money, "
+            "preempt:age). "
             "`adapters list` shows what is installed."
         ),
     )
@@ -29,7 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "install",
         help="build a library's own virtualenv (needs a package index); without NAME, list the choices",
     )
-    i.add_argument("name", nargs="?", default=None, help="the environment to build (mldp, dpmlm, diffractor)")
+    i.add_argument(
+        "name", nargs="?", default=None, help="the environment to build (mldp, dpmlm, diffractor, preempt)"
+    )
     i.add_argument(
         "--python", default=None, help="interpreter to build the virtualenv from (default: this one)"
     )
@@ -101,9 +107,16 @@ def run_install(args: argparse.Namespace) -> int:
     )
     if mech:
         print(f"audit its mechanisms with audit-text --mechanism NAME: {mech}")
-    elif args.name == "dpmlm":
-        print("audit it with audit-rewriter --rewriter dpmlm:rewrite")
+    elif rewriters := _rewriter_names(args.name):
+        print(f"audit it with audit-rewriter --rewriter NAME: {', '.join(rewriters)}")
     return 0
+
+
+def _rewriter_names(name: str) -> list[str]:
+    """The registered rewriters that run in environment ``name`` (``name:…``)."""
+    from dpcore.rewriter.registry import rewriters
+
+    return [n for n in rewriters().names() if n.startswith(f"{name}:")]
 
 
 def _dpcore_names(name: str) -> list[str]:

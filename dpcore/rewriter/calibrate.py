@@ -14,9 +14,19 @@ rewriter at each nominal ε:
   which sentence it came from, wrongly naming x′ for at most 1 in 100 rewrites of x
   (:meth:`dpcore.tradeoff.TradeoffPair.tpr_at_fpr` on the audit's events: a lower bound that
   holds with the boxes, and the point estimate of the best measured test);
-- **utility**: the mean cosine similarity between each rewrite and its input in the shipped
-  all-MiniLM-L6-v2 sentence embedding (:func:`dpcore.models.minilm.encode_sentences`; 1 = same meaning);
+- **the exact loss** for the pair where dpcore can compute it (SanText on every word:
+  :meth:`dpcore.rewriter.wordlevel.WordSanitizerRewriter.exact_loss`), beside the certified bound;
+- **meaning retained**: the mean cosine similarity between each rewrite and its input in the
+  shipped all-MiniLM-L6-v2 sentence embedding (:func:`dpcore.models.minilm.encode_sentences`),
+  read against its floor and its ceiling (:func:`meaning_reference`): two unrelated sentences
+  (about 0.08) and x′ against x (0.80: a rewrite above it is closer to x than x′ is);
 - a few **sample rewrites** of public sentences (the Lee corpus).
+
+The headline (:func:`headline`) gives, at one nominal ε, the claims for the pair first, then what
+the audit certified (with the exact loss where known), then the best test's estimates.
+
+DP-MLM here is dpcore's variant (:data:`dpcore.text.dpmlm.VARIANT`): BERT WordPieces and the
+MiniLM masked LM with dpcore's clip, where the paper used RoBERTa's; its title says so.
 
 The shipped view (``dpcore/data/rewriter_calibration.json``, shown by the dashboard's
 calibration page) is made by one command, :data:`SHIPPED_COMMAND`.
@@ -33,7 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.formatting import epsilon_text, percent
+from dpcore.formatting import as_number, epsilon_text, percent
+from dpcore.prose import and_list
 from dpcore.validation import DPCoreError, check_epsilon, check_int, check_probability
 
 __all__ = [
@@ -48,6 +59,7 @@ __all__ = [
     "calibrate_rewriters",
     "headline",
     "load_shipped",
+    "meaning_reference",
 ]
 
 #: The rewriters compared by default: a word-level sanitizer on every word, DP-MLM, DP-Prompt.
@@ -67,9 +79,12 @@ MAX_REWRITERS, MAX_EPSILONS = 6, 8
 #: Display names.
 TITLES = {
     "santext-words": "SanText (every word)",
-    "dp-mlm": "DP-MLM",
+    "dp-mlm": "DP-MLM (dpcore variant)",
     "dp-prompt": "DP-Prompt",
 }
+#: The floor of "meaning retained": the mean similarity of two different sentences among the first
+#: this many of the Lee corpus (public, unrelated to one another and to the pair).
+FLOOR_SENTENCES = 100
 #: What each rewriter's nominal ε is per.
 NOMINAL = {
     "santext-words": "ε per unit of GloVe distance, per word",
@@ -126,6 +141,7 @@ class CalibrationCell:
     tpr_upper: float | None
     tpr_ceiling: float | None
     similarity: float | None
+    exact_loss: float | None
     event: str | None
     examples_x: tuple[str, ...]
     examples_x_prime: tuple[str, ...]
@@ -152,6 +168,7 @@ class CalibrationCell:
                 "claim_ceiling": self.tpr_ceiling,
             },
             "similarity": self.similarity,
+            "exact_loss": self.exact_loss,
             "event": self.event,
             "examples": {"x": list(self.examples_x), "x_prime": list(self.examples_x_prime)},
             "samples": [{"text": t, "rewrites": list(r)} for t, r in self.samples],
@@ -174,6 +191,7 @@ class CalibrationResult:
     max_new_tokens: int
     seconds: float = 0.0
     command: list[str] = field(default_factory=list)
+    meaning: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         from dpcore import __version__
@@ -182,7 +200,12 @@ class CalibrationResult:
         cap = tpr_reach(self.rewrites, self.confidence)
         return {
             "headline": headline(
-                cells, self.epsilons, self.rewriters, tpr_cap=cap, confidence=self.confidence
+                cells,
+                self.epsilons,
+                self.rewriters,
+                tpr_cap=cap,
+                confidence=self.confidence,
+                rewrites=self.rewrites,
             ),
             "pair": list(self.pair),
             "rewriters": list(self.rewriters),
@@ -193,6 +216,7 @@ class CalibrationResult:
             "tpr_reach": cap,
             "seed": self.seed,
             "max_new_tokens": self.max_new_tokens,
+            "meaning": self.meaning,
             "cells": cells,
             "command": self.command,
             "seconds": self.seconds,
@@ -203,6 +227,26 @@ class CalibrationResult:
         return render_text(self.to_dict())
 
 
+def headline_epsilon_of(cells: Sequence[dict[str, Any]], epsilons: Sequence[float]) -> float:
+    """The nominal ε a headline speaks of: where the rewriters' certified TPRs at :data:`FPR` differ
+    most; the largest ε when none differ."""
+    best, spread = None, -1.0
+    for e in epsilons:
+        lows = [as_number(c["tpr_at_fpr"].get("lower")) for c in cells if float(c["epsilon"]) == float(e)]
+        lows = [v for v in lows if not math.isnan(v)]
+        if len(lows) >= 2 and max(lows) - min(lows) > spread:
+            best, spread = float(e), max(lows) - min(lows)
+    return best if best is not None else max(float(e) for e in epsilons)
+
+
+def nats(value: Any) -> str:
+    """A loss in nats as headlines write it: 3 significant digits, thousands written out."""
+    v = as_number(value)
+    if math.isinf(v):
+        return "∞"
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
 def headline(
     cells: Sequence[dict[str, Any]],
     epsilons: Sequence[float],
@@ -210,43 +254,75 @@ def headline(
     *,
     tpr_cap: float | None = None,
     confidence: float | None = None,
+    rewrites: int | None = None,
+    titles: dict[str, str] | None = None,
+    estimates: bool = True,
 ) -> str:
-    """One sentence: at the nominal ε where the rewriters differ most (by the lower bound on the
-    TPR at 1% FPR), how often one rewrite gives the sentence away under each. ``tpr_cap``
-    (:func:`tpr_reach`) says when a lower bound is the most the audit's size can certify."""
-    by = {(c["rewriter"], float(c["epsilon"])): c for c in cells}
-    best_eps, spread = None, -1.0
-    for e in epsilons:
-        lows = [by[(r, float(e))]["tpr_at_fpr"]["lower"] for r in rewriters if (r, float(e)) in by]
-        lows = [v for v in lows if v is not None]
-        if len(lows) >= 2 and max(lows) - min(lows) > spread:
-            best_eps, spread = float(e), max(lows) - min(lows)
-    if best_eps is None:
-        return "Too few rewriters were measured to compare them."
-    parts = []
-    for r in rewriters:
-        c = by.get((r, best_eps))
-        if c is None or c["tpr_at_fpr"]["lower"] is None:
+    """What the calibration shows at one nominal ε (:func:`headline_epsilon_of`), in the order a
+    reader must weigh it: the claim each rewriter's paper makes for this pair, then what the audit
+    certified (the exact loss beside it where dpcore knows it), then, with ``estimates``, the best
+    measured test's estimates (biased upward). ``tpr_cap`` (:func:`tpr_reach`) says when a
+    certified rate is the most the audit's size can certify. A certified loss of 0 reads "none",
+    never "private"."""
+    names = [str(r) for r in rewriters]
+    titles = {n: (titles or {}).get(n) or title(n) for n in names}
+    eps = headline_epsilon_of(cells, epsilons)
+    by = {str(c["rewriter"]): c for c in cells if float(c["epsilon"]) == eps}
+    names = [n for n in names if n in by]
+    if not names:
+        return "No rewriter was measured."
+    claims = [f"{nats(by[n]['claimed_bound'])} nats under {titles[n]}" for n in names[:1]]
+    claims += [f"{nats(by[n]['claimed_bound'])} under {titles[n]}" for n in names[1:]]
+    shown, none = [], []
+    for n in names:
+        c = by[n]
+        lb = as_number(c["lower_bound"])
+        if not lb > 0:
+            none.append(titles[n])
             continue
-        t = c["tpr_at_fpr"]
-        if t["lower"] <= FPR:
-            parts.append(f"{title(r)}: no better than chance could be shown")
-            continue
-        capped = tpr_cap is not None and t["lower"] >= tpr_cap - 1e-9
-        parts.append(
-            f"{title(r)}: the best held-out test named the right sentence {percent(t['tpr'])} of the time "
-            f"(at least {percent(t['lower'])} at "
-            + (
-                f"{percent(confidence, exact=True)} confidence"
-                if confidence is not None
-                else "the stated confidence"
-            )
-            + (", the most this many rewrites can certify)" if capped else ")")
+        exact = as_number(c.get("exact_loss"))
+        beside = "" if math.isnan(exact) else f" (exact {nats(exact)})"
+        shown.append(f"≥ {nats(lb)} nats under {titles[n]}{beside}")
+    size = ", ".join(
+        p
+        for p in (
+            f"{int(rewrites):,} rewrites each" if rewrites else "",
+            f"{percent(confidence, exact=True)} confidence" if confidence is not None else "",
         )
-    return (
-        f"At the same nominal ε = {epsilon_text(best_eps)}, one rewrite tells the two sentences apart at "
-        f"{percent(FPR)} false alarms very differently by rewriter — " + "; ".join(parts) + "."
+        if p
     )
+    if shown:
+        certified = "; ".join(shown)
+        if none:
+            others = "the other" if len(none) == 1 else "the others"
+            certified += f"; none above 0 under {others if len(shown) == 1 else and_list(none)}"
+    else:
+        certified = "no loss above 0 under any of them, which does not show that any of them is private"
+    text = (
+        f"At nominal ε = {epsilon_text(eps)} the claim for this pair is {and_list(claims)}; certified"
+        + (f" ({size})" if size else "")
+        + f": {certified}."
+    )
+    if not estimates:
+        return text
+    parts = []
+    for n in names:
+        t = by[n]["tpr_at_fpr"]
+        low, est = as_number(t.get("lower")), as_number(t.get("tpr"))
+        if math.isnan(est):
+            continue
+        if not math.isnan(low) and low > FPR + 1e-12:
+            capped = tpr_cap is not None and low >= tpr_cap - 1e-9
+            cert = f"certified ≥ {percent(low)}" + (", the most this size can certify" if capped else "")
+        else:
+            cert = "no better than chance certified"
+        parts.append(f"{percent(est)} under {titles[n]} ({cert})")
+    if parts:
+        text += (
+            f" Estimates (the best measured test, biased upward): one rewrite gives the sentence away at "
+            f"{percent(FPR)} false alarms " + "; ".join(parts) + "."
+        )
+    return text
 
 
 def render_text(d: dict[str, Any]) -> str:
@@ -257,23 +333,26 @@ def render_text(d: dict[str, Any]) -> str:
         f"pair: x = {x!r}, x′ = {xp!r}; {d['rewrites_per_input']:,} rewrites per input, "
         f"{percent(d['confidence'], exact=True)} confidence per audit, seed {d['seed']}",
         "",
-        f"{'rewriter':<22}{'nominal ε':>10}{'claim':>12}{'certified ≥':>13}"
-        f"{'TPR@1%FPR ≥':>13}{'(estimate)':>12}{'similarity':>12}  verdict",
+        f"{'rewriter':<25}{'nominal ε':>10}{'claim':>12}{'certified ≥':>13}{'exact':>9}"
+        f"{'TPR@1%FPR ≥':>13}{'(estimate)':>12}{'meaning':>9}  verdict",
     ]
     for c in d["cells"]:
         t = c["tpr_at_fpr"]
         lb, claim = float(c["lower_bound"]), float(c["claimed_bound"])  # "inf" strings in JSON
         sim = "—" if c["similarity"] is None else f"{c['similarity']:.2f}"
+        exact = as_number(c.get("exact_loss"))
         lines.append(
-            f"{c['title']:<22}{c['epsilon']:>10g}{claim:>12.4g}"
+            f"{c['title']:<25}{c['epsilon']:>10g}{claim:>12.4g}"
             f"{(f'{lb:.3g}' if math.isfinite(lb) else '—'):>13}"
+            f"{('—' if math.isnan(exact) else nats(exact)):>9}"
             f"{percent(t['lower']):>13}{percent(t['tpr']):>12}"
-            f"{sim:>12}  {c['verdict']}"
+            f"{sim:>9}  {c['verdict']}"
         )
     lines += ["", "nominal ε is each rewriter's own: " + "; ".join(
         f"{title(r)}: {NOMINAL.get(r, 'ε')}" for r in d["rewriters"]
     )]  # fmt: skip
-    lines.append("similarity: mean cosine of a rewrite and its input (all-MiniLM-L6-v2; 1 = same meaning)")
+    lines.append(meaning_words(d.get("meaning")))
+    lines.append("exact: the pair's exact privacy loss, where dpcore can compute it")
     lines.append("samples (public Lee-corpus sentences):")
     for c in d["cells"]:
         for s in c["samples"][:1]:
@@ -281,6 +360,41 @@ def render_text(d: dict[str, Any]) -> str:
                 f"  {c['title']} at ε = {epsilon_text(c['epsilon'])}: {s['text']!r} → {s['rewrites'][0]!r}"
             )
     return "\n".join(lines)
+
+
+def meaning_reference(pair: tuple[str, str]) -> dict[str, Any]:
+    """The floor and the ceiling "meaning retained" is read against, in the same embedding.
+
+    ``floor``: the mean cosine similarity of two different sentences among the first
+    :data:`FLOOR_SENTENCES` of the Lee corpus (what a rewrite unrelated to its input scores);
+    ``ceiling``: x′ against x (a rewrite scoring above it is closer to x than the neighbouring
+    sentence is, so it keeps what tells the two apart).
+    """
+    from dpcore.models.minilm import encode_sentences
+    from dpcore.rewriter.pairs import corpus_sentences
+
+    public = corpus_sentences()[:FLOOR_SENTENCES]
+    e = encode_sentences(public)
+    iu = np.triu_indices(len(public), 1)
+    floor = float(np.mean((e @ e.T)[iu]))
+    p = encode_sentences([pair[0], pair[1]])
+    return {
+        "floor": floor,
+        "floor_of": f"two different sentences among the first {len(public)} of the Lee corpus",
+        "ceiling": float(p[0] @ p[1]),
+        "ceiling_of": "x′ against x",
+    }
+
+
+def meaning_words(meaning: dict[str, Any] | None) -> str:
+    """What "meaning retained" is, with its floor and ceiling where the record has them."""
+    text = "meaning retained: mean cosine of a rewrite and its input (all-MiniLM-L6-v2; 1 = the same text)"
+    if not meaning:
+        return text
+    return (
+        f"{text}; floor {float(meaning['floor']):.2f} ({meaning.get('floor_of', 'unrelated sentences')}), "
+        f"ceiling {float(meaning['ceiling']):.2f} ({meaning.get('ceiling_of', 'x′ against x')})"
+    )
 
 
 def _similarity(x: str, rewrites: list[str]) -> float:
@@ -346,6 +460,7 @@ def _cell(
         tpr_upper=upper,
         tpr_ceiling=ceiling,
         similarity=sim,
+        exact_loss=None if p.exact_loss is None else float(p.exact_loss),
         event=None if best is None else best.description,
         examples_x=p.examples_x,
         examples_x_prime=p.examples_x_prime,
@@ -436,6 +551,7 @@ def calibrate_rewriters(
         max_new_tokens=max_new_tokens,
         seconds=time.perf_counter() - t0,
         command=list(command),
+        meaning=meaning_reference((x, xp)),
     )
 
 

@@ -1,4 +1,5 @@
-"""DP-MLM on whole lines as a rewriter (Meisenbacher et al., Findings of ACL 2024, §3.1–3.2).
+"""DP-MLM on whole lines as a rewriter (Meisenbacher et al., Findings of ACL 2024, §3.1–3.2),
+dpcore's variant (:data:`dpcore.text.dpmlm.VARIANT`: WordPieces, MiniLM, dpcore's clip).
 
 The line is split into WordPieces of the masked LM's vocabulary and every token is replaced by a
 draw of :class:`dpcore.text.dpmlm.DPMLM` given the whole line (Pr[y] ∝ exp(ε·clip(logit_y, a, b)
@@ -30,10 +31,13 @@ CITATION = "Meisenbacher et al. 2024, DP-MLM §3.1: each token ε-LDP, a line of
 
 @REWRITERS.register(
     "dp-mlm",
-    summary="DP-MLM on whole lines (ε per token, a line of n tokens n·ε)",
+    summary=(
+        "dpcore's DP-MLM variant on whole lines (ε per token, a line of n tokens n·ε; WordPieces, MiniLM, "
+        "dpcore's clip)"
+    ),
     citation=CITATION,
     tags=("kind:dpcore",),
-    display="dpcore's DP-MLM",
+    display="dpcore's DP-MLM variant",
 )
 class DPMLMRewriter:
     """dpcore's DP-MLM rewriting whole lines (module docstring).

@@ -16,10 +16,12 @@ utility: every u_v lies in [b₁, b₂] *whatever the document is*, so for any t
 each weight changes by at most e^{Δu/T} = e^{ε/2} and the normaliser by at most as much, and each
 token is ε-LDP with respect to the whole document, given the tokens before it. The paper states
 this as its privacy theorem for DP-Prompt (ε = 2(b₂ − b₁)/T per token, §3); (4) is sequential
-composition over the generated tokens (Dwork and Roth 2014, Thm 3.16), which is how a released
-paraphrase is accounted: the claim dpcore audits is therefore **n·ε per document** with n =
-``max_new_tokens`` (the generation may stop earlier at the end token; stopping is a function of
-the released tokens). The draw (2) is exact: float64, Gumbel-max over all of V
+composition over the generated tokens (Dwork and Roth 2014, Thm 3.16): **the paper's theorem is
+per token, and the n·ε per document is dpcore's accounting**, which the claim dpcore audits states
+as **n·ε per document** with n = ``max_new_tokens`` (the generation may stop earlier at the end
+token; stopping is a function of the released tokens). The authors' released generation script
+samples at temperature T without clipping the logits, so (1) is dpcore's, as the theorem requires.
+The draw (2) is exact: float64, Gumbel-max over all of V
 (:func:`sample_tokens`), with no top-k or top-p truncation, which would break (1)–(3).
 
 **The model and the clip.** The model is SmolLM2-135M-Instruct (:mod:`dpcore.models.causal_lm`).
@@ -64,8 +66,8 @@ __all__ = [
 ]
 
 CITATION = (
-    "Utpala et al. 2023, DP-Prompt §3: each generated token ε-LDP with ε = 2(b₂ − b₁)/T; "
-    "a paraphrase of n tokens n·ε"
+    "Utpala et al. 2023, DP-Prompt §3: each generated token ε-LDP with ε = 2(b₂ − b₁)/T (the paper's "
+    "theorem, per token); a paraphrase of n tokens n·ε is dpcore's composition"
 )
 #: The zero-shot prompt (the user turn of the model's chat template).
 PROMPT = "Paraphrase the following text. Reply with the paraphrase only.\n\nText: {text}"

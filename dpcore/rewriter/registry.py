@@ -6,7 +6,7 @@ the mechanisms'); each rewriter registers in its own module with its options as 
 ====================================  ========================================================================
 name                                  what is built
 ====================================  ========================================================================
-``dp-mlm``                            dpcore's DP-MLM on whole lines (:mod:`dpcore.rewriter.dpmlm`)
+``dp-mlm``                            dpcore's DP-MLM variant on whole lines (:mod:`dpcore.rewriter.dpmlm`)
 ``dp-prompt``                         DP-Prompt on SmolLM2-135M-Instruct (:mod:`dpcore.rewriter.dpprompt`)
 ``santext-words``                     SanText applied to every word (:mod:`dpcore.rewriter.wordlevel`)
 ``flawed:dp-mlm-stopwords``           FLAWED: DP-MLM keeping stopwords verbatim (dpcore.flawed.rewriters)
@@ -62,7 +62,7 @@ def _in_order() -> list[Any]:
 
 
 def display_name(name: str) -> str:
-    """A rewriter as a sentence names it, mid-sentence: ``"dpcore's DP-MLM"``, ``"the flawed DP-MLM
+    """A rewriter as a sentence names it, mid-sentence: ``"dpcore's DP-MLM variant"``, ``"the flawed DP-MLM
     that keeps stopwords"``; any other name (your own code, from the CLI) as ``"the rewriter NAME"``.
 
     >>> display_name("flawed:dp-mlm-stopwords")

@@ -106,6 +106,31 @@ class WordSanitizerRewriter:
         d = np.linalg.norm(vocab.vectors[a] - vocab.vectors[b], axis=1)
         return float(self.epsilon * d.sum())
 
+    def exact_loss(self, x: str, x_prime: str) -> float:
+        """The pair's exact privacy loss, max over outputs y of |ln Pr[M(x) = y] − ln Pr[M(x′) = y]|.
+
+        The words are drawn independently, so in each direction the largest log ratio of a whole
+        output is the sum, over the positions where the texts differ, of that position's largest
+        log ratio; the rows are SanText's exact output distributions over V (float64, log space:
+        :meth:`dpcore.text.mechanisms.SanText.iter_log_rows`). ∞ where one word can give an output
+        the other cannot. For two texts within :meth:`premise`.
+        """
+        vocab = self.mechanism.vocab
+        a = vocab.ids(np.asarray(self.tokenizer.tokenize(str(x)), dtype=object))
+        b = vocab.ids(np.asarray(self.tokenizer.tokenize(str(x_prime)), dtype=object))
+        diff = np.flatnonzero(a != b)
+        if diff.size == 0:
+            return 0.0
+        rows_a = np.concatenate([r for _, r in self.mechanism.iter_log_rows(a[diff])])
+        rows_b = np.concatenate([r for _, r in self.mechanism.iter_log_rows(b[diff])])
+        ways = np.zeros(2)
+        for ra, rb in zip(rows_a, rows_b, strict=True):
+            seen = np.isfinite(ra) | np.isfinite(rb)  # outputs neither word can give carry no loss
+            with np.errstate(invalid="ignore"):
+                d = ra[seen] - rb[seen]
+            ways += (d.max(), (-d).max())
+        return float(ways.max())
+
     def rewrite(self, texts: Sequence[str], rng: np.random.Generator) -> list[str]:
         """Every word of every text sanitized (words outside V become ``[UNK]``)."""
         from dpcore.text.sanitize import sanitize_lines

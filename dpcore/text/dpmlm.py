@@ -1,6 +1,13 @@
 """DP-MLM (Meisenbacher, Chevli, Vladika and Matthes, Findings of ACL 2024): each token is
 replaced by a draw of the exponential mechanism over a masked LM's clipped logits, in context.
 
+**dpcore's variant** (:data:`VARIANT`): the mechanism is the paper's, its parts are not. The
+tokens are BERT WordPieces and the LM dpcore's shipped MiniLM, where the paper used RoBERTa's
+tokens and roberta-base; the clip is dpcore's, calibrated for that LM; every token is privatized
+(the authors' default keeps stopwords). Its numbers are this variant's, and every page naming
+them says so; the authors' own package is audited as shipped as ``dpmlm:rewrite``
+(docs/packages/dpmlm.md).
+
 For the token at position i of a line t₁ … tₙ (WordPieces of the masked LM's vocabulary):
 
 1. the LM reads the original line and, as a second segment, the line with tᵢ masked
@@ -183,10 +190,21 @@ def _draw(rows: np.ndarray, which: np.ndarray, rng: np.random.Generator) -> np.n
     return first_exceeding(rows, which, target)
 
 
+#: How dpcore's DP-MLM differs from the paper's, in one line (registry summaries, docs, pages).
+VARIANT = (
+    "dpcore's variant: BERT WordPieces and the MiniLM masked LM with dpcore's clip (the paper: RoBERTa's "
+    "tokens, roberta-base and its clip); every token privatized (the authors' default keeps stopwords)"
+)
+
+
 @TEXT_MECHANISMS.register(
     "dp-mlm",
-    display="DP-MLM",
-    summary="DP-MLM: exponential mechanism over clipped masked-LM logits in context; ε-LDP per token.",
+    display="dpcore's DP-MLM variant",
+    summary=(
+        "DP-MLM: exponential mechanism over clipped masked-LM logits in context; ε-LDP per token. "
+        + VARIANT
+        + "."
+    ),
     citation="Meisenbacher et al. 2024 (Findings ACL), DP-MLM, §3.1–3.2",
     tags=("exact", "embedding:bert-wordpiece"),
 )

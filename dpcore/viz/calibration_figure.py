@@ -34,8 +34,7 @@ from plotly.subplots import make_subplots
 
 from dpcore.formatting import MISSING, as_number, epsilon_text, percent
 from dpcore.pairtest.verdicts import NOT_DETECTED, OUT_OF_REACH, UNTESTED, VIOLATES, label
-from dpcore.prose import and_list
-from dpcore.rewriter.calibrate import NOMINAL, title, tpr_reach
+from dpcore.rewriter.calibrate import NOMINAL, headline_epsilon_of, title, tpr_reach
 from dpcore.rewriter.calibrate import headline as calibration_headline
 from dpcore.validation import DPCoreError
 from dpcore.viz.axes import FONT
@@ -54,6 +53,7 @@ __all__ = [
     "headline_epsilon",
     "headline_of",
     "loss",
+    "meaning_of",
     "page_headline",
     "pair_examples",
     "per_unit",
@@ -88,14 +88,14 @@ SHOWN_COLUMNS = [
     "certified loss ≥",
     "TPR at 1% FPR ≥",
     "TPR estimate",
-    "similarity",
+    "meaning retained",
     "verdict",
 ]
 #: The page's first table: the columns a room reads, few enough to fit a 1280-px projector with the
 #: sidebar open (issue 58: the last column was cut off at 1280 px).
 FIRST_COLUMNS = ["rewriter", "nominal ε", "claimed loss", "certified loss ≥", "TPR at 1% FPR ≥", "verdict"]
 #: The rest, in a second table under an expander (with the cell's rewriter and ε, to read it alone).
-MORE_COLUMNS = ["rewriter", "nominal ε", "TPR estimate", "similarity"]
+MORE_COLUMNS = ["rewriter", "nominal ε", "TPR estimate", "meaning retained"]
 #: What a nominal ε is per, shorter than the library's words, where the table needs it to fit.
 _TABLE_PER = {"santext-words": "per word per distance unit"}
 
@@ -169,65 +169,42 @@ def headline_of(calib: Mapping[str, Any]) -> str:
 
 def page_headline(calib: Mapping[str, Any]) -> str:
     """What a room should conclude, in one sentence: at the nominal ε where the rewriters differ
-    most (:func:`headline_epsilon`), how often one rewrite certifiably gives the sentence away at the
-    record's false-alarm rate under each rewriter, with the audits' size and confidence.
+    most (:func:`headline_epsilon`), the claim each rewriter's paper makes for the pair, then what the
+    audit certified, with the exact loss beside it where dpcore knows it, and the audits' size and
+    confidence (:func:`dpcore.rewriter.calibrate.headline`, without its estimates: the figure under
+    the headline draws them, as bars above the certified dots).
 
-    A certified rate no higher than the false-alarm rate reads "no better than chance was shown",
-    never "private". Shorter than the record's own headline (:func:`headline_of`), which gives
-    every rewriter's estimate too: the page's figure and table give those.
+    A certified loss of 0 reads "none above 0", never "private".
 
     Parameters
     ----------
     calib
         The calibration record (:func:`dpcore.rewriter.calibrate.load_shipped`).
     """
-    eps = headline_epsilon(calib)
-    fpr = _fpr(calib)
-    cells = {str(c["rewriter"]): c for c in calib["cells"] if float(c["epsilon"]) == eps}
-    shown: list[str] = []
-    chance: list[str] = []
-    for name in _names(calib):
-        c = cells.get(name)
-        low = as_number(c["tpr_at_fpr"].get("lower")) if c is not None else math.nan
-        if math.isnan(low):
-            continue
-        title_ = rewriter_title(calib, name)
-        if low <= fpr + 1e-12:
-            chance.append(title_)
-        else:
-            shown.append(f"{percent(low)}{' of the time' if not shown else ''} under {title_}")
-    n, conf = int(calib["rewrites_per_input"]), 100 * float(calib["confidence"])
-    size = f"({n:,} rewrites each, {conf:g}% confidence)"  # of each sentence; short: two lines at 1280 px
-    alarms = f"at {percent(fpr)} false alarms"
-    if not shown:
-        return (
-            f"At nominal ε = {epsilon_text(eps)}, no rewriter was shown to tell the two sentences apart "
-            "better than "
-            f"chance {alarms} {size}, which does not show that any of them is private."
-        )
-    sentence = (
-        f"At the same nominal ε = {epsilon_text(eps)}, one rewrite gives the sentence away {alarms} at least "
+    names = _names(calib)
+    return calibration_headline(
+        calib["cells"],
+        [float(e) for e in calib["epsilons"]],
+        names,
+        tpr_cap=tpr_cap(calib),
+        confidence=float(calib["confidence"]),
+        rewrites=int(calib["rewrites_per_input"]),
+        titles={n: rewriter_title(calib, n) for n in names},
+        estimates=False,
     )
-    sentence += " and at least ".join(shown)
-    if chance:
-        sentence += f", but no better than chance was shown under {and_list(chance)}"
-    return f"{sentence} {size}."
 
 
 def headline_epsilon(calib: Mapping[str, Any]) -> float:
-    """The nominal ε the headline speaks of: where the rewriters' certified TPRs differ most (the
-    rule of :func:`dpcore.rewriter.calibrate.headline`); the largest ε when none differ."""
-    eps = [float(e) for e in calib["epsilons"]]
-    best, spread = None, -1.0
-    for e in eps:
-        lows = [
-            float(c["tpr_at_fpr"]["lower"])
-            for c in calib["cells"]
-            if float(c["epsilon"]) == e and c["tpr_at_fpr"].get("lower") is not None
-        ]
-        if len(lows) >= 2 and max(lows) - min(lows) > spread:
-            best, spread = e, max(lows) - min(lows)
-    return best if best is not None else max(eps)
+    """The nominal ε the headline speaks of (:func:`dpcore.rewriter.calibrate.headline_epsilon_of`)."""
+    return headline_epsilon_of(calib["cells"], [float(e) for e in calib["epsilons"]])
+
+
+def meaning_of(calib: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The record's floor and ceiling of "meaning retained" (None for a record made before them)."""
+    m = calib.get("meaning")
+    if not isinstance(m, dict) or any(math.isnan(as_number(m.get(k))) for k in ("floor", "ceiling")):
+        return None
+    return dict(m)
 
 
 def _cells(calib: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
@@ -260,13 +237,21 @@ def _hover(calib: Mapping[str, Any], c: Mapping[str, Any]) -> str:
         f"{ESTIMATE_WORDS}: {percent(t.get('tpr'))}<br>"
         f"claim for the pair: {loss(c['claimed_bound'])}; "
         + (
-            f"certified loss ≥ {loss(c['lower_bound'])}<br>"
+            f"certified loss ≥ {loss(c['lower_bound'])}"
             if as_number(c["lower_bound"]) > 0
-            else "no leak shown (no certified loss above 0)<br>"
+            else "no leak shown (no certified loss above 0)"
         )
+        + _exact_words(c)
+        + "<br>"
         + f"verdict: {html.escape(VERDICT_WORDS.get(str(c['verdict']), str(c['verdict'])))}"
-        + ("" if math.isnan(sim) else f"<br>similarity to the input: {sim:.2f}")
+        + ("" if math.isnan(sim) else f"<br>meaning retained: {sim:.2f}")
     )
+
+
+def _exact_words(c: Mapping[str, Any]) -> str:
+    """"; exact loss 15.5" where the record has the pair's exact loss, else ""."""
+    exact = as_number(c.get("exact_loss"))
+    return "" if math.isnan(exact) else f"; exact loss {loss(exact)}"
 
 
 def calibration_figure(calib: Mapping[str, Any], *, height: int = HEIGHT) -> go.Figure:
@@ -282,9 +267,11 @@ def calibration_figure(calib: Mapping[str, Any], *, height: int = HEIGHT) -> go.
     spread a little along x so that none hides another; each trace's ``customdata`` holds the
     cells' ε, estimate and upper bound, and its ``meta`` says ``{"panel": "tpr", "rewriter": name}``.
 
-    Right panel: the mean cosine similarity of a rewrite to its input (all-MiniLM-L6-v2; 1 = same
-    meaning) against the nominal ε, one trace per rewriter in the same colour (``meta`` panel
-    ``"similarity"``), in the same legend group.
+    Right panel: meaning retained, the mean cosine similarity of a rewrite to its input
+    (all-MiniLM-L6-v2; 1 = the same text) against the nominal ε, one trace per rewriter in the same
+    colour (``meta`` panel ``"similarity"``), in the same legend group, between two faint lines where
+    the record has them (:func:`meaning_of`): its floor (unrelated sentences) and its ceiling (x′
+    against x: a rewrite above it is closer to x than x′ is).
 
     Parameters
     ----------
@@ -397,13 +384,30 @@ def calibration_figure(calib: Mapping[str, Any], *, height: int = HEIGHT) -> go.
         row=1,
         col=1,
     )
+    meaning = meaning_of(calib)
+    if meaning is not None:
+        for key, words, where in (
+            ("floor", "unrelated sentences", "bottom right"),
+            ("ceiling", "x′ against x", "top right"),
+        ):
+            value = float(meaning[key])
+            fig.add_hline(
+                y=value,
+                line={"color": _CHANCE_COLOUR, "width": 1.5, "dash": "dot" if key == "floor" else "dash"},
+                annotation_text=f"{words}: {value:.2f}",
+                annotation_position=where,
+                annotation_font={"color": SOFT_INK},
+                annotation_bgcolor="rgba(255, 255, 255, 0.85)",
+                row=1,
+                col=2,
+            )
     sims = [as_number(c.get("similarity")) for c in calib["cells"]]
     low_sim = min([0.0, *[s for s in sims if not math.isnan(s)]])
     fig.update_yaxes(
-        range=[low_sim - 0.03, 1.05],
+        range=[low_sim - 0.1, 1.05],  # room under the floor's line for its label
         tickvals=[0, 0.25, 0.5, 0.75, 1],
         ticktext=["0", "0.25", "0.5", "0.75", "1"],
-        title={"text": "similarity to the input<br>(1 = same meaning)"},
+        title={"text": "meaning retained<br>(similarity to the input)"},
         zeroline=False,
         row=1,
         col=2,
@@ -438,8 +442,8 @@ def calibration_table(calib: Mapping[str, Any]) -> pd.DataFrame:
     """Every cell as numbers (the downloads): one row per rewriter and nominal ε, in the record's order.
 
     Columns: rewriter, epsilon, nominal (what ε is per), claimed_bound, lower_bound,
-    largest_certifiable_bound, tpr_lower, tpr_estimate, tpr_upper, similarity, verdict, event
-    (∞ as ``float("inf")``, none as NaN).
+    largest_certifiable_bound, exact_loss, tpr_lower, tpr_estimate, tpr_upper, similarity (meaning
+    retained), verdict, event (∞ as ``float("inf")``, none as NaN).
     """
     rows = []
     for c in calib["cells"]:
@@ -452,6 +456,7 @@ def calibration_table(calib: Mapping[str, Any]) -> pd.DataFrame:
                 "claimed_bound": as_number(c["claimed_bound"]),
                 "lower_bound": as_number(c["lower_bound"]),
                 "largest_certifiable_bound": as_number(c.get("largest_certifiable_bound")),
+                "exact_loss": as_number(c.get("exact_loss")),
                 "tpr_lower": as_number(t.get("lower")),
                 "tpr_estimate": as_number(t.get("tpr")),
                 "tpr_upper": as_number(t.get("upper")),
@@ -480,13 +485,19 @@ def _bound(value: Any) -> str:
     return "none" if v <= 0 else loss(v)
 
 
+def _exact_beside(c: Mapping[str, Any]) -> str:
+    exact = as_number(c.get("exact_loss"))
+    return "" if math.isnan(exact) else f" (exact {loss(exact)})"
+
+
 def shown_table(calib: Mapping[str, Any]) -> pd.DataFrame:
     """The cells in words (:data:`SHOWN_COLUMNS`), one row per cell, in the record's order.
 
     The nominal ε says what it is per ("10 per WordPiece"); the claim and the certified lower bound
     are privacy losses in nats, 3 significant digits (∞; "none" where nothing above 0 was
-    certified); the TPRs are percentages (the certified one marked "(chance)" when it is no more than
-    the FPR); the similarity has 2 decimals; the verdict is in words.
+    certified), the certified one with the pair's exact loss beside it where the record has it
+    ("3.81 (exact 15.5)"); the TPRs are percentages (the certified one marked "(chance)" when it is
+    no more than the FPR); meaning retained has 2 decimals; the verdict is in words.
     """
     fpr = _fpr(calib)
     rows = []
@@ -505,7 +516,7 @@ def shown_table(calib: Mapping[str, Any]) -> pd.DataFrame:
                 rewriter_title(calib, name),
                 f"{epsilon_text(c['epsilon'])} {_TABLE_PER.get(name) or per_unit(calib, name)}",
                 loss(c["claimed_bound"]),
-                _bound(c["lower_bound"]),
+                _bound(c["lower_bound"]) + _exact_beside(c),
                 certified,
                 percent(t.get("tpr")),
                 MISSING if math.isnan(sim) else f"{sim:.2f}",

@@ -55,7 +55,7 @@ _PUNCT = re.compile(r"^[^\w#]+|[^\w#]+$")
 
 
 def rewriter_name(name: str, *, start: bool = False) -> str:
-    """A rewriter as a sentence names it: ``"dpcore's DP-MLM"``, ``"the flawed DP-MLM that keeps
+    """A rewriter as a sentence names it: ``"dpcore's DP-MLM variant"``, ``"the flawed DP-MLM that keeps
     stopwords"``; any other name (your own code, from the CLI) as ``"the rewriter NAME"``.
 
     ``start``: at the start of a sentence ("The flawed …"; "dpcore's" keeps its small d).

@@ -132,14 +132,28 @@ def row_label(row: dict[str, Any]) -> str:
     return name.split(":", 1)[1] if ":" in name else name
 
 
-def _columns(sizes: list[int], n_columns: int) -> list[int]:
-    """How many groups go in the first column: groups stay whole and in order, and the longer
-    column is as short as it can be (all of them when there is one column)."""
+def _columns(sizes: list[int], n_columns: int, max_lines: int | None = None) -> tuple[int, int]:
+    """Where the second column starts: ``(k, m)``: group k's first m rows end the first column and
+    the rest of it opens the second under a "continued" header (``m == 0``: group k starts the
+    second column whole). Groups stay in order and whole, the longer column as short as it can be;
+    only when whole groups would make a column longer than ``max_lines`` (what fits the figure's
+    height) is a group split, where that makes the longer column shortest (its repeated header
+    counts as a line). ``(len(sizes), 0)``: one column. ``sizes`` counts each group's header and
+    rows."""
     if n_columns < 2 or len(sizes) < 2:
-        return len(sizes)
+        return len(sizes), 0
     total = sum(sizes)
-    best = min(range(1, len(sizes)), key=lambda k: (max(sum(sizes[:k]), total - sum(sizes[:k])), k))
-    return best
+    whole = min(range(1, len(sizes)), key=lambda k: (max(sum(sizes[:k]), total - sum(sizes[:k])), k))
+    best, cut = max(sum(sizes[:whole]), total - sum(sizes[:whole])), (whole, 0)
+    if max_lines is None or best <= max_lines:
+        return cut
+    for k, size in enumerate(sizes):
+        for m in range(1, size - 1):  # at least one row on each side
+            first = sum(sizes[:k]) + 1 + m
+            longer = max(first, total - first + 1)
+            if longer < best:
+                best, cut = longer, (k, m)
+    return cut
 
 
 def verdicts_figure(
@@ -187,7 +201,10 @@ def verdicts_figure(
     sizes = [1 + sum(1 for r in rows if r["group"] == g) for g in names]
     if columns is None:
         columns = 2 if sum(sizes) > ONE_COLUMN_MAX and len(names) > 1 else 1
-    first = _columns(sizes, columns)
+    # the most lines a column may hold at the closest line spacing (legend and axes included)
+    floor = MIN_LINE_PX.get(line_px, line_px)
+    max_lines = None if max_height is None else (int(max_height) - 34 - 62) // floor
+    first, kept = _columns(sizes, columns, max_lines)
     n_cols = 2 if first < len(names) else 1
 
     ticks: list[list[float]] = [[] for _ in range(n_cols)]
@@ -200,13 +217,20 @@ def verdicts_figure(
     where: dict[str, tuple[int, int]] = {}
     lines = [0] * n_cols
     for k, g in enumerate(names):
-        col = 0 if k < first else 1
+        col = 0 if k < first or (k == first and kept) else 1
         pos = lines[col]
         headers.append((col, pos))
         ticks[col].append(pos)
         labels[col].append(f"<b>{group_label(g, rows)}</b>")
         pos += 1
-        for r in (r for r in rows if r["group"] == g):
+        for i, r in enumerate(r for r in rows if r["group"] == g):
+            if k == first and kept and i == kept:  # the group goes on at the top of the second column
+                lines[col], col = pos, 1
+                pos = lines[col]
+                headers.append((col, pos))
+                ticks[col].append(pos)
+                labels[col].append(f"<b>{group_label(g, rows)} (continued)</b>")
+                pos += 1
             ticks[col].append(pos)
             labels[col].append(row_label(r))
             where[r["name"]] = (col, pos)

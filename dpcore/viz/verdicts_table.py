@@ -96,7 +96,9 @@ def _sanitizers_clause(others: Sequence[dict[str, Any]]) -> str:
     )
     if bad:
         excess = [certified_excess(r) or 0.0 for r in bad]
-        names = f"{', '.join(r['name'] for r in bad[:3])}{', …' if len(bad) > 3 else ''}"
+        # a published package by its name (its rows name its paths), any other row by its own
+        named = list(dict.fromkeys(str(r["library"]) if r["group"] == "packages" else r["name"] for r in bad))
+        names = f"{', '.join(named[:3])}{', …' if len(named) > 3 else ''}"
         verb = label(VIOLATES) if len(bad) == 1 else "violate their claims"
         lead += f": {len(bad)} {verb} ({names}; losing {_span(excess)} more privacy than claimed)"
         if quiet:

@@ -57,7 +57,7 @@ def test_tables_fit_without_horizontal_scrolling(app_url: str, page) -> None:  #
 
 #: The rewriter pages on a projector: (path, the expander that holds a second table, tables shown).
 PROJECTOR_PAGES = [
-    ("rewriter_calibration", "The estimate and the similarity of every cell", 2),
+    ("rewriter_calibration", "The estimate and the meaning retained of every cell", 2),
     ("audit_rewriter", None, 1),  # dpcore's DP-MLM, the page's default
     ("audit_rewriter?rw=flawed:dp-mlm-stopwords", None, 1),  # the flawed control
 ]
