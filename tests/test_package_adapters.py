@@ -215,14 +215,20 @@ def _amounts(lines: list[str]) -> list[int]:
     return [int(m) for line in lines for m in re.findall(r"\$(\d+)", line)]
 
 
-def test_the_preempt_package_noises_99_and_100_dollars_in_ranges_that_never_meet(cli: Cli) -> None:
+def _preempt(cli: Cli, name: str, pair: tuple[str, str]) -> tuple[dict, dict]:
+    """``audit-rewriter`` on Prεεmpt's ``name`` path at its default ε = 0.1, 200 rewrites per input,
+    from the CLI: the report, its one pair, and the pair's claim (one year or one dollar: 0.1)."""
     _need("preempt")
-    x, x_prime = PREEMPT_MONEY_PAIR
-    d = cli("audit-rewriter", "--rewriter", "preempt:money", "--epsilon", "0.1", "--x", x,
-            "--x-prime", x_prime, "--rewrites", "200", "--seed", "0", "--json").json()  # fmt: skip
-    pair = d["pairs"][0]
+    d = cli("audit-rewriter", "--rewriter", name, "--epsilon", "0.1", "--x", pair[0], "--x-prime", pair[1],
+            "--rewrites", "200", "--seed", "0", "--json").json()  # fmt: skip
     assert d["verdict"] == "violates", d["verdict_text"]
-    assert pair["claimed_bound"] == pytest.approx(0.1) and pair["lower_bound"] > 1.0, pair
+    assert d["pairs"][0]["claimed_bound"] == pytest.approx(0.1), d["pairs"][0]
+    return d, d["pairs"][0]
+
+
+def test_the_preempt_package_noises_99_and_100_dollars_in_ranges_that_never_meet(cli: Cli) -> None:
+    d, pair = _preempt(cli, "preempt:money", PREEMPT_MONEY_PAIR)
+    assert pair["lower_bound"] > 1.0, pair
     # $99 is noised in [2, 1000), $100 in [100, 10000): 100 bins each, on grids that never meet
     a, b = _amounts(pair["examples"]["x"]), _amounts(pair["examples"]["x_prime"])
     assert a and b and max(a) < 1000 and min(b) >= 100 and not set(a) & set(b), (a, b)
@@ -231,13 +237,7 @@ def test_the_preempt_package_noises_99_and_100_dollars_in_ranges_that_never_meet
 
 
 def test_the_preempt_package_shows_one_draw_for_an_age_written_twice(cli: Cli) -> None:
-    _need("preempt")
-    x, x_prime = PREEMPT_AGE_PAIR
-    d = cli("audit-rewriter", "--rewriter", "preempt:age", "--epsilon", "0.1", "--x", x,
-            "--x-prime", x_prime, "--rewrites", "200", "--seed", "0", "--json").json()  # fmt: skip
-    pair = d["pairs"][0]
-    assert d["verdict"] == "violates", d["verdict_text"]
-    assert pair["claimed_bound"] == pytest.approx(0.1), pair
+    _, pair = _preempt(cli, "preempt:age", PREEMPT_AGE_PAIR)
     ages = [re.findall(r"\d+", line) for line in pair["examples"]["x"]]
     assert ages and all(len(a) == 2 and a[0] == a[1] for a in ages), ages  # one draw, shown twice
     assert all(10 <= int(a[0]) < 99 for a in ages)  # drawn in the package's [10, 99] range

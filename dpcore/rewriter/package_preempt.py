@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 from dpcore.rewriter.catalog import REWRITERS
 from dpcore.rewriter.interface import RewriterClaim
@@ -97,37 +98,27 @@ def _build(entity: str, epsilon: float) -> object:
     )
 
 
-@REWRITERS.register(
-    "preempt:money",
-    summary="preempt 0.1.27's Sanitizer.encrypt on money (metric DP), as shipped (adapters install preempt)",
-    citation=CITATION,
-    tags=("kind:package", "needs-env"),
-    display="the preempt 0.1.27 package, money",
-)
-def preempt_money(*, epsilon: float) -> object:
-    """The package's money path at ``epsilon`` per dollar (module docstring).
+def _register(entity: str, plural: str) -> Any:
+    """Register ``preempt:<entity>``: the package's path for ``entity`` at ``epsilon`` per
+    unit of :data:`UNITS` (module docstring); building it raises a one-line :class:`DPCoreError`
+    when the environment is not installed or the package fails to build."""
 
-    Raises
-    ------
-    DPCoreError
-        The environment is not installed, or the package fails to build (one line).
-    """
-    return _build("Money", epsilon)
+    def factory(*, epsilon: float) -> object:
+        return _build(entity, epsilon)
+
+    unit = UNITS[entity].removesuffix("s")
+    factory.__doc__ = f"The package's {plural} path at ``epsilon`` per {unit} (module docstring)."
+    return REWRITERS.register(
+        f"preempt:{entity.lower()}",
+        summary=(
+            f"preempt 0.1.27's Sanitizer.encrypt on {plural} (metric DP), as shipped "
+            "(adapters install preempt)"
+        ),
+        citation=CITATION,
+        tags=("kind:package", "needs-env"),
+        display=f"the preempt 0.1.27 package, {plural}",
+    )(factory)
 
 
-@REWRITERS.register(
-    "preempt:age",
-    summary="preempt 0.1.27's Sanitizer.encrypt on ages (metric DP), as shipped (adapters install preempt)",
-    citation=CITATION,
-    tags=("kind:package", "needs-env"),
-    display="the preempt 0.1.27 package, ages",
-)
-def preempt_age(*, epsilon: float) -> object:
-    """The package's age path at ``epsilon`` per year (module docstring).
-
-    Raises
-    ------
-    DPCoreError
-        The environment is not installed, or the package fails to build (one line).
-    """
-    return _build("Age", epsilon)
+preempt_money = _register("Money", "money")
+preempt_age = _register("Age", "ages")

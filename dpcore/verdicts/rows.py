@@ -259,45 +259,30 @@ def package_rows() -> list[RowSpec]:
             ),
             unavailable=missing("diffractor"),
         ),
-        RowSpec(
-            "preempt:money",
-            "packages",
-            "preempt",
-            f"preempt 0.1.27's Sanitizer.encrypt on money (metric DP) as shipped, the NER's answer marked "
-            f"by hand; claim: {PREEMPT_CITATION}",
-            0.1,
-            embedding="",
-            unavailable=missing("preempt"),
-            rewriter=RewriterPlan(
-                *PREEMPT_MONEY_PAIR,
-                rewrites=400,
-                check_rewrites=200,
-                why=(
-                    "one dollar across the edge where the package picks the range it noises in from the "
-                    "value itself (sanitizer.py:379–381: [2, 1000] below 100, [100, 10000] from 100)"
-                ),
-            ),
-        ),
-        RowSpec(
-            "preempt:age",
-            "packages",
-            "preempt",
-            f"preempt 0.1.27's Sanitizer.encrypt on ages (metric DP) as shipped, the NER's answer marked "
-            f"by hand; claim: {PREEMPT_CITATION}",
-            0.1,
-            embedding="",
-            unavailable=missing("preempt"),
-            rewriter=RewriterPlan(
-                *PREEMPT_AGE_PAIR,
-                rewrites=400,
-                check_rewrites=200,
-                why=(
-                    "an age written twice against two ages a year apart: sanitizer.py:531 replaces every "
-                    "occurrence of a value with its first noisy draw, so a repeated age shows one draw twice"
-                ),
-            ),
-        ),
     ]
+    preempt_why = {
+        "money": "one dollar across the edge where the package picks the range it noises in from the value "
+        "itself (sanitizer.py:379–381: [2, 1000] below 100, [100, 10000] from 100)",
+        "ages": "an age written twice against two ages a year apart: sanitizer.py:531 replaces every "
+        "occurrence of a value with its first noisy draw, so a repeated age shows one draw twice",
+    }
+    for name, what, pair in (
+        ("preempt:money", "money", PREEMPT_MONEY_PAIR),
+        ("preempt:age", "ages", PREEMPT_AGE_PAIR),
+    ):
+        rows.append(
+            RowSpec(
+                name,
+                "packages",
+                "preempt",
+                f"preempt 0.1.27's Sanitizer.encrypt on {what} (metric DP) as shipped, the NER's answer "
+                f"marked by hand; claim: {PREEMPT_CITATION}",
+                0.1,
+                embedding="",
+                unavailable=missing("preempt"),
+                rewriter=RewriterPlan(*pair, rewrites=400, check_rewrites=200, why=preempt_why[what]),
+            )
+        )
     for name, (library, summary, why) in NOT_RUN.items():
         rows.append(RowSpec(name, "packages", library, summary, unavailable=why))
     return rows
