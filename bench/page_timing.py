@@ -102,8 +102,8 @@ CASES = [
     (
         "Audit a text rewriter",
         "audit_rewriter",
-        "the other shipped view (dpcore's DP-MLM)",
-        _click("dpcore's DP-MLM"),
+        "the other shipped view (dpcore's DP-MLM variant)",
+        _click("dpcore's DP-MLM variant"),
     ),
     (
         "Rewriter calibration",

@@ -23,8 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "For each rewriter at each nominal ε (each rewriter's own ε), audit it on one pair of "
             "neighbouring sentences (audit-rewriter) and report the claim for the pair, the certified "
-            "lower bound on its privacy loss, the best distinguisher's TPR at 1%% FPR (a lower bound and "
-            "the point estimate), the mean MiniLM cosine similarity of a rewrite to its input, and sample "
+            "lower bound on its privacy loss (with the exact loss where dpcore knows it), the best "
+            "distinguisher's TPR at 1% FPR (a lower bound and the point estimate), the meaning retained "
+            "(the mean MiniLM cosine similarity of a rewrite to its input, between two unrelated sentences "
+            "and x′ against x), and sample "
             "rewrites of public sentences. The default (santext-words, dp-mlm, dp-prompt at ε = 1, 10, 30, "
             "100; 400 rewrites per input) takes 11 to 50 minutes on 2 CPU cores, most of it DP-Prompt; "
             "--save dpcore/data/rewriter_calibration.json regenerates the dashboard's view."

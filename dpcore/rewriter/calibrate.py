@@ -59,6 +59,7 @@ __all__ = [
     "calibrate_rewriters",
     "headline",
     "load_shipped",
+    "loss",
     "meaning_reference",
 ]
 
@@ -239,11 +240,15 @@ def headline_epsilon_of(cells: Sequence[dict[str, Any]], epsilons: Sequence[floa
     return best if best is not None else max(float(e) for e in epsilons)
 
 
-def nats(value: Any) -> str:
-    """A loss in nats as headlines write it: 3 significant digits, thousands written out."""
+def loss(value: Any) -> str:
+    """A privacy loss (nats) as the calibration writes it (headline, page, table): 3 significant
+    digits below 1,000, whole numbers with thousands separators from there (``3,200``, never
+    ``3.2e+03``); ``∞``, ``none`` for −∞, and "" for a missing one."""
     v = as_number(value)
+    if math.isnan(v):
+        return ""
     if math.isinf(v):
-        return "∞"
+        return "∞" if v > 0 else "none"
     return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
 
 
@@ -271,8 +276,8 @@ def headline(
     names = [n for n in names if n in by]
     if not names:
         return "No rewriter was measured."
-    claims = [f"{nats(by[n]['claimed_bound'])} nats under {titles[n]}" for n in names[:1]]
-    claims += [f"{nats(by[n]['claimed_bound'])} under {titles[n]}" for n in names[1:]]
+    claims = [f"{loss(by[n]['claimed_bound'])} nats under {titles[n]}" for n in names[:1]]
+    claims += [f"{loss(by[n]['claimed_bound'])} under {titles[n]}" for n in names[1:]]
     shown, none = [], []
     for n in names:
         c = by[n]
@@ -281,8 +286,8 @@ def headline(
             none.append(titles[n])
             continue
         exact = as_number(c.get("exact_loss"))
-        beside = "" if math.isnan(exact) else f" (exact {nats(exact)})"
-        shown.append(f"≥ {nats(lb)} nats under {titles[n]}{beside}")
+        beside = "" if math.isnan(exact) else f" (exact {loss(exact)})"
+        shown.append(f"≥ {loss(lb)} nats under {titles[n]}{beside}")
     size = ", ".join(
         p
         for p in (
@@ -344,7 +349,7 @@ def render_text(d: dict[str, Any]) -> str:
         lines.append(
             f"{c['title']:<25}{c['epsilon']:>10g}{claim:>12.4g}"
             f"{(f'{lb:.3g}' if math.isfinite(lb) else '—'):>13}"
-            f"{('—' if math.isnan(exact) else nats(exact)):>9}"
+            f"{('—' if math.isnan(exact) else loss(exact)):>9}"
             f"{percent(t['lower']):>13}{percent(t['tpr']):>12}"
             f"{sim:>9}  {c['verdict']}"
         )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dpcore.rewriter.catalog import REWRITERS
 from dpcore.rewriter.interface import RewriterClaim
-from dpcore.validation import DPCoreError, check_epsilon
+from dpcore.validation import check_epsilon
 
 __all__ = ["CITATION", "SUBSTITUTES", "dpmlm_package"]
 
@@ -48,15 +48,11 @@ def dpmlm_package(*, epsilon: float) -> object:
         The environment is not installed, or the package fails to build (one line).
     """
     from dpcore.rewriter.remote import SubprocessRewriter
-    from dpcore.textaudit.envs import env_python, factory_target, installed_env, worker_env
+    from dpcore.textaudit.envs import env_python, factory_target, require_env, worker_env
     from dpcore.textaudit.substitutes import masked_lm_folder
 
     epsilon = check_epsilon(epsilon)
-    if installed_env("dpmlm") is None:
-        raise DPCoreError(
-            "dpmlm runs in its own environment, which is not installed: run "
-            "`python -m dpcore adapters install dpmlm`"
-        )
+    require_env("dpmlm")
     claim = RewriterClaim(epsilon, unit="token", same_length=True, citation=CITATION)
     return SubprocessRewriter(
         python=str(env_python("dpmlm")),

@@ -28,7 +28,7 @@ from typing import Any
 
 from dpcore.rewriter.catalog import REWRITERS
 from dpcore.rewriter.interface import RewriterClaim
-from dpcore.validation import DPCoreError, check_epsilon
+from dpcore.validation import check_epsilon
 
 __all__ = ["CITATION", "VALUE_PATTERN", "claimed_bound", "preempt_age", "preempt_money", "premise"]
 
@@ -69,15 +69,10 @@ def claimed_bound(x: str, x_prime: str, *, epsilon: float) -> float:
 
 def _build(entity: str, epsilon: float) -> object:
     from dpcore.rewriter.remote import SubprocessRewriter
-    from dpcore.textaudit.envs import env_python, factory_target, installed_env, worker_env
+    from dpcore.textaudit.envs import env_python, factory_target, require_env, worker_env
 
     epsilon = check_epsilon(epsilon)
-    if installed_env("preempt") is None:
-        raise DPCoreError(
-            "preempt runs in its own environment, which is not installed: run "
-            "`python -m dpcore adapters install preempt`"
-        )
-
+    require_env("preempt")
     claim = RewriterClaim(
         epsilon,
         unit="token",

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from dpcore.text.vocab import Vocabulary
-from dpcore.textaudit.envs import env_dir, env_python, factory_target, installed_env, worker_env
+from dpcore.textaudit.envs import env_python, factory_target, installed_env, require_env, worker_env
 from dpcore.textaudit.subprocess_adapter import SubprocessSanitizer
 from dpcore.validation import DPCoreError
 
@@ -69,11 +69,7 @@ class DiffractorSanitizer(SubprocessSanitizer):
             )
         if params:
             raise DPCoreError(f"diffractor:{kind} takes no parameters (it runs the package's defaults)")
-        if not diffractor_installed():
-            raise DPCoreError(
-                "dp-diffractor runs in its own environment, which is not installed: run "
-                f"`python -m dpcore adapters install diffractor` (it builds {env_dir('diffractor')})"
-            )
+        require_env("diffractor")
         self.kind = kind
         super().__init__(
             python=str(env_python("diffractor")),

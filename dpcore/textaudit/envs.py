@@ -47,6 +47,7 @@ __all__ = [
     "install_env",
     "installed_env",
     "list_envs",
+    "require_env",
     "worker_env",
 ]
 
@@ -193,6 +194,17 @@ def installed_env(name: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return info if isinstance(info, dict) else None
+
+
+def require_env(name: str) -> None:
+    """Raise the one-line :class:`DPCoreError` a user meets when environment ``name`` is not
+    installed: which library needs it, and the command that builds it."""
+    if installed_env(name) is None:
+        spec = _spec(name)
+        raise DPCoreError(
+            f"{spec.project} runs in its own environment, which is not installed: run "
+            f"`python -m dpcore adapters install {name}` (it builds {env_dir(name)})"
+        )
 
 
 def list_envs() -> list[dict[str, Any]]:

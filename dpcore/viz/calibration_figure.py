@@ -34,12 +34,11 @@ from plotly.subplots import make_subplots
 
 from dpcore.formatting import MISSING, as_number, epsilon_text, percent
 from dpcore.pairtest.verdicts import NOT_DETECTED, OUT_OF_REACH, UNTESTED, VIOLATES, label
-from dpcore.rewriter.calibrate import NOMINAL, headline_epsilon_of, title, tpr_reach
+from dpcore.rewriter.calibrate import NOMINAL, headline_epsilon_of, loss, title, tpr_reach
 from dpcore.rewriter.calibrate import headline as calibration_headline
 from dpcore.validation import DPCoreError
 from dpcore.viz.axes import FONT
 from dpcore.viz.palette import SOFT_INK, colour
-from dpcore.viz.rewriter_figure import fmt
 
 __all__ = [
     "ESTIMATE_WORDS",
@@ -241,17 +240,11 @@ def _hover(calib: Mapping[str, Any], c: Mapping[str, Any]) -> str:
             if as_number(c["lower_bound"]) > 0
             else "no leak shown (no certified loss above 0)"
         )
-        + _exact_words(c)
+        + (f"; exact loss {exact}" if (exact := loss(c.get("exact_loss"))) else "")  # "" when unknown
         + "<br>"
         + f"verdict: {html.escape(VERDICT_WORDS.get(str(c['verdict']), str(c['verdict'])))}"
         + ("" if math.isnan(sim) else f"<br>meaning retained: {sim:.2f}")
     )
-
-
-def _exact_words(c: Mapping[str, Any]) -> str:
-    """"; exact loss 15.5" where the record has the pair's exact loss, else ""."""
-    exact = as_number(c.get("exact_loss"))
-    return "" if math.isnan(exact) else f"; exact loss {loss(exact)}"
 
 
 def calibration_figure(calib: Mapping[str, Any], *, height: int = HEIGHT) -> go.Figure:
@@ -468,26 +461,12 @@ def calibration_table(calib: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def loss(value: Any) -> str:
-    """A privacy loss (nats) as the page shows it: 3 significant digits below 1,000, whole numbers
-    with thousands separators from there (``3,200``, never ``3.2e+03``); ∞, and none for −∞."""
-    v = as_number(value)
-    if math.isfinite(v) and abs(v) >= 1000:
-        return f"{v:,.0f}"
-    return fmt(v)
-
-
 def _bound(value: Any) -> str:
     """A certified lower bound as the table shows it: "none" when it certifies no loss above 0."""
     v = as_number(value)
     if math.isnan(v):
         return ""
     return "none" if v <= 0 else loss(v)
-
-
-def _exact_beside(c: Mapping[str, Any]) -> str:
-    exact = as_number(c.get("exact_loss"))
-    return "" if math.isnan(exact) else f" (exact {loss(exact)})"
 
 
 def shown_table(calib: Mapping[str, Any]) -> pd.DataFrame:
@@ -511,12 +490,13 @@ def shown_table(calib: Mapping[str, Any]) -> pd.DataFrame:
             certified += " (at the cap)"
         sim = as_number(c.get("similarity"))
         name = str(c["rewriter"])
+        exact = loss(c.get("exact_loss"))  # "" when the record has none
         rows.append(
             [
                 rewriter_title(calib, name),
                 f"{epsilon_text(c['epsilon'])} {_TABLE_PER.get(name) or per_unit(calib, name)}",
                 loss(c["claimed_bound"]),
-                _bound(c["lower_bound"]) + _exact_beside(c),
+                _bound(c["lower_bound"]) + (f" (exact {exact})" if exact else ""),
                 certified,
                 percent(t.get("tpr")),
                 MISSING if math.isnan(sim) else f"{sim:.2f}",

@@ -68,6 +68,9 @@ TALK_LINE_PX = 21
 #: in talk mode: a longer table draws closer lines, down to :data:`MIN_LINE_PX` of its size.
 MAX_HEIGHT_PX = 440
 TALK_MAX_HEIGHT_PX = 476
+#: The figure's height apart from its lines (px): the legend above the plot (when it has one) and
+#: the axes' margins.
+LEGEND_PX, AXES_PX = 34, 62
 #: The closest lines (px) for each line size: never tighter than the text needs.
 MIN_LINE_PX = {LINE_PX: 15, TALK_LINE_PX: 18}
 #: A table with more lines than this is drawn in two columns.
@@ -203,7 +206,7 @@ def verdicts_figure(
         columns = 2 if sum(sizes) > ONE_COLUMN_MAX and len(names) > 1 else 1
     # the most lines a column may hold at the closest line spacing (legend and axes included)
     floor = MIN_LINE_PX.get(line_px, line_px)
-    max_lines = None if max_height is None else (int(max_height) - 34 - 62) // floor
+    max_lines = None if max_height is None else (int(max_height) - LEGEND_PX - AXES_PX) // floor
     first, kept = _columns(sizes, columns, max_lines)
     n_cols = 2 if first < len(names) else 1
 
@@ -344,11 +347,11 @@ def verdicts_figure(
             "ticks": "",
         }
 
-    legend_px = 34 if values else 0
-    if max_height is not None and legend_px + 62 + line_px * n_lines > max_height:
-        fitted = (int(max_height) - legend_px - 62) // max(n_lines, 1)
+    legend_px = LEGEND_PX if values else 0
+    if max_height is not None and legend_px + AXES_PX + line_px * n_lines > max_height:
+        fitted = (int(max_height) - legend_px - AXES_PX) // max(n_lines, 1)
         line_px = max(MIN_LINE_PX.get(line_px, line_px), min(line_px, fitted))
-    height = max(240, legend_px + 62 + line_px * n_lines)
+    height = max(240, legend_px + AXES_PX + line_px * n_lines)
     layout: dict[str, Any] = {
         "font": FONT,
         "xaxis": xaxis,
