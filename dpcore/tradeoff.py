@@ -22,6 +22,15 @@ The claim's region (Kairouz, Oh & Viswanath 2015, *ICML*, Thm 2.1; Dong, Roth & 
     one, 1 − TPR ≥ e^(−ε)·(1 − δ − FPR), is the claim applied to the complement Ω∖S: the
     *complement branch*. The floor mirrors both.
 
+Rényi-DP claims (``order=α``)
+    A claim D_α(M(x) ‖ M(x′)) ≤ ε for Rényi order α > 1 (Mironov 2017, *CSF*, Def. 4) allows a
+    test exactly the (FPR, TPR) whose two Bernoulli laws keep it: D_α(Bern(TPR) ‖ Bern(FPR)) ≤ ε
+    and D_α(Bern(FPR) ‖ Bern(TPR)) ≤ ε (data processing; :func:`dpcore.stats.bernoulli_renyi`).
+    The ceiling is that set's upper edge, found by bisection (both divergences grow as TPR moves
+    away from FPR), and the floor its mirror 1 − ceiling(1 − FPR). No δ enters: converting to
+    (ε′, δ) would only widen the region. It is always weaker than the pure claim at the same ε
+    (e.g. Mironov's Prop. 10, Pr[S] ≤ (e^ε·Pr′[S])^((α−1)/α), follows from it).
+
 Claims that cover only some outputs (``covers="events"``)
     SanText+'s UMLDP bounds the ratio only on outputs in its sensitive set V_P, and a sanitizer
     with ``protected_ids`` only on those. An event S made of covered outputs is still bound by
@@ -68,6 +77,7 @@ __all__ = [
     "COVERS",
     "DEFINITIONS",
     "FPR_LEVELS",
+    "RENYI_TESTED",
     "TESTED",
     "Box",
     "TradeoffPair",
@@ -106,6 +116,12 @@ TESTED: dict[str, str] = {
     ),
 }
 
+#: What a box is tested against under a Rényi-DP claim (``tested`` in the JSON).
+RENYI_TESTED = (
+    "the Rényi claim's region: D_α(Bern(TPR) ‖ Bern(FPR)) ≤ ε and D_α(Bern(FPR) ‖ Bern(TPR)) ≤ ε, the "
+    "claim applied to the event S and its complement at once (data processing)"
+)
+
 #: Slack of the box tests (rates are in [0, 1]).
 _TOL = 1e-12
 
@@ -126,6 +142,35 @@ def _check_covers(covers: str) -> str:
     return covers
 
 
+def _check_order(order: float | None, delta: float, covers: str) -> float | None:
+    if order is None:
+        return None
+    o = float(order)
+    if not (math.isfinite(o) and o > 1.0):
+        raise ValueError(f"the Rényi order must be finite and > 1, got {order!r}")
+    if delta != 0.0 or covers != "all":
+        raise ValueError("a Rényi claim has no δ and covers every output")
+    return o
+
+
+def _renyi_ceiling(fpr: np.ndarray, epsilon: float, order: float) -> np.ndarray:
+    """The largest TPR ≥ FPR whose Bernoulli pair keeps both Rényi divergences ≤ ε (module docstring),
+    by 60 steps of bisection on every FPR at once."""
+    from dpcore.stats import bernoulli_renyi
+
+    q = np.clip(np.asarray(fpr, dtype=np.float64), 0.0, 1.0)
+    if math.isinf(epsilon):
+        return np.ones_like(q)
+    lo, hi = q.copy(), np.ones_like(q)
+    ok = bernoulli_renyi(hi, q, order) <= epsilon
+    lo = np.where(ok, hi, lo)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        inside = bernoulli_renyi(mid, q, order) <= epsilon
+        lo, hi = np.where(inside, mid, lo), np.where(inside, hi, mid)
+    return lo
+
+
 def _exp_times(x: np.ndarray | float, epsilon: float) -> np.ndarray:
     """min(1, e^ε·x) for x ≥ 0 without overflow at any ε ≥ 0 (∞ included).
 
@@ -139,7 +184,12 @@ def _exp_times(x: np.ndarray | float, epsilon: float) -> np.ndarray:
 
 
 def claim_tradeoff(
-    alpha: np.ndarray | float, epsilon: float, delta: float = 0.0, *, covers: str = "all"
+    alpha: np.ndarray | float,
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    covers: str = "all",
+    order: float | None = None,
 ) -> np.ndarray:
     """f_{ε,δ}(α) = max(0, 1 − δ − e^ε·α, e^(−ε)·(1 − δ − α)): the smallest type-II error β a
     test with type-I error α can have under an (ε, δ)-DP claim (module docstring; Kairouz, Oh &
@@ -157,9 +207,13 @@ def claim_tradeoff(
     (0.0, 0.0)
     >>> round(float(claim_tradeoff(0.5, 1.0, covers="events")), 4)
     0.0
+
+    With ``order``, a Rényi-DP claim of that order: 1 − :func:`tpr_ceiling` (module docstring).
     """
     eps, d = _check_eps_delta(epsilon, delta)
     _check_covers(covers)
+    if _check_order(order, d, covers) is not None:
+        return 1.0 - tpr_ceiling(alpha, eps, order=order)
     a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, 1.0)
     if math.isinf(eps):
         # No claim: any test is allowed.
@@ -171,7 +225,12 @@ def claim_tradeoff(
 
 
 def tpr_ceiling(
-    fpr: np.ndarray | float, epsilon: float, delta: float = 0.0, *, covers: str = "all"
+    fpr: np.ndarray | float,
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    covers: str = "all",
+    order: float | None = None,
 ) -> np.ndarray:
     """1 − f_{ε,δ}(FPR) = min(1, e^ε·FPR + δ, 1 − e^(−ε)·(1 − δ − FPR)): the highest TPR any
     test can reach at this FPR while the claim holds (Kairouz, Oh & Viswanath 2015, Thm 2.1).
@@ -185,9 +244,17 @@ def tpr_ceiling(
     0.02718
     >>> float(tpr_ceiling(0.0, 1e300)), float(tpr_ceiling(1e-9, 1e300))
     (0.0, 1.0)
+
+    With ``order``, the ceiling of a Rényi-DP claim of that order (module docstring):
+
+    >>> round(float(tpr_ceiling(0.2, 1.1787, order=2.0)), 3)
+    0.8
     """
     eps, d = _check_eps_delta(epsilon, delta)
     _check_covers(covers)
+    o = _check_order(order, d, covers)
+    if o is not None:
+        return _renyi_ceiling(np.asarray(fpr, dtype=np.float64), eps, o)
     a = np.clip(np.asarray(fpr, dtype=np.float64), 0.0, 1.0)
     if math.isinf(eps):
         return np.ones_like(a)
@@ -198,18 +265,28 @@ def tpr_ceiling(
 
 
 def tpr_floor(
-    fpr: np.ndarray | float, epsilon: float, delta: float = 0.0, *, covers: str = "all"
+    fpr: np.ndarray | float,
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    covers: str = "all",
+    order: float | None = None,
 ) -> np.ndarray:
     """The lowest TPR allowed at this FPR (a test far below the diagonal, answered the other way
     round, is far above it).
 
     ``covers="all"``: 1 − ceiling(1 − FPR) = max(0, 1 − δ − e^ε·(1 − FPR), e^(−ε)·(FPR − δ)), the
     mirror of :func:`tpr_ceiling`. ``covers="events"``: max(0, e^(−ε)·(FPR − δ)), i.e.
-    FPR ≤ e^ε·TPR + δ, the claim on the same event with the two inputs exchanged.
+    FPR ≤ e^ε·TPR + δ, the claim on the same event with the two inputs exchanged. With ``order``
+    (a Rényi claim): 1 − ceiling(1 − FPR), the region being symmetric under (FPR, TPR) ↦
+    (1 − FPR, 1 − TPR).
     """
     eps, d = _check_eps_delta(epsilon, delta)
     _check_covers(covers)
+    o = _check_order(order, d, covers)
     a = np.clip(np.asarray(fpr, dtype=np.float64), 0.0, 1.0)
+    if o is not None:
+        return 1.0 - _renyi_ceiling(1.0 - a, eps, o)
     if math.isinf(eps):
         return np.zeros_like(a)
     out = np.maximum(0.0, math.exp(-eps) * (a - d))
@@ -219,20 +296,24 @@ def tpr_floor(
 
 
 def claim_curve(
-    epsilon: float, delta: float = 0.0, points: int = 201, *, covers: str = "all"
+    epsilon: float, delta: float = 0.0, points: int = 201, *, covers: str = "all", order: float | None = None
 ) -> dict[str, Any]:
     """The claim's boundary sampled for a figure or a download: ``fpr``, ``tpr_ceiling`` and
     ``tpr_floor`` (``points`` values, denser near FPR = 0 where the curve bends), with ``covers``
-    and ``tested`` (:data:`TESTED`: which constraints the curve is)."""
+    and ``tested`` (:data:`TESTED`: which constraints the curve is; :data:`RENYI_TESTED` for a
+    Rényi claim, whose ``order`` is then given)."""
     u = np.linspace(0.0, 1.0, int(points))
     fpr = np.unique(np.concatenate([u**3, u]))
-    return {
+    out: dict[str, Any] = {
         "fpr": fpr.tolist(),
-        "tpr_ceiling": tpr_ceiling(fpr, epsilon, delta, covers=covers).tolist(),
-        "tpr_floor": tpr_floor(fpr, epsilon, delta, covers=covers).tolist(),
+        "tpr_ceiling": tpr_ceiling(fpr, epsilon, delta, covers=covers, order=order).tolist(),
+        "tpr_floor": tpr_floor(fpr, epsilon, delta, covers=covers, order=order).tolist(),
         "covers": covers,
-        "tested": TESTED[covers],
+        "tested": TESTED[covers] if order is None else RENYI_TESTED,
     }
+    if order is not None:
+        out["order"] = float(order)
+    return out
 
 
 def pair_epsilon(epsilon: float, distance: float = 1.0, epsilon0: float = 0.0) -> float:
@@ -406,7 +487,7 @@ class Box:
 
 
 def box_violation(
-    box: Box, epsilon: float, delta: float = 0.0, *, covers: str = "all"
+    box: Box, epsilon: float, delta: float = 0.0, *, covers: str = "all", order: float | None = None
 ) -> tuple[str, str] | None:
     """Where the whole box lies outside the claim's region, and which branch of the curve it is
     beyond: ``(where, branch)`` or None.
@@ -424,15 +505,26 @@ def box_violation(
         (above, the shallow branch 1 − TPR ≥ e^(−ε)·(1 − δ − FPR)), or its mirror (below). Tested
         only with ``covers="all"``: a claim that covers some outputs says nothing of Ω∖S.
 
+    ``"renyi"``
+        With ``order`` (a Rényi claim): the worst corner's Bernoulli pair has a Rényi divergence
+        above ε, which is the claim broken on S and Ω∖S at once (module docstring).
+
     Each test uses the box's worst corner for it, so the box is wholly outside exactly when that
     corner is. The event branch is reported first when both hold. Overflow-safe at any ε.
     """
     eps, d = _check_eps_delta(epsilon, delta)
     _check_covers(covers)
+    o = _check_order(order, d, covers)
     if math.isinf(eps):
         return None
     fl, fh = float(box.fpr_low), float(box.fpr_high)
     tl, th = float(box.tpr_low), float(box.tpr_high)
+    if o is not None:
+        if tl > float(tpr_ceiling(fh, eps, order=o)) + _TOL:
+            return "above", "renyi"
+        if th < float(tpr_floor(fl, eps, order=o)) - _TOL:
+            return "below", "renyi"
+        return None
     # P > min(1, δ + e^ε·Q) for the four (P, Q): the claim Pr[M(·) ∈ E] ≤ e^ε·Pr[M(·′) ∈ E] + δ
     # on E = S or Ω∖S, in either order of the inputs.
     p = np.array([tl, fl, 1.0 - fh, 1.0 - th])
@@ -449,7 +541,9 @@ def box_violation(
     return None
 
 
-def box_outside(box: Box, epsilon: float, delta: float = 0.0, *, covers: str = "all") -> str | None:
+def box_outside(
+    box: Box, epsilon: float, delta: float = 0.0, *, covers: str = "all", order: float | None = None
+) -> str | None:
     """Where the whole box lies outside the claim's region: ``"above"`` (every point of it has a
     TPR above the ceiling), ``"below"`` (below the floor) or None (:func:`box_violation`, which
     also says which branch).
@@ -458,7 +552,7 @@ def box_outside(box: Box, epsilon: float, delta: float = 0.0, *, covers: str = "
     (largest FPR, smallest TPR) is; the floor's test is the mirror image. With
     ``covers="events"`` only the event branch is tested (:data:`TESTED`).
     """
-    hit = box_violation(box, epsilon, delta, covers=covers)
+    hit = box_violation(box, epsilon, delta, covers=covers, order=order)
     return None if hit is None else hit[0]
 
 
@@ -473,6 +567,7 @@ def tpr_at_fpr_entry(
     alt: str = "x′",
     unit: str = "one release",
     covers: str = "all",
+    order: float | None = None,
 ) -> dict[str, Any]:
     """The best TPR at FPR ≤ ``alpha`` of the audited tests, its bounds, the claim's ceiling and
     what it means in one sentence.
@@ -488,7 +583,7 @@ def tpr_at_fpr_entry(
     min(1, e^ε·α + δ) (:data:`TESTED`); mixtures of tests that each respect it respect it too.
     """
     _check_covers(covers)
-    ceiling = float(tpr_ceiling(alpha, epsilon, delta, covers=covers))
+    ceiling = float(tpr_ceiling(alpha, epsilon, delta, covers=covers, order=order))
     mirror = covers == "all"
     if exact_curve is not None:
         value = float(np.interp(alpha, exact_curve[0], exact_curve[1]))
@@ -524,7 +619,7 @@ def tpr_at_fpr_entry(
         f"An observer who must tell from {unit} whether it came from {null} or from {alt}{scope} can "
         f"name {alt} correctly {rate} while wrongly naming it for 1 in {one_in} inputs that were {null}"
         + (
-            f"; the claimed ε allows at most {percent(ceiling)}."
+            f"; the claimed {'Rényi ' if order is not None else ''}ε allows at most {percent(ceiling)}."
             if math.isfinite(float(epsilon))
             else "; no ε is claimed, so nothing limits it."
         )
@@ -565,6 +660,9 @@ class TradeoffPair:
         ``"all"`` (default): the claim covers every output, so each box is tested against the
         whole curve; ``"events"``: it covers only some outputs (and every event is made of covered
         ones), so each box is tested against the event branch only (:data:`TESTED`).
+    order
+        None for an (ε, δ) claim; the Rényi order α for a Rényi-DP claim D_α ≤ ε (module
+        docstring; then δ = 0 and ``covers="all"``).
     """
 
     null: str
@@ -577,9 +675,11 @@ class TradeoffPair:
     unit: str = "one release"
     note: str = ""
     covers: str = "all"
+    order: float | None = None
 
     def __post_init__(self) -> None:
         _check_covers(self.covers)
+        _check_order(self.order, float(self.delta), self.covers)
 
     @property
     def label(self) -> str:
@@ -597,7 +697,7 @@ class TradeoffPair:
         claim on the event S itself; "complement": only the claim on Ω∖S) and the box's corners."""
         out = []
         for b in self.boxes:
-            hit = box_violation(b, self.epsilon, self.delta, covers=self.covers)
+            hit = box_violation(b, self.epsilon, self.delta, covers=self.covers, order=self.order)
             if hit is not None:
                 out.append(
                     {
@@ -617,7 +717,7 @@ class TradeoffPair:
         curve = self.exact_curve
         if curve is None:
             return False
-        ceiling = tpr_ceiling(curve[0], self.epsilon, self.delta, covers=self.covers)
+        ceiling = tpr_ceiling(curve[0], self.epsilon, self.delta, covers=self.covers, order=self.order)
         return bool(np.any(curve[1] > ceiling + 1e-9))
 
     def tpr_at_fpr(self, levels: Sequence[float] = FPR_LEVELS, *, exact: bool = True) -> list[dict[str, Any]]:
@@ -634,6 +734,7 @@ class TradeoffPair:
                 alt=self.alt,
                 unit=self.unit,
                 covers=self.covers,
+                order=self.order,
             )
             for a in levels
         ]
@@ -653,8 +754,11 @@ class TradeoffPair:
             "unit": self.unit,
             "note": self.note,
             "covers": self.covers,
-            "tested": TESTED[self.covers],
-            "claim_curve": claim_curve(self.epsilon, self.delta, curve_points, covers=self.covers),
+            "order": self.order,
+            "tested": TESTED[self.covers] if self.order is None else RENYI_TESTED,
+            "claim_curve": claim_curve(
+                self.epsilon, self.delta, curve_points, covers=self.covers, order=self.order
+            ),
             "boxes": [b.to_dict() for b in self.boxes],
             "exact_curve": None if curve is None else {"fpr": curve[0].tolist(), "tpr": curve[1].tolist()},
             "outside": self.outside(),
@@ -682,6 +786,10 @@ DEFINITIONS: dict[str, str] = {
         "only the event branch is tested"
     ),
     "tested": "the constraints each box was tested against, in words",
+    "order": (
+        "null for an (ε, δ) claim; for a Rényi-DP claim of order α, α: the curve is then the edge of "
+        "the region D_α(Bern(TPR) ‖ Bern(FPR)) ≤ ε and D_α(Bern(FPR) ‖ Bern(TPR)) ≤ ε"
+    ),
     "boxes": "each audited event's measured (FPR, TPR) with Clopper–Pearson intervals on both rates",
     "exact_curve": "the optimal (Neyman–Pearson) ROC from the exact output distributions",
     "outside": (

@@ -3,7 +3,8 @@
 The generic part (a rewriter built and run by dpcore's worker in another interpreter, the
 substitutes' files) runs everywhere. The packages themselves run where their environments are
 installed: ``.ci/run`` installs them (``python -m dpcore adapters install dpmlm``,
-``… diffractor`` and ``… preempt``), so in CI a missing one fails (:func:`tests.conftest.need`).
+``… diffractor``, ``… preempt`` and ``… dpfusion``), so in CI a missing one fails
+(:func:`tests.conftest.need`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dpcore.rewriter.remote import SubprocessRewriter
 from dpcore.textaudit.envs import MANAGED_ENVS, installed_env
 from dpcore.textaudit.substitutes import prepare_substitutes
 from dpcore.validation import DPCoreError
-from dpcore.verdicts.rows import DPMLM_PAIR, PREEMPT_AGE_PAIR, PREEMPT_MONEY_PAIR
+from dpcore.verdicts.rows import DPFUSION_PAIR, DPMLM_PAIR, PREEMPT_AGE_PAIR, PREEMPT_MONEY_PAIR
 from tests.cli_errors import error_lines
 from tests.conftest import Cli, need
 
@@ -159,11 +160,14 @@ def test_the_nltk_substitute_is_read_by_nltk(tmp_path: Path) -> None:
 
 def test_adapters_list_names_every_package_environment(cli: Cli) -> None:
     rows = {r["name"]: r for r in cli("adapters", "list", "--json").json()}
-    assert {"mldp", "dpmlm", "diffractor", "preempt"} <= set(rows)
+    assert {"mldp", "dpmlm", "diffractor", "preempt", "dpfusion"} <= set(rows)
     assert MANAGED_ENVS["dpmlm"].kind == "rewriter" and MANAGED_ENVS["dpmlm"].system_site_packages
     assert rows["dpmlm"]["requirement"] == "dpmlm==1.3.0"
     assert rows["diffractor"]["requirement"] == "dp-diffractor==0.2.1"
     assert rows["preempt"]["requirement"] == "preempt==0.1.27" and MANAGED_ENVS["preempt"].kind == "rewriter"
+    assert rows["dpfusion"]["requirement"] == "dp-fusion-lib==0.1.0"
+    spec = MANAGED_ENVS["dpfusion"]
+    assert spec.kind == "rewriter" and spec.substitutes == ("causal-lm",)
 
 
 # --------------------------------------------------------------------------------------------
@@ -241,6 +245,31 @@ def test_the_preempt_package_shows_one_draw_for_an_age_written_twice(cli: Cli) -
     ages = [re.findall(r"\d+", line) for line in pair["examples"]["x"]]
     assert ages and all(len(a) == 2 and a[0] == a[1] for a in ages), ages  # one draw, shown twice
     assert all(10 <= int(a[0]) < 99 for a in ages)  # drawn in the package's [10, 99] range
+
+
+def test_the_dp_fusion_package_releases_its_public_prompt_and_new_tokens_reproducibly() -> None:
+    # The verdict table's row (its check runs in the verdicts-shipped group) audits the pair; here,
+    # what the adapter hands the audit: the package's own text, drawn from the rng it is handed.
+    _need("dpfusion")
+    from dpcore.rewriter.package_dpfusion import MAX_NEW_TOKENS
+    from dpcore.rewriter.registry import load_rewriter
+
+    rw = load_rewriter("dp-fusion:generate", epsilon=0.04)
+    try:
+        assert rw.claim.order == 2.0 and rw.claim.epsilon == pytest.approx(MAX_NEW_TOKENS * 0.04)
+        described = rw.describe()
+        assert described["library"]["version"] == "0.1.0" and described["params"]["max_new_tokens"] == 3
+        x = DPFUSION_PAIR[1]
+        first = rw.rewrite([x, x, x], np.random.default_rng(5))
+        again = rw.rewrite([x, x, x], np.random.default_rng(5))
+        assert first == again  # torch's generator is seeded from the handed rng
+        for out in first:
+            # the package returns the public prompt (the message replaced by "_") and what follows
+            _, sep, new = out.partition("\nuser\n_\nassistant\n")
+            assert sep and "Homburg" not in out and "1961" not in out, out  # the secret stays out
+            assert len(new.split()) <= MAX_NEW_TOKENS  # a word takes at least one token
+    finally:
+        rw.close()
 
 
 def test_a_package_whose_environment_is_missing_says_how_to_install_it(

@@ -69,3 +69,24 @@ def test_check_passes_on_the_shipped_file(verdicts_check: CliRun) -> None:
     assert verdicts_check.code == 0 and report["current"] is True, report["differences"]
     names = {e["name"] for e in report["rerun"]}
     assert {r["name"] for r in load_shipped()["rows"] if r["group"] == "control"} <= names
+
+
+def test_the_dp_fusion_row_breaks_its_renyi_claim_and_its_check_reproduces_it(verdicts_check: CliRun) -> None:
+    """DP-Fusion's claim is Rényi DP of order 2 (3 tokens at 4β each); the row's certified bound is
+    on that divergence, above the claim, and ``verdicts --check`` reruns the row (issue 61)."""
+    from dpcore.rewriter.package_dpfusion import MAX_NEW_TOKENS
+    from dpcore.verdicts.rows import DPFUSION_PAIR
+
+    row = next(r for r in load_shipped()["rows"] if r["name"] == "dp-fusion:generate")
+    audit = row["audit"]
+    assert row["status"] == "ran" and verdict_of(row) == "violates" and audit["claim_order"] == 2.0
+    (pair,) = audit["pairs"]
+    assert (pair["x"], pair["x_prime"]) == DPFUSION_PAIR
+    assert pair["claimed_bound"] == pytest.approx(MAX_NEW_TOKENS * row["epsilon"])
+    assert pair["lower_bound"] > pair["claimed_bound"] and pair["violates"], pair
+    quantity = "Rényi divergence of order 2"
+    assert quantity in audit["test"] and quantity in audit["verdict_text"]
+    report = json.loads(verdicts_check.out)
+    rerun = {e["name"]: e for e in report["rerun"]}
+    assert "dp-fusion:generate" in rerun, sorted(rerun)
+    assert rerun["dp-fusion:generate"]["check_now"] == "violates", rerun["dp-fusion:generate"]

@@ -1,5 +1,5 @@
 """``python -m dpcore adapters``: libraries installed in their own environments (mldp-text, dpmlm,
-dp-diffractor, preempt)."""
+dp-diffractor, preempt, dp-fusion-lib)."""
 
 from __future__ import annotations
 
@@ -14,17 +14,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         "adapters",
         help=(
             "install and list libraries that run in their own environment (mldp, dpmlm, diffractor, "
-            "preempt)"
+            "preempt, dpfusion)"
         ),
         description=(
             "Some libraries pin dependencies dpcore cannot share (mldp-text needs numpy<2), or are audited "
-            "as their authors ship them (dpmlm 1.3.0, dp-diffractor 0.2.1, preempt 0.1.27: built on this "
+            "as their authors ship them (dpmlm 1.3.0, dp-diffractor 0.2.1, preempt 0.1.27, dp-fusion-lib "
+            "0.1.0: built on this "
             "Python's torch, transformers and nltk, with offline substitutes for what they download). "
             "`adapters install NAME` builds a virtualenv for NAME with the library's own pins under "
             "dpcore's cache folder ($DPCORE_CACHE_DIR, else $XDG_CACHE_HOME/dpcore, else ~/.cache/dpcore); "
             "dpcore's environment is not touched. audit-text then runs NAME:Mechanism there (mldp:CMP, "
             "diffractor:geometric), audit-rewriter its rewriters (dpmlm:rewrite, preempt:money, "
-            "preempt:age). "
+            "preempt:age, dp-fusion:generate). "
             "`adapters list` shows what is installed."
         ),
     )
@@ -34,7 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="build a library's own virtualenv (needs a package index); without NAME, list the choices",
     )
     i.add_argument(
-        "name", nargs="?", default=None, help="the environment to build (mldp, dpmlm, diffractor, preempt)"
+        "name",
+        nargs="?",
+        default=None,
+        help="the environment to build (mldp, dpmlm, diffractor, preempt, dpfusion)",
     )
     i.add_argument(
         "--python", default=None, help="interpreter to build the virtualenv from (default: this one)"

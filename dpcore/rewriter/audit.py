@@ -17,6 +17,11 @@ lower bound exceeds the claimed bound for the pair (ε per document; ε per toke
 the text's tokens, :class:`~dpcore.rewriter.interface.RewriterClaim`). Each event is also a box
 in the trade-off plane, tested against the claim's curve (:mod:`dpcore.tradeoff`).
 
+A Rényi-DP claim of order α (``claim.order``) bounds D_α(M(x) ‖ M(x′)) instead of the loss; its
+lower bound is the Rényi divergence of the event's two Bernoulli laws at the same confidence
+corner, CP⁻(a; α/2) against CP⁺(b; α/2) (:func:`dpcore.stats.cp_renyi_lower`), and its curve is
+the region that claim implies (:func:`dpcore.tradeoff.tpr_ceiling` with ``order``).
+
 Verdicts: ``violates``; ``not-detected`` (no violation detected by this test, which never means
 private); ``out-of-reach`` (every claimed bound is at or above the largest loss N rewrites can
 certify, :func:`dpcore.rewriter.power.reach`: the audit could not have shown a violation);
@@ -39,7 +44,7 @@ from dpcore.rewriter.distinguish import DISTINGUISHERS, FORWARD, TITLES, Choice,
 from dpcore.rewriter.draws import CHUNK, RewriterSource, draw_rewrites, plan_tasks
 from dpcore.rewriter.interface import TextRewriter, check_rewriter
 from dpcore.rewriter.power import log10_rewrites_needed, reach, rewrites_needed, statements
-from dpcore.stats import cp_log_ratio_lower
+from dpcore.stats import bernoulli_renyi, cp_log_ratio_lower, cp_renyi_lower
 from dpcore.tradeoff import Box, TradeoffPair
 from dpcore.validation import DPCoreError, check_int, check_probability
 
@@ -234,6 +239,8 @@ class RewriterAuditResult:
         ]
         for s in self.power:
             lines.append(f"power: {s['text']}")
+        if not self.power and "order" in self.claim:
+            lines.append("power: none stated (the power statement is checked for pure-DP claims only)")
         for k, p in enumerate(self.pairs, 1):
             lines.append(f"pair {k}: x = {p.x!r}")
             lines.append(f"        x′ = {p.x_prime!r}")
@@ -257,7 +264,9 @@ class RewriterAuditResult:
         return "\n".join(lines)
 
 
-def _estimate(a: int, b: int) -> float:
+def _estimate(a: int, b: int, n: int, order: float | None) -> float:
+    if order is not None:
+        return float(bernoulli_renyi(a / n, b / n, order)) if a > b else 0.0
     if a == 0:
         return 0.0 if b == 0 else -math.inf
     if b == 0:
@@ -274,6 +283,7 @@ def _test_pair(
     alpha: float,
     distinguishers: Sequence[str],
     exact_loss: float | None,
+    order: float | None = None,
 ) -> PairOutcome:
     m = len(rewrites_x) // 2
     choices = choose_events(
@@ -287,9 +297,14 @@ def _test_pair(
     lbs, ests = [], []
     for c in choices:
         a, b = c.hits
-        lb = float(cp_log_ratio_lower(a, b, c.samples, alpha)) if a > 0 else -math.inf
+        if a == 0:
+            lb = -math.inf
+        elif order is None:
+            lb = float(cp_log_ratio_lower(a, b, c.samples, alpha))
+        else:
+            lb = float(cp_renyi_lower(a, b, c.samples, alpha, order))
         lbs.append(lb)
-        ests.append(_estimate(a, b))
+        ests.append(_estimate(a, b, c.samples, order))
     k = max(range(len(choices)), key=lambda i: lbs[i], default=None)
     n = len(rewrites_x) - m
     boxes = (
@@ -310,6 +325,7 @@ def _test_pair(
         epsilon=claimed,
         boxes=tuple(boxes),
         unit="one rewrite",
+        order=order,
         note=(
             f"Each box is an event chosen on the selection half and counted on the {n:,} evaluation rewrites "
             f"of each input; its two Clopper–Pearson intervals hold together with probability "
@@ -337,8 +353,15 @@ def _test_pair(
 
 
 def _verdict(
-    tested: list[PairOutcome], n_pairs: int, rewrites: int, confidence: float, top: float, alpha: float
+    tested: list[PairOutcome],
+    n_pairs: int,
+    rewrites: int,
+    confidence: float,
+    top: float,
+    alpha: float,
+    order: float | None = None,
 ) -> tuple[str, str]:
+    quantity = "privacy loss" if order is None else f"Rényi divergence of order {order:g}"
     conf = percent(confidence, exact=True)
     size = (
         f"{len(tested)} pair(s), {rewrites:,} rewrites per input, Clopper–Pearson at {conf} confidence "
@@ -354,16 +377,18 @@ def _verdict(
         best = w.best
         how = f" (event: {best.description})" if best is not None else ""
         return "violates", (
-            f"violates its claim: for x = {w.x!r} and x′ = {w.x_prime!r} the privacy loss is "
+            f"violates its claim: for x = {w.x!r} and x′ = {w.x_prime!r} the {quantity} is "
             f"≥ {w.lower_bound:.3g} at {conf} confidence, above the claimed {w.claimed_bound:.3g}{how}; "
             f"{len(viol)} of {len(tested)} pair(s) flagged ({size})"
         )
     beyond = [p for p in tested if p.claimed_bound >= top]
     if decide(flagged=False, tested=len(tested), beyond_reach=len(beyond)) == OUT_OF_REACH:
         lowest = min(p.claimed_bound for p in tested)
-        need = rewrites_needed(lowest, alpha)
+        need = rewrites_needed(lowest, alpha, order=order)
         if need:
             more = f" about {need:,} rewrites per input would reach {lowest:.3g}"
+        elif order is not None:
+            more = f" reaching {lowest:.3g} would take more than 2^40 rewrites per input"
         else:
             digits = log10_rewrites_needed(lowest, alpha)
             more = (
@@ -372,9 +397,9 @@ def _verdict(
             )
         return OUT_OF_REACH, (
             f"out of reach: the claimed bound{'s' if len(tested) > 1 else ''} (≥ {lowest:.3g}) "
-            f"{'are' if len(tested) > 1 else 'is'} above {top:.3g}, the largest loss {rewrites:,} rewrites "
-            f"per input can certify at {conf} confidence, so this audit could not have shown a "
-            f"violation;{more}. "
+            f"{'are' if len(tested) > 1 else 'is'} above {top:.3g}, the largest {quantity} "
+            f"{rewrites:,} rewrites per input can certify at {conf} confidence, so this audit could not "
+            f"have shown a violation;{more}. "
             "Nothing was shown either way"
         )
     text = f"no violation detected by this test ({size}); this does not show the rewriter is private"
@@ -509,13 +534,13 @@ def audit_rewriter(
         outcomes.append(
             _test_pair(
                 pair, tokens, bound, drawn[(k, 0)], drawn[(k, 1)], alpha, distinguishers,
-                float(exact(*pair)) if callable(exact) else None,
+                float(exact(*pair)) if callable(exact) else None, claim.order,
             )
         )  # fmt: skip
     n_eval = rewrites - rewrites // 2
-    top = reach(n_eval, alpha)
+    top = reach(n_eval, alpha, order=claim.order)
     tested = [p for p in outcomes if p.tested]
-    verdict, text = _verdict(tested, len(pairs), rewrites, confidence, top, alpha)
+    verdict, text = _verdict(tested, len(pairs), rewrites, confidence, top, alpha, claim.order)
     if contract is not None:
         independence = contract.independence()
     elif batched:
@@ -537,7 +562,7 @@ def audit_rewriter(
         distinguishers=tuple(distinguishers),
         seed=seed,
         reach=top,
-        power=statements(n_eval, alpha, claims[0]),  # for the smallest claimed bound tested
+        power=statements(n_eval, alpha, claims[0], order=claim.order),  # the smallest claimed bound tested
         contract=contract,
         verdict=verdict,
         verdict_text=text,

@@ -43,6 +43,7 @@ MODULES = (
     "dpcore.rewriter.planted",
     "dpcore.rewriter.package_dpmlm",
     "dpcore.rewriter.package_preempt",
+    "dpcore.rewriter.package_dpfusion",
 )
 #: What a rewriter is for (its ``kind:`` tag).
 KINDS = ("dpcore", "flawed", "planted", "package")

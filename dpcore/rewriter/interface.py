@@ -60,6 +60,11 @@ class RewriterClaim:
     metric:
         For a metric claim per token (ε·d(xᵢ, x′ᵢ) per position, d this metric): its name. The
         rewriter then gives each pair's bound with ``claimed_bound(x, x_prime)``.
+    order:
+        None for a pure ε-DP claim (the privacy loss ln Pr[M(x) ∈ S] − ln Pr[M(x′) ∈ S] ≤ ε for
+        every event S). A Rényi order α > 1 for a Rényi-DP claim (Mironov 2017, *CSF*, Def. 4):
+        D_α(M(x) ‖ M(x′)) ≤ ε, tested as the trade-off region it implies
+        (:mod:`dpcore.tradeoff`, ``order``); per document only.
     """
 
     epsilon: float
@@ -67,6 +72,7 @@ class RewriterClaim:
     same_length: bool = False
     citation: str = ""
     metric: str = ""
+    order: float | None = None
 
     def __post_init__(self) -> None:
         eps = self.epsilon
@@ -78,6 +84,17 @@ class RewriterClaim:
             raise DPCoreError(f"the claim's unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
         if self.metric and self.unit != "token":
             raise DPCoreError("a metric claim is per token (ε·d(xᵢ, x′ᵢ) at each position)")
+        if self.order is not None:
+            o = self.order
+            if isinstance(o, bool) or not isinstance(o, (int, float)) or not (math.isfinite(o) and o > 1):
+                raise DPCoreError(f"the claim's Rényi order must be a finite number > 1, got {o!r}")
+            if self.unit != "document" or self.metric:
+                raise DPCoreError("a Rényi claim is stated per document (compose per-token charges into it)")
+
+    @property
+    def quantity(self) -> str:
+        """What the claim's ε bounds, in words: the privacy loss, or the Rényi divergence of its order."""
+        return "privacy loss" if self.order is None else f"Rényi divergence of order {self.order:g}"
 
     def bound(self, tokens_x: int | None, tokens_x_prime: int | None) -> float:
         """The claimed bound on the privacy loss between two inputs of these token counts.
@@ -95,7 +112,12 @@ class RewriterClaim:
 
     def describe(self) -> str:
         """One line: what is claimed, per what, composed how."""
-        if self.unit == "document":
+        if self.order is not None:
+            text = (
+                f"Rényi DP of order {self.order:g}: D_{self.order:g}(M(x) ‖ M(x′)) ≤ "
+                f"{epsilon_text(self.epsilon)} per document"
+            )
+        elif self.unit == "document":
             text = f"ε = {epsilon_text(self.epsilon)} per document"
         elif self.metric:
             text = (
@@ -115,6 +137,8 @@ class RewriterClaim:
         out = asdict(self) | {"text": self.describe()}
         if not self.metric:
             del out["metric"]  # only metric claims have one
+        if self.order is None:
+            del out["order"]  # only Rényi claims have one
         return out
 
 

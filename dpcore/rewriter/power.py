@@ -29,7 +29,7 @@ from typing import Any
 
 from dpcore.formatting import percent
 from dpcore.pairtest.power import DEFAULT_POWER, detectable_excess, flag_probability
-from dpcore.stats import cp_max_log_ratio
+from dpcore.stats import cp_max_log_ratio, cp_max_renyi
 
 __all__ = [
     "MARKERS",
@@ -51,8 +51,11 @@ MARKERS = ("one whole output", "one word 1–2-gram")
 NOT_COVERED = "a marker only in characters (a suffix, a spelling) is not covered by this statement"
 
 
-def reach(n_eval: int, alpha: float) -> float:
-    """The largest lower bound ``n_eval`` evaluation rewrites per input can certify at level α."""
+def reach(n_eval: int, alpha: float, *, order: float | None = None) -> float:
+    """The largest lower bound ``n_eval`` evaluation rewrites per input can certify at level α (of
+    the Rényi divergence of ``order`` for a Rényi claim: :func:`dpcore.stats.cp_max_renyi`)."""
+    if order is not None:
+        return cp_max_renyi(int(n_eval), float(alpha), float(order))
     return float(cp_max_log_ratio(int(n_eval), float(alpha)))
 
 
@@ -62,18 +65,20 @@ def at_reach(lower_bound: float, largest: float) -> bool:
     return math.isfinite(lower_bound) and lower_bound >= largest * (1 - 1e-9)
 
 
-def rewrites_needed(claim: float, alpha: float, *, limit: int = 1 << 40) -> int | None:
+def rewrites_needed(
+    claim: float, alpha: float, *, limit: int = 1 << 40, order: float | None = None
+) -> int | None:
     """The fewest rewrites per input (both halves) whose reach exceeds ``claim`` (None: beyond ``limit``)."""
     if not math.isfinite(claim):
         return None
     lo, hi = 1, 2
-    while reach(hi, alpha) <= claim:
+    while reach(hi, alpha, order=order) <= claim:
         lo, hi = hi, hi * 2
         if hi > limit:
             return None
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if reach(mid, alpha) > claim:
+        if reach(mid, alpha, order=order) > claim:
             hi = mid
         else:
             lo = mid
@@ -110,9 +115,15 @@ def stated_power(n_eval: int, alpha: float, claim: float, p: float, loss: float)
 
 
 def statements(
-    n_eval: int, alpha: float, claim: float, *, power: float = DEFAULT_POWER
+    n_eval: int, alpha: float, claim: float, *, power: float = DEFAULT_POWER, order: float | None = None
 ) -> list[dict[str, Any]]:
-    """For each p of :data:`MARKER_PROBABILITIES`: the smallest loss flagged with probability ≥ ``power``."""
+    """For each p of :data:`MARKER_PROBABILITIES`: the smallest loss flagged with probability ≥ ``power``.
+
+    None for a Rényi claim (``order``): the statement is shown for pure-DP claims only (the planted
+    rewriters it is checked on have a privacy loss, not a Rényi divergence), so none is made.
+    """
+    if order is not None:
+        return []
     out = []
     for p in MARKER_PROBABILITIES:
         d = detectable_excess(int(n_eval), float(alpha), float(claim), float(p), power=power)

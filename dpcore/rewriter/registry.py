@@ -16,6 +16,7 @@ name                                  what is built
 ``planted:leak-word``                 test instrument: leaks the input's last word with probability ``q``
 ``dpmlm:rewrite``                     dpmlm 1.3.0 as shipped, in its own environment (.package_dpmlm)
 ``preempt:money``, ``preempt:age``    preempt 0.1.27's metric-DP paths as shipped (.package_preempt)
+``dp-fusion:generate``                dp-fusion-lib 0.1.0 as shipped, Rényi claim (.package_dpfusion)
 ``path/file.py:factory``              the user's own code (CLI only, ``allow_user_code=True``)
 ``package.module:factory``            likewise, from an installed module
 ====================================  ========================================================================

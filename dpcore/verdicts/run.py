@@ -137,6 +137,8 @@ def compact_rewriter_audit(result: Any) -> dict[str, Any]:
     their bounds, the largest certifiable bound, draws), each pair's chosen event with its counts,
     the contract check, and ``unit: "rewriter"``."""
     d = result.to_dict()
+    order = (d.get("claim") or {}).get("order")
+    quantity = "privacy loss" if order is None else f"Rényi divergence of order {order:g}"
     pairs = []
     for p in d["pairs"]:
         tests = [t for t in p.get("tests") or [] if t.get("lower_bound") is not None]
@@ -171,7 +173,7 @@ def compact_rewriter_audit(result: Any) -> dict[str, Any]:
         "verdict": d["verdict"],
         "verdict_text": d["verdict_text"],
         "test": (
-            "Clopper–Pearson lower bound on the privacy loss of one event per direction, chosen on the "
+            f"Clopper–Pearson lower bound on the {quantity} of one event per direction, chosen on the "
             "selection half of the rewrites (whole outputs, word and character n-grams, MiniLM) and "
             "bounded on the other half"
         ),
@@ -216,6 +218,7 @@ def compact_rewriter_audit(result: Any) -> dict[str, Any]:
         "claim": None,
         "claim_text": (d.get("claim") or {}).get("text"),
         "claim_unit": (d.get("claim") or {}).get("unit"),
+        "claim_order": order,
         "premise": None,
         "dpcore_version": None,
     }

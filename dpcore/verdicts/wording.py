@@ -73,6 +73,7 @@ def largest_violation(row: dict[str, Any]) -> dict[str, Any] | None:
             "ratio": _ratio(w),
             "excess": as_number(w["lower_bound"]) - as_number(w["claimed_bound"]),
             "event_source": w.get("event_source"),
+            "quantity": quantity(row),
         }
     rejecting = [t for t in audit["pooled"] if t.get("rejects")]
     if rejecting:
@@ -88,13 +89,20 @@ def largest_violation(row: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def quantity(row: dict[str, Any]) -> str:
+    """What a row's bounds are of: "privacy loss", or for a Rényi-DP claim (a rewriter row whose
+    claim has an order) "Rényi divergence of order 2"."""
+    order = (row.get("audit") or {}).get("claim_order")
+    return "privacy loss" if order is None else f"Rényi divergence of order {float(order):g}"
+
+
 def violation_sentence(w: dict[str, Any]) -> str:
     """A certified violation (:func:`largest_violation`) in words, in nats above the claim: "violates
     its claim by at least 5.35 nats (privacy loss ≥ 6.35 nats where 1 is claimed)"."""
     by = f"violates its claim by at least {nats(w['excess'])} nats"
     if w["kind"] == "pair":
         loss, claim = nats(w["lower_bound"]), nats(w["claimed_bound"])
-        return f"{by} (privacy loss ≥ {loss} nats where {claim} is claimed)"
+        return f"{by} ({w.get('quantity', 'privacy loss')} ≥ {loss} nats where {claim} is claimed)"
     pairing = f" {w['pairing']}" if w.get("pairing") else ""
     return f"{by} on some pair (pooled '{w['family']}' test over {int(w['terms']):,}{pairing} pairs)"
 
@@ -371,6 +379,9 @@ def claim_formula(row: dict[str, Any]) -> str:
         return "ε-LDP"
     if g == "rewriter":
         audit = row.get("audit") or {}
+        if audit.get("claim_order") is not None:  # a Rényi claim (RewriterClaim.order)
+            order = float(audit["claim_order"])
+            return f"Rényi DP of order {order:g}: D_α(M(x) ‖ M(x′)) ≤ the claimed bound per rewrite"
         if str(audit.get("claim_text") or "").startswith("ε·d"):  # RewriterClaim.describe, a metric claim
             return "ε·d(xᵢ, x′ᵢ) at each position, summed over the positions (metric)"
         per_token = audit.get("claim_unit") == "token"
