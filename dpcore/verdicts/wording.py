@@ -92,8 +92,9 @@ def largest_violation(row: dict[str, Any]) -> dict[str, Any] | None:
 def quantity(row: dict[str, Any]) -> str:
     """What a row's bounds are of: "privacy loss", or for a Rényi-DP claim (a rewriter row whose
     claim has an order) "Rényi divergence of order 2"."""
-    order = (row.get("audit") or {}).get("claim_order")
-    return "privacy loss" if order is None else f"Rényi divergence of order {float(order):g}"
+    from dpcore.rewriter.interface import quantity_words
+
+    return quantity_words((row.get("audit") or {}).get("claim_order"))
 
 
 def violation_sentence(w: dict[str, Any]) -> str:
