@@ -27,7 +27,7 @@ from dpcore.textaudit.substitutes import prepare_substitutes
 from dpcore.validation import DPCoreError
 from dpcore.verdicts.rows import DPFUSION_PAIR, DPMLM_PAIR, PREEMPT_AGE_PAIR, PREEMPT_MONEY_PAIR
 from tests.cli_errors import error_lines
-from tests.conftest import Cli, need
+from tests.conftest import VERDICTS_GROUP, Cli, CliRun, need
 
 #: A rewriter that uses only the standard library: it appends a word drawn from the rng it is
 #: handed, and one drawn from ``random``'s global state (seeded by the worker from the audit's rng).
@@ -184,22 +184,29 @@ def _need(name: str) -> dict:
     return info
 
 
-def test_the_dpmlm_package_keeps_a_stopword_in_every_rewrite(cli: Cli) -> None:
-    _need("dpmlm")
-    # the audit from the CLI: at ε = 0.1 per token the claim for 3 tokens is 0.3 nats, and the
-    # kept stopword is certified beyond it with 20 rewrites per input (the verdict table's check)
-    x, x_prime = DPMLM_PAIR
-    argv = ["audit-rewriter", "--rewriter", "dpmlm:rewrite", "--epsilon", "0.1", "--x", x, "--x-prime",
-            x_prime, "--rewrites", "20", "--seed", "0", "--json"]  # fmt: skip
-    d = cli(*argv).json()
-    pair = d["pairs"][0]
-    assert d["verdict"] == "violates", d["verdict_text"]
+def _checked(verdicts_check: CliRun, name: str, env: str) -> dict:
+    """The shipped table's check of the rewriter row ``name``, as ``verdicts --check --json`` reran it
+    (one run per pytest worker, :func:`tests.conftest.verdicts_check`): its one pair's evidence."""
+    _need(env)
+    report = json.loads(verdicts_check.out)
+    entry = {e["name"]: e for e in report["rerun"]}[name]
+    assert entry["check_now"] == "violates", entry
+    (pair,) = entry["evidence"]
+    assert pair["violates"] and pair["reproducible"] is True, pair
+    return pair
+
+
+@VERDICTS_GROUP
+def test_the_dpmlm_package_keeps_a_stopword_in_every_rewrite(verdicts_check: CliRun) -> None:
+    # the table's check: at ε = 0.1 per token the claim for 3 tokens is 0.3 nats, and the kept
+    # stopword is certified beyond it with 20 rewrites per input
+    pair = _checked(verdicts_check, "dpmlm:rewrite", "dpmlm")
+    assert (pair["x"], pair["x_prime"]) == DPMLM_PAIR
     assert pair["tokens"] == [3, 3] and pair["claimed_bound"] == pytest.approx(0.3)
     assert pair["event"] and "was" in json.dumps(pair["event"])
     words = [line.split() for line in pair["examples"]["x"]]
     assert words and all(w[1] == "was" for w in words)  # the stopword, released verbatim
     assert all(line.split()[1] != "felt" for line in pair["examples"]["x_prime"])  # the other word, drawn
-    assert d["rewriter"] == "dpmlm:rewrite" and d["contract"]["reproducible"] is True, d["contract"]
 
 
 def test_the_diffractor_package_keeps_stopwords_next_to_each_other_in_its_list(cli: Cli) -> None:
@@ -240,36 +247,31 @@ def test_the_preempt_package_noises_99_and_100_dollars_in_ranges_that_never_meet
     assert d["contract"]["reproducible"] is True, d["contract"]
 
 
-def test_the_preempt_package_shows_one_draw_for_an_age_written_twice(cli: Cli) -> None:
-    _, pair = _preempt(cli, "preempt:age", PREEMPT_AGE_PAIR)
+@VERDICTS_GROUP
+def test_the_preempt_package_shows_one_draw_for_an_age_written_twice(verdicts_check: CliRun) -> None:
+    pair = _checked(verdicts_check, "preempt:age", "preempt")  # the table's check: 200 rewrites per input
+    assert (pair["x"], pair["x_prime"]) == PREEMPT_AGE_PAIR and pair["claimed_bound"] == pytest.approx(0.1)
     ages = [re.findall(r"\d+", line) for line in pair["examples"]["x"]]
     assert ages and all(len(a) == 2 and a[0] == a[1] for a in ages), ages  # one draw, shown twice
     assert all(10 <= int(a[0]) < 99 for a in ages)  # drawn in the package's [10, 99] range
 
 
-def test_the_dp_fusion_package_releases_its_public_prompt_and_new_tokens_reproducibly() -> None:
-    # The verdict table's row (its check runs in the verdicts-shipped group) audits the pair; here,
-    # what the adapter hands the audit: the package's own text, drawn from the rng it is handed.
-    _need("dpfusion")
+@VERDICTS_GROUP
+def test_the_dp_fusion_package_releases_its_public_prompt_and_new_tokens(verdicts_check: CliRun) -> None:
+    # The table's check of its row (30 rewrites per input): what the adapter hands the audit is the
+    # package's own text, the same for the same rng (the contract's probe), never the secret.
     from dpcore.rewriter.package_dpfusion import MAX_NEW_TOKENS
-    from dpcore.rewriter.registry import load_rewriter
 
-    rw = load_rewriter("dp-fusion:generate", epsilon=0.04)
-    try:
-        assert rw.claim.order == 2.0 and rw.claim.epsilon == pytest.approx(MAX_NEW_TOKENS * 0.04)
-        described = rw.describe()
-        assert described["library"]["version"] == "0.1.0" and described["params"]["max_new_tokens"] == 3
-        x = DPFUSION_PAIR[1]
-        first = rw.rewrite([x, x, x], np.random.default_rng(5))
-        again = rw.rewrite([x, x, x], np.random.default_rng(5))
-        assert first == again  # torch's generator is seeded from the handed rng
-        for out in first:
-            # the package returns the public prompt (the message replaced by "_") and what follows
-            _, sep, new = out.partition("\nuser\n_\nassistant\n")
-            assert sep and "Homburg" not in out and "1961" not in out, out  # the secret stays out
-            assert len(new.split()) <= MAX_NEW_TOKENS  # a word takes at least one token
-    finally:
-        rw.close()
+    pair = _checked(verdicts_check, "dp-fusion:generate", "dpfusion")
+    assert (pair["x"], pair["x_prime"]) == DPFUSION_PAIR
+    assert pair["claimed_bound"] == pytest.approx(MAX_NEW_TOKENS * 0.01)
+    assert pair["lower_bound"] > pair["claimed_bound"]
+    outputs = pair["examples"]["x"] + pair["examples"]["x_prime"]
+    for out in outputs:
+        # the package returns the public prompt (the message replaced by "_") and what follows
+        _, sep, new = out.partition("\nuser\n_\nassistant\n")
+        assert sep and "Homburg" not in out and "1961" not in out, out  # the secret stays out
+        assert len(new.split()) <= MAX_NEW_TOKENS  # a word takes at least one token
 
 
 def test_a_package_whose_environment_is_missing_says_how_to_install_it(

@@ -56,7 +56,7 @@ def check_document(
             rp = recorded["plan"]
             rplan = RewriterPlan(**(rp | {"distinguishers": tuple(rp.get("distinguishers") or ())}))
             say(f"rerunning {row['name']}'s check ({rplan.rewrites:,} rewrites per text)")
-            got = run_check(spec, int(row["seed"]), workers, plan=rplan)
+            got = run_check(spec, int(row["seed"]), workers, plan=rplan, evidence=True)
             rerun.append(_compare(row, recorded, got, diffs))
             continue
         # a plan recorded before dpcore filtered its vocabularies audited the full one
@@ -93,10 +93,13 @@ def _compare(
             f"{row['name']}: the file says {verdict_of(row)!r}, its check gives {got['verdict']!r} now"
             + (f" ({got['why']})" if got.get("why") else "")
         )
-    return {
+    entry = {
         "name": row["name"],
         "recorded": verdict_of(row),
         "check_recorded": recorded["verdict"],
         "check_now": got["verdict"],
         "seconds": got["seconds"],
     }
+    if got.get("evidence") is not None:  # a rewriter row's check: what it saw (pairs, rewrites)
+        entry["evidence"] = got["evidence"]
+    return entry

@@ -288,15 +288,16 @@ def package_rows() -> list[RowSpec]:
             "dp-fusion:generate",
             "packages",
             "dp-fusion-lib",
-            "dp-fusion-lib 0.1.0's DPFusion.generate as shipped (β = ε/4 = 0.01, at most 3 new tokens), the "
-            f"message marked private by hand, on SmolLM2-135M-Instruct; claim: {DPFUSION_CITATION}",
-            0.04,
+            "dp-fusion-lib 0.1.0's DPFusion.generate as shipped (β = ε/4 = 0.0025, at most 3 new tokens), "
+            "the message marked private by hand, on SmolLM2-135M-Instruct; claim: "
+            f"{DPFUSION_CITATION}",
+            0.01,
             embedding="",
             unavailable=missing("dpfusion"),
             rewriter=RewriterPlan(
                 *DPFUSION_PAIR,
                 rewrites=60,
-                check_rewrites=30,
+                check_rewrites=20,
                 why="two private messages of different lengths: the public prompt is padded to the private "
                 "one's length, with no attention mask, so the public distribution depends on the secret's "
                 "length (utils.py:243–254)",

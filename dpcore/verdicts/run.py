@@ -342,12 +342,15 @@ def run_check(
     *,
     plan: FixedPlan | RewriterPlan | None = None,
     full_vocabulary: bool = False,
+    evidence: bool = False,
 ) -> dict[str, Any]:
     """The row's check: ``plan`` (default: a control's own fixed setting, else :data:`CHECK_PLAN`,
     over the full vocabulary with ``full_vocabulary``); deterministic in its seed, so ``verdicts
-    --check`` reruns it and compares verdicts."""
+    --check`` reruns it and compares verdicts. With ``evidence``, a rewriter row's check also
+    returns what it saw (:func:`_rewriter_evidence`), which ``verdicts --check --json`` reports."""
     if spec.rewriter is not None:
-        return _run_rewriter_check(spec, seed, plan if isinstance(plan, RewriterPlan) else None)
+        plan = plan if isinstance(plan, RewriterPlan) else None
+        return _run_rewriter_check(spec, seed, plan, evidence=evidence)
     if plan is None:
         plan = spec.fixed if spec.fixed is not None else CHECK_PLAN
         plan = replace(plan, full_vocabulary=bool(full_vocabulary))
@@ -372,7 +375,30 @@ def _failed(row: dict[str, Any], exc: BaseException, t0: float) -> dict[str, Any
     return row
 
 
-def _run_rewriter_check(spec: RowSpec, seed: int, plan: RewriterPlan | None) -> dict[str, Any]:
+def _rewriter_evidence(result: Any) -> list[dict[str, Any]]:
+    """What a rewriter check saw, per pair: the claimed and certified bounds, the event and its
+    counts, a few rewrites of each input, and whether the same rng gave the same rewrites."""
+    d = result.to_dict()
+    reproducible = (d.get("contract") or {}).get("reproducible")
+    return [
+        {
+            "x": p["x"],
+            "x_prime": p["x_prime"],
+            "tokens": p.get("tokens"),
+            "claimed_bound": p["claimed_bound"],
+            "lower_bound": p["lower_bound"],
+            "violates": bool(p["violates"]),
+            "event": p.get("event"),
+            "examples": p.get("examples"),
+            "reproducible": reproducible,
+        }
+        for p in d["pairs"]
+    ]
+
+
+def _run_rewriter_check(
+    spec: RowSpec, seed: int, plan: RewriterPlan | None, *, evidence: bool = False
+) -> dict[str, Any]:
     """A rewriter row's check: its pair at ``check_rewrites`` (deterministic in the seed)."""
     assert spec.rewriter is not None
     plan = plan or spec.rewriter.checked()
@@ -382,13 +408,16 @@ def _run_rewriter_check(spec: RowSpec, seed: int, plan: RewriterPlan | None) -> 
     except Exception as exc:  # a package may raise anything: the check says so
         return {"plan": plan.to_dict(), "verdict": "cannot-run", "why": _one_line(exc), "seconds": 0.0}
     a = compact_rewriter_audit(r)
-    return {
+    out = {
         "plan": plan.to_dict(),
         "command": rewriter_command(spec, plan, seed),
         "verdict": a["verdict"],
         "max_lower_bound_ratio": a["max_lower_bound_ratio"],
         "seconds": round(time.perf_counter() - t0, 2),
     }
+    if evidence:
+        out["evidence"] = _rewriter_evidence(r)
+    return out
 
 
 def _run_rewriter_row(
