@@ -72,20 +72,18 @@ def dpfusion_package(*, epsilon: float) -> object:
     DPCoreError
         The environment is not installed, or the package fails to build (one line).
     """
-    from dpcore.rewriter.remote import SubprocessRewriter
-    from dpcore.textaudit.envs import env_python, factory_target, require_env, worker_env
+    from dpcore.rewriter.remote import package_rewriter
+    from dpcore.textaudit.envs import require_env
     from dpcore.textaudit.substitutes import causal_lm_folder
 
     epsilon = check_epsilon(epsilon)
-    require_env("dpfusion")
+    require_env("dpfusion")  # before the model's folder, which a first call would write
     claim = RewriterClaim(MAX_NEW_TOKENS * epsilon, unit="document", citation=CITATION, order=ORDER)
-    return SubprocessRewriter(
-        python=str(env_python("dpfusion")),
-        target=factory_target("dpfusion"),
+    return package_rewriter(
+        "dpfusion",
+        name="dp-fusion:generate",
         epsilon=epsilon,
         claim=claim,
-        name="dp-fusion:generate",
         params={"model": str(causal_lm_folder()), "alpha": ORDER, "max_new_tokens": MAX_NEW_TOKENS},
-        extra_env=worker_env("dpfusion"),
         independent_copies=False,  # one generation per call (module docstring)
     )

@@ -47,19 +47,15 @@ def dpmlm_package(*, epsilon: float) -> object:
     DPCoreError
         The environment is not installed, or the package fails to build (one line).
     """
-    from dpcore.rewriter.remote import SubprocessRewriter
-    from dpcore.textaudit.envs import env_python, factory_target, require_env, worker_env
+    from dpcore.rewriter.remote import package_rewriter
     from dpcore.textaudit.substitutes import masked_lm_folder
 
     epsilon = check_epsilon(epsilon)
-    require_env("dpmlm")
     claim = RewriterClaim(epsilon, unit="token", same_length=True, citation=CITATION)
-    return SubprocessRewriter(
-        python=str(env_python("dpmlm")),
-        target=factory_target("dpmlm"),
+    return package_rewriter(
+        "dpmlm",
+        name="dpmlm:rewrite",
         epsilon=epsilon,
         claim=claim,
-        name="dpmlm:rewrite",
         params={"model": str(masked_lm_folder())},
-        extra_env=worker_env("dpmlm"),
     )

@@ -68,11 +68,9 @@ def claimed_bound(x: str, x_prime: str, *, epsilon: float) -> float:
 
 
 def _build(entity: str, epsilon: float) -> object:
-    from dpcore.rewriter.remote import SubprocessRewriter
-    from dpcore.textaudit.envs import env_python, factory_target, require_env, worker_env
+    from dpcore.rewriter.remote import package_rewriter
 
     epsilon = check_epsilon(epsilon)
-    require_env("preempt")
     claim = RewriterClaim(
         epsilon,
         unit="token",
@@ -80,14 +78,12 @@ def _build(entity: str, epsilon: float) -> object:
         citation=CITATION,
         metric=f"|x − x′| between the values, in {UNITS[entity]}",
     )
-    return SubprocessRewriter(
-        python=str(env_python("preempt")),
-        target=factory_target("preempt"),
+    return package_rewriter(
+        "preempt",
+        name=f"preempt:{entity.lower()}",
         epsilon=epsilon,
         claim=claim,
-        name=f"preempt:{entity.lower()}",
         params={"entity": entity, "pattern": VALUE_PATTERN},
-        extra_env=worker_env("preempt"),
         premise=premise,
         claimed_bound=functools.partial(claimed_bound, epsilon=epsilon),
     )

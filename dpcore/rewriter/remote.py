@@ -29,7 +29,7 @@ from dpcore.textaudit.subprocess_adapter import BUILD_SEED, WorkerClient
 from dpcore.textaudit.worker_protocol import WorkerDied
 from dpcore.validation import DPCoreError, check_epsilon
 
-__all__ = ["SubprocessRewriter"]
+__all__ = ["SubprocessRewriter", "package_rewriter"]
 
 
 class SubprocessRewriter(WorkerClient):
@@ -143,3 +143,30 @@ class SubprocessRewriter(WorkerClient):
 
     def describe(self) -> dict[str, Any]:
         return {**self._where(), "adapter": "dpcore.rewriter.remote (run as shipped in its own environment)"}
+
+
+def package_rewriter(
+    env: str, *, name: str, epsilon: float, claim: RewriterClaim, **options: Any
+) -> SubprocessRewriter:
+    """A published package's rewriter, run as shipped in its managed environment ``env``
+    (:data:`dpcore.textaudit.envs.MANAGED_ENVS`): its interpreter, its factory file and its offline
+    substitutes; ``options`` are :class:`SubprocessRewriter`'s (``params``, ``premise``, …).
+
+    Raises
+    ------
+    DPCoreError
+        The environment is not installed (one line naming ``adapters install ENV``), or the package
+        fails to build.
+    """
+    from dpcore.textaudit.envs import env_python, factory_target, require_env, worker_env
+
+    require_env(env)
+    return SubprocessRewriter(
+        python=str(env_python(env)),
+        target=factory_target(env),
+        epsilon=epsilon,
+        claim=claim,
+        name=name,
+        extra_env=worker_env(env),
+        **options,
+    )

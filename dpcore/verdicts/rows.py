@@ -223,16 +223,22 @@ def package_rows() -> list[RowSpec]:
             return None
         return f"its environment is not installed: python -m dpcore adapters install {env}"
 
+    def rewriter_row(
+        name: str, library: str, env: str, summary: str, epsilon: float, plan: RewriterPlan
+    ) -> RowSpec:
+        """A package's rewriter row: audited on ``plan``'s pair in its environment ``env``."""
+        return RowSpec(
+            name, "packages", library, summary, epsilon, embedding="", unavailable=missing(env), rewriter=plan
+        )
+
     rows = [
-        RowSpec(
+        rewriter_row(
             "dpmlm:rewrite",
-            "packages",
+            "dpmlm",
             "dpmlm",
             f"dpmlm 1.3.0's dpmlm_rewrite as shipped, in its own environment; claim: {DPMLM_CITATION}",
             0.1,
-            embedding="",
-            unavailable=missing("dpmlm"),
-            rewriter=RewriterPlan(
+            RewriterPlan(
                 *DPMLM_PAIR,
                 rewrites=200,
                 check_rewrites=20,
@@ -271,30 +277,26 @@ def package_rows() -> list[RowSpec]:
         ("preempt:age", "ages", PREEMPT_AGE_PAIR),
     ):
         rows.append(
-            RowSpec(
+            rewriter_row(
                 name,
-                "packages",
+                "preempt",
                 "preempt",
                 f"preempt 0.1.27's Sanitizer.encrypt on {what} (metric DP) as shipped, the NER's answer "
                 f"marked by hand; claim: {PREEMPT_CITATION}",
                 0.1,
-                embedding="",
-                unavailable=missing("preempt"),
-                rewriter=RewriterPlan(*pair, rewrites=400, check_rewrites=200, why=preempt_why[what]),
+                RewriterPlan(*pair, rewrites=400, check_rewrites=200, why=preempt_why[what]),
             )
         )
     rows.append(
-        RowSpec(
+        rewriter_row(
             "dp-fusion:generate",
-            "packages",
             "dp-fusion-lib",
+            "dpfusion",
             "dp-fusion-lib 0.1.0's DPFusion.generate as shipped (β = ε/4 = 0.0025, at most 3 new tokens), "
             "the message marked private by hand, on SmolLM2-135M-Instruct; claim: "
             f"{DPFUSION_CITATION}",
             0.01,
-            embedding="",
-            unavailable=missing("dpfusion"),
-            rewriter=RewriterPlan(
+            RewriterPlan(
                 *DPFUSION_PAIR,
                 rewrites=60,
                 check_rewrites=20,
