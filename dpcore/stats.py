@@ -60,6 +60,7 @@ __all__ = [
     "log_cp_upper",
     "log_wilson_tables",
     "poisson_log_tail",
+    "renyi_order",
     "wilson_log_ratio_lower",
     "wilson_lower",
     "wilson_upper",
@@ -325,6 +326,14 @@ def cp_max_log_ratio(n: int, alpha: float) -> float:
 
 
 # --- Rényi divergence between two Bernoulli laws ---------------------------------------------
+def renyi_order(order: float) -> float:
+    """``order`` as a float, checked to be a Rényi order: finite and > 1 (ValueError otherwise)."""
+    o = float(order)
+    if not (math.isfinite(o) and o > 1.0):
+        raise ValueError(f"the Rényi order must be finite and > 1, got {order!r}")
+    return o
+
+
 def bernoulli_renyi(p: np.ndarray | float, q: np.ndarray | float, order: float) -> np.ndarray:
     """max(D_α(Bern(p) ‖ Bern(q)), D_α(Bern(q) ‖ Bern(p))) for Rényi order α = ``order`` > 1.
 
@@ -341,9 +350,7 @@ def bernoulli_renyi(p: np.ndarray | float, q: np.ndarray | float, order: float) 
     >>> round(float(bernoulli_renyi(0.8, 0.2, 2.0)), 4)  # ln(0.64/0.2 + 0.04/0.8)
     1.1787
     """
-    o = float(order)
-    if not (math.isfinite(o) and o > 1.0):
-        raise ValueError(f"the Rényi order must be finite and > 1, got {order!r}")
+    o = renyi_order(order)
     p = np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0)
     q = np.clip(np.asarray(q, dtype=np.float64), 0.0, 1.0)
 

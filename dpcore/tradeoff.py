@@ -143,11 +143,11 @@ def _check_covers(covers: str) -> str:
 
 
 def _check_order(order: float | None, delta: float, covers: str) -> float | None:
+    from dpcore.stats import renyi_order
+
     if order is None:
         return None
-    o = float(order)
-    if not (math.isfinite(o) and o > 1.0):
-        raise ValueError(f"the Rényi order must be finite and > 1, got {order!r}")
+    o = renyi_order(order)
     if delta != 0.0 or covers != "all":
         raise ValueError("a Rényi claim has no δ and covers every output")
     return o

@@ -104,11 +104,11 @@ def masked_lm_folder() -> Path:
 def causal_lm_folder() -> Path:
     """dpcore's SmolLM2-135M-Instruct as a Hugging Face folder (config, tokenizer, safetensors):
     the de-quantized copy in dpcore's cache, written by the first load when it is missing."""
-    from dpcore.models.causal_lm import _DONE, converted_path, load_smollm2, smollm2_path
+    from dpcore.models.causal_lm import _DONE, SmolLM2, converted_path, smollm2_path
 
     folder = converted_path(smollm2_path())
     if not (folder / _DONE).is_file():
-        load_smollm2()  # de-quantizes the shipped GGUF once and writes the folder
+        SmolLM2()  # de-quantizes the shipped GGUF once and writes the folder (not kept loaded here)
     if not (folder / "model.safetensors").is_file():
         raise DPCoreError(f"dpcore's causal LM could not be written to {folder}")
     return folder

@@ -156,7 +156,7 @@ MECHANISMS: dict[str, str] = {
     "diffractor:geometric": "#47361f",  # 1-Diffractor (dp-diffractor); these four found as SERIES
     "preempt:money": "#0000e6",  # Prεεmpt (preempt), its money path
     "preempt:age": "#0c3000",  # its age path (the farthest from every other colour, found likewise)
-    "dp-fusion:generate": "#1f3447",  # DP-Fusion (dp-fusion-lib), a verdict row not run yet
+    "dp-fusion:generate": "#1f3447",  # DP-Fusion (dp-fusion-lib), its Rényi-claim row
     "invink:generate": "#002680",  # InvisibleInk (invink), likewise
 }
 
