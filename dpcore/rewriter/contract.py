@@ -54,6 +54,7 @@ __all__ = [
     "GROUPS",
     "GROUP_SIZE",
     "PROBE",
+    "UNBATCHED_PROBE",
     "ContractReport",
     "GlobalStateReseeded",
     "check_contract",
@@ -61,6 +62,10 @@ __all__ = [
 
 #: Rewrites per side of the size check.
 PROBE = 24
+#: Rewrites per side of items 1 and 4 for a rewriter drawn one copy per call by its own
+#: declaration (``independent_copies = False``): a rewriter that draws from anything but its rng
+#: differs in some of 8 rewrites unless it is all but deterministic.
+UNBATCHED_PROBE = 8
 #: Calls of :data:`GROUP_SIZE` copies drawn for the content check (besides the size check's).
 GROUPS = 12
 #: Copies per call of the content check.
@@ -245,15 +250,17 @@ def check_contract(rewriter: TextRewriter, text: str, *, seed: int, batched: boo
     batched:
         Whether the audit will draw many copies per call. ``False`` (a rewriter that declares
         ``independent_copies = False``: the audit then draws one copy per call) checks items 1
-        and 4 only: copies within a call are never used together.
+        and 4 only, on :data:`UNBATCHED_PROBE` rewrites: copies within a call are never used
+        together.
     """
+    probe = PROBE if batched else UNBATCHED_PROBE
     # a first call loads what the rewriter loads lazily (a model, a library that seeds something
     # on import): only what a rewrite itself draws is the contract's business
     outer = (np.random.get_state(), random.getstate())  # noqa: NPY002 (the caller's, put back below)
     call_rewrite(rewriter, [text], _rng(seed, "warm-up"))
     np_state = np.random.get_state()  # noqa: NPY002 (the check reads the global state)
     py_state = random.getstate()
-    first = call_rewrite(rewriter, [text] * PROBE, _rng(seed, "same"))
+    first = call_rewrite(rewriter, [text] * probe, _rng(seed, "same"))
     np_after, py_after = np.random.get_state(), random.getstate()  # noqa: NPY002
     np.random.set_state(np_state)  # noqa: NPY002
     random.setstate(py_state)
@@ -267,7 +274,7 @@ def check_contract(rewriter: TextRewriter, text: str, *, seed: int, batched: boo
         np.random.set_state(outer[0])  # noqa: NPY002 (its unseeded warm-up drew from the caller's)
         random.setstate(outer[1])
         return replace(report, global_state_reseeded=which)
-    again = call_rewrite(rewriter, [text] * PROBE, _rng(seed, "same"))
+    again = call_rewrite(rewriter, [text] * probe, _rng(seed, "same"))
     if again != first:
         reseeded = isinstance(rewriter, GlobalStateReseeded)
         seeded = " even with its global random states seeded from it" if reseeded else ""
@@ -275,10 +282,10 @@ def check_contract(rewriter: TextRewriter, text: str, *, seed: int, batched: boo
             f"{rewriter.name} gives other rewrites for the same seed{seeded}: it must draw only from the rng "
             "it is handed"
         )
-    other = call_rewrite(rewriter, [text] * PROBE, _rng(seed, "other"))
+    other = call_rewrite(rewriter, [text] * probe, _rng(seed, "other"))
     deterministic = other == first
     if not batched:
-        return ContractReport(True, bool(deterministic), 1.0, 1.0, PROBE, batched=False)
+        return ContractReport(True, bool(deterministic), 1.0, 1.0, probe, batched=False)
     singles = [call_rewrite(rewriter, [text], _rng(seed, "single", i))[0] for i in range(PROBE)]
     prng = _rng(seed, "permutations")
     both = [*other, *singles]

@@ -58,6 +58,11 @@ class SanitizerRaised(DPCoreError):
     """The sanitizer's own ``sample`` raised an exception (a finding, reported per word)."""
 
 
+#: :meth:`SegmentCounts.from_codes` counts with one ``bincount`` where the keys (codes × segments)
+#: number at most this many per draw, else by sorting the draws.
+_DENSE_KEYS_PER_DRAW = 4
+
+
 @dataclass(frozen=True)
 class SegmentCounts:
     """A word's counts per segment of its draws, over the outputs it drew only.
@@ -83,8 +88,11 @@ class SegmentCounts:
     def from_codes(cls, codes: np.ndarray, bounds: Sequence[int]) -> SegmentCounts:
         """Counts of ``codes[bounds[k]:bounds[k + 1]]`` for each segment k (codes ≥ 0).
 
-        One sort of ``code · K + k`` (K segments) gives each code's draws side by side, by
-        segment; a run's length per segment is its count.
+        With ``code · K + k`` as each draw's key (K segments): where the keys are few beside the
+        draws (:data:`_DENSE_KEYS_PER_DRAW`; many draws of each word of a small vocabulary), one
+        ``bincount`` of the keys, O(draws + keys); else one sort, which puts each code's draws
+        side by side, by segment, a run's length per segment being its count (O(draws · log),
+        and nothing |V|-long). Both give the same counts.
         """
         k = len(bounds) - 1
         key = np.array(codes, dtype=np.int64)  # a copy: sorted in place
@@ -94,6 +102,11 @@ class SegmentCounts:
             key *= k
             for j in range(1, k):
                 key[bounds[j] : bounds[j + 1]] += j
+        top = int(key.max()) // k + 1  # codes 0 … top − 1
+        if top * k <= _DENSE_KEYS_PER_DRAW * key.size:
+            table = np.bincount(key, minlength=top * k).reshape(top, k)
+            ids = np.flatnonzero(table.any(axis=1))
+            return cls(ids, np.ascontiguousarray(table[ids].T))
         key.sort()
         if k > 1:
             seg = key % k
