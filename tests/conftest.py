@@ -160,9 +160,9 @@ VERDICTS_GROUP = pytest.mark.xdist_group("verdicts-shipped")
 @pytest.fixture(scope="session")
 def verdicts_check() -> CliRun:
     """``python -m dpcore verdicts --check --json`` on the shipped table, run once per pytest
-    worker (what CI checks; about 4 minutes here). Its report (``.json()``) names each rerun row's verdict
-    (``check_now``); the rows' plans are the shipped file's (``check.plan`` of each row). Mark the
-    tests that read it ``VERDICTS_GROUP``."""
+    worker (what CI checks; about 2 minutes alone here, 5 in the suite). Its report
+    (``.json()``) names each rerun row's verdict (``check_now``); the rows' plans are the shipped
+    file's (``check.plan`` of each row). Mark the tests that read it ``VERDICTS_GROUP``."""
     import contextlib
     import io
 

@@ -258,7 +258,7 @@ def test_the_preempt_package_shows_one_draw_for_an_age_written_twice(verdicts_ch
 
 @VERDICTS_GROUP
 def test_the_dp_fusion_package_releases_its_public_prompt_and_new_tokens(verdicts_check: CliRun) -> None:
-    # The table's check of its row (30 rewrites per input): what the adapter hands the audit is the
+    # The table's check of its row (20 rewrites per input): what the adapter hands the audit is the
     # package's own text, the same for the same rng (the contract's probe), never the secret.
     from dpcore.rewriter.package_dpfusion import MAX_NEW_TOKENS
 

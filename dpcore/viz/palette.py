@@ -157,7 +157,7 @@ MECHANISMS: dict[str, str] = {
     "preempt:money": "#0000e6",  # Prεεmpt (preempt), its money path
     "preempt:age": "#0c3000",  # its age path (the farthest from every other colour, found likewise)
     "dp-fusion:generate": "#1f3447",  # DP-Fusion (dp-fusion-lib), its Rényi-claim row
-    "invink:generate": "#002680",  # InvisibleInk (invink), likewise
+    "invink:generate": "#002680",  # InvisibleInk (invink), a row that cannot run here
 }
 
 #: Third-party adapter name → the dpcore mechanism it runs, whose colour it takes. An adapter runs
