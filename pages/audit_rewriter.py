@@ -171,8 +171,9 @@ page_intro(
     "allows?",
     "Give a rewriter two inputs x and x′. dpcore rewrites each N times; on the first half of the "
     "rewrites it chooses, for each input, the event that best tells it apart (a whole output, a word "
-    "or word pair, or a threshold on a naive-Bayes score over word or character n-grams or on a MiniLM "
-    "sentence-embedding score), and on the second half "
+    "or word pair, a side channel such as the output's length, casing, punctuation, digits or the "
+    "place of a kept word, or a threshold on a naive-Bayes score over word or character n-grams or on "
+    "a MiniLM sentence-embedding score), and on the second half "
     "it bounds that event's privacy loss, ln Pr[M(x) ∈ S] − ln Pr[M(x′) ∈ S], from below with "
     "Clopper–Pearson bounds (Bonferroni over both directions). The pair *violates* its claim when "
     "that lower bound exceeds the claimed bound: ε per document, or for DP-MLM ε per token times the "
@@ -226,7 +227,10 @@ with st.sidebar:
         key="dist",
         format_func=lambda d: TITLES.get(d, d),
         help="How events are found on the selection half: whole outputs, word n-grams, character "
-        "n-grams, a MiniLM sentence-embedding score (the slowest: it loads a model).",
+        "n-grams, side channels (counts of tokens, characters, capitals, punctuation and digits; the "
+        "places of the inputs' words), a MiniLM sentence-embedding score (the slowest: it loads a "
+        "model). The language-model distinguisher (SmolLM2) runs from the CLI only: "
+        "audit-rewriter --distinguishers lm.",
     )
     st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="seed")
 
@@ -416,6 +420,11 @@ with more("The sentences, their rewrites and the chosen event", icon=":material/
         st.markdown(
             "**What this run could have caught** (the whole pipeline, its own selection included):\n"
             + "\n".join(f"- {_plain(sentence(s['text']))}" for s in res["power"])
+        )
+    elif "order" not in claim:
+        st.markdown(
+            "**What this run could have caught:** no statement is made. It is for markers that whole "
+            "outputs, word n-grams or side channels select, and none of those distinguishers ran."
         )
     contract = res.get("contract")
     if contract:

@@ -200,7 +200,12 @@ with st.expander("The estimate and the meaning retained of every cell", icon=":m
     st.caption(
         f"TPR estimate: the point estimate of the best measured test at {percent(fpr)} FPR (biased upward: "
         "the best of the tests measured). Meaning retained: the mean cosine of a rewrite and its input in "
-        "the all-MiniLM-L6-v2 sentence embedding (1 = the same text)." + bounds
+        "the all-MiniLM-L6-v2 sentence embedding (1 = the same text)." + bounds + " Best test by: the "
+        "distinguisher family that chose the audit's event (whole outputs, word or character n-grams, "
+        "side channels such as length and casing, MiniLM). LM: the same rewrites read by the language-model "
+        "distinguisher (how much likelier SmolLM2-135M-Instruct finds x than x′ as the original of a "
+        "rewrite), computed with the shipped file ('—': not read); its bound holds alone, and the two "
+        "readings are compared by their estimates."
     )
 
 # ---- sample rewrites -------------------------------------------------------------------------------

@@ -37,6 +37,12 @@ Fixtures
     ``tests/test_verdicts_shipped.py`` and the flawed settings' default-audit tests
     (``tests/test_flawed_settings.py``), whose documented commands are the check's rows, read
     it. They are marked ``VERDICTS_GROUP`` so that one worker runs the check once.
+``toy_lm``
+    An exact toy causal LM in place of the shipped SmolLM2 for the ``lm`` distinguisher
+    (:func:`dpcore.rewriter.lmscore.default_model` returns it): ln p(answer | prompt) sums
+    ln 0.6 over the answer's words the prompt holds and ln 0.05 over the others, a model that
+    copies what it reads. Its ``prompts_scored`` counts the prompts it was given. The shipped
+    model runs the distinguisher from the CLI in ``tests/test_rewriter_dpprompt.py``.
 ``ray_runtime``
     One local Ray (2 CPUs) for the pytest worker, started by the first test that asks for it and
     stopped after the last test of the run of tests that ask for it (idle, it takes about 5% of
@@ -172,6 +178,49 @@ def verdicts_check() -> CliRun:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["verdicts", "--check", "--json"])
     return CliRun(code, out.getvalue(), err.getvalue())
+
+
+class ToyScoringLM:
+    """The ``toy_lm`` fixture's model (see the module's docstring)."""
+
+    name = "toy"
+
+    def __init__(self) -> None:
+        self.prompts_scored = 0
+
+    def prompt_ids(self, prompt: str) -> Any:
+        import numpy as np
+
+        return np.asarray([hash(w) % 10_000 for w in prompt.split()], dtype=np.int64)
+
+    def answer_ids(self, text: str) -> Any:
+        return self.prompt_ids(text)
+
+    def log_likelihoods(self, prompts: Any, answers: Any) -> Any:
+        import math
+
+        import numpy as np
+
+        self.prompts_scored += len(prompts)
+        return np.asarray(
+            [
+                [
+                    sum(math.log(0.6 if a in set(p.tolist()) else 0.05) for a in answer.tolist())
+                    for answer in answers
+                ]
+                for p in prompts
+            ]
+        )
+
+
+@pytest.fixture
+def toy_lm(monkeypatch: pytest.MonkeyPatch) -> ToyScoringLM:
+    """The ``lm`` distinguisher's model replaced by :class:`ToyScoringLM` (see the module's docstring)."""
+    from dpcore.rewriter import lmscore
+
+    toy = ToyScoringLM()
+    monkeypatch.setattr(lmscore, "default_model", lambda: toy)
+    return toy
 
 
 #: The xdist group of the tests that use ``ray_runtime``: they run in one worker, on one Ray.

@@ -1,7 +1,7 @@
 """AppTest: the "Rewriter calibration" page (``pages/rewriter_calibration.py``).
 
 The page reads the shipped calibration (``dpcore/data/rewriter_calibration.json``, written by
-``python -m dpcore calibrate-rewriters --save …``) and computes nothing. Its headline is one sentence
+``python -m dpcore calibrate-rewriters --lm --save …``) and computes nothing. Its headline is one sentence
 (``page_headline``); its first table has the columns a room reads first (``FIRST_COLUMNS``: they fit
 a 1280-px projector, ``tests/e2e/test_tables_fit.py``), the rest in a second table under an
 expander; rewrites are shown as words (``dpcore.rewriter.words``). The tests take their
@@ -44,7 +44,7 @@ from tests.blocked_imports import run_blocked
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "rewriter_calibration.py")
 MACHINE = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$")
-RW, NOMINAL, CLAIM, BOUND, TPR, ESTIMATE, SIMILARITY, VERDICT = SHOWN_COLUMNS
+RW, NOMINAL, CLAIM, BOUND, TPR, ESTIMATE, SIMILARITY, VERDICT, FAMILY, LM_TPR, LM_ESTIMATE = SHOWN_COLUMNS
 HOSTILE = "[click](https://evil.example) <script>alert(1)</script> **bold** $x$ :red[red]"
 
 
@@ -229,7 +229,7 @@ def test_the_table_has_one_row_per_cell_in_words(shipped: dict[str, Any], no_com
     assert set(FIRST_COLUMNS) | set(MORE_COLUMNS) == set(SHOWN_COLUMNS)
     assert "The estimate and the meaning retained of every cell" in [e.label for e in at.expander]
     assert list(first[RW]) == list(rest[RW]) and list(first[NOMINAL]) == list(rest[NOMINAL])
-    df = first.join(rest[[ESTIMATE, SIMILARITY]])
+    df = first.join(rest[[ESTIMATE, SIMILARITY, FAMILY, LM_TPR, LM_ESTIMATE]])
     assert sorted(df.columns) == sorted(SHOWN_COLUMNS)
     assert not [c for c in df.columns if MACHINE.match(str(c))]
     assert len(df) == len(shipped["cells"])

@@ -48,8 +48,10 @@ def test_each_cell_holds_the_audits_numbers(small) -> None:
         # both know their exact loss, which the certified bound never exceeds; SanText's keeps its
         # claim (Thm 1), the copying control's is infinite (a copy of x is never a rewrite of x′)
         assert c["lower_bound"] <= c["exact_loss"]
-        assert c["exact_loss"] <= c["claimed_bound"] + 1e-9 if c["rewriter"] == "santext-words" else (
-            math.isinf(c["exact_loss"])
+        assert (
+            c["exact_loss"] <= c["claimed_bound"] + 1e-9
+            if c["rewriter"] == "santext-words"
+            else (math.isinf(c["exact_loss"]))
         )
         assert len(c["samples"]) == 3 and all(len(s["rewrites"]) == 2 for s in c["samples"])
     lo, hi = d["cells"][0], d["cells"][1]
@@ -89,6 +91,21 @@ def test_text_and_json_agree_and_the_json_round_trips(small) -> None:
     text = render_text(d)
     assert text.splitlines()[0] == d["headline"]
     assert text.count("SanText (every word)") >= 3 and "TPR@1%FPR" in text
+
+
+def test_lm_reads_each_audits_rewrites_again_and_the_table_names_the_best_family(cli, toy_lm) -> None:  # type: ignore[no-untyped-def]
+    args = ["calibrate-rewriters", "--rewriters", "santext-words", "--epsilons", "1,10", "--rewrites", "60"]
+    run = cli(*args, "--lm", "--json")
+    assert run.code == 0, run.err
+    d = run.json()
+    assert d["lm"] is True and toy_lm.prompts_scored > 0
+    for c in d["cells"]:
+        assert c["family"] in ("exact", "words", "chars", "side", "minilm") and c["family_title"]
+        assert c["lm"]["event"].startswith("LM score") and c["lm"]["tpr_at_fpr"]["fpr"] == FPR
+    # SanText at ε = 10 keeps "diabetes": the copying toy model reads it from the rewrite
+    assert d["cells"][1]["lm"]["tpr_at_fpr"]["tpr"] > 0.9 and d["cells"][1]["lm"]["lower_bound"] > 0
+    text = render_text(d)  # what the CLI prints without --json
+    assert "the LM distinguisher's reading of the same rewrites" in text and "; LM " in text
 
 
 def test_cli_text_json_and_save_agree(tmp_path, capsys) -> None:
@@ -143,7 +160,16 @@ def test_the_shipped_view_is_what_its_command_makes() -> None:
     ).to_dict()
     ship = [c for c in shipped["cells"] if c["rewriter"] == "santext-words"]
     for a, b in zip(again["cells"], ship, strict=True):
-        keys = ("claimed_bound", "lower_bound", "exact_loss", "similarity", "verdict", "event", "samples")
+        keys = (
+            "claimed_bound",
+            "lower_bound",
+            "exact_loss",
+            "similarity",
+            "verdict",
+            "event",
+            "family",
+            "samples",
+        )
         for key in keys:
             want, got = b[key], a[key]
             if isinstance(want, float):
@@ -152,6 +178,12 @@ def test_the_shipped_view_is_what_its_command_makes() -> None:
                 assert json.loads(json.dumps(got, default=str)) == want, key
         assert a["tpr_at_fpr"] == pytest.approx(b["tpr_at_fpr"], rel=1e-9)
     assert shipped["meaning"] == pytest.approx(again["meaning"])
+    # the LM distinguisher read every cell's rewrites again (SmolLM2: not recomputed here, minutes)
+    assert shipped["lm"] is True and all(c["lm"]["tpr_at_fpr"]["fpr"] == FPR for c in shipped["cells"])
+    for c in shipped["cells"]:
+        t = c["lm"]["tpr_at_fpr"]
+        assert 0.0 <= t["lower"] <= t["tpr"] <= t["upper"] <= 1.0
+        assert c["lm"]["lower_bound"] <= c["largest_certifiable_bound"] + 1e-9
     assert {c["title"] for c in shipped["cells"] if c["rewriter"] == "dp-mlm"} == {"DP-MLM (dpcore variant)"}
     dp = [c for c in shipped["cells"] if c["rewriter"] == "dp-prompt"]
     assert all(c["parameters"]["model"] == "SmolLM2-135M-Instruct" for c in dp)
@@ -217,5 +249,5 @@ def test_the_cli_defaults_are_the_apis() -> None:
 
 
 def test_a_missing_shipped_file_says_which_command_makes_it(tmp_path) -> None:
-    with pytest.raises(DPCoreError, match="calibrate-rewriters --save"):
+    with pytest.raises(DPCoreError, match="calibrate-rewriters --lm --save"):
         load_shipped(tmp_path / "absent.json")

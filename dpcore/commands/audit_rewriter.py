@@ -51,9 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="ε > 0 given to the rewriter (DP-MLM, DP-Prompt: per token; santext-words: per unit distance)",
     )
     p.add_argument("--x", default=None, help="the first input (default: sentences of the Lee corpus)")
-    p.add_argument(
-        "--x-prime", default=None, help="the second input (default: built, see --pair-kind)"
-    )
+    p.add_argument("--x-prime", default=None, help="the second input (default: built, see --pair-kind)")
     p.add_argument(
         "--pair-kind",
         default="one-word",
@@ -67,7 +65,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--distinguishers",
         default=None,
-        help="comma-separated: exact, words, chars, minilm (default: all)",
+        help=(
+            "comma-separated: exact, words, chars, side, minilm (default: these), and lm "
+            "(a SmolLM2 reconstruction score; needs torch)"
+        ),
     )
     p.add_argument("--q", default=None, help="planted rewriters: the leak probability (default 0.5)")
     p.add_argument(
@@ -180,25 +181,35 @@ def _audit(args: argparse.Namespace) -> Any:
 
         print(f"audit-rewriter: {loading_message()}", file=sys.stderr)
         rewriter.lm  # noqa: B018 (load now, so that the message is true)
+    elif "lm" in distinguishers:
+        from dpcore.models.causal_lm import loading_message
+
+        print(f"audit-rewriter: lm distinguisher: {loading_message()}", file=sys.stderr)
     if x_prime is not None:
         pairs = [(x, x_prime)]
     else:
         count = getattr(rewriter, "count_tokens", None) if rewriter.claim.same_length else None
         pairs = build_pairs(kind=args.pair_kind, n_pairs=n_pairs, seed=seed, x=x, count_tokens=count)
     source = RewriterSource(name=args.rewriter, epsilon=epsilon, options=options, allow_user_code=True)
-    return audit_rewriter(
-        rewriter,
-        pairs,
-        rewrites=rewrites,
-        confidence=confidence,
-        distinguishers=distinguishers,
-        seed=seed,
-        workers=workers,
-        engine=args.engine,
-        address=args.address,
-        source=source,
-        progress=stderr_progress("audit-rewriter", enabled=True),
-    )
+    from dpcore.rewriter.lmscore import reporting
+
+    # the lm distinguisher scores each distinct rewrite (about 5 a second on 2 cores): say so
+    with reporting(
+        stderr_progress("audit-rewriter: lm distinguisher scoring", enabled="lm" in distinguishers)
+    ):
+        return audit_rewriter(
+            rewriter,
+            pairs,
+            rewrites=rewrites,
+            confidence=confidence,
+            distinguishers=distinguishers,
+            seed=seed,
+            workers=workers,
+            engine=args.engine,
+            address=args.address,
+            source=source,
+            progress=stderr_progress("audit-rewriter", enabled=True),
+        )
 
 
 def run(args: argparse.Namespace) -> int:

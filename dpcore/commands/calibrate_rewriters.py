@@ -43,6 +43,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--max-new-tokens", default="32", help="DP-Prompt: most tokens per paraphrase (default 32)"
     )
     p.add_argument("--device", default="cpu", help="DP-Prompt: cpu (default), cuda, cuda:N or auto")
+    p.add_argument(
+        "--lm",
+        action="store_true",
+        help=(
+            "also read each audit's rewrites with the LM distinguisher (SmolLM2's reconstruction score; "
+            "needs torch; about a minute per 1,000 rewrites)"
+        ),
+    )
     p.add_argument("--save", default=None, help="also write the JSON result to this file")
     p.add_argument(
         "--json", action="store_true", help="print the result as JSON (stdout holds only the JSON)"
@@ -71,7 +79,7 @@ def _calibrate(args: argparse.Namespace) -> Any:
         raise DPCoreError(f"--save {save} is a folder; give a file name")
     from dpcore.rewriter.registry import available_rewriters
 
-    if any(c.needs_torch for c in available_rewriters() if c.name in names):
+    if args.lm or any(c.needs_torch for c in available_rewriters() if c.name in names):
         from dpcore.models.causal_lm import loading_message
 
         try:
@@ -109,6 +117,7 @@ def _calibrate(args: argparse.Namespace) -> Any:
         device=check_device_name(args.device),
         progress=progress,
         command=command,
+        lm=bool(args.lm),
     ), save  # fmt: skip
 
 

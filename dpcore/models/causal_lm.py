@@ -260,6 +260,102 @@ class SmolLM2:
     def decode(self, ids: Sequence[int]) -> str:
         return " ".join(self.tokenizer.decode(list(ids), skip_special_tokens=True).split())
 
+    def answer_ids(self, text: str) -> np.ndarray:
+        """``text`` as the model's reply: its tokens and the end of the turn (``<|im_end|>``)."""
+        ids = self.tokenizer.encode(str(text), add_special_tokens=False)
+        return np.asarray([*ids, self.eos_ids[-1]], dtype=np.int64)
+
+    def log_likelihoods(
+        self, prompts: Sequence[np.ndarray], answers: Sequence[np.ndarray], batch: int = 16
+    ) -> np.ndarray:
+        """ln p(answer | prompt) for each prompt and answer (``len(prompts) × len(answers)``, float64
+        sums of each answer's token log-probabilities).
+
+        Work is shared three ways. The prompts' common first tokens (the chat template and the
+        instruction) run once, and every batch continues from a copy of their key–value cache.
+        Each prompt's own tokens then run once with the answers' common first tokens, padded on
+        the left of the own part so that only those last positions' logits are computed (the last
+        one scores every answer's next token). The answers' further tokens run on a copy of that
+        cache, one row per answer. Padding is masked out and positions count real tokens only.
+        """
+        import copy
+
+        torch = self._torch
+        answers = [np.asarray(a, dtype=np.int64).reshape(-1) for a in answers]
+        prompts = [np.asarray(p, dtype=np.int64).reshape(-1) for p in prompts]
+        if not answers or any(a.size == 0 for a in answers) or any(p.size == 0 for p in prompts):
+            raise DPCoreError("each prompt and each answer needs at least one token")
+        out = np.zeros((len(prompts), len(answers)), dtype=np.float64)
+        if not prompts:
+            return out
+        common = 0
+        while all(a.size > common + 1 for a in answers) and len({int(a[common]) for a in answers}) == 1:
+            common += 1  # keep ≥ 1 token of each answer to score after the shared part
+        shared, tails = answers[0][:common], [a[common:] for a in answers]
+        n_ans, width_tail = len(tails), max(t.size for t in tails)
+        lead = min(p.size for p in prompts) - 1  # the prompts' common first tokens (≥ 1 own token each)
+        for p in prompts[1:]:
+            lead = min(lead, int(np.argmin(np.append(p[:lead] == prompts[0][:lead], False))))
+        pad = int(self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_ids[0])
+        dev = self.device
+
+        def tensor(a: np.ndarray) -> Any:
+            return torch.as_tensor(a, device=dev)
+
+        with torch.inference_mode():
+            lead_cache = (
+                self.model(input_ids=tensor(prompts[0][None, :lead]), use_cache=True).past_key_values
+                if lead
+                else None
+            )
+            order = np.argsort([p.size for p in prompts], kind="stable")  # similar lengths together
+            for lo in range(0, len(order), int(batch)):
+                rows = order[lo : lo + int(batch)]
+                seqs = [np.concatenate([prompts[i][lead:], shared]) for i in rows]
+                b, width = len(seqs), max(q.size for q in seqs)
+                ids = np.full((b, width), pad, dtype=np.int64)
+                mask = np.zeros((b, width), dtype=np.int64)
+                for r, q in enumerate(seqs):
+                    ids[r, width - q.size :], mask[r, width - q.size :] = q, 1
+                mask = np.concatenate([np.ones((b, lead), dtype=np.int64), mask], axis=1)
+                cache = None
+                if lead_cache is not None:
+                    cache = copy.deepcopy(lead_cache)
+                    cache.batch_repeat_interleave(b)
+                res = self.model(
+                    input_ids=tensor(ids),
+                    attention_mask=tensor(mask),
+                    position_ids=tensor(np.maximum(np.cumsum(mask, axis=1) - 1, 0)[:, lead:]),
+                    past_key_values=cache,
+                    use_cache=width_tail > 1,
+                    logits_to_keep=common + 1,
+                )
+                head = torch.log_softmax(res.logits.to("cpu", dtype=torch.float64), dim=-1).numpy()
+                shared_lp = head[:, np.arange(common), shared].sum(axis=1) if common else 0.0
+                for j, t in enumerate(tails):
+                    out[rows, j] = shared_lp + head[:, -1, int(t[0])]
+                if width_tail > 1:  # the answers' further tokens, on a copy of the cache per answer
+                    cache = res.past_key_values
+                    cache.batch_repeat_interleave(n_ans)  # rows: prompt 0's answers, prompt 1's, ...
+                    step_ids = np.full((b * n_ans, width_tail - 1), pad, dtype=np.int64)
+                    for j, t in enumerate(tails):
+                        step_ids[j::n_ans, : t.size - 1] = t[:-1]
+                    full = np.concatenate([np.repeat(mask, n_ans, axis=0), np.ones_like(step_ids)], axis=1)
+                    start = np.repeat(mask.sum(axis=1), n_ans)[:, None]
+                    nxt = self.model(
+                        input_ids=tensor(step_ids),
+                        attention_mask=tensor(full),
+                        position_ids=tensor(start + np.arange(width_tail - 1)),
+                        past_key_values=cache,
+                        use_cache=False,
+                    )
+                    logp = torch.log_softmax(nxt.logits.to("cpu", dtype=torch.float64), dim=-1).numpy()
+                    for j, t in enumerate(tails):
+                        if t.size > 1:
+                            steps = np.arange(t.size - 1)
+                            out[rows, j] += logp[j::n_ans][:, steps, t[1:]].sum(axis=1)
+        return out
+
 
 def loading_message() -> str:
     """What loading the shipped model will take, for the CLI to print before it starts."""

@@ -5,8 +5,8 @@ rewrites each N times (:mod:`dpcore.rewriter.draws`: batched, across workers or 
 for the same seed; one copy per call when the contract, :mod:`dpcore.rewriter.contract`, could
 not show a call's copies independent, and every result says which independence it rests on).
 The first half of each input's rewrites selects one event per direction
-(:mod:`dpcore.rewriter.distinguish`: whole outputs, word and character n-grams, the MiniLM
-sentence encoder); the second half bounds its privacy loss,
+(:mod:`dpcore.rewriter.distinguish`: whole outputs, word and character n-grams, side channels
+such as length and casing, the MiniLM sentence encoder); the second half bounds its privacy loss,
 
     ln Pr[M(x) ∈ S] − ln Pr[M(x′) ∈ S] ≥ ln CP⁻(a; α/2) − ln CP⁺(b; α/2),
 
@@ -30,6 +30,7 @@ certify, :func:`dpcore.rewriter.power.reach`: the audit could not have shown a v
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -40,7 +41,14 @@ from dpcore.formatting import percent
 from dpcore.pairtest.budget import per_test
 from dpcore.pairtest.verdicts import OUT_OF_REACH, decide
 from dpcore.rewriter.contract import ContractReport, GlobalStateReseeded, check_contract
-from dpcore.rewriter.distinguish import DISTINGUISHERS, FORWARD, TITLES, Choice, choose_events
+from dpcore.rewriter.distinguish import (
+    DISTINGUISHERS,
+    FORWARD,
+    TITLES,
+    Choice,
+    choose_events,
+    parse_distinguishers,
+)
 from dpcore.rewriter.draws import CHUNK, RewriterSource, draw_rewrites, plan_tasks
 from dpcore.rewriter.interface import TextRewriter, check_rewriter, quantity_words
 from dpcore.rewriter.power import log10_rewrites_needed, reach, rewrites_needed, statements
@@ -48,7 +56,7 @@ from dpcore.stats import bernoulli_renyi, cp_log_ratio_lower, cp_renyi_lower
 from dpcore.tradeoff import Box, TradeoffPair
 from dpcore.validation import DPCoreError, check_int, check_probability
 
-__all__ = ["MAX_PAIRS", "MAX_REWRITES", "PairOutcome", "RewriterAuditResult", "audit_rewriter"]
+__all__ = ["MAX_PAIRS", "MAX_REWRITES", "PairOutcome", "RewriterAuditResult", "audit_rewriter", "retest"]
 
 #: Most pairs one audit tests.
 MAX_PAIRS = 100
@@ -241,6 +249,11 @@ class RewriterAuditResult:
             lines.append(f"power: {s['text']}")
         if not self.power and "order" in self.claim:
             lines.append("power: none stated (the power statement is checked for pure-DP claims only)")
+        elif not self.power:
+            lines.append(
+                "power: none stated (the statement is for markers that whole outputs, word n-grams or side "
+                "channels select, and none of those distinguishers ran)"
+            )
         for k, p in enumerate(self.pairs, 1):
             lines.append(f"pair {k}: x = {p.x!r}")
             lines.append(f"        x′ = {p.x_prime!r}")
@@ -262,6 +275,47 @@ class RewriterAuditResult:
             if p.exact_loss is not None:
                 lines.append(f"        exact loss (known for this planted rewriter): {p.exact_loss:.3g}")
         return "\n".join(lines)
+
+
+def retest(result: RewriterAuditResult, distinguishers: Sequence[str]) -> RewriterAuditResult:
+    """The same audit's rewrites read by other distinguishers.
+
+    The draws, α, reach and claims are the audit's (it must have kept its rewrites:
+    ``keep_rewrites=True``); the events, bounds and verdict are the new distinguishers'. Each
+    reading is a valid test alone; picking the best of several readings afterwards is not one
+    test (compare families by their estimates, or audit once with them all).
+    """
+    if result.drawn is None:
+        raise DPCoreError("retest needs an audit run with keep_rewrites=True")
+    distinguishers = parse_distinguishers(list(distinguishers))
+    order = result.claim.get("order")
+    outcomes: list[PairOutcome] = []
+    k = 0
+    for p in result.pairs:
+        if not p.tested:
+            outcomes.append(p)
+            continue
+        outcomes.append(
+            _test_pair(
+                (p.x, p.x_prime), p.tokens, p.claimed_bound, result.drawn[(k, 0)], result.drawn[(k, 1)],
+                result.alpha, distinguishers, p.exact_loss, order,
+            )
+        )  # fmt: skip
+        k += 1
+    tested = [p for p in outcomes if p.tested]
+    verdict, text = _verdict(
+        tested, len(outcomes), result.rewrites, result.confidence, result.reach, result.alpha, order
+    )
+    claims = sorted({p.claimed_bound for p in tested}) or [float(result.claim["epsilon"])]
+    n_eval = result.rewrites - result.rewrites // 2
+    return dataclasses.replace(
+        result,
+        pairs=outcomes,
+        distinguishers=tuple(distinguishers),
+        verdict=verdict,
+        verdict_text=text,
+        power=statements(n_eval, result.alpha, claims[0], order=order, distinguishers=distinguishers),
+    )
 
 
 def _estimate(a: int, b: int, n: int, order: float | None) -> float:
@@ -293,6 +347,7 @@ def _test_pair(
         rewrites_xp[m:],
         alpha=alpha,
         distinguishers=distinguishers,
+        inputs=pair,
     )
     lbs, ests = [], []
     for c in choices:
@@ -440,7 +495,8 @@ def audit_rewriter(
     confidence:
         Family-wise confidence of the verdict.
     distinguishers:
-        Which distinguishers choose events (:data:`~dpcore.rewriter.distinguish.DISTINGUISHERS`).
+        Which distinguishers choose events (:data:`~dpcore.rewriter.distinguish.DISTINGUISHERS`, or
+        any of :data:`~dpcore.rewriter.distinguish.ALL_DISTINGUISHERS`: ``lm`` needs torch).
     seed:
         Every rewrite's stream derives from it (:mod:`dpcore.rewriter.draws`).
     workers, engine, address, source:
@@ -458,6 +514,7 @@ def audit_rewriter(
     rewrites = check_int(rewrites, name="rewrites", min_value=MIN_REWRITES, max_value=MAX_REWRITES)
     confidence = check_probability(confidence, name="confidence", open_low=True, open_high=True)
     seed = check_int(seed, name="seed", min_value=0, max_value=2**63 - 1)
+    distinguishers = parse_distinguishers(list(distinguishers))
     pairs = [(str(a), str(b)) for a, b in pairs]
     if not pairs:
         raise DPCoreError("give at least one pair of inputs")
@@ -562,7 +619,8 @@ def audit_rewriter(
         distinguishers=tuple(distinguishers),
         seed=seed,
         reach=top,
-        power=statements(n_eval, alpha, claims[0], order=claim.order),  # the smallest claimed bound tested
+        # the smallest claimed bound tested; the markers its distinguishers could select
+        power=statements(n_eval, alpha, claims[0], order=claim.order, distinguishers=distinguishers),
         contract=contract,
         verdict=verdict,
         verdict_text=text,

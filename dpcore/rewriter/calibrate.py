@@ -94,7 +94,8 @@ NOMINAL = {
 }
 SHIPPED_PATH = Path(__file__).resolve().parents[1] / "data" / "rewriter_calibration.json"
 SHIPPED_COMMAND = [
-    "python", "-m", "dpcore", "calibrate-rewriters", "--save", "dpcore/data/rewriter_calibration.json",
+    "python", "-m", "dpcore", "calibrate-rewriters", "--lm",
+    "--save", "dpcore/data/rewriter_calibration.json",
 ]  # fmt: skip
 
 
@@ -144,13 +145,19 @@ class CalibrationCell:
     similarity: float | None
     exact_loss: float | None
     event: str | None
+    #: Which distinguisher family chose the best test (:data:`dpcore.rewriter.distinguish.TITLES`).
+    family: str | None
     examples_x: tuple[str, ...]
     examples_x_prime: tuple[str, ...]
     samples: tuple[tuple[str, tuple[str, ...]], ...]
     parameters: dict[str, Any]
     seconds: float
+    #: The LM distinguisher's reading of the same rewrites (``lm=True``; :func:`lm_reading`).
+    lm: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        from dpcore.rewriter.distinguish import TITLES as FAMILIES
+
         return {
             "rewriter": self.rewriter,
             "title": title(self.rewriter),
@@ -171,6 +178,9 @@ class CalibrationCell:
             "similarity": self.similarity,
             "exact_loss": self.exact_loss,
             "event": self.event,
+            "family": self.family,
+            "family_title": None if self.family is None else FAMILIES.get(self.family, self.family),
+            "lm": self.lm,
             "examples": {"x": list(self.examples_x), "x_prime": list(self.examples_x_prime)},
             "samples": [{"text": t, "rewrites": list(r)} for t, r in self.samples],
             "parameters": self.parameters,
@@ -193,6 +203,7 @@ class CalibrationResult:
     seconds: float = 0.0
     command: list[str] = field(default_factory=list)
     meaning: dict[str, Any] | None = None
+    lm: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         from dpcore import __version__
@@ -217,6 +228,7 @@ class CalibrationResult:
             "tpr_reach": cap,
             "seed": self.seed,
             "max_new_tokens": self.max_new_tokens,
+            "lm": self.lm,
             "meaning": self.meaning,
             "cells": cells,
             "command": self.command,
@@ -353,6 +365,17 @@ def render_text(d: dict[str, Any]) -> str:
             f"{percent(t['lower']):>13}{percent(t['tpr']):>12}"
             f"{sim:>9}  {c['verdict']}"
         )
+    lines += ["", "the family that chose each best test" + (
+        ", and the LM distinguisher's reading of the same rewrites (TPR@1%FPR ≥, estimate):"
+        if d.get("lm") else ":"
+    )]  # fmt: skip
+    for c in d["cells"]:
+        line = f"  {c['title']} at ε = {epsilon_text(c['epsilon'])}: {c.get('family_title') or '—'}"
+        reading = c.get("lm")
+        if reading:
+            t = reading["tpr_at_fpr"]
+            line += f"; LM {percent(t['lower'])} ({percent(t['tpr'])})"
+        lines.append(line)
     lines += ["", "nominal ε is each rewriter's own: " + "; ".join(
         f"{title(r)}: {NOMINAL.get(r, 'ε')}" for r in d["rewriters"]
     )]  # fmt: skip
@@ -430,6 +453,8 @@ def _cell(
     options: dict[str, Any],
     samples: Sequence[str],
     progress: Callable[[int, int], None] | None,
+    lm: bool = False,
+    lm_progress: Callable[[int, int], None] | None = None,
 ) -> CalibrationCell:
     from dpcore.rewriter.audit import audit_rewriter
     from dpcore.rewriter.registry import load_rewriter
@@ -441,10 +466,8 @@ def _cell(
         rw, [pair], rewrites=rewrites, confidence=confidence, seed=seed, keep_rewrites=True, progress=progress
     )
     (p,) = res.pairs
-    tpr = lower = upper = ceiling = sim = None
-    if p.tested and p.tradeoff is not None and p.tradeoff.boxes:
-        entry = p.tradeoff.tpr_at_fpr([FPR], exact=False)[0]
-        tpr, lower, upper, ceiling = entry["tpr"], entry["lower"], entry["upper"], entry["claim_ceiling"]
+    tpr, lower, upper, ceiling = _tpr(p)
+    sim = None
     if res.drawn:
         sim = 0.5 * (_similarity(pair[0], res.drawn[(0, 0)]) + _similarity(pair[1], res.drawn[(0, 1)]))
     rng = np.random.default_rng(cell_seed_sequence(seed, "calibration-samples", name, float(epsilon)))
@@ -467,12 +490,44 @@ def _cell(
         similarity=sim,
         exact_loss=None if p.exact_loss is None else float(p.exact_loss),
         event=None if best is None else best.description,
+        family=None if best is None else best.distinguisher,
         examples_x=p.examples_x,
         examples_x_prime=p.examples_x_prime,
         samples=shown,
         parameters=res.described,
         seconds=time.perf_counter() - t0,
+        lm=lm_reading(res, progress=lm_progress) if lm else None,
     )
+
+
+def _tpr(p: Any) -> tuple[float | None, float | None, float | None, float | None]:
+    """A pair's TPR at :data:`FPR`: the estimate, its bounds and the claim's ceiling (all None untested)."""
+    if not (p.tested and p.tradeoff is not None and p.tradeoff.boxes):
+        return None, None, None, None
+    entry = p.tradeoff.tpr_at_fpr([FPR], exact=False)[0]
+    return entry["tpr"], entry["lower"], entry["upper"], entry["claim_ceiling"]
+
+
+def lm_reading(res: Any, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """The LM distinguisher's reading of an audit's kept rewrites (:func:`dpcore.rewriter.audit.retest`
+    with ``lm``): its certified bound, estimate, event and TPR at :data:`FPR`, beside the audit's own.
+
+    A second reading of the same rewrites is a valid test alone; which of the two is larger is
+    told by their estimates, and neither bound is raised by having both.
+    """
+    from dpcore.rewriter.audit import retest
+    from dpcore.rewriter.lmscore import reporting
+
+    with reporting(progress):
+        (p,) = retest(res, ["lm"]).pairs
+    tpr, lower, upper, _ = _tpr(p)
+    best = p.best
+    return {
+        "lower_bound": float(p.lower_bound),
+        "point_estimate": float(p.estimate),
+        "event": None if best is None else best.description,
+        "tpr_at_fpr": {"fpr": FPR, "tpr": tpr, "lower": lower, "upper": upper},
+    }
 
 
 def calibrate_rewriters(
@@ -488,6 +543,7 @@ def calibrate_rewriters(
     samples: Sequence[str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     command: Sequence[str] = (),
+    lm: bool = False,
 ) -> CalibrationResult:
     """Audit each rewriter at each nominal ε on ``pair`` (module docstring).
 
@@ -507,6 +563,11 @@ def calibrate_rewriters(
         Public sentences whose rewrites are shown (default: three Lee-corpus sentences).
     progress:
         ``progress(label, done, total)`` in rewrites, per cell.
+    command:
+        The command line that made it (recorded).
+    lm:
+        Also read each audit's rewrites with the LM distinguisher (:func:`lm_reading`; needs torch
+        and the shipped SmolLM2, about a minute per 1,000 rewrites on two cores).
     """
     from dpcore.rewriter.pairs import corpus_sentences
     from dpcore.rewriter.registry import available_rewriters
@@ -541,9 +602,15 @@ def calibrate_rewriters(
                 if progress is not None:
                     progress(_label, done, total)
 
+            def lm_tick(
+                done: int, total: int, _label: str = f"{name} ε={epsilon_text(e)}: LM reading"
+            ) -> None:
+                if progress is not None:
+                    progress(_label, done, total)
+
             cells.append(
                 _cell(name, e, (x, xp), rewrites=rewrites, confidence=confidence, seed=seed,
-                      options=opts, samples=samples, progress=tick)
+                      options=opts, samples=samples, progress=tick, lm=lm, lm_progress=lm_tick)
             )  # fmt: skip
     return CalibrationResult(
         cells=cells,
@@ -557,6 +624,7 @@ def calibrate_rewriters(
         seconds=time.perf_counter() - t0,
         command=list(command),
         meaning=meaning_reference((x, xp)),
+        lm=bool(lm),
     )
 
 

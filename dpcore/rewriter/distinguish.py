@@ -26,6 +26,17 @@ seen once from winning), the best of all of them taken per direction:
     candidates: a leaked word is already a word n-gram, and thousands of its fragments as
     candidates made the selection pick a noisy one on few rewrites (the caught rate at 100
     rewrites fell from 0.905 to 0.86, ``bench/rewriter_power.py``).
+``side``
+    Text's side channels (:mod:`dpcore.rewriter.sidechannels`): the counts of tokens, characters,
+    capitals, punctuation and digits (each one value, or at least a value), and the places of
+    x's and x′'s words in the rewrite. One of them is picked and scored like a single word
+    n-gram (a rewriter whose output length follows its input's leaks through nothing else),
+    and a naive-Bayes score over all of them is thresholded like the n-grams' score.
+``lm`` (only when asked for: it needs torch)
+    A threshold on the language-model reconstruction score ln p(x | rewrite) − ln p(x′ | rewrite)
+    (:mod:`dpcore.rewriter.lmscore`): how much likelier the shipped SmolLM2 finds x than x′ as
+    the original of the rewrite. Its direction is known, so its threshold is chosen on all the
+    selection rewrites.
 ``minilm``
     A threshold on the projection of the shipped all-MiniLM-L6-v2 sentence embedding
     (:func:`dpcore.models.minilm.encode_sentences`) onto the difference of the two inputs' mean
@@ -46,19 +57,34 @@ import numpy as np
 
 from dpcore.pairtest.estimator import SORT_ALPHA, best_prefix
 from dpcore.rewriter.ngrams import ngram_matrix
+from dpcore.rewriter.sidechannels import describe as side_describe
+from dpcore.rewriter.sidechannels import side_matrix
 from dpcore.stats import cp_log_ratio_lower, log_cp_lower, log_cp_upper
 from dpcore.validation import DPCoreError
 
-__all__ = ["DISTINGUISHERS", "Choice", "choose_events", "parse_distinguishers"]
+__all__ = [
+    "ALL_DISTINGUISHERS",
+    "DISTINGUISHERS",
+    "OPTIONAL_DISTINGUISHERS",
+    "Choice",
+    "choose_events",
+    "parse_distinguishers",
+]
 
-#: Every distinguisher, in the order they are tried.
-DISTINGUISHERS = ("exact", "words", "chars", "minilm")
+#: The default distinguishers, in the order they are tried (each runs without torch).
+DISTINGUISHERS = ("exact", "words", "chars", "side", "minilm")
+#: Distinguishers run only when asked for: ``lm`` needs torch and a causal LM (CLI and bench only).
+OPTIONAL_DISTINGUISHERS = ("lm",)
+#: Every distinguisher a run may name.
+ALL_DISTINGUISHERS = DISTINGUISHERS + OPTIONAL_DISTINGUISHERS
 #: What each is called in reports.
 TITLES = {
     "exact": "whole output",
     "words": "word n-grams",
     "chars": "character n-grams",
+    "side": "side channels (counts, kept words' places)",
     "minilm": "MiniLM sentence embedding",
+    "lm": "language model (SmolLM2 reconstruction score)",
 }
 #: Folds that cross-fit the score of a single n-gram event (:func:`_single_ngram_candidates`).
 SINGLE_FOLDS = 5
@@ -103,16 +129,16 @@ class Choice:
 
 
 def parse_distinguishers(value: str | Sequence[str] | None) -> tuple[str, ...]:
-    """``None`` → all; a comma-separated string or a list of names → those, validated."""
+    """``None`` → the defaults; a comma-separated string or a list of names → those, validated."""
     if value is None:
         return DISTINGUISHERS
     names = [v.strip() for v in (value.split(",") if isinstance(value, str) else value)]
     names = [n for n in names if n]
-    bad = [n for n in names if n not in DISTINGUISHERS]
+    bad = [n for n in names if n not in ALL_DISTINGUISHERS]
     if bad or not names:
         raise DPCoreError(
             f"unknown distinguisher(s) {', '.join(map(repr, bad)) or '(none given)'}; "
-            f"choose from {', '.join(DISTINGUISHERS)}"
+            f"choose from {', '.join(ALL_DISTINGUISHERS)}"
         )
     return tuple(dict.fromkeys(names))
 
@@ -227,7 +253,7 @@ def _exact_candidates(texts: list[str], m: int, n_eval: int, alpha: float) -> di
 
 
 def _single_ngram_candidates(
-    kind: str, x, names: np.ndarray, unit: str, m: int, n_eval: int, alpha: float
+    kind: str, x, names: np.ndarray, describe: Callable[[str, bool], str], m: int, n_eval: int, alpha: float
 ) -> dict[str, _Candidate]:
     """One n-gram's presence or absence, picked on the selection half and scored cross-fitted.
 
@@ -286,8 +312,9 @@ def _single_ngram_candidates(
         member = np.asarray(ev[:, col].todense()).ravel() > 0
         if not present:
             member = ~member
-        desc = f"output {'contains' if present else 'lacks'} the {unit} {str(names[col])!r}"
-        out[direction] = _Candidate(kind, desc, bound, member[:n_eval], member[n_eval:])
+        out[direction] = _Candidate(
+            kind, describe(str(names[col]), present), bound, member[:n_eval], member[n_eval:]
+        )
     return out
 
 
@@ -295,14 +322,53 @@ def _ngram_candidates(
     kind: str, texts: list[str], m: int, n_eval: int, alpha: float
 ) -> dict[str, _Candidate]:
     x, names = ngram_matrix(texts, kind)
-    if x is None or x.shape[1] == 0:
-        return {}
     unit = "word n-gram" if kind == "words" else "character n-gram"
-    out: dict[str, _Candidate] = {}
+
+    def describe(name: str, present: bool) -> str:
+        return f"output {'contains' if present else 'lacks'} the {unit} {name!r}"
+
     # single n-grams: words only (a character n-gram of a leaked word is one of its words, and
     # thousands of them as candidates make the selection pick a noisy one on few rewrites)
-    if kind == "words":
-        out.update(_single_ngram_candidates(kind, x, names, unit, m, n_eval, alpha))
+    return _binary_candidates(
+        kind,
+        x,
+        names,
+        describe if kind == "words" else None,
+        f"naive-Bayes score over {unit}s",
+        m,
+        n_eval,
+        alpha,
+    )
+
+
+def _side_candidates(
+    texts: list[str], inputs: Sequence[str], m: int, n_eval: int, alpha: float
+) -> dict[str, _Candidate]:
+    """Side channels (:mod:`dpcore.rewriter.sidechannels`): one count's value or threshold, or one
+    kept word's place, picked like a word n-gram; and a naive-Bayes score over all of them."""
+    x, names = side_matrix(texts, inputs)
+    return _binary_candidates(
+        "side", x, names, side_describe, "naive-Bayes score over side channels", m, n_eval, alpha
+    )
+
+
+def _binary_candidates(
+    kind: str,
+    x,
+    names: np.ndarray,
+    describe: Callable[[str, bool], str] | None,
+    what: str,
+    m: int,
+    n_eval: int,
+    alpha: float,
+) -> dict[str, _Candidate]:
+    """Events of a binary rewrites × features matrix: one feature's presence or absence (when
+    ``describe`` names them) and a threshold on a cross-fitted naive-Bayes score."""
+    if x is None or x.shape[1] == 0:
+        return {}
+    out: dict[str, _Candidate] = {}
+    if describe is not None:
+        out.update(_single_ngram_candidates(kind, x, names, describe, m, n_eval, alpha))
 
     def fit(fx, fxp) -> np.ndarray:
         h = fx.shape[0]
@@ -312,9 +378,7 @@ def _ngram_candidates(
         w0 = np.log((h - ax + 0.5) / (h - axp + 0.5))
         return w1 - w0  # Bernoulli naive Bayes: the constant Σ w0 does not move a threshold
 
-    scored = _score_candidates(
-        kind, f"naive-Bayes score over {unit}s", fit, lambda rows: x[rows], m, n_eval, alpha
-    )
+    scored = _score_candidates(kind, what, fit, lambda rows: x[rows], m, n_eval, alpha)
     for direction, cand in scored.items():
         if direction not in out or cand.bound > out[direction].bound:
             out[direction] = cand
@@ -336,6 +400,33 @@ def _minilm_candidates(texts: list[str], m: int, n_eval: int, alpha: float) -> d
     )
 
 
+def _lm_candidates(
+    texts: list[str], inputs: Sequence[str], m: int, n_eval: int, alpha: float
+) -> dict[str, _Candidate]:
+    """A threshold on the LM reconstruction score (:mod:`dpcore.rewriter.lmscore`). Its direction is
+    known (a high score favours x), so the threshold is chosen on all m selection rewrites."""
+    from dpcore.rewriter import lmscore
+
+    if len(inputs) != 2:
+        raise DPCoreError("the lm distinguisher needs the audited pair (x, x′)")
+    s = lmscore.reconstruction_scores(texts, str(inputs[0]), str(inputs[1]))
+    sel_x, sel_xp = s[:m], s[m : 2 * m]
+    ev_x, ev_xp = s[2 * m : 2 * m + n_eval], s[2 * m + n_eval :]
+    out = {}
+    for direction, sign in ((FORWARD, 1.0), (BACKWARD, -1.0)):
+        fav, other = (sel_x, sel_xp) if sign > 0 else (sel_xp, sel_x)
+        t, bound = _best_threshold(sign * fav, sign * other, alpha)
+        rel = "≥" if sign > 0 else "≤"
+        out[direction] = _Candidate(
+            "lm",
+            f"LM score ln p(x | rewrite) − ln p(x′ | rewrite) {rel} {sign * t:.4g} (reconstruction prompt)",
+            bound,
+            sign * ev_x >= t,
+            sign * ev_xp >= t,
+        )
+    return out
+
+
 def choose_events(
     sel_x: Sequence[str],
     sel_x_prime: Sequence[str],
@@ -344,6 +435,7 @@ def choose_events(
     *,
     alpha: float,
     distinguishers: Sequence[str] = DISTINGUISHERS,
+    inputs: Sequence[str] = (),
 ) -> list[Choice]:
     """One event per direction, the best of every distinguisher on the selection half.
 
@@ -356,7 +448,10 @@ def choose_events(
     alpha:
         The level of the evaluation test, also used to score events on the selection half.
     distinguishers:
-        Which to use (:data:`DISTINGUISHERS`).
+        Which to use (:data:`ALL_DISTINGUISHERS`; the default :data:`DISTINGUISHERS`).
+    inputs:
+        x and x′, whose words' places in the rewrites the ``side`` distinguisher reads (none:
+        it reads counts only).
 
     Returns
     -------
@@ -374,8 +469,12 @@ def choose_events(
             cands = _exact_candidates(texts, m, n, alpha)
         elif name in ("words", "chars"):
             cands = _ngram_candidates(name, texts, m, n, alpha)
+        elif name == "side":
+            cands = _side_candidates(texts, inputs, m, n, alpha)
         elif name == "minilm":
             cands = _minilm_candidates(texts, m, n, alpha)
+        elif name == "lm":
+            cands = _lm_candidates(texts, inputs, m, n, alpha)
         else:
             raise DPCoreError(f"unknown distinguisher {name!r}")
         for direction, c in cands.items():

@@ -29,7 +29,7 @@ import re
 
 import numpy as np
 
-__all__ = ["KINDS", "ngram_matrix", "text_ngrams"]
+__all__ = ["KINDS", "binary_matrix", "ngram_matrix", "text_ngrams"]
 
 #: The two feature kinds.
 KINDS = ("words", "chars")
@@ -70,16 +70,32 @@ def ngram_matrix(texts: list[str], kind: str) -> tuple[object | None, np.ndarray
     tuple
         ``(matrix, names)``; ``(None, empty)`` when no text has any n-gram.
     """
+    return binary_matrix([text_ngrams(t, kind) for t in texts])
+
+
+def binary_matrix(per_text: list[set[str]]) -> tuple[object | None, np.ndarray]:
+    """The binary texts × features matrix (``scipy.sparse`` CSR, int64) of each text's set of
+    feature names, and the names, sorted (``(None, empty)`` when no text has any feature)."""
     from scipy.sparse import csr_matrix
 
-    per_text = [text_ngrams(t, kind) for t in texts]
     lengths = np.fromiter(map(len, per_text), dtype=np.int64, count=len(per_text))
     if lengths.sum() == 0:
         return None, np.array([], dtype=object)
-    flat = np.fromiter((g for grams in per_text for g in grams), dtype=object, count=int(lengths.sum()))
-    names, columns = np.unique(flat, return_inverse=True)
+    # a column per distinct name by hashing (sorting every occurrence as objects was most of the
+    # time), then the distinct names sorted and the columns renumbered in that order
+    index: dict[str, int] = {}
+    first = np.fromiter(
+        (index.setdefault(g, len(index)) for grams in per_text for g in grams),
+        dtype=np.int64,
+        count=int(lengths.sum()),
+    )
+    names = np.array(list(index), dtype=object)
+    order = np.argsort(names, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    names, columns = names[order], rank[first]
     indptr = np.concatenate(([0], np.cumsum(lengths)))
     data = np.ones(columns.size, dtype=np.int64)
-    x = csr_matrix((data, columns.ravel().astype(np.int64), indptr), shape=(len(texts), names.size))
+    x = csr_matrix((data, columns.ravel().astype(np.int64), indptr), shape=(len(per_text), names.size))
     x.sort_indices()
     return x, names

@@ -6,7 +6,9 @@ about ln(n / ln(2/α)): a little below ln N for N rewrites per input. A claimed 
 it cannot be shown broken by any rewriter, however leaky; the audit then says so
 (:func:`rewrites_needed` says how many rewrites would reach it) instead of "no violation found".
 
-**Power.** Suppose some *marker* (one whole output, or one word 1–2-gram: the events the
+**Power.** Suppose some *marker* (one whole output, one word 1–2-gram, or one side-channel
+event: a count of tokens, characters, capitals, punctuation or digits equal to a value or at
+least one, or an input word at one place, :mod:`dpcore.rewriter.sidechannels`; the events the
 distinguishers select one by one) appears in x's rewrites with probability p and its privacy
 loss is the claim c plus Δ: Pr[M(x′) shows it] = p·e^{−(c + Δ)}. If the selection half picks
 that marker's event, the evaluation test flags the pair with
@@ -18,13 +20,16 @@ the caught rate is at least the stated one.
 
 A marker only in characters (a suffix on a random word, a changed spelling) is **not** covered:
 single character n-grams are not candidate events (they enter only through the naive-Bayes
-score), and such a marker was caught 0 times in 100 at the statement's 90% point. Every
-statement says so (:data:`NOT_COVERED`).
+score), and such a marker was caught 0 times in 100 at the statement's 90% point. Nor are the
+side channels the audit does not read: word lengths, whitespace beyond the token count, a kept
+word's place counted from the end, a count within a window of several values. Every statement
+says so (:data:`NOT_COVERED`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from dpcore.formatting import percent
@@ -46,9 +51,23 @@ __all__ = [
 #: Marker probabilities the statement is given for.
 MARKER_PROBABILITIES = (0.1, 0.3, 1.0)
 #: What a marker of the statement may be (the events selected one by one).
-MARKERS = ("one whole output", "one word 1–2-gram")
+MARKERS = (
+    "one whole output",
+    "one word 1–2-gram",
+    "a count of tokens, characters, capitals, punctuation or digits (one value, or at least one)",
+    "an input word at one place",
+)
+#: Which distinguisher selects each marker (a statement names only the markers its run could pick).
+MARKER_SOURCES = {MARKERS[0]: "exact", MARKERS[1]: "words", MARKERS[2]: "side", MARKERS[3]: "side"}
+#: The markers in few words, for the statement's text.
+_SHORT = {MARKERS[0]: "a whole output", MARKERS[1]: "a word 1–2-gram", MARKERS[2]: "a count"}
+_SHORT[MARKERS[3]] = "a kept word's place"
 #: What the statement does not cover.
-NOT_COVERED = "a marker only in characters (a suffix, a spelling) is not covered by this statement"
+NOT_COVERED = (
+    "a marker only in characters (a suffix, a spelling) or in a side channel the audit does not read "
+    "(word lengths, whitespace, a place counted from the end, a count within a window of values) "
+    "is not covered by this statement"
+)
 
 
 def reach(n_eval: int, alpha: float, *, order: float | None = None) -> float:
@@ -115,15 +134,29 @@ def stated_power(n_eval: int, alpha: float, claim: float, p: float, loss: float)
 
 
 def statements(
-    n_eval: int, alpha: float, claim: float, *, power: float = DEFAULT_POWER, order: float | None = None
+    n_eval: int,
+    alpha: float,
+    claim: float,
+    *,
+    power: float = DEFAULT_POWER,
+    order: float | None = None,
+    distinguishers: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """For each p of :data:`MARKER_PROBABILITIES`: the smallest loss flagged with probability ≥ ``power``.
 
     None for a Rényi claim (``order``): the statement is shown for pure-DP claims only (the planted
-    rewriters it is checked on have a privacy loss, not a Rényi divergence), so none is made.
+    rewriters it is checked on have a privacy loss, not a Rényi divergence), so none is made. The
+    markers named are those the run's ``distinguishers`` select (:data:`MARKER_SOURCES`; all of
+    them by default); none when it ran none of those (``minilm`` or ``lm`` alone).
     """
     if order is not None:
         return []
+    ran = set(distinguishers) if distinguishers is not None else set(MARKER_SOURCES.values())
+    markers = [m for m in MARKERS if MARKER_SOURCES[m] in ran]
+    if not markers:
+        return []
+    short = list(dict.fromkeys(_SHORT[m] for m in markers))
+    kinds = short[0] if len(short) == 1 else f"{', '.join(short[:-1])} or {short[-1]}"
     out = []
     for p in MARKER_PROBABILITIES:
         d = detectable_excess(int(n_eval), float(alpha), float(claim), float(p), power=power)
@@ -133,10 +166,10 @@ def statements(
                 "detectable_loss": d.loss,
                 "power": power,
                 "claim": float(claim),
-                "markers": list(MARKERS),
+                "markers": markers,
                 "not_covered": NOT_COVERED,
                 "text": (
-                    "a marker (a whole output or a word 1–2-gram) in "
+                    f"a marker ({kinds}) in "
                     f"{percent(p, exact=True)} of x's rewrites with "
                     f"privacy loss ≥ {d.loss:.3g} is flagged with probability ≥ {percent(power, exact=True)} "
                     f"(claim {claim:.3g}); {NOT_COVERED}"

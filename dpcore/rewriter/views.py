@@ -34,7 +34,7 @@ _COMMON: dict[str, Any] = {
     "x_prime": PAIR[1],
     "rewrites": 400,
     "seed": 0,
-    "distinguishers": ["exact", "words", "chars", "minilm"],
+    "distinguishers": ["exact", "words", "chars", "side", "minilm"],
     "confidence": 0.95,
 }
 #: key → settings (rewriter, ε, the pair, size, seed, distinguishers, confidence).

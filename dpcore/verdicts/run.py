@@ -176,8 +176,8 @@ def compact_rewriter_audit(result: Any) -> dict[str, Any]:
         "verdict_text": d["verdict_text"],
         "test": (
             f"Clopper–Pearson lower bound on the {quantity} of one event per direction, chosen on the "
-            "selection half of the rewrites (whole outputs, word and character n-grams, MiniLM) and "
-            "bounded on the other half"
+            "selection half of the rewrites (whole outputs, word and character n-grams, side channels, "
+            "MiniLM) and bounded on the other half"
         ),
         "confidence": d["confidence"],
         "alpha_per_test": d["alpha_per_test"],

@@ -89,12 +89,18 @@ SHOWN_COLUMNS = [
     "TPR estimate",
     "meaning retained",
     "verdict",
+    "best test by",
+    "LM: TPR ≥",
+    "LM: TPR estimate",
 ]
 #: The page's first table: the columns a room reads, few enough to fit a 1280-px projector with the
 #: sidebar open (issue 58: the last column was cut off at 1280 px).
 FIRST_COLUMNS = ["rewriter", "nominal ε", "claimed loss", "certified loss ≥", "TPR at 1% FPR ≥", "verdict"]
 #: The rest, in a second table under an expander (with the cell's rewriter and ε, to read it alone).
-MORE_COLUMNS = ["rewriter", "nominal ε", "TPR estimate", "meaning retained"]
+MORE_COLUMNS = [
+    "rewriter", "nominal ε", "TPR estimate", "meaning retained", "best test by",
+    "LM: TPR ≥", "LM: TPR estimate",
+]  # fmt: skip
 #: What a nominal ε is per, shorter than the library's words, where the table needs it to fit.
 _TABLE_PER = {"santext-words": "per word per distance unit"}
 
@@ -436,7 +442,9 @@ def calibration_table(calib: Mapping[str, Any]) -> pd.DataFrame:
 
     Columns: rewriter, epsilon, nominal (what ε is per), claimed_bound, lower_bound,
     largest_certifiable_bound, exact_loss, tpr_lower, tpr_estimate, tpr_upper, similarity (meaning
-    retained), verdict, event (∞ as ``float("inf")``, none as NaN).
+    retained), verdict, event, family (the distinguisher that chose it), and the LM distinguisher's
+    reading of the same rewrites where the record has one: lm_tpr_lower, lm_tpr_estimate,
+    lm_lower_bound, lm_event (∞ as ``float("inf")``, none as NaN).
     """
     rows = []
     for c in calib["cells"]:
@@ -456,6 +464,11 @@ def calibration_table(calib: Mapping[str, Any]) -> pd.DataFrame:
                 "similarity": as_number(c.get("similarity")),
                 "verdict": str(c["verdict"]),
                 "event": c.get("event"),
+                "family": c.get("family"),
+                "lm_tpr_lower": as_number((c.get("lm") or {}).get("tpr_at_fpr", {}).get("lower")),
+                "lm_tpr_estimate": as_number((c.get("lm") or {}).get("tpr_at_fpr", {}).get("tpr")),
+                "lm_lower_bound": as_number((c.get("lm") or {}).get("lower_bound")),
+                "lm_event": (c.get("lm") or {}).get("event"),
             }
         )
     return pd.DataFrame(rows)
@@ -501,9 +514,21 @@ def shown_table(calib: Mapping[str, Any]) -> pd.DataFrame:
                 percent(t.get("tpr")),
                 MISSING if math.isnan(sim) else f"{sim:.2f}",
                 VERDICT_WORDS.get(str(c["verdict"]), str(c["verdict"])),
+                str(c.get("family_title") or MISSING),
+                *_lm_cells(c.get("lm"), fpr),
             ]
         )
     return pd.DataFrame(rows, columns=SHOWN_COLUMNS)
+
+
+def _lm_cells(reading: Mapping[str, Any] | None, fpr: float) -> list[str]:
+    """The LM distinguisher's certified TPR and its estimate, as the table shows them ("—": not read)."""
+    if not reading:
+        return [MISSING, MISSING]
+    t = reading["tpr_at_fpr"]
+    low = as_number(t.get("lower"))
+    certified = percent(low) + (" (chance)" if not math.isnan(low) and low <= fpr + 1e-12 else "")
+    return [certified, percent(t.get("tpr"))]
 
 
 def samples_of(calib: Mapping[str, Any], name: str, epsilon: float) -> list[tuple[str, list[str]]]:
