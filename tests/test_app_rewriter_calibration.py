@@ -67,8 +67,10 @@ def no_compute(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("the page computed something")
 
     monkeypatch.setattr(calibrate, "calibrate_rewriters", fail)
-    monkeypatch.setattr(dpcore.rewriter.audit, "audit_rewriter", fail)
+    # the package first: its lazy attribute is resolved (and kept) from the audit module when first
+    # read, so reading it after the module's patch kept ``fail`` there for every later test
     monkeypatch.setattr(dpcore.rewriter, "audit_rewriter", fail)
+    monkeypatch.setattr(dpcore.rewriter.audit, "audit_rewriter", fail)
     monkeypatch.setattr(dpcore.models.minilm, "encode_sentences", fail)
 
 
