@@ -202,10 +202,11 @@ with st.expander("The estimate and the meaning retained of every cell", icon=":m
         "the best of the tests measured). Meaning retained: the mean cosine of a rewrite and its input in "
         "the all-MiniLM-L6-v2 sentence embedding (1 = the same text)." + bounds + " Best test by: the "
         "distinguisher family that chose the audit's event (whole outputs, word or character n-grams, "
-        "side channels such as length and casing, MiniLM). LM: the same rewrites read by the language-model "
-        "distinguisher (how much likelier SmolLM2-135M-Instruct finds x than x′ as the original of a "
-        "rewrite), computed with the shipped file ('—': not read); its bound holds alone, and the two "
-        "readings are compared by their estimates."
+        "side channels such as length and casing, MiniLM). LM reading: the same rewrites read by the "
+        "language-model distinguisher (how much likelier SmolLM2-135M-Instruct finds x than x′ as the "
+        f"original of a rewrite), its TPR at {percent(fpr)} FPR certified (the estimate in brackets; "
+        "'chance': no better than a guess), computed with the shipped file ('—': not read); its bound "
+        "holds alone, and the two readings are compared by their estimates."
     )
 
 # ---- sample rewrites -------------------------------------------------------------------------------

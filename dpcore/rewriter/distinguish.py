@@ -82,7 +82,7 @@ TITLES = {
     "exact": "whole output",
     "words": "word n-grams",
     "chars": "character n-grams",
-    "side": "side channels (counts, kept words' places)",
+    "side": "side channels",
     "minilm": "MiniLM sentence embedding",
     "lm": "language model (SmolLM2 reconstruction score)",
 }

@@ -90,16 +90,14 @@ SHOWN_COLUMNS = [
     "meaning retained",
     "verdict",
     "best test by",
-    "LM: TPR ≥",
-    "LM: TPR estimate",
+    "LM reading",
 ]
 #: The page's first table: the columns a room reads, few enough to fit a 1280-px projector with the
 #: sidebar open (issue 58: the last column was cut off at 1280 px).
 FIRST_COLUMNS = ["rewriter", "nominal ε", "claimed loss", "certified loss ≥", "TPR at 1% FPR ≥", "verdict"]
 #: The rest, in a second table under an expander (with the cell's rewriter and ε, to read it alone).
 MORE_COLUMNS = [
-    "rewriter", "nominal ε", "TPR estimate", "meaning retained", "best test by",
-    "LM: TPR ≥", "LM: TPR estimate",
+    "rewriter", "nominal ε", "TPR estimate", "meaning retained", "best test by", "LM reading",
 ]  # fmt: skip
 #: What a nominal ε is per, shorter than the library's words, where the table needs it to fit.
 _TABLE_PER = {"santext-words": "per word per distance unit"}
@@ -515,20 +513,21 @@ def shown_table(calib: Mapping[str, Any]) -> pd.DataFrame:
                 MISSING if math.isnan(sim) else f"{sim:.2f}",
                 VERDICT_WORDS.get(str(c["verdict"]), str(c["verdict"])),
                 str(c.get("family_title") or MISSING),
-                *_lm_cells(c.get("lm"), fpr),
+                _lm_cell(c.get("lm"), fpr),
             ]
         )
     return pd.DataFrame(rows, columns=SHOWN_COLUMNS)
 
 
-def _lm_cells(reading: Mapping[str, Any] | None, fpr: float) -> list[str]:
-    """The LM distinguisher's certified TPR and its estimate, as the table shows them ("—": not read)."""
+def _lm_cell(reading: Mapping[str, Any] | None, fpr: float) -> str:
+    """The LM distinguisher's certified TPR and its estimate, as the table shows them: "27% (77%)",
+    "chance (1.5%)" where no more than the FPR was certified, "—" where the record has no reading."""
     if not reading:
-        return [MISSING, MISSING]
+        return MISSING
     t = reading["tpr_at_fpr"]
     low = as_number(t.get("lower"))
-    certified = percent(low) + (" (chance)" if not math.isnan(low) and low <= fpr + 1e-12 else "")
-    return [certified, percent(t.get("tpr"))]
+    certified = "chance" if not math.isnan(low) and low <= fpr + 1e-12 else percent(low)
+    return f"{certified} ({percent(t.get('tpr'))})"
 
 
 def samples_of(calib: Mapping[str, Any], name: str, epsilon: float) -> list[tuple[str, list[str]]]:
