@@ -302,20 +302,38 @@ def retest(result: RewriterAuditResult, distinguishers: Sequence[str]) -> Rewrit
             )
         )  # fmt: skip
         k += 1
-    tested = [p for p in outcomes if p.tested]
-    verdict, text = _verdict(
-        tested, len(outcomes), result.rewrites, result.confidence, result.reach, result.alpha, order
-    )
-    claims = sorted({p.claimed_bound for p in tested}) or [float(result.claim["epsilon"])]
-    n_eval = result.rewrites - result.rewrites // 2
+    verdict, text, power = _judged(
+        outcomes, result.rewrites, result.confidence, result.alpha, result.reach,
+        float(result.claim["epsilon"]), order, distinguishers,
+    )  # fmt: skip
     return dataclasses.replace(
         result,
         pairs=outcomes,
         distinguishers=tuple(distinguishers),
         verdict=verdict,
         verdict_text=text,
-        power=statements(n_eval, result.alpha, claims[0], order=order, distinguishers=distinguishers),
+        power=power,
     )
+
+
+def _judged(
+    outcomes: list[PairOutcome],
+    rewrites: int,
+    confidence: float,
+    alpha: float,
+    top: float,
+    epsilon: float,
+    order: float | None,
+    distinguishers: Sequence[str],
+) -> tuple[str, str, list[dict[str, Any]]]:
+    """The verdict, its text and the power statement of tested pair outcomes (an audit's, or a
+    :func:`retest`'s): the statement at the smallest claimed bound tested (ε when none was), for the
+    markers the distinguishers could select."""
+    tested = [p for p in outcomes if p.tested]
+    verdict, text = _verdict(tested, len(outcomes), rewrites, confidence, top, alpha, order)
+    claims = sorted({p.claimed_bound for p in tested}) or [float(epsilon)]
+    n_eval = rewrites - rewrites // 2
+    return verdict, text, statements(n_eval, alpha, claims[0], order=order, distinguishers=distinguishers)
 
 
 def _estimate(a: int, b: int, n: int, order: float | None) -> float:
@@ -594,10 +612,10 @@ def audit_rewriter(
                 float(exact(*pair)) if callable(exact) else None, claim.order,
             )
         )  # fmt: skip
-    n_eval = rewrites - rewrites // 2
-    top = reach(n_eval, alpha, order=claim.order)
-    tested = [p for p in outcomes if p.tested]
-    verdict, text = _verdict(tested, len(pairs), rewrites, confidence, top, alpha, claim.order)
+    top = reach(rewrites - rewrites // 2, alpha, order=claim.order)
+    verdict, text, power = _judged(
+        outcomes, rewrites, confidence, alpha, top, float(claim.epsilon), claim.order, distinguishers
+    )
     if contract is not None:
         independence = contract.independence()
     elif batched:
@@ -607,7 +625,6 @@ def audit_rewriter(
         )
     else:
         independence = "one copy per rewrite call: every rewrite has its own call and random stream"
-    claims = sorted({p.claimed_bound for p in tested}) or [float(claim.epsilon)]
     describe = getattr(rewriter, "describe", None)
     return RewriterAuditResult(
         rewriter=str(rewriter.name),
@@ -619,8 +636,7 @@ def audit_rewriter(
         distinguishers=tuple(distinguishers),
         seed=seed,
         reach=top,
-        # the smallest claimed bound tested; the markers its distinguishers could select
-        power=statements(n_eval, alpha, claims[0], order=claim.order, distinguishers=distinguishers),
+        power=power,
         contract=contract,
         verdict=verdict,
         verdict_text=text,

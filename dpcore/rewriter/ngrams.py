@@ -29,12 +29,14 @@ import re
 
 import numpy as np
 
-__all__ = ["KINDS", "binary_matrix", "ngram_matrix", "text_ngrams"]
+__all__ = ["KINDS", "WORD", "binary_matrix", "ngram_matrix", "text_ngrams"]
 
 #: The two feature kinds.
 KINDS = ("words", "chars")
 
-_TOKEN = re.compile(r"\b\w+\b")
+#: A word: a run of word characters (the ``words`` n-grams' tokens, and the words the ``side``
+#: distinguisher places).
+WORD = re.compile(r"\b\w+\b")
 _CHAR_SIZES = (3, 4)
 
 
@@ -50,7 +52,7 @@ def text_ngrams(text: str, kind: str) -> set[str]:
     """
     lowered = text.lower()
     if kind == "words":
-        tokens = _TOKEN.findall(lowered)
+        tokens = WORD.findall(lowered)
         return {*tokens, *map(" ".join, itertools.pairwise(tokens))}
     if kind != "chars":
         raise ValueError(f"unknown n-gram kind {kind!r}; choose from {KINDS}")

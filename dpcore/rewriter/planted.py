@@ -432,7 +432,9 @@ class LeakPlaceRewriter(_LeakValue):
 
     def value(self, text: str) -> int:
         """The place of the kept word among the input's words (the last place when absent)."""
-        tokens = re.findall(r"\b\w+\b", str(text).lower())
+        from dpcore.rewriter.ngrams import WORD
+
+        tokens = WORD.findall(str(text).lower())
         place = tokens.index(self.word) if self.word in tokens else self.k - 1
         return min(place, self.k - 1)
 

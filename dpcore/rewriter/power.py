@@ -60,8 +60,9 @@ MARKERS = (
 #: Which distinguisher selects each marker (a statement names only the markers its run could pick).
 MARKER_SOURCES = {MARKERS[0]: "exact", MARKERS[1]: "words", MARKERS[2]: "side", MARKERS[3]: "side"}
 #: The markers in few words, for the statement's text.
-_SHORT = {MARKERS[0]: "a whole output", MARKERS[1]: "a word 1–2-gram", MARKERS[2]: "a count"}
-_SHORT[MARKERS[3]] = "a kept word's place"
+_SHORT = dict(
+    zip(MARKERS, ("a whole output", "a word 1–2-gram", "a count", "a kept word's place"), strict=True)
+)
 #: What the statement does not cover.
 NOT_COVERED = (
     "a marker only in characters (a suffix, a spelling) or in a side channel the audit does not read "

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpcore.rewriter.ngrams import binary_matrix
+from dpcore.rewriter.ngrams import WORD, binary_matrix
 
 __all__ = ["CHANNELS", "UNITS", "channel_counts", "describe", "side_matrix"]
 
@@ -53,7 +53,6 @@ UNITS = {
     "punctuation": ("punctuation mark or symbol", "punctuation marks or symbols"),
     "digits": ("digit", "digits"),
 }
-_WORD = re.compile(r"\b\w+\b")
 _PUNCT = re.compile(r"[^\w\s]")
 _DIGIT = re.compile(r"\d")
 #: Separates the parts of a feature's name (a character no text feature is built from).
@@ -81,7 +80,7 @@ def channel_counts(texts: Sequence[str]) -> dict[str, np.ndarray]:
 
 
 def _kept_positions(text: str, words: frozenset[str]) -> set[str]:
-    tokens = _WORD.findall(text.lower())
+    tokens = WORD.findall(text.lower())
     return {_SEP.join(("positions", w, str(i))) for i, w in enumerate(tokens) if w in words}
 
 
@@ -116,7 +115,7 @@ def side_matrix(texts: Sequence[str], inputs: Sequence[str] = ()) -> tuple[objec
         blocks.append(csr_matrix(np.hstack([c[:, None] == values, c[:, None] >= values[1:]]), dtype=np.int64))
         names += [_SEP.join((channel, "=", str(v))) for v in values.tolist()]
         names += [_SEP.join((channel, ">=", str(v))) for v in values[1:].tolist()]
-    words = frozenset(w for x in inputs for w in _WORD.findall(str(x).lower()))
+    words = frozenset(w for x in inputs for w in WORD.findall(str(x).lower()))
     if words:
         places, place_names = binary_matrix([_kept_positions(t, words) for t in texts])
         if places is not None:

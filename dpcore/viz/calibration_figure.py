@@ -447,6 +447,7 @@ def calibration_table(calib: Mapping[str, Any]) -> pd.DataFrame:
     rows = []
     for c in calib["cells"]:
         t = c["tpr_at_fpr"]
+        reading = c.get("lm") or {}
         rows.append(
             {
                 "rewriter": str(c["rewriter"]),
@@ -463,10 +464,10 @@ def calibration_table(calib: Mapping[str, Any]) -> pd.DataFrame:
                 "verdict": str(c["verdict"]),
                 "event": c.get("event"),
                 "family": c.get("family"),
-                "lm_tpr_lower": as_number((c.get("lm") or {}).get("tpr_at_fpr", {}).get("lower")),
-                "lm_tpr_estimate": as_number((c.get("lm") or {}).get("tpr_at_fpr", {}).get("tpr")),
-                "lm_lower_bound": as_number((c.get("lm") or {}).get("lower_bound")),
-                "lm_event": (c.get("lm") or {}).get("event"),
+                "lm_tpr_lower": as_number(reading.get("tpr_at_fpr", {}).get("lower")),
+                "lm_tpr_estimate": as_number(reading.get("tpr_at_fpr", {}).get("tpr")),
+                "lm_lower_bound": as_number(reading.get("lower_bound")),
+                "lm_event": reading.get("event"),
             }
         )
     return pd.DataFrame(rows)
