@@ -38,8 +38,10 @@ import streamlit as st
 from dpcore.attack import comparison as cmp
 from dpcore.attack import page_view as pv
 from dpcore.attack import paper_setting as paper
+from dpcore.attack import reconstruction_study as rstudy
 from dpcore.attack.bayes import prepare_channels
 from dpcore.attack.datasets import DATASETS
+from dpcore.attack.reconstruction import BOUND_NOTE
 from dpcore.formatting import epsilon_text
 from dpcore.models.masked_lm import default_mlm_available
 from dpcore.text import TEXT_MECHANISMS
@@ -47,6 +49,7 @@ from dpcore.text.registry import required_embedding
 from dpcore.text.vocab import build_vocabulary
 from dpcore.viz.attack_figure import ATTACK_LABELS, epsilon_figure, tradeoff_figure
 from dpcore.viz.comparison_figure import DEFAULT_SHOWN, comparison_figure, comparison_table
+from dpcore.viz.reconstruction_figure import reconstruction_figure
 from pages._shared import (
     apply_query_params,
     bar_updater,
@@ -718,3 +721,44 @@ if cmp_res:
         )
 else:
     st.info("No comparison yet: run `python bench/compare_mechanisms.py`, or recompute above.")
+
+
+# ---- LLM reconstruction (issue 62) -----------------------------------------------------------
+st.header("LLM reconstruction")
+st.caption(
+    "A language model (SmolLM2-135M-Instruct, run locally and greedily) reads the whole sanitized "
+    "sentence and writes the original it guesses (Pang et al. 2024, adapted). A word counts as "
+    "recovered when the model's word at its place is the original. It runs on 64 famous public "
+    "lines the model has almost surely read and 64 lines written after its release, so memory of "
+    "the text shows apart from inverting the mechanism. Shipped results: the LLM needs torch, so "
+    f"the page does not run it (`{rstudy.COMMAND}` regenerates them; "
+    "`python -m dpcore attack --attack llm` runs it on your settings)."
+)
+
+
+@st.cache_data(max_entries=1, max_size="4MB", show_spinner=False)
+def shipped_reconstruction() -> dict | None:
+    return rstudy.load_study()
+
+
+rec_doc = shipped_reconstruction()
+if rec_doc:
+    rec_table = rstudy.study_table(rec_doc)
+    st.markdown(rstudy.study_headline(rec_doc))
+    plot(reconstruction_figure(rec_table), key="reconstruction-figure")
+    st.caption(BOUND_NOTE)
+    with more("The reconstruction's table and examples", icon=":material/table_view:"):
+        st.dataframe(pd.DataFrame(rstudy.study_display(rec_table)), hide_index=True, width="stretch")
+        st.markdown(
+            "\n".join(
+                f"- **{e['mechanism']}, ε = {epsilon_text(e['epsilon'])}, {e['sentences']}**: "
+                f"original *{e['original']}* → released *{e['released']}* → the LLM wrote "
+                f"*{e['reconstruction'] or '(nothing)'}*"
+                for e in rstudy.study_examples(rec_doc, per_run=1)
+            )
+        )
+        download_buttons(
+            pd.DataFrame(rec_table), rec_doc["parameters"], "dpcore-llm-reconstruction", key="reconstruction"
+        )
+else:
+    st.info(f"No reconstruction study is shipped: run `{rstudy.COMMAND}`.")

@@ -43,6 +43,13 @@ Fixtures
     ln 0.6 over the answer's words the prompt holds and ln 0.05 over the others, a model that
     copies what it reads. Its ``prompts_scored`` counts the prompts it was given. The shipped
     model runs the distinguisher from the CLI in ``tests/test_rewriter_dpprompt.py``.
+``toy_reconstructor``
+    An exact toy LLM attacker in place of the shipped SmolLM2 for the ``llm`` attack
+    (:class:`MemoryReconstructor`; ``dpcore.commands.attack._reconstructor`` returns it): it has
+    "memorised" the sentences it is given (``.memorise(texts)``, lower-cased) and replies with the
+    memorised sentence sharing most words with the text it reads when that is at least half of
+    them, else with the text itself (it copies). Its ``texts_read`` counts the texts it was
+    given. The shipped model runs the attack from the CLI in ``tests/test_llm_reconstruction.py``.
 ``ray_runtime``
     One local Ray (2 CPUs) for the pytest worker, started by the first test that asks for it and
     stopped after the last test of the run of tests that ask for it (idle, it takes about 5% of
@@ -220,6 +227,42 @@ def toy_lm(monkeypatch: pytest.MonkeyPatch) -> ToyScoringLM:
 
     toy = ToyScoringLM()
     monkeypatch.setattr(lmscore, "default_model", lambda: toy)
+    return toy
+
+
+class MemoryReconstructor:
+    """The ``toy_reconstructor`` fixture's attacker (see the module's docstring)."""
+
+    name = "toy-memory"
+
+    def __init__(self) -> None:
+        self.memory: list[str] = []
+        self.texts_read = 0
+
+    def memorise(self, texts: Any) -> MemoryReconstructor:
+        self.memory = [" ".join(str(t).lower().split()) for t in texts]
+        return self
+
+    def reconstruct(self, texts: Any, *, progress: Any = None) -> list[str]:
+        out = []
+        for t in texts:
+            words = str(t).split()
+            self.texts_read += 1
+            best = max(self.memory, key=lambda m: len(set(m.split()) & set(words)), default="")
+            shared = len(set(best.split()) & set(words))
+            out.append(best if words and shared >= len(set(words)) / 2 else str(t))
+        if progress is not None:
+            progress(len(out), len(out))
+        return out
+
+
+@pytest.fixture
+def toy_reconstructor(monkeypatch: pytest.MonkeyPatch) -> MemoryReconstructor:
+    """The ``llm`` attack's model replaced by :class:`MemoryReconstructor` (see the module's docstring)."""
+    from dpcore.commands import attack
+
+    toy = MemoryReconstructor()
+    monkeypatch.setattr(attack, "_reconstructor", lambda: toy)
     return toy
 
 

@@ -24,14 +24,21 @@ SMALL = {"vsize": "2000", "n": "10", "ntrain": "500", "ntest": "200", "attacks":
 pytestmark = pytest.mark.usefixtures("clear_page_caches")
 
 
+#: Columns of the tables after the sweep's: the all-mechanism comparison's and the LLM
+#: reconstruction's.
+OTHER_TABLES = ("ε scale", "one-word ceiling")
+#: Keys of the figures after the sweep's.
+OTHER_CHARTS = ("comparison-figure", "reconstruction-figure")
+
+
 def sweep_tables(at) -> list:  # type: ignore[no-untyped-def]
-    """The sweep's tables (not the all-mechanism comparison table)."""
-    return [t for t in at.dataframe if "ε scale" not in t.value.columns]
+    """The sweep's tables (not the comparison's or the LLM reconstruction's at the end of the page)."""
+    return [t for t in at.dataframe if not set(OTHER_TABLES) & set(t.value.columns)]
 
 
 def sweep_charts(at) -> list:  # type: ignore[no-untyped-def]
-    """The sweep's figures (not the all-mechanism comparison chart at the end of the page)."""
-    return [c for c in at.get("plotly_chart") if getattr(c, "key", None) != "comparison-figure"]
+    """The sweep's figures (not the comparison's or the LLM reconstruction's at the end of the page)."""
+    return [c for c in at.get("plotly_chart") if getattr(c, "key", None) not in OTHER_CHARTS]
 
 
 def _app(**query: str) -> AppTest:
@@ -58,6 +65,15 @@ def test_small_config_renders_both_figures_and_tables() -> None:
     assert "ε=1" in labels and "ε=10" in labels and "ε=∞" in labels
     assert len(sweep_tables(at)) == 2
     assert at.query_params["eps"] == "1,10"
+    # the shipped LLM reconstruction study, after the sweep: its chart (a panel per mechanism and
+    # sentence set), its headline, its table and its examples
+    (rec,) = [c for c in at.get("plotly_chart") if getattr(c, "key", None) == "reconstruction-figure"]
+    titles = [a["text"] for a in json.loads(rec.proto.spec)["layout"]["annotations"]]
+    assert any(t.startswith("<b>santext</b> · unseen lines") for t in titles)
+    assert any(t.startswith("<b>dp-mlm</b> · public lines") for t in titles)
+    assert any("the LLM restored" in m.value for m in at.markdown)
+    assert any("one-word ceiling" in t.value.columns for t in at.dataframe)
+    assert sum("the LLM wrote" in m.value for m in at.markdown) == 1  # one list, a line per run
 
 
 def test_widget_change_updates_the_figure() -> None:

@@ -15,6 +15,10 @@ Attacks
     The mechanism-aware attack with the masked LM's contextual prior
     (:func:`dpcore.attack.bayes.mlm_bayes_attack`). When it runs, the ``mlm`` numbers come from
     the same forward passes (identical predictions; tested).
+``llm``
+    LLM reconstruction (:mod:`dpcore.attack.reconstruction`): a causal LM reads the whole
+    sanitized sentence and writes the original it guesses; needs a ``reconstructor``. Its rows
+    add the success on the replaced positions alone (``recovered_replaced`` of ``replaced``).
 
 Positions scored: those whose original token is in V (see :mod:`dpcore.attack.bayes`).
 
@@ -69,7 +73,7 @@ __all__ = [
     "scored_original_ids",
 ]
 
-ATTACKS = ("mlm", "bayes-unigram", "bayes-mlm")
+ATTACKS = ("mlm", "bayes-unigram", "bayes-mlm", "llm")
 #: Attacks that need the masked LM (one group: they share forward passes).
 MLM_ATTACKS = ("mlm", "bayes-mlm")
 #: Most sentences one attack run accepts.
@@ -188,14 +192,48 @@ def _mlm_hits(
     return np.concatenate([np.asarray(h, dtype=bool)[m] for h, m in zip(res.hits, scored, strict=True)])
 
 
-def _check_attacks(attacks: Sequence[str], mlm: Any) -> list[str]:
+def _check_attacks(attacks: Sequence[str], mlm: Any, reconstructor: Any = None) -> list[str]:
     atk = list(dict.fromkeys(attacks))
     bad = [a for a in atk if a not in ATTACKS]
     if not atk or bad:
         raise DPCoreError(f"attacks must be among {', '.join(ATTACKS)}; got {', '.join(bad) or 'none'}")
     if any(a in MLM_ATTACKS for a in atk) and mlm is None:
         raise DPCoreError("the mlm and bayes-mlm attacks need a masked LM")
+    if "llm" in atk and reconstructor is None:
+        raise DPCoreError("the llm attack needs a reconstructor (dpcore.attack.reconstruction)")
     return atk
+
+
+def _llm_hits(
+    mech: TextMechanism,
+    pairs: list[tuple[list[str], list[str]]],
+    scored: list[np.ndarray],
+    reconstructor: Any,
+    progress: Progress,
+) -> tuple[np.ndarray, list[dict[str, str]]]:
+    from dpcore.attack.reconstruction import reconstruction_hits
+    from dpcore.text.embeddings import load_tokenizer
+
+    tok = load_tokenizer(mech.vocab.embedding)
+    return reconstruction_hits(
+        pairs, scored, reconstructor, lambda t: tok.tokenize(t)[:MAX_ATTACK_TOKENS], progress=progress, keep=3
+    )
+
+
+def _replaced_fields(hits: np.ndarray, kept: np.ndarray, confidence: float) -> dict[str, Any]:
+    """The success on the positions the sanitizer replaced, with its two-sided Clopper–Pearson
+    interval (the kept positions are recovered by copying)."""
+    from dpcore.stats import cp_lower, cp_upper
+
+    hit = np.asarray(hits, dtype=bool)[~np.asarray(kept, dtype=bool)]
+    n, k, a = int(hit.size), int(hit.sum()), (1.0 - confidence) / 2.0
+    return {
+        "replaced": n,
+        "recovered_replaced": k,
+        "recovery_replaced": k / n if n else float("nan"),
+        "recovery_replaced_ci_low": float(cp_lower(k, n, a)) if n else float("nan"),
+        "recovery_replaced_ci_high": float(cp_upper(k, n, a)) if n else float("nan"),
+    }
 
 
 def _check_sentences(sentences: Sequence[str]) -> list[str]:
@@ -213,6 +251,7 @@ def attack_reference(
     *,
     attacks: Sequence[str] = ("bayes-unigram",),
     mlm: Any = None,
+    reconstructor: Any = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Progress = None,
 ) -> dict[str, dict[str, Any]]:
@@ -227,7 +266,7 @@ def attack_reference(
         The private sentences.
     mechanism
         Any mechanism over the vocabulary V (only V is used).
-    attacks, mlm, batch_size
+    attacks, mlm, reconstructor, batch_size
         As in :func:`attack_sweep`.
     progress
         ``progress(done, total)`` after every batch of masked-LM forward passes.
@@ -237,7 +276,7 @@ def attack_reference(
     dict
         attack → ``{"attacker_top1_unsanitized", ["prior_top1"]}``.
     """
-    atk = _check_attacks(attacks, mlm)
+    atk = _check_attacks(attacks, mlm, reconstructor)
     sents = _check_sentences(sentences)
     log_u = unigram_log_prior(mechanism.vocab)
     pairs, scored = _pairs(mechanism, sents, None)
@@ -269,6 +308,9 @@ def attack_reference(
             mlm_hit = _mlm_hits(pairs, scored, mlm, batch_size, progress)
         if "mlm" in atk:
             unsanitized["mlm"] = {"attacker_top1_unsanitized": float(np.mean(mlm_hit))}
+    if "llm" in atk:
+        llm_hit, _ = _llm_hits(mechanism, pairs, scored, reconstructor, progress)
+        unsanitized["llm"] = {"attacker_top1_unsanitized": float(np.mean(llm_hit))}
     return unsanitized
 
 
@@ -279,6 +321,7 @@ def attack_at_epsilon(
     *,
     attacks: Sequence[str] = ("bayes-unigram",),
     mlm: Any = None,
+    reconstructor: Any = None,
     seed: int = 0,
     confidence: float = 0.95,
     batch_size: int = DEFAULT_BATCH_SIZE,
@@ -298,7 +341,7 @@ def attack_at_epsilon(
         The sanitizer at this ε.
     unsanitized
         :func:`attack_reference` for these sentences, V and attacks.
-    attacks, mlm, confidence, batch_size
+    attacks, mlm, reconstructor, confidence, batch_size
         As in :func:`attack_sweep`.
     seed
         The resolved sanitization seed (an int).
@@ -310,7 +353,7 @@ def attack_at_epsilon(
     dict
         ``{"rows": [one per attack], "sentences", "scored_positions", "parameters"}``.
     """
-    atk = _check_attacks(attacks, mlm)
+    atk = _check_attacks(attacks, mlm, reconstructor)
     sents = _check_sentences(sentences)
     conf = check_finite_float(confidence, name="confidence", min_value=0.5, max_value=0.999999)
     eps = float(mechanism.epsilon)
@@ -338,6 +381,16 @@ def attack_at_epsilon(
             t1 = time.monotonic()
             hits = _mlm_hits(pairs, scored, mlm, batch_size, progress)
             found["mlm"] = defense_counts("mlm", hits, x == y, confidence=conf, seconds=time.monotonic() - t1)
+    extra: dict[str, Any] = {}
+    if "llm" in atk:
+        t1 = time.monotonic()
+        hits, examples = _llm_hits(mechanism, pairs, scored, reconstructor, progress)
+        found["llm"] = defense_counts("llm", hits, x == y, confidence=conf, seconds=time.monotonic() - t1)
+        extra = {
+            **_replaced_fields(hits, x == y, conf),
+            "reconstructor": str(getattr(reconstructor, "name", "")),
+            "examples": examples,
+        }
     rows: list[dict[str, Any]] = []
     for a in atk:
         r = found[a]
@@ -345,6 +398,8 @@ def attack_at_epsilon(
         if a == "bayes-mlm":
             row["prior_top1_sanitized"] = r.prior_top1
             row["prior_top1"] = unsanitized[a]["prior_top1"]
+        if a == "llm":
+            row.update(extra)
         rows.append(row)
     return {
         "rows": rows,
@@ -361,10 +416,12 @@ def attack_sweep(
     *,
     attacks: Sequence[str] = ("bayes-unigram",),
     mlm: Any = None,
+    reconstructor: Any = None,
     seed: int | None = 0,
     confidence: float = 0.95,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Progress = None,
+    references: dict[Any, dict[str, dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """Defense rates of the chosen attacks at each ε (module docstring).
 
@@ -380,12 +437,19 @@ def attack_sweep(
         Any of :data:`ATTACKS`.
     mlm
         A :class:`dpcore.models.masked_lm.MaskedLM`; required for ``mlm`` and ``bayes-mlm``.
+    reconstructor
+        A :class:`dpcore.attack.reconstruction.Reconstructor`; required for ``llm``.
     seed
         Sanitization seed (recorded; None draws a fresh one).
     progress
         ``progress(done, total)`` in units of 1/:data:`PROGRESS_UNITS` of an attack run (one run
         per ε and attack group, plus the ε = ∞ reference); masked-LM runs report after every
         batch of forward passes, so a caller can stop between batches.
+    references
+        A dict the caller keeps across sweeps on the same sentences: each ε = ∞ reference
+        (:func:`attack_reference`, which depends on V, the sentences and the attack group only)
+        is kept there under (V, sentences, attack group, models) and reused by a later sweep over
+        the same V object, as the mechanism comparison does for its mechanisms over one vocabulary.
 
     Returns
     -------
@@ -393,7 +457,7 @@ def attack_sweep(
         ``{"parameters", "rows": [one per (ε, attack)], "unsanitized": {attack: {...}}}``.
     """
     t0 = time.monotonic()
-    atk = _check_attacks(attacks, mlm)
+    atk = _check_attacks(attacks, mlm, reconstructor)
     uses_mlm = any(a in MLM_ATTACKS for a in atk)
     conf = check_finite_float(confidence, name="confidence", min_value=0.5, max_value=0.999999)
     sents = _check_sentences(sentences)
@@ -401,7 +465,9 @@ def attack_sweep(
     if not eps_list:
         raise DPCoreError("give at least one ε")
     s = resolve_seed(seed)
-    groups = [g for g in (["bayes-unigram"], [a for a in atk if a in MLM_ATTACKS]) if set(g) & set(atk)]
+    groups = [
+        g for g in (["bayes-unigram"], [a for a in atk if a in MLM_ATTACKS], ["llm"]) if set(g) & set(atk)
+    ]
     total, done = (len(eps_list) + 1) * len(groups) * PROGRESS_UNITS, 0
 
     def tick() -> None:
@@ -420,10 +486,18 @@ def attack_sweep(
         prepare_channels(mechs)  # one distance pass for all ε
 
     unsanitized: dict[str, dict[str, Any]] = {}
+    digest = hashlib.sha256("\n".join(sents).encode("utf-8")).hexdigest()
     for g in groups:
-        unsanitized.update(
-            attack_reference(sents, mech_ref, attacks=g, mlm=mlm, batch_size=batch_size, progress=within)
-        )
+        key = (id(mech_ref.vocab), digest, tuple(g), id(mlm), id(reconstructor))
+        ref = None if references is None else references.get(key)
+        if ref is None:
+            ref = attack_reference(
+                sents, mech_ref, attacks=g, mlm=mlm, reconstructor=reconstructor, batch_size=batch_size,
+                progress=within,
+            )  # fmt: skip
+            if references is not None:
+                references[key] = ref
+        unsanitized.update(ref)
         tick()
 
     rows: list[dict[str, Any]] = []
@@ -439,6 +513,7 @@ def attack_sweep(
                 unsanitized,
                 attacks=g,
                 mlm=mlm,
+                reconstructor=reconstructor,
                 seed=s,
                 confidence=conf,
                 batch_size=batch_size,
@@ -453,10 +528,11 @@ def attack_sweep(
         "epsilons": eps_list,
         "attacks": atk,
         "mlm": getattr(mlm, "name", None) if uses_mlm else None,
+        **({"reconstructor": str(getattr(reconstructor, "name", ""))} if "llm" in atk else {}),
         "unit": "word",
         "sentences": n_sentences,
         "scored_positions_per_run": n_scored,
-        "sentences_digest": hashlib.sha256("\n".join(sents).encode("utf-8")).hexdigest()[:16],
+        "sentences_digest": digest[:16],
         "seed": s,
         "seed_streams": "cell_seed_sequence(seed, 'attack', mechanism, ε)",
         "confidence": conf,

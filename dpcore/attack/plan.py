@@ -28,7 +28,7 @@ from dpcore.validation import DPCoreError
 __all__ = ["ATTACKS", "CHANNEL_ATTACKS", "MechanismPlan", "plan_mechanism"]
 
 #: Every attack (:data:`dpcore.attack.experiment.ATTACKS`).
-ATTACKS = ("mlm", "bayes-unigram", "bayes-mlm")
+ATTACKS = ("mlm", "bayes-unigram", "bayes-mlm", "llm")
 #: The attacks that need the mechanism's exact channel.
 CHANNEL_ATTACKS = ("bayes-unigram", "bayes-mlm")
 

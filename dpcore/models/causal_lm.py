@@ -260,6 +260,69 @@ class SmolLM2:
     def decode(self, ids: Sequence[int]) -> str:
         return " ".join(self.tokenizer.decode(list(ids), skip_special_tokens=True).split())
 
+    def greedy(
+        self, prompts: Sequence[np.ndarray], *, max_new_tokens: int, batch: int = 16
+    ) -> list[np.ndarray]:
+        """The greedy (argmax) continuation of each prompt, up to the end of the turn or
+        ``max_new_tokens`` tokens (the end-of-turn token not included).
+
+        Prompts of similar length run together, left-padded with their padding masked out, so a
+        prompt's continuation is the one it has alone (``tests/test_llm_reconstruction.py``).
+        Deterministic: no sampling.
+        """
+        torch = self._torch
+        prompts = [np.asarray(p, dtype=np.int64).reshape(-1) for p in prompts]
+        if any(p.size == 0 for p in prompts):
+            raise DPCoreError("each prompt needs at least one token")
+        steps = int(max_new_tokens)
+        if steps < 1:
+            raise DPCoreError("max_new_tokens must be at least 1")
+        pad = int(self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_ids[0])
+        eos = np.asarray(self.eos_ids, dtype=np.int64)
+        out: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(prompts)
+        order = np.argsort([p.size for p in prompts], kind="stable")
+        with torch.inference_mode():
+            for lo in range(0, len(order), int(batch)):
+                rows = order[lo : lo + int(batch)]
+                b, width = len(rows), max(prompts[i].size for i in rows)
+                ids = np.full((b, width), pad, dtype=np.int64)
+                mask = np.zeros((b, width), dtype=np.int64)
+                for r, i in enumerate(rows):
+                    ids[r, width - prompts[i].size :], mask[r, width - prompts[i].size :] = prompts[i], 1
+                res = self.model(
+                    input_ids=torch.as_tensor(ids, device=self.device),
+                    attention_mask=torch.as_tensor(mask, device=self.device),
+                    position_ids=torch.as_tensor(
+                        np.maximum(np.cumsum(mask, axis=1) - 1, 0), device=self.device
+                    ),
+                    use_cache=True,
+                    logits_to_keep=1,
+                )
+                cache, pos = res.past_key_values, mask.sum(axis=1)
+                made = np.zeros((b, steps), dtype=np.int64)
+                done = np.zeros(b, dtype=bool)
+                length = np.full(b, steps)
+                for t in range(steps):
+                    nxt = res.logits[:, -1, :].argmax(dim=-1).to("cpu").numpy().astype(np.int64)
+                    ended = ~done & np.isin(nxt, eos)
+                    length[ended] = t
+                    done |= ended
+                    made[:, t] = np.where(done, pad, nxt)
+                    if done.all() or t == steps - 1:
+                        break
+                    mask = np.concatenate([mask, (~done)[:, None].astype(np.int64)], axis=1)
+                    res = self.model(
+                        input_ids=torch.as_tensor(made[:, t : t + 1], device=self.device),
+                        attention_mask=torch.as_tensor(mask, device=self.device),
+                        position_ids=torch.as_tensor(pos[:, None], device=self.device),
+                        past_key_values=cache,
+                        use_cache=True,
+                    )
+                    cache, pos = res.past_key_values, pos + 1
+                for r, i in enumerate(rows):
+                    out[i] = made[r, : length[r]].copy()
+        return out
+
     def answer_ids(self, text: str) -> np.ndarray:
         """``text`` as the model's reply: its tokens and the end of the turn (``<|im_end|>``)."""
         ids = self.tokenizer.encode(str(text), add_special_tokens=False)

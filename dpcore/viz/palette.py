@@ -231,15 +231,15 @@ ATTACKERS: dict[str, AttackerStyle] = {
     "bayes-unigram": AttackerStyle("circle", "solid"),
     "mlm": AttackerStyle("diamond", "dash"),
     "bayes-mlm": AttackerStyle("square", "dashdot"),
+    "llm": AttackerStyle("triangle-up", "longdashdot"),
     "unsanitized": AttackerStyle("circle-open", "dot"),
 }
 #: Styles of attackers not in :data:`ATTACKERS`, chosen by a stable hash of the name; none is a
 #: named attacker's marker or dash.
 _OTHER_ATTACKERS = (
-    AttackerStyle("triangle-up", "longdash"),
-    AttackerStyle("triangle-down", "longdashdot"),
+    AttackerStyle("triangle-down", "longdash"),
     AttackerStyle("star", "longdash"),
-    AttackerStyle("pentagon", "longdashdot"),
+    AttackerStyle("pentagon", "longdash"),
 )
 
 
