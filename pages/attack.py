@@ -747,6 +747,14 @@ if rec_doc:
     st.markdown(rstudy.study_headline(rec_doc))
     plot(reconstruction_figure(rec_table), key="reconstruction-figure")
     st.caption(BOUND_NOTE)
+    rw_rows = rstudy.study_rewriter_display(rec_doc)
+    if rw_rows:
+        st.markdown(
+            "**Paraphrasing rewriters** release no word per word, so there is no place to guess at and "
+            "no one-word ceiling: the reply is scored as a bag of words, with the words missing from "
+            "the paraphrase apart (what the LLM wrote rather than copied)."
+        )
+        st.dataframe(pd.DataFrame(rw_rows), hide_index=True, width="stretch")
     with more("The reconstruction's table and examples", icon=":material/table_view:"):
         st.dataframe(pd.DataFrame(rstudy.study_display(rec_table)), hide_index=True, width="stretch")
         st.markdown(

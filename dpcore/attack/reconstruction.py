@@ -34,6 +34,16 @@ is n·ε-DP and the per-token claim bounds a whole-sentence attacker by nothing 
 context-free ceiling is drawn beside the attack as the claim's bound for one word, and is not a
 bound on this attacker: a rate above it does not contradict the claim.
 
+Rewriters, word by word
+-----------------------
+A paraphrasing rewriter (DP-Prompt) releases a text with no word-to-word correspondence to its
+input, so there is no position to guess at and no one-word ceiling. For rewriters the attack is
+scored on words as a bag (:func:`bag_recovery`, :func:`rewriter_reconstruction`): the share of the
+original's words (lower-cased, counted with multiplicity) that the reply contains, and apart, the
+share of the original's words *missing from the release* that the reply contains: what the model
+restored rather than copied. A bag is more lenient than a position (any place counts), and the
+reply is one sentence of at most twice its input's tokens plus 8 (:data:`MAX_NEW_TOKENS`).
+
 Memorisation
 ------------
 Part of a model's recovery on public text is its memory of that text, not an inversion of the
@@ -50,6 +60,7 @@ import difflib
 import functools
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -68,9 +79,11 @@ __all__ = [
     "Reconstructor",
     "aligned_guesses",
     "attacker_guesses",
+    "bag_recovery",
     "clean_reply",
     "detokenize",
     "reconstruction_hits",
+    "rewriter_reconstruction",
     "sentence_set",
 ]
 
@@ -284,3 +297,121 @@ def reconstruction_hits(
         for (o, _), t, r in list(zip(pairs, texts, replies, strict=True))[: int(keep)]
     ]
     return (np.concatenate(hits) if hits else np.zeros(0, dtype=bool)), examples
+
+
+def _words(text: str) -> Counter[str]:
+    from dpcore.rewriter.ngrams import WORD
+
+    return Counter(w.lower() for w in WORD.findall(str(text)))
+
+
+def bag_recovery(original: str, released: str, reply: str) -> dict[str, int]:
+    """Word counts of one rewritten text (module docstring), as multisets of lower-cased words.
+
+    Returns
+    -------
+    dict
+        ``words`` (the original's), ``carried`` (of them, in the release), ``recovered`` (in the
+        reply), ``missing`` (not in the release) and ``restored`` (missing from the release, in the
+        reply).
+
+    Examples
+    --------
+    >>> bag_recovery("the cat sat on the mat", "a cat sat on a rug", "the cat sat on the rug")
+    {'words': 6, 'carried': 3, 'recovered': 5, 'missing': 3, 'restored': 2}
+    """
+    o, r, y = _words(original), _words(released), _words(reply)
+    missing = o - r
+    return {
+        "words": sum(o.values()),
+        "carried": sum((o & r).values()),
+        "recovered": sum((o & y).values()),
+        "missing": sum(missing.values()),
+        "restored": sum((missing & y).values()),
+    }
+
+
+def rewriter_reconstruction(
+    rewriter: Any,
+    sentences: Sequence[str],
+    reconstructor: Reconstructor,
+    *,
+    seed: int = 0,
+    confidence: float = 0.95,
+    keep: int = 3,
+    progress: Progress = None,
+) -> dict[str, Any]:
+    """The reconstruction attack on a rewriter's releases, scored as bags of words (module
+    docstring).
+
+    Parameters
+    ----------
+    rewriter
+        A :class:`dpcore.rewriter.interface.TextRewriter` (``rewrite(texts, rng)``).
+    sentences
+        The private sentences (each rewritten once).
+    reconstructor
+        The attacker.
+    seed
+        The rewrites' stream is ``cell_seed_sequence(seed, "reconstruction", rewriter.name, ε)``.
+    confidence
+        Of the two-sided Clopper–Pearson intervals.
+    keep
+        Examples kept (original, release, reply), first sentences first.
+    progress
+        ``progress(done, total)`` over the replies.
+
+    Returns
+    -------
+    dict
+        The counts summed over the sentences, ``carried_share`` (what copying recovers),
+        ``recovered_share`` and ``restored_share`` with their intervals, the examples and the
+        settings.
+    """
+    from dpcore.rng import cell_seed_sequence
+    from dpcore.stats import cp_lower, cp_upper
+
+    sents = [str(s) for s in sentences]
+    if not sents:
+        raise DPCoreError("no sentences to attack")
+    eps = float(getattr(getattr(rewriter, "claim", None), "epsilon", float("nan")))
+    name = str(getattr(rewriter, "name", "rewriter"))
+    rng = np.random.default_rng(cell_seed_sequence(int(seed), "reconstruction", name, eps))
+    released = [str(t) for t in rewriter.rewrite(sents, rng)]
+    if len(released) != len(sents):
+        raise DPCoreError(f"the rewriter gave {len(released)} texts for {len(sents)}")
+    replies = reconstructor.reconstruct(released, progress=progress)
+    if len(replies) != len(sents):
+        raise DPCoreError(f"the reconstructor gave {len(replies)} replies for {len(sents)} texts")
+    total = Counter()  # type: Counter[str]
+    for o, r, y in zip(sents, released, replies, strict=True):
+        total.update(bag_recovery(o, r, y))
+    a = (1.0 - float(confidence)) / 2.0
+
+    def share(k: int, n: int) -> dict[str, float]:
+        if not n:
+            return {"share": float("nan"), "ci_low": float("nan"), "ci_high": float("nan")}
+        return {"share": k / n, "ci_low": float(cp_lower(k, n, a)), "ci_high": float(cp_upper(k, n, a))}
+
+    rec, res = share(total["recovered"], total["words"]), share(total["restored"], total["missing"])
+    return {
+        "rewriter": name,
+        "epsilon": eps,
+        "unit": str(getattr(getattr(rewriter, "claim", None), "unit", "")),
+        "sentences": len(sents),
+        **{k: int(total[k]) for k in ("words", "carried", "recovered", "missing", "restored")},
+        "carried_share": total["carried"] / total["words"] if total["words"] else float("nan"),
+        "recovered_share": rec["share"],
+        "recovered_ci_low": rec["ci_low"],
+        "recovered_ci_high": rec["ci_high"],
+        "restored_share": res["share"],
+        "restored_ci_low": res["ci_low"],
+        "restored_ci_high": res["ci_high"],
+        "confidence": float(confidence),
+        "reconstructor": str(getattr(reconstructor, "name", "")),
+        "seed": int(seed),
+        "examples": [
+            {"original": o, "released": r, "reconstruction": y}
+            for o, r, y in list(zip(sents, released, replies, strict=True))[: int(keep)]
+        ],
+    }

@@ -30,6 +30,7 @@ from dpcore.formatting import epsilon_text, percent
 from dpcore.validation import DPCoreError
 
 __all__ = [
+    "REWRITER_STUDY",
     "SHIPPED_STUDY",
     "STUDY",
     "load_study",
@@ -38,6 +39,7 @@ __all__ = [
     "study_display",
     "study_examples",
     "study_headline",
+    "study_rewriter_display",
     "study_table",
 ]
 
@@ -51,6 +53,11 @@ STUDY: dict[str, dict[str, Any]] = {
         "vocab_size": None,
         "epsilons": (10.0, 30.0, 100.0, 300.0, 1000.0),
     },
+}
+#: Rewriter → its ε grid and options: DP-Prompt paraphrases, scored as bags of words
+#: (:func:`dpcore.attack.reconstruction.rewriter_reconstruction`; no positions, no one-word ceiling).
+REWRITER_STUDY: dict[str, dict[str, Any]] = {
+    "dp-prompt": {"epsilons": (30.0, 100.0, 300.0, 1000.0), "options": {"max_new_tokens": 32}},
 }
 #: The saved study the attack page reads.
 SHIPPED_STUDY = Path(__file__).resolve().parents[1] / "data" / "attack_llm_reconstruction.json"
@@ -77,6 +84,7 @@ def run_study(
     mlm: Any,
     *,
     study: dict[str, dict[str, Any]] | None = None,
+    rewriters: dict[str, dict[str, Any]] | None = None,
     sets: Sequence[str] | None = None,
     sentences: int | None = None,
     seed: int = 0,
@@ -92,6 +100,8 @@ def run_study(
         The masked-LM attacker (:func:`dpcore.models.masked_lm.load_mlm`).
     study
         Mechanisms and their settings (default :data:`STUDY`).
+    rewriters
+        Rewriters and their settings (default :data:`REWRITER_STUDY`).
     sets
         Sentence sets (default both).
     sentences
@@ -104,8 +114,9 @@ def run_study(
     Returns
     -------
     dict
-        ``{"format", "parameters", "runs": [one per (mechanism, set)]}``; each run holds the
-        attack rows, the ε = ∞ references and the claim's one-word ceiling at each ε.
+        ``{"format", "parameters", "runs": [one per (mechanism, set)], "rewriter_runs": [one per
+        (rewriter, set, ε)]}``; each run holds the attack rows, the ε = ∞ references and the
+        claim's one-word ceiling at each ε; each rewriter run the bag-of-words counts.
     """
     from dpcore import __version__
     from dpcore.attack.bayes import bayes_unsupported_reason
@@ -171,6 +182,31 @@ def run_study(
                     },
                 }
             )
+    rewriter_runs = []
+    for name, spec in (REWRITER_STUDY if rewriters is None else rewriters).items():
+        from dpcore.attack.reconstruction import rewriter_reconstruction
+        from dpcore.rewriter.registry import load_rewriter
+
+        for set_name in sets:
+            sents = list(sentence_set(set_name))[: sentences or None]
+            for e in spec["epsilons"]:
+                what = f"{name} at ε = {epsilon_text(float(e))} on {set_name}"
+
+                def tick(done: int, total: int, what: str = what) -> None:
+                    if progress is not None:
+                        progress(what, done, total)
+
+                rw = load_rewriter(name, epsilon=float(e), **spec.get("options", {}))
+                row = rewriter_reconstruction(rw, sents, reconstructor, seed=seed, progress=tick)
+                rewriter_runs.append(
+                    {
+                        **row,
+                        "epsilon": float(e),  # as built (DP-Prompt: per token)
+                        "claim_epsilon": row["epsilon"],  # what its claim says (DP-Prompt: per document)
+                        "set": set_name,
+                        "options": dict(spec.get("options", {})),
+                    }
+                )
     return {
         "format": FORMAT,
         "parameters": {
@@ -186,6 +222,7 @@ def run_study(
             "seconds": round(time.monotonic() - t0, 1),
         },
         "runs": runs,
+        "rewriter_runs": rewriter_runs,
     }
 
 
@@ -268,6 +305,31 @@ def study_display(table: list[dict[str, Any]]) -> list[dict[str, str]]:
     return out
 
 
+def study_rewriter_display(doc: dict[str, Any]) -> list[dict[str, str]]:
+    """The rewriter runs in words for the page: the share of the original's words the release
+    carries (what copying recovers), the LLM's share of all of them and of the missing ones,
+    with their intervals."""
+
+    def interval(share: float, low: float, high: float, n: int) -> str:
+        return f"{percent(share)} [{percent(low)}, {percent(high)}] of {n:,}" if n else "none"
+
+    return [
+        {
+            "rewriter": r["rewriter"],
+            "lines": str(r["set"]).split("-")[0],
+            "ε": epsilon_text(r["epsilon"]),
+            "words in the release": percent(r["carried_share"]),
+            "LLM, all words": interval(
+                r["recovered_share"], r["recovered_ci_low"], r["recovered_ci_high"], r["words"]
+            ),
+            "LLM, words missing from the release": interval(
+                r["restored_share"], r["restored_ci_low"], r["restored_ci_high"], r["missing"]
+            ),
+        }
+        for r in doc.get("rewriter_runs", [])
+    ]
+
+
 def study_examples(doc: dict[str, Any], *, per_run: int | None = None) -> list[dict[str, Any]]:
     """The first sentences of each run at each ε: the original, what the sanitizer released and
     what the LLM wrote (its reply, cleaned). With ``per_run``: that many examples of each run, at
@@ -301,23 +363,17 @@ def study_headline(doc: dict[str, Any]) -> str:
         parts.append(
             f"{mech}: the LLM restored {pub} replaced words on public lines and {new} on unseen lines"
         )
+    for rw in dict.fromkeys(r["rewriter"] for r in doc.get("rewriter_runs", [])):
+        rates = {}
+        for sset in ("public-lines", "unseen-lines"):
+            rows = [r for r in doc["rewriter_runs"] if r["rewriter"] == rw and r["set"] == sset]
+            k, n = sum(r["restored"] for r in rows), sum(r["missing"] for r in rows)
+            rates[sset] = f"{percent(k / n) if n else 'n/a'} of {n:,}"
+        parts.append(
+            f"{rw}: the LLM wrote {rates['public-lines']} words missing from the paraphrase on public "
+            f"lines and {rates['unseen-lines']} on unseen lines"
+        )
     return "; ".join(parts) + " (all ε pooled)."
-
-
-def _stderr_progress() -> Progress:
-    last = [0.0]
-
-    def report(what: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - last[0] > 2.0 or done >= total:
-            last[0] = now
-            print(
-                f"\r{what}: {100 * done // max(total, 1)}%   ",
-                end="\n" if done >= total else "",
-                file=sys.stderr,
-            )
-
-    return report
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -340,16 +396,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(loading_message(), file=sys.stderr)
     rec = LMReconstructor(load_smollm2())
-    doc = run_study(rec, load_mlm(None), sentences=args.sentences, progress=_stderr_progress())
+    from dpcore.commands.common import stderr_progress
+
+    reporters: dict[str, Any] = {}
+
+    def progress(what: str, done: int, total: int) -> None:  # one progress line per run
+        reporters.setdefault(what, stderr_progress(what))(done, total)
+
+    doc = run_study(rec, load_mlm(None), sentences=args.sentences, progress=progress)
     path = SHIPPED_STUDY if args.write else Path(args.output)
     path.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(study_headline(doc))
     for r in study_table(doc):
         print(
-            f"{r['mechanism']:8} {r['sentences']:13} ε = {epsilon_text(r['epsilon']):>5}: kept "
+            f"{r['mechanism']:8} {r['sentences']:13} ε = {epsilon_text(r['epsilon'])}: kept "
             f"{percent(r['kept by the sanitizer'])}, LLM {percent(r['LLM'])}, on replaced words "
             f"{percent(r['LLM on replaced words'] or 0.0)}, one-word ceiling {percent(r['one-word ceiling'])}"
         )
+    for r in study_rewriter_display(doc):
+        print(" ".join(f"{k}: {v}," for k, v in r.items()).rstrip(","))
     print(f"wrote {path}")
     return 0
 
