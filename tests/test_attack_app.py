@@ -25,8 +25,8 @@ pytestmark = pytest.mark.usefixtures("clear_page_caches")
 
 
 #: Columns of the tables after the sweep's: the all-mechanism comparison's and the LLM
-#: reconstruction's.
-OTHER_TABLES = ("ε scale", "one-word ceiling")
+#: reconstruction's (its mechanisms' and its rewriters').
+OTHER_TABLES = ("ε scale", "one-word ceiling", "words in the release")
 #: Keys of the figures after the sweep's.
 OTHER_CHARTS = ("comparison-figure", "reconstruction-figure")
 
@@ -73,7 +73,9 @@ def test_small_config_renders_both_figures_and_tables() -> None:
     assert any(t.startswith("<b>dp-mlm</b> · public lines") for t in titles)
     assert any("the LLM restored" in m.value for m in at.markdown)
     assert any("one-word ceiling" in t.value.columns for t in at.dataframe)
-    assert sum("the LLM wrote" in m.value for m in at.markdown) == 1  # one list, a line per run
+    (examples,) = [m.value for m in at.markdown if "→ released" in m.value]  # one list, a line per run
+    assert len(examples.splitlines()) == 4  # SanText and DP-MLM, public and unseen lines
+    assert any("dp-prompt: the LLM wrote" in m.value for m in at.markdown)
 
 
 def test_widget_change_updates_the_figure() -> None:
