@@ -223,16 +223,17 @@ def _llm_hits(
 def _replaced_fields(hits: np.ndarray, kept: np.ndarray, confidence: float) -> dict[str, Any]:
     """The success on the positions the sanitizer replaced, with its two-sided Clopper–Pearson
     interval (the kept positions are recovered by copying)."""
-    from dpcore.stats import cp_lower, cp_upper
+    from dpcore.attack.reconstruction import share_interval
 
     hit = np.asarray(hits, dtype=bool)[~np.asarray(kept, dtype=bool)]
-    n, k, a = int(hit.size), int(hit.sum()), (1.0 - confidence) / 2.0
+    n, k = int(hit.size), int(hit.sum())
+    rate, low, high = share_interval(k, n, confidence)
     return {
         "replaced": n,
         "recovered_replaced": k,
-        "recovery_replaced": k / n if n else float("nan"),
-        "recovery_replaced_ci_low": float(cp_lower(k, n, a)) if n else float("nan"),
-        "recovery_replaced_ci_high": float(cp_upper(k, n, a)) if n else float("nan"),
+        "recovery_replaced": rate,
+        "recovery_replaced_ci_low": low,
+        "recovery_replaced_ci_high": high,
     }
 
 

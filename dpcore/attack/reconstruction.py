@@ -19,8 +19,8 @@ like the masked-LM and Bayesian attackers': the rows have their fields
 (:func:`dpcore.attack.bayes.defense_counts`) and the defense rate is 1 − the success.
 
 Kept words apart: a position whose released word is its original (``kept``) is recovered by
-copying it; the rows give the success on the replaced positions apart (``hits_replaced``), which
-is what inversion is.
+copying it; the rows give the success on the replaced positions apart (``recovered_replaced`` of
+``replaced``, :func:`share_interval`), which is what inversion is.
 
 What bounds it
 --------------
@@ -85,6 +85,7 @@ __all__ = [
     "reconstruction_hits",
     "rewriter_reconstruction",
     "sentence_set",
+    "share_interval",
 ]
 
 #: The two sentence sets (module docstring): name → what it is.
@@ -188,9 +189,12 @@ def aligned_guesses(released: Sequence[str], reconstruction: Sequence[str]) -> l
     ['a', None, 'c']
     """
     rel, rec = list(released), list(reconstruction)
+    return _aligned(difflib.SequenceMatcher(a=rel, b=rec, autojunk=False), rel, rec)
+
+
+def _aligned(matcher: difflib.SequenceMatcher, rel: list[str], rec: list[str]) -> list[str | None]:
     out: list[str | None] = [None] * len(rel)
-    ops = difflib.SequenceMatcher(a=rel, b=rec, autojunk=False).get_opcodes()
-    for tag, i1, i2, j1, j2 in ops:
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag in ("equal", "replace"):
             for k in range(min(i2 - i1, j2 - j1)):
                 out[i1 + k] = rec[j1 + k]
@@ -212,9 +216,10 @@ def attacker_guesses(released: Sequence[str], reconstruction: Sequence[str]) -> 
     ['the', 'cat', 'sat']
     """
     rel, rec = list(released), list(reconstruction)
-    if difflib.SequenceMatcher(a=rel, b=rec, autojunk=False).ratio() < MIN_OVERLAP:
+    matcher = difflib.SequenceMatcher(a=rel, b=rec, autojunk=False)  # one alignment for both
+    if matcher.ratio() < MIN_OVERLAP:
         return rel
-    return [r if g is None else g for r, g in zip(rel, aligned_guesses(rel, rec), strict=True)]
+    return [r if g is None else g for r, g in zip(rel, _aligned(matcher, rel, rec), strict=True)]
 
 
 class LMReconstructor:
@@ -299,6 +304,18 @@ def reconstruction_hits(
     return (np.concatenate(hits) if hits else np.zeros(0, dtype=bool)), examples
 
 
+def share_interval(k: int, n: int, confidence: float) -> tuple[float, float, float]:
+    """``k / n`` and its two-sided Clopper–Pearson interval at ``confidence`` (NaN when n = 0):
+    the LLM's share of replaced words (:mod:`dpcore.attack.experiment`) and of a rewriter's
+    words (:func:`rewriter_reconstruction`)."""
+    from dpcore.stats import cp_lower, cp_upper
+
+    if not n:
+        return float("nan"), float("nan"), float("nan")
+    a = (1.0 - float(confidence)) / 2.0
+    return k / n, float(cp_lower(k, n, a)), float(cp_upper(k, n, a))
+
+
 def _words(text: str) -> Counter[str]:
     from dpcore.rewriter.ngrams import WORD
 
@@ -369,7 +386,6 @@ def rewriter_reconstruction(
         settings.
     """
     from dpcore.rng import cell_seed_sequence
-    from dpcore.stats import cp_lower, cp_upper
 
     sents = [str(s) for s in sentences]
     if not sents:
@@ -386,14 +402,8 @@ def rewriter_reconstruction(
     total = Counter()  # type: Counter[str]
     for o, r, y in zip(sents, released, replies, strict=True):
         total.update(bag_recovery(o, r, y))
-    a = (1.0 - float(confidence)) / 2.0
-
-    def share(k: int, n: int) -> dict[str, float]:
-        if not n:
-            return {"share": float("nan"), "ci_low": float("nan"), "ci_high": float("nan")}
-        return {"share": k / n, "ci_low": float(cp_lower(k, n, a)), "ci_high": float(cp_upper(k, n, a))}
-
-    rec, res = share(total["recovered"], total["words"]), share(total["restored"], total["missing"])
+    rec = share_interval(total["recovered"], total["words"], confidence)
+    res = share_interval(total["restored"], total["missing"], confidence)
     return {
         "rewriter": name,
         "epsilon": eps,
@@ -401,12 +411,8 @@ def rewriter_reconstruction(
         "sentences": len(sents),
         **{k: int(total[k]) for k in ("words", "carried", "recovered", "missing", "restored")},
         "carried_share": total["carried"] / total["words"] if total["words"] else float("nan"),
-        "recovered_share": rec["share"],
-        "recovered_ci_low": rec["ci_low"],
-        "recovered_ci_high": rec["ci_high"],
-        "restored_share": res["share"],
-        "restored_ci_low": res["ci_low"],
-        "restored_ci_high": res["ci_high"],
+        **dict(zip(("recovered_share", "recovered_ci_low", "recovered_ci_high"), rec, strict=True)),
+        **dict(zip(("restored_share", "restored_ci_low", "restored_ci_high"), res, strict=True)),
         "confidence": float(confidence),
         "reconstructor": str(getattr(reconstructor, "name", "")),
         "seed": int(seed),

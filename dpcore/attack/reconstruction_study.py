@@ -69,6 +69,16 @@ COMMAND = "python -m dpcore.attack.reconstruction_study --write"
 Progress = Callable[[str, int, int], None] | None
 
 
+def _reporter(progress: Progress, what: str) -> Callable[[int, int], None]:
+    """``progress`` for one run, named ``what``."""
+
+    def tick(done: int, total: int) -> None:
+        if progress is not None:
+            progress(what, done, total)
+
+    return tick
+
+
 def _vocab(name: str, spec: dict[str, Any]) -> Any:
     from dpcore.api import default_vocab_size
     from dpcore.text.registry import required_embedding
@@ -120,7 +130,7 @@ def run_study(
     """
     from dpcore import __version__
     from dpcore.attack.bayes import bayes_unsupported_reason
-    from dpcore.attack.ceiling import claim_shape_on_sentences
+    from dpcore.attack.ceiling import claim_ceiling_curve, claim_shape_on_sentences
     from dpcore.attack.experiment import attack_sweep
     from dpcore.attack.reconstruction import MIN_OVERLAP, PROMPT, SENTENCE_SETS, sentence_set
     from dpcore.text import create_text_mechanism
@@ -144,12 +154,6 @@ def run_study(
         ]  # no masked LM given: its attacker is left out
         for set_name in sets:
             sents = list(sentence_set(set_name))[: sentences or None]
-            what = f"{name} on {set_name}"
-
-            def tick(done: int, total: int, what: str = what) -> None:
-                if progress is not None:
-                    progress(what, done, total)
-
             res = attack_sweep(
                 sents,
                 make,
@@ -158,10 +162,9 @@ def run_study(
                 mlm=mlm,
                 reconstructor=reconstructor,
                 seed=seed,
-                progress=tick,
+                progress=_reporter(progress, f"{name} on {set_name}"),
             )
-            shape = claim_shape_on_sentences(make(eps[0]), sents)
-            ceiling = shape.ceiling(eps)
+            probe = make(eps[0])
             runs.append(
                 {
                     "mechanism": name,
@@ -173,13 +176,7 @@ def run_study(
                     "positions": res["parameters"]["scored_positions_per_run"],
                     "rows": res["rows"],
                     "unsanitized": res["unsanitized"],
-                    "ceiling": {
-                        "epsilon": eps,
-                        "success_ceiling": [float(c) for c in ceiling],
-                        "prior_best": shape.secrets.top_mass(1),
-                        "notion": shape.notion,
-                        "note": shape.note(),
-                    },
+                    "ceiling": claim_ceiling_curve(probe, claim_shape_on_sentences(probe, sents), eps),
                 }
             )
     rewriter_runs = []
@@ -190,13 +187,8 @@ def run_study(
         for set_name in sets:
             sents = list(sentence_set(set_name))[: sentences or None]
             for e in spec["epsilons"]:
-                what = f"{name} at ε = {epsilon_text(float(e))} on {set_name}"
-
-                def tick(done: int, total: int, what: str = what) -> None:
-                    if progress is not None:
-                        progress(what, done, total)
-
                 rw = load_rewriter(name, epsilon=float(e), **spec.get("options", {}))
+                tick = _reporter(progress, f"{name} at ε = {epsilon_text(float(e))} on {set_name}")
                 row = rewriter_reconstruction(rw, sents, reconstructor, seed=seed, progress=tick)
                 rewriter_runs.append(
                     {
